@@ -1,0 +1,58 @@
+"""Build macros shared by every ffikit component, test and benchmark.
+
+Each component is built twice from the same sources:
+  :<name>          the release library (what libffikit.so/.a and benchmarks link)
+  :<name>_testing  the same code compiled with FFK_TESTING=1, which turns on the
+                   live-object counters and the failing-allocator hook (ffikit/debug.h)
+Tests link the _testing variants; nothing else does.
+"""
+
+C_OPTS = [
+    "-std=c11",
+    "-Wall",
+    "-Wextra",
+    "-Wpedantic",
+    "-Wshadow",
+    "-Wstrict-prototypes",
+    "-Werror",
+    "-fvisibility=hidden",
+    "-D_GNU_SOURCE",
+]
+
+CC_TEST_OPTS = ["-Wall", "-Wextra", "-Werror", "-Wno-missing-field-initializers"]
+
+def ffk_library(name, srcs, hdrs, components = [], deps = [], linkopts = [], **kwargs):
+    """A component library in its release and _testing forms.
+
+    components: other ffikit components (labels of ffk_library targets) this one uses;
+                the _testing form depends on their _testing forms.
+    deps:       external dependencies, identical in both forms.
+    """
+    for suffix, defines in [("", []), ("_testing", ["FFK_TESTING=1"])]:
+        native.cc_library(
+            name = name + suffix,
+            srcs = srcs,
+            hdrs = hdrs,
+            includes = ["include"],
+            copts = C_OPTS,
+            local_defines = defines,
+            deps = [c + suffix for c in components] + deps,
+            linkopts = linkopts,
+            linkstatic = True,
+            # Every object file goes into libffikit.so, referenced or not.
+            alwayslink = True,
+            visibility = ["//visibility:public"],
+            **kwargs
+        )
+
+def ffk_cc_test(name, srcs, deps = [], copts = [], **kwargs):
+    """A GoogleTest suite linked statically against the _testing libraries."""
+    native.cc_test(
+        name = name,
+        size = kwargs.pop("size", "small"),
+        srcs = srcs,
+        copts = CC_TEST_OPTS + copts,
+        deps = deps + ["//tests/support:ffk_test", "@system_gtest//:gtest"],
+        linkstatic = True,
+        **kwargs
+    )
