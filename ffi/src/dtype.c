@@ -1,0 +1,146 @@
+/*
+ * dtype.c - DataType text: parse ("float32", "int8x4", "float8_e4m3fn") and print.
+ *
+ * Accepted: int<N>/uint<N> for N in 1..64, float16/32/64, bfloat16, complex64/128,
+ * bool (code 6, 8 bits), handle (64 bits), the fixed-name float8/6/4 family, each
+ * optionally followed by x<lanes> with lanes in 1..65535. Printing gives back the
+ * canonical text, omitting "x1".
+ */
+#include "internal.h"
+
+#include <stdio.h>
+#include <string.h>
+
+static const struct {
+  const char *name;
+  uint8_t code, bits;
+} k_fixed[] = {
+    {"bool", FFK_DTYPE_BOOL, 8},
+    {"handle", FFK_DTYPE_HANDLE, 64},
+    {"bfloat16", FFK_DTYPE_BFLOAT, 16},
+    {"float8_e3m4", FFK_DTYPE_FLOAT8_E3M4, 8},
+    {"float8_e4m3", FFK_DTYPE_FLOAT8_E4M3, 8},
+    {"float8_e4m3b11fnuz", FFK_DTYPE_FLOAT8_E4M3B11FNUZ, 8},
+    {"float8_e4m3fn", FFK_DTYPE_FLOAT8_E4M3FN, 8},
+    {"float8_e4m3fnuz", FFK_DTYPE_FLOAT8_E4M3FNUZ, 8},
+    {"float8_e5m2", FFK_DTYPE_FLOAT8_E5M2, 8},
+    {"float8_e5m2fnuz", FFK_DTYPE_FLOAT8_E5M2FNUZ, 8},
+    {"float8_e8m0fnu", FFK_DTYPE_FLOAT8_E8M0FNU, 8},
+    {"float6_e2m3fn", FFK_DTYPE_FLOAT6_E2M3FN, 6},
+    {"float6_e3m2fn", FFK_DTYPE_FLOAT6_E3M2FN, 6},
+    {"float4_e2m1fn", FFK_DTYPE_FLOAT4_E2M1FN, 4},
+};
+#define N_FIXED (sizeof k_fixed / sizeof k_fixed[0])
+
+/* Families spelled <prefix><bits>. */
+static const struct {
+  const char *prefix;
+  uint8_t code;
+} k_families[] = {
+    {"int", FFK_DTYPE_INT},
+    {"uint", FFK_DTYPE_UINT},
+    {"float", FFK_DTYPE_FLOAT},
+    {"complex", FFK_DTYPE_COMPLEX},
+};
+
+static bool family_bits_ok(uint8_t code, uint32_t bits) {
+  switch (code) {
+    case FFK_DTYPE_INT:
+    case FFK_DTYPE_UINT:
+      return bits >= 1 && bits <= 64;
+    case FFK_DTYPE_FLOAT:
+      return bits == 16 || bits == 32 || bits == 64;
+    case FFK_DTYPE_COMPLEX:
+      return bits == 64 || bits == 128;
+    default:
+      return false;
+  }
+}
+
+bool ffk_parse__u32(const char *s, size_t n, uint32_t max, uint32_t *out) {
+  if (n == 0 || n > 10) return false;
+  uint64_t v = 0;
+  for (size_t i = 0; i < n; ++i) {
+    if (s[i] < '0' || s[i] > '9') return false;
+    v = v * 10 + (uint64_t)(s[i] - '0');
+  }
+  if (v > max) return false;
+  *out = (uint32_t)v;
+  return true;
+}
+
+/* The base name of (code, bits), or NULL. Writes "int32"-style names into buf. */
+static const char *base_name(uint8_t code, uint8_t bits, char *buf, size_t cap) {
+  for (size_t i = 0; i < N_FIXED; ++i)
+    if (k_fixed[i].code == code && k_fixed[i].bits == bits) return k_fixed[i].name;
+  for (size_t i = 0; i < sizeof k_families / sizeof k_families[0]; ++i) {
+    if (k_families[i].code == code && family_bits_ok(code, bits)) {
+      snprintf(buf, cap, "%s%u", k_families[i].prefix, (unsigned)bits);
+      return buf;
+    }
+  }
+  return NULL;
+}
+
+static int invalid(const char *text, size_t size) {
+  return ffk_error_set(FFK_ERR_VALUE, "Invalid dtype \"%.*s\"", (int)(size > 200 ? 200 : size), text);
+}
+
+/* Parses a name without a lanes suffix ("float32", "complex64", "bool"). */
+static bool parse_base(const char *text, size_t len, uint8_t *code, uint8_t *bits) {
+  for (size_t i = 0; i < N_FIXED; ++i) {
+    if (strlen(k_fixed[i].name) == len && memcmp(k_fixed[i].name, text, len) == 0) {
+      *code = k_fixed[i].code;
+      *bits = k_fixed[i].bits;
+      return true;
+    }
+  }
+  for (size_t i = 0; i < sizeof k_families / sizeof k_families[0]; ++i) {
+    size_t plen = strlen(k_families[i].prefix);
+    uint32_t b;
+    if (len > plen && memcmp(k_families[i].prefix, text, plen) == 0 &&
+        ffk_parse__u32(text + plen, len - plen, 255, &b) && family_bits_ok(k_families[i].code, b)) {
+      *code = k_families[i].code;
+      *bits = (uint8_t)b;
+      return true;
+    }
+  }
+  return false;
+}
+
+int ffk_dtype_parse(const char *text, size_t size, DLDataType *out) {
+  if (text == NULL) return ffk_error_set(FFK_ERR_VALUE, "Invalid dtype: text is NULL");
+  uint8_t code, bits;
+  /* The whole text first: "complex64" must not read as "comple" with 64 lanes. */
+  if (parse_base(text, size, &code, &bits)) {
+    *out = ffk_dtype(code, bits, 1);
+    return 0;
+  }
+  /* Then a lanes suffix: the last 'x', followed by digits only. */
+  const char *x = NULL;
+  for (size_t i = size; i > 0 && x == NULL; --i)
+    if (text[i - 1] == 'x') x = text + i - 1;
+  uint32_t lanes;
+  if (x != NULL && ffk_parse__u32(x + 1, size - (size_t)(x + 1 - text), 65535, &lanes) && lanes > 0 &&
+      parse_base(text, (size_t)(x - text), &code, &bits)) {
+    *out = ffk_dtype(code, bits, (uint16_t)lanes);
+    return 0;
+  }
+  return invalid(text, size);
+}
+
+size_t ffk_dtype_format(DLDataType t, char *buf, size_t cap) {
+  char tmp[FFK_DTYPE_STR_MAX + 32];
+  char name[16];
+  const char *base = t.lanes >= 1 ? base_name(t.code, t.bits, name, sizeof name) : NULL;
+  int n;
+  if (base == NULL)
+    n = snprintf(tmp, sizeof tmp, "dtype(code=%u, bits=%u, lanes=%u)", (unsigned)t.code, (unsigned)t.bits,
+                 (unsigned)t.lanes);
+  else if (t.lanes == 1)
+    n = snprintf(tmp, sizeof tmp, "%s", base);
+  else
+    n = snprintf(tmp, sizeof tmp, "%sx%u", base, (unsigned)t.lanes);
+  if (cap > 0) snprintf(buf, cap, "%s", tmp);
+  return (size_t)n;
+}

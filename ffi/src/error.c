@@ -1,0 +1,281 @@
+/*
+ * error.c - Error objects, the thread-local error slot, and backtraces.
+ *
+ * An Error is one block: the object, then the kind and the message (NUL-terminated).
+ * Its backtrace has three parts, printed in this order, innermost first:
+ *   1. the raising location (function, file:line), when raised by ffk_error_set;
+ *   2. native return addresses captured with libunwind, symbolised lazily (dladdr);
+ *   3. text frames appended as the error crosses calls and languages.
+ * The text is built on first request and cached until the next append.
+ *
+ * The slot is a thread-local pointer; a pthread key releases what a thread leaves in
+ * it when the thread exits. When an Error cannot be allocated the slot gets the
+ * preallocated immortal MemoryError, which is never changed (appends are dropped).
+ */
+#include "internal.h"
+
+#include <dlfcn.h>
+#include <pthread.h>
+#include <stdarg.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+#define UNW_LOCAL_ONLY
+#include <libunwind.h>
+
+#define MAX_NATIVE_FRAMES 48
+
+struct ffk_error {
+  ffk_object header;
+  const char *kind;
+  const char *message;
+  const char *func; /* raising location; func NULL when unknown */
+  const char *file;
+  int line;
+  int nframes;
+  void *frames[MAX_NATIVE_FRAMES];
+  ffk_buf appended; /* appended frames, each ending in '\n' */
+  ffk_buf text;     /* the cached backtrace text; empty when stale */
+};
+
+static bool g_backtrace_enabled = true;
+static pthread_once_t g_backtrace_once = PTHREAD_ONCE_INIT;
+
+static void read_backtrace_env(void) {
+  const char *env = getenv("FFK_BACKTRACE");
+  if (env != NULL && strcmp(env, "0") == 0) __atomic_store_n(&g_backtrace_enabled, false, __ATOMIC_RELAXED);
+}
+
+bool ffk_error_set_backtrace_enabled(bool enabled) {
+  pthread_once(&g_backtrace_once, read_backtrace_env);
+  return __atomic_exchange_n(&g_backtrace_enabled, enabled, __ATOMIC_RELAXED);
+}
+
+static bool backtrace_enabled(void) {
+  pthread_once(&g_backtrace_once, read_backtrace_env);
+  return __atomic_load_n(&g_backtrace_enabled, __ATOMIC_RELAXED);
+}
+
+/* ---- Objects. ---------------------------------------------------------------------- */
+
+static void error_deleter(void *self, int which) {
+  ffk_error *err = self;
+  if (which & FFK_DELETER_DESTROY) {
+    ffk_buf__free(&err->appended);
+    ffk_buf__free(&err->text);
+  }
+  if (which & FFK_DELETER_FREE) ffk_object_free(&err->header);
+}
+
+static void immortal_deleter(void *self, int which) {
+  (void)self;
+  (void)which;
+}
+
+static ffk_error g_no_memory = {
+    .header = {.refcount = UINT64_C(1) << 30 | FFK_REFCOUNT_WEAK_ONE,
+               .type_index = FFK_TYPE_ERROR,
+               .flags = FFK_OBJECT_IMMORTAL,
+               .deleter = immortal_deleter},
+    .kind = FFK_ERR_MEMORY,
+    .message = "out of memory (and no memory left to describe the error)",
+};
+
+/* An error with room for the message; NULL (no error raised) when memory is short. */
+static ffk_error *alloc_error(const char *kind, size_t message_len) {
+  size_t kind_len = strlen(kind);
+  ffk_error *err = (ffk_error *)ffk_mem__raw_alloc(sizeof *err + kind_len + 1 + message_len + 1);
+  if (err == NULL) return NULL;
+  memset(err, 0, sizeof *err);
+  err->header.refcount = FFK_REFCOUNT_INIT;
+  err->header.type_index = FFK_TYPE_ERROR;
+  err->header.deleter = error_deleter;
+  ffk_debug__object_born(FFK_TYPE_ERROR);
+  char *k = (char *)(err + 1);
+  memcpy(k, kind, kind_len + 1);
+  err->kind = k;
+  err->message = k + kind_len + 1;
+  return err;
+}
+
+ffk_error *ffk_error_new(const char *kind, const char *message) {
+  if (kind == NULL) kind = FFK_ERR_RUNTIME;
+  if (message == NULL) message = "";
+  size_t len = strlen(message);
+  ffk_error *err = alloc_error(kind, len);
+  if (err == NULL) {
+    ffk_error_set(FFK_ERR_MEMORY, "out of memory creating a %s", kind);
+    return NULL;
+  }
+  memcpy((char *)err->message, message, len + 1);
+  return err;
+}
+
+/* ---- The slot. ---------------------------------------------------------------------- */
+
+static _Thread_local ffk_error *t_slot;
+static _Thread_local bool t_cleanup_registered;
+static pthread_key_t g_cleanup_key;
+static pthread_once_t g_cleanup_once = PTHREAD_ONCE_INIT;
+
+static void release_at_thread_exit(void *unused) {
+  (void)unused;
+  ffk_error *err = t_slot;
+  t_slot = NULL;
+  ffk_object_release(err ? &err->header : NULL);
+}
+
+static void make_cleanup_key(void) { pthread_key_create(&g_cleanup_key, release_at_thread_exit); }
+
+static void store(ffk_error *err) {
+  ffk_error *old = t_slot;
+  t_slot = err;
+  if (err != NULL && !t_cleanup_registered) {
+    pthread_once(&g_cleanup_once, make_cleanup_key);
+    /* Any non-NULL value makes the destructor run at thread exit. */
+    t_cleanup_registered = pthread_setspecific(g_cleanup_key, &t_slot) == 0;
+  }
+  ffk_object_release(old ? &old->header : NULL);
+}
+
+/*
+ * The one raising routine. Each public entry point calls it directly and then returns
+ * -1 (never a tail call), so the captured stack always starts with this function and
+ * one entry point: both are dropped, and the first kept frame is the raiser.
+ */
+#define RAISE_FRAMES_TO_SKIP 2
+
+static FFK_NOINLINE void raise_v(const char *file, int line, const char *func, const char *kind, const char *fmt,
+                                 va_list ap) {
+  if (kind == NULL) kind = FFK_ERR_RUNTIME;
+  if (fmt == NULL) fmt = "";
+  va_list ap2;
+  va_copy(ap2, ap);
+  int n = vsnprintf(NULL, 0, fmt, ap2);
+  va_end(ap2);
+  if (n < 0) n = 0;
+  ffk_error *err = alloc_error(kind, (size_t)n);
+  if (err == NULL) {
+    store(&g_no_memory);
+    return;
+  }
+  vsnprintf((char *)err->message, (size_t)n + 1, fmt, ap);
+  err->func = func;
+  err->file = file;
+  err->line = line;
+  if (backtrace_enabled()) {
+    void *frames[MAX_NATIVE_FRAMES + RAISE_FRAMES_TO_SKIP];
+    int got = unw_backtrace(frames, MAX_NATIVE_FRAMES + RAISE_FRAMES_TO_SKIP) - RAISE_FRAMES_TO_SKIP;
+    if (got > 0) {
+      memcpy(err->frames, frames + RAISE_FRAMES_TO_SKIP, sizeof(void *) * (size_t)got);
+      err->nframes = got;
+    }
+  }
+  store(err);
+}
+
+int ffk_error_setv_at(const char *file, int line, const char *func, const char *kind, const char *fmt, va_list ap) {
+  raise_v(file, line, func, kind, fmt, ap);
+  return -1;
+}
+
+int ffk_error_set_at(const char *file, int line, const char *func, const char *kind, const char *fmt, ...) {
+  va_list ap;
+  va_start(ap, fmt);
+  raise_v(file, line, func, kind, fmt, ap);
+  va_end(ap);
+  return -1;
+}
+
+int(ffk_error_set)(const char *kind, const char *fmt, ...) {
+  va_list ap;
+  va_start(ap, fmt);
+  raise_v(NULL, 0, NULL, kind, fmt, ap);
+  va_end(ap);
+  return -1;
+}
+
+bool ffk_error_occurred(void) { return t_slot != NULL; }
+
+ffk_error *ffk_error_peek_borrow(void) { return t_slot; }
+
+ffk_error *ffk_error_fetch(void) {
+  ffk_error *err = t_slot;
+  t_slot = NULL;
+  return err;
+}
+
+void ffk_error_restore(ffk_error *err) { store(err); }
+
+void ffk_error_clear(void) { store(NULL); }
+
+bool ffk_error_matches(const char *kind) {
+  return t_slot != NULL && kind != NULL && strcmp(t_slot->kind, kind) == 0;
+}
+
+const char *ffk_error_kind(const ffk_error *err) { return err ? err->kind : ""; }
+
+const char *ffk_error_message(const ffk_error *err) { return err ? err->message : ""; }
+
+/* ---- Backtraces. -------------------------------------------------------------------- */
+
+static const char *basename_of(const char *path) {
+  const char *slash = strrchr(path, '/');
+  return slash ? slash + 1 : path;
+}
+
+static int append_native_frame(ffk_buf *b, void *ip) {
+  Dl_info info;
+  if (dladdr(ip, &info) == 0 || info.dli_fname == NULL) return ffk_buf__appendf(b, "  at %p\n", ip);
+  const char *module = basename_of(info.dli_fname);
+  if (info.dli_sname != NULL)
+    return ffk_buf__appendf(b, "  at %s+0x%tx (%s)\n", info.dli_sname, (char *)ip - (char *)info.dli_saddr, module);
+  return ffk_buf__appendf(b, "  at %s+0x%tx\n", module, (char *)ip - (char *)info.dli_fbase);
+}
+
+static int build_text(ffk_error *err) {
+  ffk_buf b = {0};
+  int rc = 0;
+  if (err->func != NULL)
+    rc = ffk_buf__appendf(&b, "  at %s (%s:%d)\n", err->func, err->file ? err->file : "?", err->line);
+  for (int i = 0; rc == 0 && i < err->nframes; ++i) rc = append_native_frame(&b, err->frames[i]);
+  if (rc == 0 && err->appended.size > 0) rc = ffk_buf__append(&b, err->appended.data, err->appended.size);
+  if (rc == 0 && b.data == NULL) rc = ffk_buf__append(&b, "", 0);
+  if (rc != 0) {
+    ffk_buf__free(&b);
+    return -1;
+  }
+  ffk_buf__free(&err->text);
+  err->text = b;
+  return 0;
+}
+
+const char *ffk_error_backtrace(ffk_error *err) {
+  if (err == NULL) return "";
+  if (err->header.flags & FFK_OBJECT_IMMORTAL) return "";
+  if (err->text.data == NULL) {
+    /* Building the text must not disturb the caller's pending error. */
+    ffk_error *pending = ffk_error_fetch();
+    int rc = build_text(err);
+    ffk_error_restore(pending);
+    if (rc != 0) return "";
+  }
+  return err->text.data;
+}
+
+int ffk_error_append_frame(ffk_error *err, const char *frame) {
+  if (err == NULL || frame == NULL) return ffk_error_set(FFK_ERR_VALUE, "ffk_error_append_frame: %s is NULL",
+                                                         err == NULL ? "err" : "frame");
+  if (err->header.flags & FFK_OBJECT_IMMORTAL) return 0;
+  size_t len = strlen(frame);
+  size_t before = err->appended.size;
+  if (ffk_buf__append(&err->appended, frame, len) != 0 ||
+      ((len == 0 || frame[len - 1] != '\n') && ffk_buf__append(&err->appended, "\n", 1) != 0)) {
+    err->appended.size = before;
+    if (err->appended.data) err->appended.data[before] = '\0';
+    return -1;
+  }
+  ffk_buf__free(&err->text);
+  return 0;
+}

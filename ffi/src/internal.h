@@ -1,0 +1,53 @@
+/*
+ * internal.h - helpers shared by the files of the ffi core; not installed.
+ *
+ * Names shared between files end in a double-underscore module prefix
+ * (ffk_mem__raw_alloc); everything else private is static in its file.
+ */
+#ifndef FFIKIT_FFI_INTERNAL_H
+#define FFIKIT_FFI_INTERNAL_H
+
+#include <ffikit/ffikit.h>
+
+#include <assert.h>
+#include <stdarg.h>
+#include <string.h>
+
+/* Atomics on the plain uint64_t header field (the header is shared with C++, which has no _Atomic). */
+#define FFK_ATOMIC_LOAD(p, order) __atomic_load_n((p), (order))
+#define FFK_ATOMIC_ADD(p, v, order) __atomic_fetch_add((p), (v), (order))
+#define FFK_ATOMIC_SUB(p, v, order) __atomic_fetch_sub((p), (v), (order))
+
+/*
+ * The raw allocation path: honours the failing-allocator hook and counts, but raises
+ * nothing, so the error module can fall back to its preallocated MemoryError.
+ */
+void *ffk_mem__raw_alloc(size_t size);
+void *ffk_mem__raw_realloc(void *ptr, size_t size);
+
+/* Live-object counting (no-ops unless FFK_TESTING). */
+void ffk_debug__object_born(int32_t type_index);
+void ffk_debug__object_died(int32_t type_index);
+
+/* Type registry internals used by repr and Any. */
+ffk_repr_fn ffk_type__repr_slot(int32_t type_index);
+
+/* A growable NUL-terminated byte buffer. Functions return 0, or -1 with a MemoryError. */
+typedef struct ffk_buf {
+  char *data;
+  size_t size;
+  size_t cap;
+} ffk_buf;
+
+int ffk_buf__append(ffk_buf *b, const char *data, size_t size);
+int ffk_buf__vappendf(ffk_buf *b, const char *fmt, va_list ap);
+int ffk_buf__appendf(ffk_buf *b, const char *fmt, ...) FFK_PRINTF(2, 3);
+void ffk_buf__free(ffk_buf *b);
+
+/* Shortest text that reads back to the same double ("0.1", "1e+100", "inf", "nan"). */
+size_t ffk_repr__float(double x, char *buf, size_t cap);
+
+/* Device index parsing helper shared by dtype/device: digits only, fits in int32. */
+bool ffk_parse__u32(const char *s, size_t n, uint32_t max, uint32_t *out);
+
+#endif /* FFIKIT_FFI_INTERNAL_H */
