@@ -1,0 +1,108 @@
+/*
+ * tour.c - a first look at ffikit from C. Run it with `./setup.sh` (or
+ * `bazel run //examples:tour`). Each section prints what it shows.
+ */
+#include <ffikit/ffikit.h>
+
+#include <stdio.h>
+#include <string.h>
+
+/* Prints the repr of a value (ffk_any_repr gives a new String object). */
+static void show(const char *label, const ffk_any *v) {
+  ffk_string *text = ffk_any_repr(v);
+  printf("  %-34s %-26s (%s)\n", label, text ? ffk_string_data(text) : "<repr failed>", ffk_any_type_name(v));
+  ffk_object_release(text ? &text->header : NULL);
+}
+
+/* A C function that fails the ffikit way: return -1 with an error in the thread's slot. */
+static int parse_config(const char *device_text) {
+  DLDevice dev;
+  if (ffk_device_parse(device_text, strlen(device_text), &dev) != 0) return -1;
+  return 0;
+}
+
+static int load_settings(void) {
+  if (parse_config("gpu:0") != 0) {
+    /* Add a frame as the error passes through this layer, then pass it on. */
+    ffk_error_append_frame(ffk_error_peek_borrow(), "  at load_settings (while reading settings.toml)");
+    return -1;
+  }
+  return 0;
+}
+
+int main(void) {
+  printf("ffikit %s (ABI %u.%u)\n\n", ffk_version(), ffk_abi_version() >> 16, ffk_abi_version() & 0xffff);
+
+  printf("1. Any: one 16-byte value for everything that crosses a boundary\n");
+  ffk_any values[6] = {ffk_any_none(), ffk_any_int(42), ffk_any_bool(true), ffk_any_float(0.1),
+                       ffk_any_dtype(ffk_dtype(FFK_DTYPE_FLOAT, 32, 4)), ffk_any_device(ffk_device(FFK_DEVICE_CUDA, 1))};
+  const char *labels[6] = {"None", "Int", "Bool", "Float (shortest text)", "DataType", "Device"};
+  for (int i = 0; i < 6; ++i) show(labels[i], &values[i]);
+  int64_t n;
+  ffk_any_as_int(&values[2], &n); /* bool converts to int, as users expect */
+  printf("  bool as int -> %lld; ", (long long)n);
+  double x;
+  if (ffk_any_as_float(&values[4], &x) != 0) {
+    ffk_error *err = ffk_error_fetch();
+    printf("dtype as float -> %s: %s\n", ffk_error_kind(err), ffk_error_message(err));
+    ffk_object_release((ffk_object *)err);
+  }
+
+  printf("\n2. Strings: up to 7 bytes live inside the Any, longer ones are shared objects\n");
+  ffk_any small, big;
+  ffk_any_cstr("hello", &small);
+  ffk_any_cstr("hello, ffikit: strings longer than seven bytes", &big);
+  show("small (no allocation)", &small);
+  show("heap (refcounted object)", &big);
+  ffk_string *same = ffk_string_new("hello", 5); /* the same text as an object */
+  ffk_any same_any = ffk_any_object_steal(&same->header);
+  printf("  inline \"hello\" == object \"hello\": %s, equal hashes: %s\n",
+         ffk_any_equal(&small, &same_any) ? "yes" : "no",
+         ffk_any_hash(&small) == ffk_any_hash(&same_any) ? "yes" : "no");
+  ffk_any one = ffk_any_int(1), yes = ffk_any_bool(true), onef = ffk_any_float(1.0);
+  printf("  as keys, 1 / True / 1.0 are distinct: %s\n",
+         !ffk_any_equal(&one, &yes) && !ffk_any_equal(&one, &onef) ? "yes" : "no");
+
+  printf("\n3. Objects: intrusive atomic refcounts, weak references\n");
+  ffk_object *obj = big.v_obj;
+  ffk_any copy = big;
+  ffk_any_retain(&copy);
+  printf("  after retain: use_count = %u\n", ffk_object_use_count(obj));
+  ffk_weak_retain(obj);
+  ffk_any_release(&copy);
+  ffk_any_release(&big);
+  ffk_object *again = ffk_weak_lock(obj);
+  printf("  after the last strong release, weak_lock gives %s\n", again ? "the object" : "NULL (it is gone)");
+  ffk_weak_release(obj);
+
+  printf("\n4. Types: register your own object types, with single inheritance\n");
+  int32_t animal = ffk_type_register("tour.Animal", FFK_TYPE_OBJECT);
+  int32_t dog = ffk_type_register("tour.Dog", animal);
+  printf("  tour.Dog = %d, parent %s, is an Animal: %s, is a String: %s\n", dog, ffk_type_key(ffk_type_parent(dog)),
+         ffk_type_is_instance(dog, animal) ? "yes" : "no", ffk_type_is_instance(dog, FFK_TYPE_STRING) ? "yes" : "no");
+
+  printf("\n5. DataType, Device, Shape\n");
+  DLDataType dt;
+  ffk_dtype_parse("bfloat16", 8, &dt);
+  char text[FFK_DTYPE_STR_MAX];
+  ffk_dtype_format(dt, text, sizeof text);
+  printf("  parse \"bfloat16\" -> code %u bits %u lanes %u -> \"%s\"\n", dt.code, dt.bits, dt.lanes, text);
+  int64_t dims[3] = {2, 3, 4};
+  ffk_shape *shape = ffk_shape_new(dims, 3);
+  ffk_any shape_any = ffk_any_object_steal(&shape->header);
+  show("Shape", &shape_any);
+  printf("  product = %lld\n", (long long)ffk_shape_product(shape));
+
+  printf("\n6. Errors: kind, message, and a backtrace that grows as the error travels\n");
+  if (load_settings() != 0) {
+    ffk_error *err = ffk_error_fetch();
+    printf("  %s: %s\n%s", ffk_error_kind(err), ffk_error_message(err), ffk_error_backtrace(err));
+    ffk_object_release((ffk_object *)err);
+  }
+
+  ffk_any_release(&small);
+  ffk_any_release(&same_any);
+  ffk_any_release(&shape_any);
+  printf("\nDone. Next: containers, functions and tensors build on these pieces.\n");
+  return 0;
+}

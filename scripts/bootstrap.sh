@@ -1,0 +1,46 @@
+#!/usr/bin/env bash
+# Installs what ffikit needs on Debian 12, idempotently, in a few seconds when all is there:
+#   - the Debian packages below (apt-get, as root or through sudo), only those missing;
+#   - a Python virtual environment in .venv with requirements-dev.txt, made from the
+#     python3 on PATH (the project's Python tools never go into the system).
+# Prints the venv's interpreter path on its last line (scripts use it as FFK_PYTHON).
+set -euo pipefail
+cd "$(dirname "$0")/.."
+
+APT_PACKAGES=(
+  bazel-bootstrap build-essential pkg-config git
+  libgtest-dev libgmock-dev libbenchmark-dev libxxhash-dev libdlpack-dev libunwind-dev
+  python3 python3-dev python3-venv
+  clang libclang-rt-14-dev bindgen
+)
+
+log() { echo "[setup] $*" >&2; }
+
+missing=()
+for p in "${APT_PACKAGES[@]}"; do
+  status=$(dpkg-query -W -f='${Status}' "$p" 2>/dev/null || true)
+  [ "$status" = "install ok installed" ] || missing+=("$p")
+done
+if [ ${#missing[@]} -gt 0 ]; then
+  log "installing Debian packages: ${missing[*]}"
+  SUDO=""
+  if [ "$(id -u)" -ne 0 ]; then
+    command -v sudo >/dev/null || { log "need root or sudo to install: ${missing[*]}"; exit 1; }
+    SUDO=sudo
+  fi
+  $SUDO apt-get update -qq
+  DEBIAN_FRONTEND=noninteractive $SUDO apt-get install -y -qq --no-install-recommends "${missing[@]}" >&2
+fi
+
+venv=.venv
+if [ ! -x "$venv/bin/python" ]; then
+  log "creating the virtual environment $venv from $(command -v python3)"
+  python3 -m venv "$venv" >&2
+fi
+stamp="$venv/.requirements-dev.txt"
+if ! cmp -s requirements-dev.txt "$stamp"; then
+  log "installing Python tools into $venv: $(tr '\n' ' ' < requirements-dev.txt)"
+  "$venv/bin/python" -m pip install -q --disable-pip-version-check -r requirements-dev.txt >&2
+  cp requirements-dev.txt "$stamp"
+fi
+echo "$PWD/$venv/bin/python"

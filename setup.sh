@@ -1,0 +1,11 @@
+#!/usr/bin/env bash
+# The first command: installs what is missing (Debian packages, a Python venv), builds
+# ffikit and runs the tour. Safe to run again; fast when everything is in place.
+set -euo pipefail
+cd "$(dirname "$0")"
+FFK_PYTHON=$(scripts/bootstrap.sh | tail -n 1)
+export FFK_PYTHON
+echo "[setup] building ffikit" >&2
+bazel build //... >&2
+echo "[setup] running the tour (examples/tour.c)" >&2
+bazel run //examples:tour 2>/dev/null

@@ -1,0 +1,19 @@
+#!/usr/bin/env bash
+# Installs ffikit under a temporary prefix with `bazel run //:install` and builds a C
+# program against it with pkg-config, outside Bazel, once against the shared library and
+# once statically. Exits non-zero on any failure.
+set -euo pipefail
+cd "$(dirname "$0")/../.."
+prefix=$(mktemp -d)
+trap 'rm -rf "$prefix"' EXIT
+bazel run //:install -- "$prefix" 2>/dev/null
+export PKG_CONFIG_PATH="$prefix/lib/pkgconfig"
+cc -std=c11 -Wall -Wextra -Werror tests/install/hello.c $(pkg-config --cflags --libs ffikit) -o "$prefix/hello"
+out=$("$prefix/hello")
+echo "$out"
+[ "$out" = "ffikit $(pkg-config --modversion ffikit): [\"installed\", 7] ok" ]
+# Static: the archive plus the libraries ffikit.pc lists as private.
+cc -std=c11 tests/install/hello.c $(pkg-config --cflags ffikit) "$prefix/lib/libffikit.a" \
+   $(pkg-config --static --libs-only-l ffikit | sed 's/-lffikit//') -o "$prefix/hello_static"
+[ "$("$prefix/hello_static")" = "$out" ]
+echo "install check passed"
