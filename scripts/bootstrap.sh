@@ -9,7 +9,7 @@ cd "$(dirname "$0")/.."
 
 APT_PACKAGES=(
   bazel-bootstrap build-essential pkg-config git
-  libgtest-dev libgmock-dev libbenchmark-dev libxxhash-dev libdlpack-dev libunwind-dev
+  libgtest-dev libgmock-dev libbenchmark-dev libxxhash-dev libdlpack-dev
   python3 python3-dev python3-venv
   clang libclang-rt-14-dev bindgen
 )

@@ -4,7 +4,8 @@
  * An Error is one block: the object, then the kind and the message (NUL-terminated).
  * Its backtrace has three parts, printed in this order, innermost first:
  *   1. the raising location (function, file:line), when raised by ffk_error_set;
- *   2. native return addresses captured with libunwind, symbolised lazily (dladdr);
+ *   2. native return addresses captured with glibc's backtrace(), symbolised lazily
+ *      (dladdr), so raising costs a stack walk but no symbol lookup;
  *   3. text frames appended as the error crosses calls and languages.
  * The text is built on first request and cached until the next append.
  *
@@ -21,8 +22,7 @@
 #include <stdlib.h>
 #include <string.h>
 
-#define UNW_LOCAL_ONLY
-#include <libunwind.h>
+#include <execinfo.h>
 
 #define MAX_NATIVE_FRAMES 48
 
@@ -140,14 +140,13 @@ static void store(ffk_error *err) {
 }
 
 /*
- * The one raising routine. Each public entry point calls it directly and then returns
- * -1 (never a tail call), so the captured stack always starts with this function and
- * one entry point: both are dropped, and the first kept frame is the raiser.
+ * The one raising routine. Each public entry point passes its own return address,
+ * which lies in the function that raised; the captured stack is cut so that it
+ * starts there, whatever frames the capture itself added (an inlined helper, a
+ * sanitizer's interceptor).
  */
-#define RAISE_FRAMES_TO_SKIP 2
-
-static FFK_NOINLINE void raise_v(const char *file, int line, const char *func, const char *kind, const char *fmt,
-                                 va_list ap) {
+static FFK_NOINLINE void raise_v(void *raiser, const char *file, int line, const char *func, const char *kind,
+                                 const char *fmt, va_list ap) {
   if (kind == NULL) kind = FFK_ERR_RUNTIME;
   if (fmt == NULL) fmt = "";
   va_list ap2;
@@ -165,33 +164,41 @@ static FFK_NOINLINE void raise_v(const char *file, int line, const char *func, c
   err->file = file;
   err->line = line;
   if (backtrace_enabled()) {
-    void *frames[MAX_NATIVE_FRAMES + RAISE_FRAMES_TO_SKIP];
-    int got = unw_backtrace(frames, MAX_NATIVE_FRAMES + RAISE_FRAMES_TO_SKIP) - RAISE_FRAMES_TO_SKIP;
+    enum { SLACK = 8 }; /* frames the capture may add before the raiser's */
+    void *frames[MAX_NATIVE_FRAMES + SLACK];
+    int got = backtrace(frames, MAX_NATIVE_FRAMES + SLACK);
+    int first = 0;
+    while (first < got && first < SLACK && frames[first] != raiser) ++first;
+    if (first == got || first == SLACK) first = 0; /* not found: keep everything */
+    got -= first;
+    if (got > MAX_NATIVE_FRAMES) got = MAX_NATIVE_FRAMES;
     if (got > 0) {
-      memcpy(err->frames, frames + RAISE_FRAMES_TO_SKIP, sizeof(void *) * (size_t)got);
+      memcpy(err->frames, frames + first, sizeof(void *) * (size_t)got);
       err->nframes = got;
     }
   }
   store(err);
 }
 
-int ffk_error_setv_at(const char *file, int line, const char *func, const char *kind, const char *fmt, va_list ap) {
-  raise_v(file, line, func, kind, fmt, ap);
+FFK_NOINLINE int ffk_error_setv_at(const char *file, int line, const char *func, const char *kind, const char *fmt,
+                                   va_list ap) {
+  raise_v(__builtin_return_address(0), file, line, func, kind, fmt, ap);
   return -1;
 }
 
-int ffk_error_set_at(const char *file, int line, const char *func, const char *kind, const char *fmt, ...) {
+FFK_NOINLINE int ffk_error_set_at(const char *file, int line, const char *func, const char *kind, const char *fmt,
+                                  ...) {
   va_list ap;
   va_start(ap, fmt);
-  raise_v(file, line, func, kind, fmt, ap);
+  raise_v(__builtin_return_address(0), file, line, func, kind, fmt, ap);
   va_end(ap);
   return -1;
 }
 
-int(ffk_error_set)(const char *kind, const char *fmt, ...) {
+FFK_NOINLINE int(ffk_error_set)(const char *kind, const char *fmt, ...) {
   va_list ap;
   va_start(ap, fmt);
-  raise_v(NULL, 0, NULL, kind, fmt, ap);
+  raise_v(__builtin_return_address(0), NULL, 0, NULL, kind, fmt, ap);
   va_end(ap);
   return -1;
 }
@@ -239,7 +246,13 @@ static int build_text(ffk_error *err) {
   int rc = 0;
   if (err->func != NULL)
     rc = ffk_buf__appendf(&b, "  at %s (%s:%d)\n", err->func, err->file ? err->file : "?", err->line);
-  for (int i = 0; rc == 0 && i < err->nframes; ++i) rc = append_native_frame(&b, err->frames[i]);
+  int i = 0;
+  Dl_info info;
+  /* The raiser's own native frame repeats the location line above it: drop it. */
+  if (err->func != NULL && err->nframes > 0 && dladdr(err->frames[0], &info) != 0 && info.dli_sname != NULL &&
+      strcmp(info.dli_sname, err->func) == 0)
+    i = 1;
+  for (; rc == 0 && i < err->nframes; ++i) rc = append_native_frame(&b, err->frames[i]);
   if (rc == 0 && err->appended.size > 0) rc = ffk_buf__append(&b, err->appended.data, err->appended.size);
   if (rc == 0 && b.data == NULL) rc = ffk_buf__append(&b, "", 0);
   if (rc != 0) {

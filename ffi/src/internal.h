@@ -19,6 +19,26 @@
 #define FFK_ATOMIC_SUB(p, v, order) __atomic_fetch_sub((p), (v), (order))
 
 /*
+ * Dropping a reference: a release decrement, and an acquire fence before destruction.
+ * ThreadSanitizer does not model standalone fences, so under TSan the decrement itself
+ * is acq_rel (as strong, slightly slower) and the fence disappears.
+ */
+#if defined(__SANITIZE_THREAD__)
+#define FFK_TSAN 1
+#elif defined(__has_feature)
+#if __has_feature(thread_sanitizer)
+#define FFK_TSAN 1
+#endif
+#endif
+#ifdef FFK_TSAN
+#define FFK_DECREMENT_ORDER __ATOMIC_ACQ_REL
+#define FFK_ACQUIRE_FENCE() ((void)0)
+#else
+#define FFK_DECREMENT_ORDER __ATOMIC_RELEASE
+#define FFK_ACQUIRE_FENCE() __atomic_thread_fence(__ATOMIC_ACQUIRE)
+#endif
+
+/*
  * The raw allocation path: honours the failing-allocator hook and counts, but raises
  * nothing, so the error module can fall back to its preallocated MemoryError.
  */

@@ -157,9 +157,9 @@ void ffk_object_retain(ffk_object *obj) {
 
 void ffk_object_release(ffk_object *obj) {
   if (obj == NULL) return;
-  uint64_t before = FFK_ATOMIC_SUB(&obj->refcount, FFK_REFCOUNT_STRONG_ONE, __ATOMIC_RELEASE);
+  uint64_t before = FFK_ATOMIC_SUB(&obj->refcount, FFK_REFCOUNT_STRONG_ONE, FFK_DECREMENT_ORDER);
   if (FFK_LIKELY((before & STRONG_MASK) != 1)) return;
-  __atomic_thread_fence(__ATOMIC_ACQUIRE);
+  FFK_ACQUIRE_FENCE();
   if (before == FFK_REFCOUNT_INIT) {
     /* No weak holders: nobody can observe the object any more. */
     obj->deleter(obj, FFK_DELETER_BOTH);
@@ -168,7 +168,7 @@ void ffk_object_release(ffk_object *obj) {
   obj->deleter(obj, FFK_DELETER_DESTROY);
   /* Give back the weak unit the strong holders shared. */
   if (FFK_ATOMIC_SUB(&obj->refcount, FFK_REFCOUNT_WEAK_ONE, __ATOMIC_RELEASE) == FFK_REFCOUNT_WEAK_ONE) {
-    __atomic_thread_fence(__ATOMIC_ACQUIRE);
+    FFK_ACQUIRE_FENCE();
     obj->deleter(obj, FFK_DELETER_FREE);
   }
 }
@@ -198,7 +198,7 @@ void ffk_weak_retain(ffk_object *obj) {
 void ffk_weak_release(ffk_object *obj) {
   if (obj == NULL) return;
   if (FFK_ATOMIC_SUB(&obj->refcount, FFK_REFCOUNT_WEAK_ONE, __ATOMIC_RELEASE) == FFK_REFCOUNT_WEAK_ONE) {
-    __atomic_thread_fence(__ATOMIC_ACQUIRE);
+    FFK_ACQUIRE_FENCE();
     obj->deleter(obj, FFK_DELETER_FREE);
   }
 }
