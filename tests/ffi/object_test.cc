@@ -1,0 +1,176 @@
+// ffikit/object.h: reference counting, the deleter protocol, weak references, uniqueness.
+#include <ffikit/ffikit.h>
+
+#include <vector>
+
+#include "tests/support/ffk_test.h"
+
+namespace {
+
+class Object : public ffk::test::Test {};
+
+// A registered type whose deleter records the order of its calls.
+struct Probe {
+  ffk_object header;
+  std::vector<int>* calls;
+};
+
+void probe_deleter(void* self, int which) {
+  Probe* p = static_cast<Probe*>(self);
+  p->calls->push_back(which);
+  if (which & FFK_DELETER_FREE) ffk_object_free(&p->header);
+}
+
+int32_t ProbeType() {
+  static int32_t index = ffk_type_register("test.Probe", FFK_TYPE_OBJECT);
+  return index;
+}
+
+Probe* NewProbe(std::vector<int>* calls) {
+  Probe* p = reinterpret_cast<Probe*>(ffk_object_alloc(ProbeType(), sizeof(Probe), probe_deleter));
+  if (p != nullptr) p->calls = calls;
+  return p;
+}
+
+TEST_F(Object, NewObjectStartsWithOneStrongAndNoWeakReference) {
+  std::vector<int> calls;
+  Probe* p = NewProbe(&calls);
+  ASSERT_NE(p, nullptr);
+  EXPECT_EQ(p->header.refcount, FFK_REFCOUNT_INIT);
+  EXPECT_EQ(p->header.type_index, ProbeType());
+  EXPECT_EQ(ffk_object_use_count(&p->header), 1u);
+  EXPECT_EQ(ffk_object_weak_count(&p->header), 0u);
+  EXPECT_TRUE(ffk_object_is_unique(&p->header));
+  EXPECT_EQ(ffk_debug_live_objects(ProbeType()), 1);
+  ffk_object_release(&p->header);
+  EXPECT_EQ(ffk_debug_live_objects(ProbeType()), 0);
+}
+
+TEST_F(Object, LastReleaseWithoutWeakHoldersCallsDeleterOnceWithBoth) {
+  std::vector<int> calls;
+  Probe* p = NewProbe(&calls);
+  ffk_object_retain(&p->header);
+  EXPECT_EQ(ffk_object_use_count(&p->header), 2u);
+  EXPECT_FALSE(ffk_object_is_unique(&p->header));
+  ffk_object_release(&p->header);
+  EXPECT_TRUE(calls.empty());
+  EXPECT_TRUE(ffk_object_is_unique(&p->header));
+  ffk_object_release(&p->header);
+  EXPECT_EQ(calls, std::vector<int>({FFK_DELETER_BOTH}));
+}
+
+TEST_F(Object, WeakHolderDelaysFreeButNotDestroy) {
+  std::vector<int> calls;
+  Probe* p = NewProbe(&calls);
+  ffk_weak_retain(&p->header);
+  EXPECT_EQ(ffk_object_weak_count(&p->header), 1u);
+  EXPECT_FALSE(ffk_object_is_unique(&p->header)) << "a weak reference counts as sharing";
+  ffk_object_release(&p->header);
+  EXPECT_EQ(calls, std::vector<int>({FFK_DELETER_DESTROY}));
+  EXPECT_EQ(ffk_object_use_count(&p->header), 0u);
+  EXPECT_EQ(ffk_weak_lock(&p->header), nullptr);
+  ffk_weak_release(&p->header);
+  EXPECT_EQ(calls, std::vector<int>({FFK_DELETER_DESTROY, FFK_DELETER_FREE}));
+}
+
+TEST_F(Object, WeakLockOnLiveObjectGivesNewStrongReference) {
+  std::vector<int> calls;
+  Probe* p = NewProbe(&calls);
+  ffk_weak_retain(&p->header);
+  ffk_object* locked = ffk_weak_lock(&p->header);
+  ASSERT_EQ(locked, &p->header);
+  EXPECT_EQ(ffk_object_use_count(locked), 2u);
+  ffk_object_release(locked);
+  ffk_weak_release(&p->header);  // the weak ref goes first: the object stays alive
+  EXPECT_TRUE(calls.empty());
+  EXPECT_TRUE(ffk_object_is_unique(&p->header));
+  ffk_object_release(&p->header);
+  EXPECT_EQ(calls, std::vector<int>({FFK_DELETER_BOTH}));
+}
+
+TEST_F(Object, NullIsANoOpForReleaseAndCountsZero) {
+  ffk_object_release(nullptr);
+  ffk_weak_release(nullptr);
+  EXPECT_EQ(ffk_object_use_count(nullptr), 0u);
+  EXPECT_EQ(ffk_object_weak_count(nullptr), 0u);
+  EXPECT_FALSE(ffk_object_is_unique(nullptr));
+  EXPECT_EQ(ffk_weak_lock(nullptr), nullptr);
+}
+
+TEST_F(Object, AllocRejectsPodTypeIndexNamingIt) {
+  EXPECT_EQ(ffk_object_alloc(FFK_TYPE_INT, 64, probe_deleter), nullptr);
+  EXPECT_EQ(ffk::test::FetchError(), "ValueError: ffk_object_alloc: type index 1 is not an object type");
+  EXPECT_EQ(ffk_object_alloc(999999, 64, probe_deleter), nullptr);
+  EXPECT_EQ(ffk::test::FetchError(), "ValueError: ffk_object_alloc: type index 999999 is not an object type");
+}
+
+TEST_F(Object, AllocRejectsSizeSmallerThanHeaderAndNullDeleter) {
+  EXPECT_EQ(ffk_object_alloc(FFK_TYPE_OBJECT, 8, probe_deleter), nullptr);
+  EXPECT_NE(ffk::test::FetchError().find("size 8"), std::string::npos);
+  EXPECT_EQ(ffk_object_alloc(FFK_TYPE_OBJECT, 64, nullptr), nullptr);
+  EXPECT_NE(ffk::test::FetchError().find("deleter is NULL"), std::string::npos);
+}
+
+TEST_F(Object, AllocFailureIsMemoryErrorNamingTypeAndSize) {
+  ffk_debug_fail_allocation(1);
+  EXPECT_EQ(ffk_object_alloc(ProbeType(), sizeof(Probe), probe_deleter), nullptr);
+  EXPECT_EQ(ffk::test::FetchError(), "MemoryError: out of memory allocating a 32-byte test.Probe");
+}
+
+TEST_F(Object, AllocZeroesThePayload) {
+  std::vector<int> calls;
+  for (int i = 0; i < 8; ++i) {
+    Probe* p = NewProbe(&calls);
+    EXPECT_EQ(p->header.flags, 0u);
+    ffk_object_release(&p->header);
+  }
+}
+
+TEST_F(Object, AbiVersionAndVersionMatchTheHeaders) {
+  EXPECT_EQ(ffk_abi_version(), static_cast<uint32_t>(FFK_ABI_VERSION));
+  EXPECT_STREQ(ffk_version(), FFK_VERSION);
+}
+
+TEST_F(Object, MemoryFunctionsRaiseMemoryErrorWhenHookFires) {
+  ffk_debug_fail_allocation(1);
+  EXPECT_EQ(ffk_mem_alloc(100), nullptr);
+  EXPECT_EQ(ffk::test::FetchError(), "MemoryError: out of memory allocating 100 bytes");
+  void* p = ffk_mem_alloc(10);
+  ASSERT_NE(p, nullptr);
+  ffk_debug_fail_allocation(1);
+  EXPECT_EQ(ffk_mem_realloc(p, 1000), nullptr);
+  EXPECT_EQ(ffk::test::FetchError(), "MemoryError: out of memory reallocating to 1000 bytes");
+  ffk_mem_free(p);  // the old block is still the caller's
+  EXPECT_EQ(ffk_mem_calloc(SIZE_MAX / 2, 4), nullptr);
+  EXPECT_NE(ffk::test::FetchError().find("overflows size_t"), std::string::npos);
+  int* z = static_cast<int*>(ffk_mem_calloc(16, sizeof(int)));
+  ASSERT_NE(z, nullptr);
+  for (int i = 0; i < 16; ++i) EXPECT_EQ(z[i], 0);
+  ffk_mem_free(z);
+  ffk_mem_free(nullptr);
+}
+
+TEST_F(Object, FailAllocationCountsFromTheNextAllocation) {
+  EXPECT_EQ(ffk_debug_fail_allocation(-1), -1);
+  EXPECT_NE(ffk::test::FetchError().find("-1"), std::string::npos);
+  int64_t before = ffk_debug_allocation_count();
+  ASSERT_EQ(ffk_debug_fail_allocation(3), 0);
+  void* a = ffk_mem_alloc(1);
+  void* b = ffk_mem_alloc(1);
+  EXPECT_TRUE(ffk_debug_fail_allocation_armed());
+  void* c = ffk_mem_alloc(1);
+  EXPECT_FALSE(ffk_debug_fail_allocation_armed());
+  EXPECT_NE(a, nullptr);
+  EXPECT_NE(b, nullptr);
+  EXPECT_EQ(c, nullptr);
+  ffk_error_clear();
+  void* d = ffk_mem_alloc(1);  // the hook fires once
+  EXPECT_NE(d, nullptr);
+  // a, b, c (failed), the MemoryError object c raised, d.
+  EXPECT_EQ(ffk_debug_allocation_count() - before, 5);
+  ffk_mem_free(a);
+  ffk_mem_free(b);
+  ffk_mem_free(d);
+}
+
+}  // namespace
