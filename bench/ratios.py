@@ -1,0 +1,167 @@
+#!/usr/bin/env python3
+"""Pairs ffikit benchmarks with their peers and prints a markdown table of ratios.
+
+Reads Google Benchmark JSON (a file path, or stdin when the path is omitted or "-").
+Benchmarks are named "<group>/<impl>": "<group>/ffikit" is ffikit, every other impl in the
+same group is a peer. Each row compares ffikit with one peer using cpu_time in ns, taken
+from the "median" aggregate when the run used repetitions (otherwise the single run; the
+median of the runs when there are several iterations but no median aggregate).
+
+    python3 bench/ratios.py out.json --targets retain_release=1.0,hash_64=1.2
+
+--targets adds a "target" column (the largest acceptable ffikit/peer ratio) and a "status"
+column, "ok" or "MISSED". The targets are informational: a MISSED target never changes the
+exit status (0; only unreadable input is an error).
+Standard library only.
+"""
+
+import argparse
+import json
+import statistics
+import sys
+
+FFIKIT = "ffikit"
+UNIT_TO_NS = {"ns": 1.0, "us": 1e3, "ms": 1e6, "s": 1e9}
+# Name components Google Benchmark appends on its own; they are not part of the impl name.
+AUTO_SUFFIXES = ("repeats:", "threads:", "min_time:", "iterations:", "real_time",
+                 "process_time", "manual_time", "min_warmup_time:")
+
+
+def parse_targets(text):
+    targets = {}
+    if not text:
+        return targets
+    for item in text.split(","):
+        item = item.strip()
+        if not item:
+            continue
+        group, sep, value = item.partition("=")
+        if not sep:
+            raise SystemExit("ratios.py: bad --targets item %r (want group=max_ratio)" % item)
+        try:
+            targets[group.strip()] = float(value)
+        except ValueError:
+            raise SystemExit("ratios.py: bad ratio in --targets item %r" % item)
+    return targets
+
+
+def split_name(run_name):
+    """'hash_8/ffikit/repeats:5' -> ('hash_8', 'ffikit'); a name without '/' has no impl."""
+    parts = run_name.split("/")
+    group = parts[0]
+    rest = [p for p in parts[1:] if not p.startswith(AUTO_SUFFIXES)]
+    return group, "/".join(rest)
+
+
+def cpu_ns(entry):
+    unit = entry.get("time_unit", "ns")
+    if unit not in UNIT_TO_NS:
+        raise SystemExit("ratios.py: unknown time_unit %r in %s" % (unit, entry.get("name")))
+    return float(entry["cpu_time"]) * UNIT_TO_NS[unit]
+
+
+def collect(data):
+    """{(group, impl): cpu ns} in the order the benchmarks ran, preferring the median aggregate."""
+    order = []
+    medians = {}
+    iterations = {}
+    for entry in data.get("benchmarks", []):
+        if entry.get("error_occurred"):
+            continue
+        run_name = entry.get("run_name", entry.get("name", ""))
+        key = split_name(run_name)
+        if not key[1]:
+            continue
+        if key not in order:
+            order.append(key)
+        run_type = entry.get("run_type", "iteration")
+        if run_type == "aggregate":
+            if entry.get("aggregate_name") == "median":
+                medians[key] = cpu_ns(entry)
+        else:
+            iterations.setdefault(key, []).append(cpu_ns(entry))
+    times = {}
+    for key in order:
+        if key in medians:
+            times[key] = medians[key]
+        elif key in iterations:
+            times[key] = statistics.median(iterations[key])
+    return times
+
+
+def fmt_ns(ns):
+    if ns >= 100:
+        return "%.0f" % ns
+    if ns >= 10:
+        return "%.1f" % ns
+    return "%.2f" % ns
+
+
+def fmt_ratio(ratio):
+    return "%.2f" % ratio if ratio >= 0.1 else "%.3g" % ratio
+
+
+def main(argv):
+    parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
+    parser.add_argument("json", nargs="?", default="-",
+                        help="Google Benchmark JSON output (default: stdin)")
+    parser.add_argument("--targets", default="",
+                        help="group=max_ratio,... (informational; exit status stays 0)")
+    args = parser.parse_args(argv)
+    targets = parse_targets(args.targets)
+
+    if args.json == "-":
+        text = sys.stdin.read()
+    else:
+        try:
+            with open(args.json, encoding="utf-8") as f:
+                text = f.read()
+        except OSError as e:
+            raise SystemExit("ratios.py: %s" % e)
+    try:
+        data = json.loads(text)
+    except ValueError as e:
+        raise SystemExit("ratios.py: %s is not JSON: %s" % (args.json, e))
+
+    times = collect(data)
+    groups = []  # first-seen order, as the benchmark ran them
+    for group, _ in times:
+        if group not in groups:
+            groups.append(group)
+
+    header = ["group", "ffikit ns", "peer", "peer ns", "ratio ffikit/peer"]
+    if targets:
+        header += ["target", "status"]
+    rows = []
+    for group in groups:
+        impls = [impl for (g, impl) in times if g == group]
+        ours = times.get((group, FFIKIT))
+        peers = [impl for impl in impls if impl != FFIKIT]
+        if ours is None or not peers:
+            missing = "no ffikit run" if ours is None else "no peer run"
+            print("ratios.py: group %s skipped: %s" % (group, missing), file=sys.stderr)
+            continue
+        for peer in peers:
+            theirs = times[(group, peer)]
+            ratio = ours / theirs if theirs > 0 else float("inf")
+            row = [group, fmt_ns(ours), peer, fmt_ns(theirs), fmt_ratio(ratio)]
+            if targets:
+                if group in targets:
+                    row += ["%.2f" % targets[group], "ok" if ratio <= targets[group] else "MISSED"]
+                else:
+                    row += ["", ""]
+            rows.append(row)
+    for group in targets:
+        if group not in groups:
+            print("ratios.py: target for %s, which has no results" % group, file=sys.stderr)
+
+    print("| " + " | ".join(header) + " |")
+    print("|" + "|".join(["---"] + ["---:", "---", "---:", "---:"] +
+                         (["---:", "---"] if targets else [])) + "|")
+    for row in rows:
+        print("| " + " | ".join(row) + " |")
+    return 0
+
+
+if __name__ == "__main__":
+    sys.exit(main(sys.argv[1:]))
