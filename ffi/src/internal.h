@@ -45,6 +45,13 @@
 void *ffk_mem__raw_alloc(size_t size);
 void *ffk_mem__raw_realloc(void *ptr, size_t size);
 
+/*
+ * ffk_object_alloc for built-in types that fill every payload byte themselves: the
+ * header is initialised, the rest is left as malloc returned it. Trusted callers only
+ * (no argument checks beyond the public function's allocation failure).
+ */
+ffk_object *ffk_object__alloc_uninit(int32_t type_index, size_t size, ffk_deleter deleter);
+
 /* Live-object counting (no-ops unless FFK_TESTING). */
 void ffk_debug__object_born(int32_t type_index);
 void ffk_debug__object_died(int32_t type_index);

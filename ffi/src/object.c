@@ -122,6 +122,20 @@ void ffk_mem_free(void *ptr) { free(ptr); }
 
 /* ---- Objects. --------------------------------------------------------------------- */
 
+ffk_object *ffk_object__alloc_uninit(int32_t type_index, size_t size, ffk_deleter deleter) {
+  ffk_object *obj = ffk_mem__raw_alloc(size);
+  if (FFK_UNLIKELY(obj == NULL)) {
+    ffk_error_set(FFK_ERR_MEMORY, "out of memory allocating a %zu-byte %s", size, ffk_type_name(type_index));
+    return NULL;
+  }
+  obj->refcount = FFK_REFCOUNT_INIT;
+  obj->type_index = type_index;
+  obj->flags = 0;
+  obj->deleter = deleter;
+  ffk_debug__object_born(type_index);
+  return obj;
+}
+
 ffk_object *ffk_object_alloc(int32_t type_index, size_t size, ffk_deleter deleter) {
   if (FFK_UNLIKELY(type_index < FFK_TYPE_OBJECT_BEGIN || !ffk_type_exists(type_index))) {
     ffk_error_set(FFK_ERR_VALUE, "ffk_object_alloc: type index %d is not an object type", (int)type_index);
@@ -131,16 +145,8 @@ ffk_object *ffk_object_alloc(int32_t type_index, size_t size, ffk_deleter delete
     ffk_error_set(FFK_ERR_VALUE, "ffk_object_alloc: size %zu is smaller than the header or deleter is NULL", size);
     return NULL;
   }
-  ffk_object *obj = ffk_mem__raw_alloc(size);
-  if (FFK_UNLIKELY(obj == NULL)) {
-    ffk_error_set(FFK_ERR_MEMORY, "out of memory allocating a %zu-byte %s", size, ffk_type_name(type_index));
-    return NULL;
-  }
-  memset(obj, 0, size);
-  obj->refcount = FFK_REFCOUNT_INIT;
-  obj->type_index = type_index;
-  obj->deleter = deleter;
-  ffk_debug__object_born(type_index);
+  ffk_object *obj = ffk_object__alloc_uninit(type_index, size, deleter);
+  if (obj != NULL) memset(obj + 1, 0, size - sizeof(ffk_object));
   return obj;
 }
 

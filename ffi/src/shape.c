@@ -31,8 +31,8 @@ ffk_shape *ffk_shape_new(const int64_t *dims, size_t ndim) {
       return NULL;
     }
   }
-  ffk_shape *s = (ffk_shape *)ffk_object_alloc(FFK_TYPE_SHAPE, sizeof(ffk_shape) + ndim * sizeof(int64_t),
-                                               shape_deleter);
+  ffk_shape *s = (ffk_shape *)ffk_object__alloc_uninit(FFK_TYPE_SHAPE, sizeof(ffk_shape) + ndim * sizeof(int64_t),
+                                                      shape_deleter);
   if (s == NULL) return NULL;
   int64_t *copy = (int64_t *)(s + 1);
   if (ndim) memcpy(copy, dims, ndim * sizeof(int64_t));

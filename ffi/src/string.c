@@ -20,7 +20,7 @@ static ffk_string *make(int32_t type_index, const char *data, size_t size) {
     ffk_error_set(FFK_ERR_MEMORY, "a %s of %zu bytes is too large", ffk_type_name(type_index), size);
     return NULL;
   }
-  ffk_string *s = (ffk_string *)ffk_object_alloc(type_index, sizeof(ffk_string) + size + 1, string_deleter);
+  ffk_string *s = (ffk_string *)ffk_object__alloc_uninit(type_index, sizeof(ffk_string) + size + 1, string_deleter);
   if (s == NULL) return NULL;
   char *bytes = (char *)(s + 1);
   if (size) memcpy(bytes, data, size);
@@ -109,6 +109,12 @@ int ffk_any_bytes(const void *data, size_t size, ffk_any *out) {
  */
 size_t ffk_utf8_valid_prefix(const char *data, size_t size) {
   const unsigned char *s = (const unsigned char *)data;
+  if (size < 8) {
+    /* Short strings (every inline one): one OR over the bytes decides the common ASCII case. */
+    unsigned char any_high = 0;
+    for (size_t k = 0; k < size; ++k) any_high |= s[k];
+    if (any_high < 0x80) return size;
+  }
   size_t i = 0;
   while (i < size) {
     if (i + 8 <= size) {
