@@ -115,4 +115,27 @@ TEST_F(Debug, TheHookOnlyFailsTheArmingThread) {
   ffk_debug_fail_allocation(0);
 }
 
+TEST_F(Debug, FailAllocationCountsFromTheNextAllocation) {
+  EXPECT_EQ(ffk_debug_fail_allocation(-1), -1);
+  EXPECT_NE(ffk::test::FetchError().find("-1"), std::string::npos);
+  int64_t before = ffk_debug_allocation_count();
+  ASSERT_EQ(ffk_debug_fail_allocation(3), 0);
+  void* a = ffk_mem_alloc(1);
+  void* b = ffk_mem_alloc(1);
+  EXPECT_TRUE(ffk_debug_fail_allocation_armed());
+  void* c = ffk_mem_alloc(1);
+  EXPECT_FALSE(ffk_debug_fail_allocation_armed());
+  EXPECT_NE(a, nullptr);
+  EXPECT_NE(b, nullptr);
+  EXPECT_EQ(c, nullptr);
+  ffk_error_clear();
+  void* d = ffk_mem_alloc(1);  // the hook fires once
+  EXPECT_NE(d, nullptr);
+  // a, b, c (failed), the MemoryError object c raised, d.
+  EXPECT_EQ(ffk_debug_allocation_count() - before, 5);
+  ffk_mem_free(a);
+  ffk_mem_free(b);
+  ffk_mem_free(d);
+}
+
 }  // namespace
