@@ -29,7 +29,7 @@ if [ ${#missing[@]} -gt 0 ]; then
     SUDO=sudo
   fi
   $SUDO apt-get update -qq
-  DEBIAN_FRONTEND=noninteractive $SUDO apt-get install -y -qq --no-install-recommends "${missing[@]}" >&2
+  DEBIAN_FRONTEND=noninteractive $SUDO apt-get install -y -qq "${missing[@]}" >&2
 fi
 
 venv=.venv

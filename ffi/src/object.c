@@ -21,8 +21,8 @@
 /* Per-thread countdown: when it goes from 1 to 0 the allocation fails. */
 static _Thread_local int64_t t_fail_countdown;
 static _Thread_local int64_t t_alloc_count;
-/* Live objects per type index; indices past the table share the last slot. */
-#define LIVE_SLOTS (FFK_TYPE_STATIC_END + 1024)
+/* Live objects per type index (untouched pages of this table cost no memory). */
+#define LIVE_SLOTS (FFK_TYPE_STATIC_END + FFK_TYPE_MAX_DYNAMIC + 1)
 static int64_t g_live[LIVE_SLOTS];
 static int64_t g_live_total;
 

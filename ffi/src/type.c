@@ -99,7 +99,7 @@ static int keys_reserve(size_t want) {
   size_t cap = g_keys_cap ? g_keys_cap * 2 : 128;
   while ((want + 1) * 2 > cap) cap *= 2;
   int32_t *fresh = ffk_mem__raw_alloc(cap * sizeof *fresh);
-  if (fresh == NULL) return ffk_error_set(FFK_ERR_MEMORY, "out of memory growing the type registry");
+  if (fresh == NULL) return -1; /* the caller raises */
   int32_t *old = g_keys;
   size_t old_cap = g_keys_cap;
   memset(fresh, 0xff, cap * sizeof *fresh);
@@ -197,7 +197,7 @@ int32_t ffk_type_register(const char *key, int32_t parent_index) {
   if (e == NULL || keys_reserve(g_keys_used + 1) != 0) {
     pthread_mutex_unlock(&g_lock);
     free(e);
-    if (!ffk_error_occurred()) ffk_error_set(FFK_ERR_MEMORY, "out of memory registering type \"%s\"", key);
+    ffk_error_set(FFK_ERR_MEMORY, "out of memory registering type \"%s\"", key);
     return -1;
   }
   memset(e, 0, sizeof *e);
