@@ -70,7 +70,13 @@ static int32_t g_next_dynamic = FFK_TYPE_STATIC_END;
 static pthread_mutex_t g_lock = PTHREAD_MUTEX_INITIALIZER;
 static pthread_once_t g_once = PTHREAD_ONCE_INIT;
 
-/* Key index: open addressing over type indices (-1 empty); guarded by g_lock. */
+/*
+ * Key index: open addressing over type indices (-1 empty); guarded by g_lock. It starts
+ * in static storage, so loading the library allocates nothing, and moves to the heap
+ * when registrations outgrow it.
+ */
+#define INITIAL_KEYS 128
+static int32_t g_keys_initial[INITIAL_KEYS];
 static int32_t *g_keys;
 static size_t g_keys_cap;
 static size_t g_keys_used;
@@ -96,7 +102,7 @@ static void keys_put(int32_t index, const char *key) {
 
 static int keys_reserve(size_t want) {
   if ((want + 1) * 2 <= g_keys_cap) return 0;
-  size_t cap = g_keys_cap ? g_keys_cap * 2 : 128;
+  size_t cap = g_keys_cap * 2;
   while ((want + 1) * 2 > cap) cap *= 2;
   int32_t *fresh = ffk_mem__raw_alloc(cap * sizeof *fresh);
   if (fresh == NULL) return -1; /* the caller raises */
@@ -108,7 +114,7 @@ static int keys_reserve(size_t want) {
   g_keys_used = 0;
   for (size_t i = 0; i < old_cap; ++i)
     if (old[i] >= 0) keys_put(old[i], g_types[old[i]]->key);
-  free(old);
+  if (old != g_keys_initial) free(old);
   return 0;
 }
 
@@ -133,7 +139,10 @@ static void fill_entry(type_entry *e, int32_t index, const type_entry *parent) {
 
 static void init_static(void) {
   pthread_mutex_lock(&g_lock);
-  if (keys_reserve(N_STATIC) != 0) abort(); /* cannot happen: before main, a few hundred bytes */
+  FFK_STATIC_ASSERT((N_STATIC + 1) * 2 <= INITIAL_KEYS, "static types fit the initial key index");
+  memset(g_keys_initial, 0xff, sizeof g_keys_initial);
+  g_keys = g_keys_initial;
+  g_keys_cap = INITIAL_KEYS;
   for (int i = 0; i < N_STATIC; ++i) {
     type_entry *e = &g_static_entries[i];
     e->key = k_static[i].key;
