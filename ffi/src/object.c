@@ -150,6 +150,18 @@ ffk_object *ffk_object_alloc(int32_t type_index, size_t size, ffk_deleter delete
   return obj;
 }
 
+ffk_object *ffk_object_realloc(ffk_object *obj, size_t size) {
+  if (FFK_UNLIKELY(size < sizeof(ffk_object))) {
+    ffk_error_set(FFK_ERR_VALUE, "ffk_object_realloc: size %zu is smaller than the header", size);
+    return NULL;
+  }
+  assert(ffk_object_is_unique(obj) && !(obj->flags & FFK_OBJECT_IMMORTAL));
+  ffk_object *moved = ffk_mem__raw_realloc(obj, size);
+  if (FFK_UNLIKELY(moved == NULL))
+    ffk_error_set(FFK_ERR_MEMORY, "out of memory growing a %s to %zu bytes", ffk_type_name(obj->type_index), size);
+  return moved;
+}
+
 void ffk_object_free(ffk_object *obj) {
   if (obj == NULL || (obj->flags & FFK_OBJECT_IMMORTAL)) return;
   ffk_debug__object_died(obj->type_index);

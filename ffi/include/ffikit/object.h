@@ -100,6 +100,15 @@ enum {
  */
 FFK_API ffk_object *ffk_object_alloc(int32_t type_index, size_t size, ffk_deleter deleter);
 
+/*
+ * Moves a uniquely owned object made by ffk_object_alloc to a block of `size` bytes
+ * (bytes past the old size are uninitialised). The caller must hold the only reference
+ * (ffk_object_is_unique: no other strong or weak holder could see the move). Returns
+ * the new address (the old one is no longer valid), or NULL with a MemoryError and
+ * `obj` unchanged, or NULL with a ValueError when size is smaller than the header.
+ */
+FFK_API ffk_object *ffk_object_realloc(ffk_object *obj, size_t size);
+
 /* Frees the memory of an object made by ffk_object_alloc. Only a deleter calls this. */
 FFK_API void ffk_object_free(ffk_object *obj);
 
