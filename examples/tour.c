@@ -100,9 +100,30 @@ int main(void) {
     ffk_object_release((ffk_object *)err);
   }
 
+  printf("\n7. Array: copy-on-write. A change through one handle never shows through another\n");
+  ffk_array *a = ffk_array_new(NULL, 0);
+  for (int64_t i = 1; i <= 3; ++i) {
+    ffk_any v = ffk_any_int(i);
+    ffk_array_push(&a, &v); /* unique: grows in place, no copy */
+  }
+  ffk_array *b = a; /* a second handle to the same object */
+  ffk_object_retain(&b->header);
+  ffk_any hundred = ffk_any_int(100);
+  ffk_array_set(&a, 0, &hundred); /* shared: a gets a changed copy, b keeps the original */
+  bool both_unique = ffk_object_is_unique(&a->header) && ffk_object_is_unique(&b->header);
+  ffk_any av = ffk_any_object(&a->header), bv = ffk_any_object(&b->header);
+  show("a after set", &av);
+  show("b, untouched", &bv);
+  printf("  a and b are %s objects now; each is unique again: %s\n", a != b ? "different" : "the same",
+         both_unique ? "yes" : "no");
+  ffk_any_release(&av);
+  ffk_any_release(&bv);
+  ffk_object_release(&a->header);
+  ffk_object_release(&b->header);
+
   ffk_any_release(&small);
   ffk_any_release(&same_any);
   ffk_any_release(&shape_any);
-  printf("\nDone. Next: containers, functions and tensors build on these pieces.\n");
+  printf("\nDone. Next: Map, List and Dict, then functions and tensors build on these pieces.\n");
   return 0;
 }

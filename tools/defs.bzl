@@ -21,6 +21,10 @@ C_OPTS = [
 
 CC_TEST_OPTS = ["-Wall", "-Wextra", "-Werror", "-Wno-missing-field-initializers"]
 
+def _full_label(label):
+    """//ffi -> //ffi:ffi, so that a suffix names the sibling target."""
+    return label if ":" in label else label + ":" + label.split("/")[-1]
+
 def ffk_library(name, srcs, hdrs, components = [], deps = [], linkopts = [], **kwargs):
     """A component library in its release and _testing forms.
 
@@ -36,7 +40,7 @@ def ffk_library(name, srcs, hdrs, components = [], deps = [], linkopts = [], **k
             includes = ["include"],
             copts = C_OPTS,
             local_defines = defines,
-            deps = [c + suffix for c in components] + deps,
+            deps = [_full_label(c) + suffix for c in components] + deps,
             linkopts = linkopts,
             linkstatic = True,
             # Every object file goes into libffikit.so, referenced or not.

@@ -7,7 +7,7 @@
 #ifndef FFIKIT_FFI_INTERNAL_H
 #define FFIKIT_FFI_INTERNAL_H
 
-#include <ffikit/ffikit.h>
+#include <ffikit/ffi.h>
 
 #include <assert.h>
 #include <stdarg.h>

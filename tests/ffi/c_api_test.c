@@ -4,6 +4,9 @@
  */
 #include <ffikit/ffikit.h>
 #include <ffikit/any.h>
+#include <ffikit/array.h>
+#include <ffikit/ffi.h>
+#include <ffikit/tuple.h>
 #include <ffikit/base.h>
 #include <ffikit/debug.h>
 #include <ffikit/device.h>

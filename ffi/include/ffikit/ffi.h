@@ -1,8 +1,8 @@
 /*
- * ffikit/ffikit.h - every public header of ffikit at once.
+ * ffikit/ffi.h - every public header of the ffi core (ffikit/ffikit.h adds the layers above).
  */
-#ifndef FFIKIT_FFIKIT_H
-#define FFIKIT_FFIKIT_H
+#ifndef FFIKIT_FFI_H
+#define FFIKIT_FFI_H
 
 #include <ffikit/base.h>
 #include <ffikit/object.h>
@@ -17,4 +17,4 @@
 #include <ffikit/repr.h>
 #include <ffikit/debug.h>
 
-#endif /* FFIKIT_FFIKIT_H */
+#endif /* FFIKIT_FFI_H */

@@ -1,0 +1,10 @@
+/*
+ * init.c - hooks the containers into the ffi core when the library loads: their
+ * repr slots in the type registry.
+ */
+#include "containers_internal.h"
+
+__attribute__((constructor)) static void containers_init(void) {
+  ffk_type_set_repr(FFK_TYPE_ARRAY, ffk_array__repr);
+  ffk_type_set_repr(FFK_TYPE_TUPLE, ffk_array__repr);
+}

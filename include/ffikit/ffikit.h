@@ -1,0 +1,13 @@
+/*
+ * ffikit/ffikit.h - every public header of ffikit at once: the ffi core and the
+ * containers. Link libffikit (or the component libraries) for the definitions.
+ */
+#ifndef FFIKIT_FFIKIT_H
+#define FFIKIT_FFIKIT_H
+
+#include <ffikit/ffi.h>
+
+#include <ffikit/array.h>
+#include <ffikit/tuple.h>
+
+#endif /* FFIKIT_FFIKIT_H */
