@@ -8,6 +8,7 @@
 #include <ffikit/ffi.h>
 
 #include <ffikit/array.h>
+#include <ffikit/map.h>
 #include <ffikit/tuple.h>
 
 #endif /* FFIKIT_FFIKIT_H */

@@ -6,6 +6,7 @@
 #include <ffikit/any.h>
 #include <ffikit/array.h>
 #include <ffikit/ffi.h>
+#include <ffikit/map.h>
 #include <ffikit/tuple.h>
 #include <ffikit/base.h>
 #include <ffikit/debug.h>
@@ -61,6 +62,14 @@ int main(void) {
   CHECK(sh != NULL && ffk_shape_product(sh) == 15);
   ffk_object_release(&sh->header);
   CHECK(ffk_type_register("c.Thing", FFK_TYPE_OBJECT) >= FFK_TYPE_STATIC_END);
+
+  ffk_map *m = ffk_map_new();
+  ffk_any k = ffk_any_raw_str("key"), val = ffk_any_int(1);
+  CHECK(m != NULL && ffk_map_set(&m, &k, &val) == 0 && ffk_map_size(m) == 1);
+  ffk_object_release((ffk_object *)m);
+  ffk_array *arr = ffk_array_new(&val, 1);
+  CHECK(arr != NULL && ffk_array_push(&arr, &val) == 0 && ffk_array_size(arr) == 2);
+  ffk_object_release(&arr->header);
 
   CHECK(ffk_debug_live_objects(-1) == 0);
   CHECK(!ffk_error_occurred());

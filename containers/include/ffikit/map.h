@@ -1,0 +1,68 @@
+/*
+ * ffikit/map.h - Map: a copy-on-write mapping that keeps insertion order.
+ *
+ * Keys follow ffk_any_equal/ffk_any_hash: 1, True and 1.0 are three keys; str keys
+ * match by content whatever their form (so a raw C string view finds a stored String);
+ * other objects match by identity. Updating an existing key keeps its position; erasing
+ * keeps the order of the rest.
+ *
+ * Mutators take the handle's address (`ffk_map **m`) and follow the copy-on-write rule
+ * of ffikit/array.h: in place when the caller's reference is the only one, else on a
+ * copy stored into *m once the change has succeeded. On failure *m is unchanged.
+ * Any number of threads may read a shared Map.
+ */
+#ifndef FFIKIT_MAP_H
+#define FFIKIT_MAP_H
+
+#include <ffikit/array.h>
+
+FFK_EXTERN_C_BEGIN
+
+typedef struct ffk_map ffk_map;
+
+/* A new empty Map. New reference, or NULL with a MemoryError. */
+FFK_API ffk_map *ffk_map_new(void);
+
+/*
+ * A new Map from `n` key/value pairs (borrowed; later duplicates win, keeping the first
+ * position). New reference, or NULL with a ValueError (negative n, NULL arrays), a
+ * TypeError (a DLTensor* view) or a MemoryError.
+ */
+FFK_API ffk_map *ffk_map_from_pairs(const ffk_any *keys, const ffk_any *values, int64_t n);
+
+/* The number of entries. Cannot fail. */
+FFK_API int64_t ffk_map_size(const ffk_map *m);
+
+/* Looks `key` up: 1 with a new reference to the value in *out, or 0 (missing, *out None). Cannot fail. */
+FFK_API int ffk_map_get(const ffk_map *m, const ffk_any *key, ffk_any *out);
+
+/* True when `key` is present. Cannot fail. */
+FFK_API bool ffk_map_contains(const ffk_map *m, const ffk_any *key);
+
+/*
+ * Sets key -> value (owned copies of both). An existing key keeps its position.
+ * 0, or -1 with *m unchanged (ValueError for a NULL handle, TypeError, MemoryError).
+ */
+FFK_API int ffk_map_set(ffk_map **m, const ffk_any *key, const ffk_any *value);
+
+/* Removes `key`: 1 when it was present, 0 when not (*m untouched), -1 with *m unchanged (MemoryError). */
+FFK_API int ffk_map_erase(ffk_map **m, const ffk_any *key);
+
+/*
+ * Iterates in insertion order without touching reference counts: start with *pos = 0;
+ * each call that returns true sets *key and *value to pointers borrowed from `m` (valid
+ * while it is held and not mutated through this handle). Returns false at the end.
+ */
+FFK_API bool ffk_map_next(const ffk_map *m, int64_t *pos, const ffk_any **key, const ffk_any **value);
+
+/* The keys, values, or (key, value) Tuples, as a new Array in insertion order; NULL with a MemoryError. */
+FFK_API ffk_array *ffk_map_keys(const ffk_map *m);
+FFK_API ffk_array *ffk_map_values(const ffk_map *m);
+FFK_API ffk_array *ffk_map_items(const ffk_map *m);
+
+/* Sets every entry of `other` into *m (other's values win). 0, or -1 with *m unchanged. */
+FFK_API int ffk_map_merge(ffk_map **m, const ffk_map *other);
+
+FFK_EXTERN_C_END
+
+#endif /* FFIKIT_MAP_H */

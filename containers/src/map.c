@@ -1,0 +1,228 @@
+/*
+ * map.c - Map: a copy-on-write ordered mapping over the shared hash table (table.c).
+ *
+ * The same copy-on-write protocol as array.c: writable() gives the object itself when
+ * unique, else a copy that commit() installs only after the edit succeeded. Every step
+ * that can fail (owned copies of views, growing the table) happens before the table
+ * changes, so a failure leaves *m exactly as it was.
+ */
+#include "containers_internal.h"
+#include "table.h"
+
+#include <ffikit/map.h>
+
+struct ffk_map {
+  ffk_object header;
+  ffk_table table;
+};
+
+static void map_deleter(void *self, int which) {
+  ffk_map *m = self;
+  if (which & FFK_DELETER_DESTROY) ffk_table__free(&m->table);
+  if (which & FFK_DELETER_FREE) ffk_object_free(&m->header);
+}
+
+ffk_map *ffk_map_new(void) {
+  ffk_map *m = (ffk_map *)ffk_object_alloc(FFK_TYPE_MAP, sizeof(ffk_map), map_deleter);
+  if (m != NULL) ffk_table__init(&m->table);
+  return m;
+}
+
+int64_t ffk_map_size(const ffk_map *m) { return m->table.size; }
+
+int ffk_map_get(const ffk_map *m, const ffk_any *key, ffk_any *out) {
+  int64_t pos = ffk_table__find(&m->table, key, ffk_any_hash(key));
+  if (pos < 0) {
+    *out = ffk_any_none();
+    return 0;
+  }
+  *out = m->table.entries[pos].value;
+  ffk_any_retain(out);
+  return 1;
+}
+
+bool ffk_map_contains(const ffk_map *m, const ffk_any *key) {
+  return ffk_table__find(&m->table, key, ffk_any_hash(key)) >= 0;
+}
+
+bool ffk_map_next(const ffk_map *m, int64_t *pos, const ffk_any **key, const ffk_any **value) {
+  ffk_table_entry *e = ffk_table__next(&m->table, pos);
+  if (e == NULL) return false;
+  *key = &e->key;
+  *value = &e->value;
+  return true;
+}
+
+/* *pm itself when unique, else a copy with room for `extra` more entries (NULL on MemoryError). */
+static ffk_map *writable(ffk_map **pm, int64_t extra) {
+  ffk_map *m = *pm;
+  if (ffk_object_is_unique(&m->header)) return m;
+  ffk_map *copy = (ffk_map *)ffk_object_alloc(FFK_TYPE_MAP, sizeof(ffk_map), map_deleter);
+  if (copy == NULL) return NULL;
+  if (ffk_table__copy(&copy->table, &m->table, extra) != 0) {
+    ffk_table__init(&copy->table);
+    ffk_object_release(&copy->header);
+    return NULL;
+  }
+  return copy;
+}
+
+static void commit(ffk_map **pm, ffk_map *w) {
+  if (w == *pm) return;
+  ffk_map *old = *pm;
+  *pm = w;
+  ffk_object_release(&old->header);
+}
+
+static void abandon(ffk_map **pm, ffk_map *w) {
+  if (w != *pm) ffk_object_release(&w->header);
+}
+
+/*
+ * Sets an owned key/value in a writable map, taking them over (released on failure).
+ * The old value of an existing key is moved to *old for the caller to release once
+ * everything is consistent.
+ */
+static int put(ffk_map *w, ffk_any key, ffk_any value, ffk_any *old) {
+  *old = ffk_any_none();
+  uint64_t hash = ffk_any_hash(&key);
+  int64_t pos = ffk_table__find(&w->table, &key, hash);
+  if (pos >= 0) {
+    *old = w->table.entries[pos].value;
+    w->table.entries[pos].value = value; /* store the new value before the old one goes */
+    ffk_any_release(&key);
+    return 0;
+  }
+  if (ffk_table__reserve(&w->table, 1) != 0) {
+    ffk_any_release(&key);
+    ffk_any_release(&value);
+    return -1;
+  }
+  ffk_table__append(&w->table, hash, key, value);
+  return 0;
+}
+
+int ffk_map_set(ffk_map **pm, const ffk_any *key, const ffk_any *value) {
+  if (pm == NULL || *pm == NULL) return ffk_error_set(FFK_ERR_VALUE, "ffk_map_set: the map handle is NULL");
+  ffk_any k, v;
+  if (ffk_any_to_owned(key, &k) != 0) return -1;
+  if (ffk_any_to_owned(value, &v) != 0) {
+    ffk_any_release(&k);
+    return -1;
+  }
+  ffk_map *w = writable(pm, 1);
+  if (w == NULL) {
+    ffk_any_release(&k);
+    ffk_any_release(&v);
+    return -1;
+  }
+  ffk_any old;
+  if (put(w, k, v, &old) != 0) {
+    abandon(pm, w);
+    return -1;
+  }
+  commit(pm, w);
+  ffk_any_release(&old);
+  return 0;
+}
+
+int ffk_map_erase(ffk_map **pm, const ffk_any *key) {
+  if (pm == NULL || *pm == NULL) return ffk_error_set(FFK_ERR_VALUE, "ffk_map_erase: the map handle is NULL");
+  uint64_t hash = ffk_any_hash(key);
+  if (ffk_table__find(&(*pm)->table, key, hash) < 0) return 0;
+  ffk_map *w = writable(pm, 0);
+  if (w == NULL) return -1;
+  ffk_any old_key, old_value;
+  ffk_table__erase_at(&w->table, ffk_table__find(&w->table, key, hash), &old_key, &old_value);
+  commit(pm, w);
+  ffk_any_release(&old_key);
+  ffk_any_release(&old_value);
+  return 1;
+}
+
+ffk_map *ffk_map_from_pairs(const ffk_any *keys, const ffk_any *values, int64_t n) {
+  if (n < 0 || ((keys == NULL || values == NULL) && n > 0)) {
+    ffk_error_set(FFK_ERR_VALUE, "ffk_map_from_pairs: %lld pairs from %p and %p", (long long)n, (const void *)keys,
+                  (const void *)values);
+    return NULL;
+  }
+  ffk_map *m = ffk_map_new();
+  if (m == NULL) return NULL;
+  if (n > 0 && ffk_table__reserve(&m->table, n) != 0) goto fail;
+  for (int64_t i = 0; i < n; ++i)
+    if (ffk_map_set(&m, &keys[i], &values[i]) != 0) goto fail;
+  return m;
+fail:
+  ffk_object_release(&m->header);
+  return NULL;
+}
+
+int ffk_map_merge(ffk_map **pm, const ffk_map *other) {
+  if (pm == NULL || *pm == NULL || other == NULL)
+    return ffk_error_set(FFK_ERR_VALUE, "ffk_map_merge: a map is NULL");
+  if (other->table.size == 0) return 0;
+  /* All-or-nothing: merge into a private copy (entries in `other` are owned: no views). */
+  ffk_map *w = (ffk_map *)ffk_object_alloc(FFK_TYPE_MAP, sizeof(ffk_map), map_deleter);
+  if (w == NULL) return -1;
+  if (ffk_table__copy(&w->table, &(*pm)->table, other->table.size) != 0) {
+    ffk_table__init(&w->table);
+    ffk_object_release(&w->header);
+    return -1;
+  }
+  int64_t pos = 0;
+  for (ffk_table_entry *e; (e = ffk_table__next(&other->table, &pos)) != NULL;) {
+    ffk_any k = e->key, v = e->value, old;
+    ffk_any_retain(&k);
+    ffk_any_retain(&v);
+    if (put(w, k, v, &old) != 0) { /* cannot run out of room: reserved above */
+      ffk_object_release(&w->header);
+      return -1;
+    }
+    ffk_any_release(&old);
+  }
+  ffk_map *previous = *pm;
+  *pm = w;
+  ffk_object_release(&previous->header);
+  return 0;
+}
+
+/* One Array from the entries: what = 0 keys, 1 values, 2 (key, value) tuples. */
+static ffk_array *collect(const ffk_map *m, int what) {
+  ffk_array *out = ffk_array_with_capacity(m->table.size);
+  if (out == NULL) return NULL;
+  int64_t pos = 0;
+  for (ffk_table_entry *e; (e = ffk_table__next(&m->table, &pos)) != NULL;) {
+    ffk_any item;
+    if (what == 2) {
+      ffk_tuple *t = ffk_tuple_pack(2, e->key, e->value);
+      if (t == NULL) {
+        ffk_object_release(&out->header);
+        return NULL;
+      }
+      item = ffk_any_object_steal(&t->header);
+    } else {
+      item = what == 0 ? e->key : e->value;
+      ffk_any_retain(&item);
+    }
+    ffk_array_push_steal(&out, &item); /* room reserved: cannot fail */
+  }
+  return out;
+}
+
+ffk_array *ffk_map_keys(const ffk_map *m) { return collect(m, 0); }
+ffk_array *ffk_map_values(const ffk_map *m) { return collect(m, 1); }
+ffk_array *ffk_map_items(const ffk_map *m) { return collect(m, 2); }
+
+/* repr: {"a": 1, 3: 2} */
+int ffk_map__repr(ffk_object *self, ffk_repr_ctx *ctx) {
+  const ffk_map *m = (const ffk_map *)self;
+  if (ffk_repr_append(ctx, "{", 1) != 0) return -1;
+  int64_t pos = 0;
+  bool first = true;
+  for (ffk_table_entry *e; (e = ffk_table__next(&m->table, &pos)) != NULL; first = false) {
+    if ((!first && ffk_repr_append(ctx, ", ", 2) != 0) || ffk_repr_any(ctx, &e->key) != 0 ||
+        ffk_repr_append(ctx, ": ", 2) != 0 || ffk_repr_any(ctx, &e->value) != 0)
+      return -1;
+  }
+  return ffk_repr_append(ctx, "}", 1);
+}

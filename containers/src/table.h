@@ -1,0 +1,66 @@
+/*
+ * table.h - the ordered hash table Map and Dict share (private to containers).
+ *
+ * CPython's compact dict layout: `entries` holds {hash, key, value} in insertion order;
+ * `index` maps hash slots to entry positions. Tables of at most TABLE_SMALL entries have
+ * no index and are scanned linearly. Erasing marks the entry deleted (its key gets type
+ * TABLE_DELETED) and leaves a dummy in the index, so the order of the rest is kept;
+ * deleted entries are reclaimed when the entries array is rebuilt.
+ *
+ * Keys and values in live entries are owned. Functions that can fail return 0/-1 with
+ * a MemoryError and leave the table unchanged.
+ */
+#ifndef FFIKIT_CONTAINERS_TABLE_H
+#define FFIKIT_CONTAINERS_TABLE_H
+
+#include <ffikit/ffi.h>
+
+#define TABLE_SMALL 8
+#define TABLE_DELETED (-1)
+
+typedef struct ffk_table_entry {
+  uint64_t hash;
+  ffk_any key; /* key.type_index == TABLE_DELETED marks an erased entry */
+  ffk_any value;
+} ffk_table_entry;
+
+typedef struct ffk_table {
+  ffk_table_entry *entries;
+  int32_t *index;    /* NULL while small; else index_size slots: -1 empty, -2 dummy, else entry position */
+  int64_t size;      /* live entries */
+  int64_t used;      /* entries[0, used) are live or deleted */
+  int64_t capacity;  /* room in entries */
+  int64_t index_size;
+} ffk_table;
+
+/* An empty table (allocates nothing). */
+void ffk_table__init(ffk_table *t);
+
+/* Releases every key and value and frees the arrays, leaving an empty table. */
+void ffk_table__free(ffk_table *t);
+
+/* Makes `dst` (uninitialised) a copy of `src` with every key and value retained. 0 or -1. */
+int ffk_table__copy(ffk_table *dst, const ffk_table *src, int64_t extra_room);
+
+/* The position of the live entry whose key equals `key`, or -1. Cannot fail. */
+int64_t ffk_table__find(const ffk_table *t, const ffk_any *key, uint64_t hash);
+
+/* Makes room for `n` more entries without another allocation. 0 or -1 (table unchanged). */
+int ffk_table__reserve(ffk_table *t, int64_t n);
+
+/*
+ * Appends an entry for a key known to be absent, taking over `key` and `value` (owned,
+ * no views). Requires room (ffk_table__reserve(t, 1) succeeded). Cannot fail.
+ */
+void ffk_table__append(ffk_table *t, uint64_t hash, ffk_any key, ffk_any value);
+
+/*
+ * Erases the live entry at `pos`, moving its key and value to *key and *value (the
+ * caller releases them once its container is consistent). Cannot fail.
+ */
+void ffk_table__erase_at(ffk_table *t, int64_t pos, ffk_any *key, ffk_any *value);
+
+/* Advances *pos to the next live entry and returns it, or NULL at the end. Start at 0. */
+ffk_table_entry *ffk_table__next(const ffk_table *t, int64_t *pos);
+
+#endif /* FFIKIT_CONTAINERS_TABLE_H */

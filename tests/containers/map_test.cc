@@ -1,0 +1,323 @@
+// ffikit/map.h: key semantics, insertion order, copy-on-write identity, iteration,
+// a random model check, and allocation failures.
+#include <ffikit/ffikit.h>
+
+#include <algorithm>
+#include <functional>
+#include <random>
+#include <string>
+#include <utility>
+#include <vector>
+
+#include "tests/support/ffk_test.h"
+
+namespace {
+
+class Map : public ffk::test::Test {};
+using ffk::test::FetchError;
+using ffk::test::OwnedAny;
+
+ffk_object* Obj(ffk_map* m) { return reinterpret_cast<ffk_object*>(m); }
+
+std::string R(ffk_map* m) {
+  ffk_any v = ffk_any_object(Obj(m));
+  std::string s = ffk::test::Repr(v);
+  ffk_any_release(&v);
+  return s;
+}
+
+int Set(ffk_map** m, ffk_any k, ffk_any v) { return ffk_map_set(m, &k, &v); }
+
+TEST_F(Map, SetGetAndReprInInsertionOrder) {
+  ffk_map* m = ffk_map_new();
+  ASSERT_EQ(Set(&m, ffk_any_raw_str("a"), ffk_any_int(1)), 0);
+  ASSERT_EQ(Set(&m, ffk_any_int(3), ffk_any_int(2)), 0);
+  EXPECT_EQ(R(m), "{\"a\": 1, 3: 2}");
+  EXPECT_EQ(ffk_map_size(m), 2);
+  OwnedAny v;
+  ffk_any key = ffk_any_raw_str("a");
+  EXPECT_EQ(ffk_map_get(m, &key, &v.v), 1);
+  EXPECT_EQ(v.v.v_int, 1);
+  ffk_any missing = ffk_any_int(4);
+  EXPECT_EQ(ffk_map_get(m, &missing, &v.v), 0);
+  EXPECT_EQ(v.v.type_index, FFK_TYPE_NONE);
+  ffk_object_release(Obj(m));
+}
+
+TEST_F(Map, OneTrueAndOnePointZeroAreThreeKeys) {
+  ffk_map* m = ffk_map_new();
+  Set(&m, ffk_any_int(1), ffk_any_raw_str("int"));
+  Set(&m, ffk_any_bool(true), ffk_any_raw_str("bool"));
+  Set(&m, ffk_any_float(1.0), ffk_any_raw_str("float"));
+  EXPECT_EQ(ffk_map_size(m), 3);
+  EXPECT_EQ(R(m), "{1: \"int\", True: \"bool\", 1.0: \"float\"}");
+  ffk_object_release(Obj(m));
+}
+
+TEST_F(Map, StringKeysMatchAcrossForms) {
+  ffk_map* m = ffk_map_new();
+  ffk_string* s = ffk_string_new("a key longer than seven", 23);
+  ffk_any heap = ffk_any_object_steal(&s->header);
+  ASSERT_EQ(Set(&m, heap, ffk_any_int(1)), 0);
+  ffk_any raw = ffk_any_raw_str("a key longer than seven");
+  EXPECT_TRUE(ffk_map_contains(m, &raw));
+  ffk_any small_k;
+  ffk_any_cstr("short", &small_k);
+  Set(&m, small_k, ffk_any_int(2));
+  ffk_string* s2 = ffk_string_new("short", 5);
+  ffk_any heap_short = ffk_any_object_steal(&s2->header);
+  EXPECT_TRUE(ffk_map_contains(m, &heap_short)) << "a String object finds an inline key";
+  ffk_any bytes;
+  ffk_any_bytes("short", 5, &bytes);
+  EXPECT_FALSE(ffk_map_contains(m, &bytes)) << "bytes never equal str";
+  ffk_any_release(&heap);
+  ffk_any_release(&heap_short);
+  ffk_object_release(Obj(m));
+}
+
+TEST_F(Map, UpdateKeepsPositionEraseKeepsOrderReinsertGoesLast) {
+  ffk_map* m = ffk_map_new();
+  for (int i = 0; i < 5; ++i) Set(&m, ffk_any_int(i), ffk_any_int(i * 10));
+  Set(&m, ffk_any_int(1), ffk_any_int(-1));
+  EXPECT_EQ(R(m), "{0: 0, 1: -1, 2: 20, 3: 30, 4: 40}");
+  ffk_any two = ffk_any_int(2);
+  EXPECT_EQ(ffk_map_erase(&m, &two), 1);
+  EXPECT_EQ(ffk_map_erase(&m, &two), 0);
+  EXPECT_EQ(R(m), "{0: 0, 1: -1, 3: 30, 4: 40}");
+  Set(&m, ffk_any_int(2), ffk_any_int(22));
+  EXPECT_EQ(R(m), "{0: 0, 1: -1, 3: 30, 4: 40, 2: 22}");
+  ffk_object_release(Obj(m));
+}
+
+TEST_F(Map, SetOnSharedCopiesAndLeavesOtherHandleUnchanged) {
+  ffk_map* m = ffk_map_new();
+  Set(&m, ffk_any_int(1), ffk_any_int(1));
+  ffk_map* before = m;
+  Set(&m, ffk_any_int(2), ffk_any_int(2));
+  EXPECT_EQ(m, before) << "unique: in place";
+  ffk_map* other = m;
+  ffk_object_retain(Obj(other));
+  ASSERT_EQ(Set(&m, ffk_any_int(1), ffk_any_int(100)), 0);
+  EXPECT_NE(m, other);
+  EXPECT_EQ(R(m), "{1: 100, 2: 2}");
+  EXPECT_EQ(R(other), "{1: 1, 2: 2}");
+  EXPECT_EQ(ffk_object_use_count(Obj(other)), 1u);
+  ffk_any one = ffk_any_int(1);
+  ffk_map* shared = other;
+  ffk_object_retain(Obj(shared));
+  ASSERT_EQ(ffk_map_erase(&other, &one), 1);
+  EXPECT_NE(other, shared);
+  EXPECT_EQ(R(shared), "{1: 1, 2: 2}");
+  EXPECT_EQ(R(other), "{2: 2}");
+  for (ffk_map* x : {m, other, shared}) ffk_object_release(Obj(x));
+}
+
+TEST_F(Map, IterationBorrowsInOrderWithoutRefcountTraffic) {
+  ffk_map* m = ffk_map_new();
+  ffk_string* s = ffk_string_new("a value string object", 21);
+  ffk_any sv = ffk_any_object_steal(&s->header);
+  for (int i = 0; i < 20; ++i) Set(&m, ffk_any_int(i), sv);
+  uint32_t count = ffk_object_use_count(&s->header);
+  int64_t pos = 0;
+  const ffk_any *k, *v;
+  int64_t expect = 0;
+  while (ffk_map_next(m, &pos, &k, &v)) {
+    EXPECT_EQ(k->v_int, expect++);
+    EXPECT_EQ(v->v_obj, &s->header);
+  }
+  EXPECT_EQ(expect, 20);
+  EXPECT_EQ(ffk_object_use_count(&s->header), count);
+  ffk_any_release(&sv);
+  ffk_object_release(Obj(m));
+}
+
+TEST_F(Map, KeysValuesItemsAndMerge) {
+  ffk_any keys[3] = {ffk_any_raw_str("x"), ffk_any_raw_str("y"), ffk_any_raw_str("x")};
+  ffk_any vals[3] = {ffk_any_int(1), ffk_any_int(2), ffk_any_int(3)};
+  ffk_map* m = ffk_map_from_pairs(keys, vals, 3);
+  ASSERT_NE(m, nullptr);
+  EXPECT_EQ(R(m), "{\"x\": 3, \"y\": 2}") << "a later duplicate wins, at the first position";
+  ffk_array* ks = ffk_map_keys(m);
+  ffk_array* vs = ffk_map_values(m);
+  ffk_array* items = ffk_map_items(m);
+  ffk_any kv = ffk_any_object_steal(&ks->header), vv = ffk_any_object_steal(&vs->header),
+          iv = ffk_any_object_steal(&items->header);
+  EXPECT_EQ(ffk::test::Repr(kv), "(\"x\", \"y\")");
+  EXPECT_EQ(ffk::test::Repr(vv), "(3, 2)");
+  EXPECT_EQ(ffk::test::Repr(iv), "((\"x\", 3), (\"y\", 2))");
+  ffk_any_release(&kv);
+  ffk_any_release(&vv);
+  ffk_any_release(&iv);
+  ffk_any k2[2] = {ffk_any_raw_str("y"), ffk_any_raw_str("z")};
+  ffk_any v2[2] = {ffk_any_int(20), ffk_any_int(30)};
+  ffk_map* other = ffk_map_from_pairs(k2, v2, 2);
+  ASSERT_EQ(ffk_map_merge(&m, other), 0);
+  EXPECT_EQ(R(m), "{\"x\": 3, \"y\": 20, \"z\": 30}");
+  ASSERT_EQ(ffk_map_merge(&m, m), 0) << "merging a map into itself changes nothing";
+  EXPECT_EQ(R(m), "{\"x\": 3, \"y\": 20, \"z\": 30}");
+  ffk_object_release(Obj(other));
+  ffk_object_release(Obj(m));
+}
+
+TEST_F(Map, GrowsPastTheSmallTableAndShrinksBackAfterErasing) {
+  ffk_map* m = ffk_map_new();
+  for (int i = 0; i < 1000; ++i) ASSERT_EQ(Set(&m, ffk_any_int(i), ffk_any_int(-i)), 0);
+  for (int i = 0; i < 1000; i += 2) {
+    ffk_any k = ffk_any_int(i);
+    ASSERT_EQ(ffk_map_erase(&m, &k), 1);
+  }
+  EXPECT_EQ(ffk_map_size(m), 500);
+  for (int i = 0; i < 1000; ++i) {
+    ffk_any k = ffk_any_int(i);
+    EXPECT_EQ(ffk_map_contains(m, &k), i % 2 == 1) << i;
+  }
+  for (int round = 0; round < 20000; ++round) {  // churn: dummies must never fill the index
+    ffk_any k = ffk_any_int(5000 + round);
+    ASSERT_EQ(Set(&m, k, k), 0);
+    ASSERT_EQ(ffk_map_erase(&m, &k), 1);
+  }
+  ffk_any absent = ffk_any_int(-5);
+  EXPECT_FALSE(ffk_map_contains(m, &absent));
+  ffk_object_release(Obj(m));
+}
+
+TEST_F(Map, NullHandlesAndBadPairsAreErrors) {
+  ffk_any k = ffk_any_int(1);
+  EXPECT_EQ(ffk_map_set(nullptr, &k, &k), -1);
+  EXPECT_EQ(FetchError(), "ValueError: ffk_map_set: the map handle is NULL");
+  EXPECT_EQ(ffk_map_from_pairs(nullptr, nullptr, 2), nullptr);
+  EXPECT_NE(FetchError().find("2 pairs"), std::string::npos);
+  ffk_map* m = ffk_map_new();
+  ffk_any view = ffk_any_none();
+  view.type_index = FFK_TYPE_DLTENSOR_PTR;
+  EXPECT_EQ(ffk_map_set(&m, &k, &view), -1);
+  EXPECT_NE(FetchError().find("DLTensor*"), std::string::npos);
+  EXPECT_EQ(ffk_map_size(m), 0);
+  ffk_object_release(Obj(m));
+}
+
+TEST_F(Map, MutatorsFailCleanlyAtEveryAllocation) {
+  ffk_any raw_key = ffk_any_raw_str("a raw key long enough to become a String");
+  struct Op {
+    const char* name;
+    std::function<int(ffk_map**)> run;
+  } ops[] = {
+      {"set new", [&](ffk_map** m) { return Set(m, raw_key, raw_key); }},
+      {"set existing", [&](ffk_map** m) { return Set(m, ffk_any_int(3), raw_key); }},
+      {"erase", [&](ffk_map** m) {
+         ffk_any k = ffk_any_int(3);
+         return ffk_map_erase(m, &k) < 0 ? -1 : 0;
+       }},
+      {"merge", [&](ffk_map** m) {
+         ffk_map* other = ffk_map_new();
+         if (other == nullptr) return -1;
+         int rc = Set(&other, ffk_any_int(100), ffk_any_int(1));
+         if (rc == 0) rc = ffk_map_merge(m, other);
+         ffk_object_release(Obj(other));
+         return rc;
+       }},
+  };
+  for (int size : {3, 20}) {  // small (linear) and indexed tables
+    for (bool shared : {false, true}) {
+      for (const auto& op : ops) {
+        SCOPED_TRACE(std::string(op.name) + " size " + std::to_string(size) + (shared ? " shared" : " unique"));
+        ffk_map* m = ffk_map_new();
+        for (int i = 0; i < size; ++i) ASSERT_EQ(Set(&m, ffk_any_int(i), ffk_any_int(i)), 0);
+        ffk_map* other = shared ? m : nullptr;
+        if (shared) ffk_object_retain(Obj(other));
+        std::string before = R(m);
+        ffk::test::SweepAllocationFailures(
+            [&] {
+              ffk_map* h = m;
+              if (op.run(&h) != 0) {
+                EXPECT_EQ(h, m);
+                return false;
+              }
+              m = h;
+              return true;
+            },
+            [&] { EXPECT_EQ(R(m), before); });
+        if (shared) {
+          EXPECT_EQ(R(other), before);
+          ffk_object_release(Obj(other));
+        }
+        ffk_object_release(Obj(m));
+      }
+    }
+  }
+}
+
+// 100,000 random operations against an insertion-ordered model; the seed is printed.
+TEST_F(Map, RandomOperationsMatchAnOrderedModel) {
+  const unsigned seed = std::random_device{}();
+  SCOPED_TRACE("seed " + std::to_string(seed));
+  std::mt19937_64 rng(seed);
+  std::vector<std::pair<int64_t, int64_t>> model;  // insertion order
+  auto find = [&](int64_t k) {
+    return std::find_if(model.begin(), model.end(), [&](const auto& e) { return e.first == k; });
+  };
+  ffk_map* m = ffk_map_new();
+  ffk_map* pinned = nullptr;
+  std::vector<std::pair<int64_t, int64_t>> pinned_model;
+  for (int step = 0; step < 100000; ++step) {
+    int64_t k = static_cast<int64_t>(rng() % 300), v = static_cast<int64_t>(rng());
+    ffk_any key = ffk_any_int(k), val = ffk_any_int(v);
+    switch (rng() % 5) {
+      case 0:
+      case 1: {
+        ASSERT_EQ(ffk_map_set(&m, &key, &val), 0);
+        auto it = find(k);
+        if (it != model.end()) {
+          it->second = v;
+        } else {
+          model.emplace_back(k, v);
+        }
+        break;
+      }
+      case 2: {
+        int rc = ffk_map_erase(&m, &key);
+        auto it = find(k);
+        ASSERT_EQ(rc, it != model.end() ? 1 : 0);
+        if (it != model.end()) model.erase(it);
+        break;
+      }
+      case 3: {
+        ffk_any out;
+        int rc = ffk_map_get(m, &key, &out);
+        auto it = find(k);
+        ASSERT_EQ(rc, it != model.end() ? 1 : 0);
+        if (rc == 1) {
+          ASSERT_EQ(out.v_int, it->second);
+        }
+        break;
+      }
+      case 4:
+        if (rng() % 50 == 0) {
+          if (pinned) {
+            std::vector<std::pair<int64_t, int64_t>> seen;
+            int64_t pos = 0;
+            const ffk_any *pk, *pv;
+            while (ffk_map_next(pinned, &pos, &pk, &pv)) seen.emplace_back(pk->v_int, pv->v_int);
+            ASSERT_EQ(seen, pinned_model) << "a pinned handle never changes";
+            ffk_object_release(Obj(pinned));
+            pinned = nullptr;
+          } else {
+            pinned = m;
+            ffk_object_retain(Obj(m));
+            pinned_model = model;
+          }
+        }
+        break;
+    }
+    ASSERT_EQ(ffk_map_size(m), static_cast<int64_t>(model.size())) << "step " << step;
+  }
+  std::vector<std::pair<int64_t, int64_t>> seen;
+  int64_t pos = 0;
+  const ffk_any *pk, *pv;
+  while (ffk_map_next(m, &pos, &pk, &pv)) seen.emplace_back(pk->v_int, pv->v_int);
+  EXPECT_EQ(seen, model);
+  if (pinned) ffk_object_release(Obj(pinned));
+  ffk_object_release(Obj(m));
+}
+
+}  // namespace
