@@ -32,7 +32,8 @@ static void array_deleter(void *self, int which) {
 
 static size_t block_size(int64_t capacity) { return sizeof(ffk_array) + (size_t)capacity * sizeof(ffk_any); }
 
-ffk_array *ffk_array__alloc(int32_t type_index, int64_t capacity) {
+/* An empty Array or Tuple with room for `capacity` elements (ValueError, MemoryError). */
+static ffk_array *alloc_array(int32_t type_index, int64_t capacity) {
   if (capacity < 0 || capacity > MAX_CAPACITY) {
     ffk_error_set(FFK_ERR_VALUE, "%s capacity %lld is out of range", type_index == FFK_TYPE_TUPLE ? "Tuple" : "Array",
                   (long long)capacity);
@@ -74,7 +75,7 @@ static ffk_array *writable(ffk_array **pa, int64_t need) {
     *pa = moved;
     return moved;
   }
-  ffk_array *copy = ffk_array__alloc(a->header.type_index, need > a->size ? need : a->size);
+  ffk_array *copy = alloc_array(a->header.type_index, need > a->size ? need : a->size);
   if (copy == NULL) return NULL;
   memcpy(copy->data, a->data, (size_t)a->size * sizeof(ffk_any));
   for (int64_t i = 0; i < a->size; ++i) ffk_any_retain(&copy->data[i]);
@@ -114,13 +115,14 @@ static int normalise(const ffk_array *a, int64_t index, int64_t *out) {
 
 /* ---- Construction. ---------------------------------------------------------------- */
 
-ffk_array *ffk_array__new_typed(int32_t type_index, const ffk_any *items, int64_t n) {
+/* ffk_array_new for either type index. */
+static ffk_array *new_typed(int32_t type_index, const ffk_any *items, int64_t n) {
   if (n < 0 || (items == NULL && n > 0)) {
     ffk_error_set(FFK_ERR_VALUE, "cannot make a %s from %lld items at %p", type_index == FFK_TYPE_TUPLE ? "Tuple" : "Array",
                   (long long)n, (const void *)items);
     return NULL;
   }
-  ffk_array *a = ffk_array__alloc(type_index, n);
+  ffk_array *a = alloc_array(type_index, n);
   if (a == NULL) return NULL;
   for (int64_t i = 0; i < n; ++i) {
     if (ffk_any_to_owned(&items[i], &a->data[i]) != 0) {
@@ -132,7 +134,7 @@ ffk_array *ffk_array__new_typed(int32_t type_index, const ffk_any *items, int64_
   return a;
 }
 
-ffk_array *ffk_array_new(const ffk_any *items, int64_t n) { return ffk_array__new_typed(FFK_TYPE_ARRAY, items, n); }
+ffk_array *ffk_array_new(const ffk_any *items, int64_t n) { return new_typed(FFK_TYPE_ARRAY, items, n); }
 
 static bool is_view(const ffk_any *v) {
   return v->type_index == FFK_TYPE_RAW_STR || v->type_index == FFK_TYPE_BYTE_ARRAY_PTR ||
@@ -152,7 +154,7 @@ ffk_array *ffk_array_new_steal(ffk_any *items, int64_t n) {
       goto fail;
     }
   }
-  a = ffk_array__alloc(FFK_TYPE_ARRAY, n);
+  a = alloc_array(FFK_TYPE_ARRAY, n);
   if (a == NULL) goto fail;
   if (n > 0) memcpy(a->data, items, (size_t)n * sizeof(ffk_any));
   a->size = n;
@@ -166,7 +168,7 @@ fail:
   return NULL;
 }
 
-ffk_array *ffk_array_with_capacity(int64_t capacity) { return ffk_array__alloc(FFK_TYPE_ARRAY, capacity); }
+ffk_array *ffk_array_with_capacity(int64_t capacity) { return alloc_array(FFK_TYPE_ARRAY, capacity); }
 
 /* ---- Reading. --------------------------------------------------------------------- */
 
@@ -192,7 +194,7 @@ int ffk_array_index(const ffk_array *a, const ffk_any *value, int64_t *out) {
 bool ffk_array_contains(const ffk_array *a, const ffk_any *value) { return ffk_array_index(a, value, NULL) == 1; }
 
 ffk_array *ffk_array_concat(const ffk_array *a, const ffk_array *b) {
-  ffk_array *c = ffk_array__alloc(FFK_TYPE_ARRAY, a->size + b->size);
+  ffk_array *c = alloc_array(FFK_TYPE_ARRAY, a->size + b->size);
   if (c == NULL) return NULL;
   memcpy(c->data, a->data, (size_t)a->size * sizeof(ffk_any));
   memcpy(c->data + a->size, b->data, (size_t)b->size * sizeof(ffk_any));
@@ -223,7 +225,7 @@ ffk_array *ffk_array_slice(const ffk_array *a, int64_t start, int64_t stop, int6
   }
   if (step == INT64_MIN) step = -INT64_MAX; /* -step must not overflow */
   int64_t n = adjust_slice(a->size, &start, &stop, step);
-  ffk_array *s = ffk_array__alloc(FFK_TYPE_ARRAY, n);
+  ffk_array *s = alloc_array(FFK_TYPE_ARRAY, n);
   if (s == NULL) return NULL;
   for (int64_t k = 0, i = start; k < n; ++k, i += step) {
     s->data[k] = a->data[i];
@@ -334,7 +336,7 @@ int ffk_array_erase(ffk_array **pa, int64_t begin, int64_t end) {
   if (begin == end) return 0;
   if (!ffk_object_is_unique(&a->header)) {
     /* Copy only what stays: nothing to release in the copy. */
-    ffk_array *c = ffk_array__alloc(FFK_TYPE_ARRAY, a->size - (end - begin));
+    ffk_array *c = alloc_array(FFK_TYPE_ARRAY, a->size - (end - begin));
     if (c == NULL) return -1;
     memcpy(c->data, a->data, (size_t)begin * sizeof(ffk_any));
     memcpy(c->data + begin, a->data + end, (size_t)(a->size - end) * sizeof(ffk_any));
@@ -424,7 +426,7 @@ int ffk_array_extend(ffk_array **pa, const ffk_any *items, int64_t n) {
 
 /* ---- Tuple. ----------------------------------------------------------------------- */
 
-ffk_tuple *ffk_tuple_new(int64_t n, const ffk_any *items) { return ffk_array__new_typed(FFK_TYPE_TUPLE, items, n); }
+ffk_tuple *ffk_tuple_new(int64_t n, const ffk_any *items) { return new_typed(FFK_TYPE_TUPLE, items, n); }
 
 ffk_tuple *ffk_tuple_pack(int64_t n, ...) {
   if (n < 0 || n > 64) {

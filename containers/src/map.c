@@ -53,10 +53,8 @@ bool ffk_map_next(const ffk_map *m, int64_t *pos, const ffk_any **key, const ffk
   return true;
 }
 
-/* *pm itself when unique, else a copy with room for `extra` more entries (NULL on MemoryError). */
-static ffk_map *writable(ffk_map **pm, int64_t extra) {
-  ffk_map *m = *pm;
-  if (ffk_object_is_unique(&m->header)) return m;
+/* A new Map holding `m`'s entries (retained) with room for `extra` more; NULL on MemoryError. */
+static ffk_map *copy_of(const ffk_map *m, int64_t extra) {
   ffk_map *copy = (ffk_map *)ffk_object_alloc(FFK_TYPE_MAP, sizeof(ffk_map), map_deleter);
   if (copy == NULL) return NULL;
   if (ffk_table__copy(&copy->table, &m->table, extra) != 0) {
@@ -65,6 +63,11 @@ static ffk_map *writable(ffk_map **pm, int64_t extra) {
     return NULL;
   }
   return copy;
+}
+
+/* *pm itself when unique, else a copy with room for `extra` more entries (NULL on MemoryError). */
+static ffk_map *writable(ffk_map **pm, int64_t extra) {
+  return ffk_object_is_unique(&(*pm)->header) ? *pm : copy_of(*pm, extra);
 }
 
 static void commit(ffk_map **pm, ffk_map *w) {
@@ -129,11 +132,13 @@ int ffk_map_set(ffk_map **pm, const ffk_any *key, const ffk_any *value) {
 int ffk_map_erase(ffk_map **pm, const ffk_any *key) {
   if (pm == NULL || *pm == NULL) return ffk_error_set(FFK_ERR_VALUE, "ffk_map_erase: the map handle is NULL");
   uint64_t hash = ffk_any_hash(key);
-  if (ffk_table__find(&(*pm)->table, key, hash) < 0) return 0;
+  int64_t pos = ffk_table__find(&(*pm)->table, key, hash);
+  if (pos < 0) return 0;
   ffk_map *w = writable(pm, 0);
   if (w == NULL) return -1;
+  if (w != *pm) pos = ffk_table__find(&w->table, key, hash); /* a copy is compacted: positions move */
   ffk_any old_key, old_value;
-  ffk_table__erase_at(&w->table, ffk_table__find(&w->table, key, hash), &old_key, &old_value);
+  ffk_table__erase_at(&w->table, pos, &old_key, &old_value);
   commit(pm, w);
   ffk_any_release(&old_key);
   ffk_any_release(&old_value);
@@ -162,13 +167,8 @@ int ffk_map_merge(ffk_map **pm, const ffk_map *other) {
     return ffk_error_set(FFK_ERR_VALUE, "ffk_map_merge: a map is NULL");
   if (other->table.size == 0) return 0;
   /* All-or-nothing: merge into a private copy (entries in `other` are owned: no views). */
-  ffk_map *w = (ffk_map *)ffk_object_alloc(FFK_TYPE_MAP, sizeof(ffk_map), map_deleter);
+  ffk_map *w = copy_of(*pm, other->table.size);
   if (w == NULL) return -1;
-  if (ffk_table__copy(&w->table, &(*pm)->table, other->table.size) != 0) {
-    ffk_table__init(&w->table);
-    ffk_object_release(&w->header);
-    return -1;
-  }
   int64_t pos = 0;
   for (ffk_table_entry *e; (e = ffk_table__next(&other->table, &pos)) != NULL;) {
     ffk_any k = e->key, v = e->value, old;
@@ -180,9 +180,7 @@ int ffk_map_merge(ffk_map **pm, const ffk_map *other) {
     }
     ffk_any_release(&old);
   }
-  ffk_map *previous = *pm;
-  *pm = w;
-  ffk_object_release(&previous->header);
+  commit(pm, w);
   return 0;
 }
 

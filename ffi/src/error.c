@@ -88,10 +88,7 @@ static ffk_error *alloc_error(const char *kind, size_t message_len) {
   ffk_error *err = (ffk_error *)ffk_mem__raw_alloc(sizeof *err + kind_len + 1 + message_len + 1);
   if (err == NULL) return NULL;
   memset(err, 0, sizeof *err);
-  err->header.refcount = FFK_REFCOUNT_INIT;
-  err->header.type_index = FFK_TYPE_ERROR;
-  err->header.deleter = error_deleter;
-  ffk_debug__object_born(FFK_TYPE_ERROR);
+  ffk_object__init(&err->header, FFK_TYPE_ERROR, error_deleter);
   char *k = (char *)(err + 1);
   memcpy(k, kind, kind_len + 1);
   err->kind = k;

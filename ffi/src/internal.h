@@ -43,7 +43,6 @@
  * nothing, so the error module can fall back to its preallocated MemoryError.
  */
 void *ffk_mem__raw_alloc(size_t size);
-void *ffk_mem__raw_realloc(void *ptr, size_t size);
 
 /*
  * ffk_object_alloc for built-in types that fill every payload byte themselves: the
@@ -52,8 +51,13 @@ void *ffk_mem__raw_realloc(void *ptr, size_t size);
  */
 ffk_object *ffk_object__alloc_uninit(int32_t type_index, size_t size, ffk_deleter deleter);
 
-/* Live-object counting (no-ops unless FFK_TESTING). */
-void ffk_debug__object_born(int32_t type_index);
+/*
+ * Initialises the header of freshly allocated object memory (strong 1, weak 1) and
+ * counts the object live. For allocators that cannot raise (the error module).
+ */
+void ffk_object__init(ffk_object *obj, int32_t type_index, ffk_deleter deleter);
+
+/* Counts an object freed (a no-op unless FFK_TESTING). */
 void ffk_debug__object_died(int32_t type_index);
 
 /* Type registry internals used by repr and Any. */
@@ -70,9 +74,6 @@ int ffk_buf__append(ffk_buf *b, const char *data, size_t size);
 int ffk_buf__vappendf(ffk_buf *b, const char *fmt, va_list ap);
 int ffk_buf__appendf(ffk_buf *b, const char *fmt, ...) FFK_PRINTF(2, 3);
 void ffk_buf__free(ffk_buf *b);
-
-/* Shortest text that reads back to the same double ("0.1", "1e+100", "inf", "nan"). */
-size_t ffk_repr__float(double x, char *buf, size_t cap);
 
 /* Device index parsing helper shared by dtype/device: digits only, fits in int32. */
 bool ffk_parse__u32(const char *s, size_t n, uint32_t max, uint32_t *out);

@@ -35,7 +35,7 @@ static size_t live_slot(int32_t type_index) {
   return type_index >= 0 && type_index < LIVE_SLOTS - 1 ? (size_t)type_index : LIVE_SLOTS - 1;
 }
 
-void ffk_debug__object_born(int32_t type_index) {
+static void object_born(int32_t type_index) {
   __atomic_fetch_add(&g_live[live_slot(type_index)], 1, __ATOMIC_RELAXED);
   __atomic_fetch_add(&g_live_total, 1, __ATOMIC_RELAXED);
 }
@@ -65,7 +65,7 @@ int64_t ffk_debug_allocation_count(void) { return t_alloc_count; }
 #else /* !FFK_TESTING: the hooks cost nothing and say so when asked. */
 
 static inline bool hook_fires(void) { return false; }
-void ffk_debug__object_born(int32_t type_index) { (void)type_index; }
+static void object_born(int32_t type_index) { (void)type_index; }
 void ffk_debug__object_died(int32_t type_index) { (void)type_index; }
 
 static int hooks_missing(const char *what) {
@@ -91,7 +91,7 @@ void *ffk_mem__raw_alloc(size_t size) {
   return malloc(size ? size : 1);
 }
 
-void *ffk_mem__raw_realloc(void *ptr, size_t size) {
+static void *raw_realloc(void *ptr, size_t size) {
   if (hook_fires()) return NULL;
   return realloc(ptr, size ? size : 1);
 }
@@ -113,7 +113,7 @@ void *ffk_mem_calloc(size_t count, size_t size) {
 }
 
 void *ffk_mem_realloc(void *ptr, size_t size) {
-  void *p = ffk_mem__raw_realloc(ptr, size);
+  void *p = raw_realloc(ptr, size);
   if (FFK_UNLIKELY(p == NULL)) ffk_error_set(FFK_ERR_MEMORY, "out of memory reallocating to %zu bytes", size);
   return p;
 }
@@ -122,17 +122,21 @@ void ffk_mem_free(void *ptr) { free(ptr); }
 
 /* ---- Objects. --------------------------------------------------------------------- */
 
+void ffk_object__init(ffk_object *obj, int32_t type_index, ffk_deleter deleter) {
+  obj->refcount = FFK_REFCOUNT_INIT;
+  obj->type_index = type_index;
+  obj->flags = 0;
+  obj->deleter = deleter;
+  object_born(type_index);
+}
+
 ffk_object *ffk_object__alloc_uninit(int32_t type_index, size_t size, ffk_deleter deleter) {
   ffk_object *obj = ffk_mem__raw_alloc(size);
   if (FFK_UNLIKELY(obj == NULL)) {
     ffk_error_set(FFK_ERR_MEMORY, "out of memory allocating a %zu-byte %s", size, ffk_type_name(type_index));
     return NULL;
   }
-  obj->refcount = FFK_REFCOUNT_INIT;
-  obj->type_index = type_index;
-  obj->flags = 0;
-  obj->deleter = deleter;
-  ffk_debug__object_born(type_index);
+  ffk_object__init(obj, type_index, deleter);
   return obj;
 }
 
@@ -156,7 +160,7 @@ ffk_object *ffk_object_realloc(ffk_object *obj, size_t size) {
     return NULL;
   }
   assert(ffk_object_is_unique(obj) && !(obj->flags & FFK_OBJECT_IMMORTAL));
-  ffk_object *moved = ffk_mem__raw_realloc(obj, size);
+  ffk_object *moved = raw_realloc(obj, size);
   if (FFK_UNLIKELY(moved == NULL))
     ffk_error_set(FFK_ERR_MEMORY, "out of memory growing a %s to %zu bytes", ffk_type_name(obj->type_index), size);
   return moved;

@@ -37,7 +37,7 @@ static int append_cstr(ffk_repr_ctx *ctx, const char *s) { return ffk_repr_appen
  * Python's float repr: the fewest significant digits that read back to the same double;
  * positional notation for exponents in [-4, 16), scientific otherwise; ".0" on integers.
  */
-size_t ffk_repr__float(double x, char *buf, size_t cap) {
+static size_t repr_float(double x, char *buf, size_t cap) {
   char tmp[64];
   if (isnan(x)) return (size_t)snprintf(buf, cap, "nan");
   if (isinf(x)) return (size_t)snprintf(buf, cap, x > 0 ? "inf" : "-inf");
@@ -134,7 +134,7 @@ int ffk_repr_any(ffk_repr_ctx *ctx, const ffk_any *v) {
     case FFK_TYPE_INT:
       return ffk_repr_appendf(ctx, "%" PRId64, v->v_int);
     case FFK_TYPE_FLOAT:
-      ffk_repr__float(v->v_float, tmp, sizeof tmp);
+      repr_float(v->v_float, tmp, sizeof tmp);
       return append_cstr(ctx, tmp);
     case FFK_TYPE_OPAQUE_PTR:
       return ffk_repr_appendf(ctx, "ptr(%p)", v->v_ptr);
