@@ -2,7 +2,6 @@
 // type registration and error raising in parallel. Run under --config=tsan in CI.
 #include <ffikit/ffikit.h>
 
-#include <atomic>
 #include <cstring>
 #include <set>
 #include <string>
@@ -56,7 +55,8 @@ TEST_F(Concurrency, WeakUpgradesRacingTheLastReleaseNeverResurrect) {
   for (int round = 0; round < 300; ++round) {
     ffk_string* s = ffk_string_new("weakly observed object", 22);
     for (int t = 0; t < kThreads; ++t) ffk_weak_retain(&s->header);
-    std::atomic<int> upgraded{0};  // how many upgrades won the race (varies; must never crash)
+    // How many upgrades win the race varies; what must hold is that a winner always sees
+    // a live object (checked here, and by ASan/TSan) and that a dead one stays dead.
     RunThreads(kThreads + 1, [&](int t) {
       if (t == kThreads) {
         ffk_object_release(&s->header);  // the only strong reference goes
@@ -65,13 +65,11 @@ TEST_F(Concurrency, WeakUpgradesRacingTheLastReleaseNeverResurrect) {
       for (int i = 0; i < 50; ++i) {
         ffk_object* o = ffk_weak_lock(&s->header);
         if (o == nullptr) break;  // once dead, it stays dead
-        ++upgraded;
         EXPECT_EQ(memcmp(reinterpret_cast<ffk_string*>(o)->data, "weakly", 6), 0);
         ffk_object_release(o);
       }
       ffk_weak_release(&s->header);
     });
-    EXPECT_LE(upgraded.load(), kThreads * 50);
   }
   EXPECT_EQ(ffk_debug_live_objects(-1), 0);
 }

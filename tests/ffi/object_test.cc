@@ -1,6 +1,7 @@
 // ffikit/object.h: reference counting, the deleter protocol, weak references, uniqueness.
 #include <ffikit/ffikit.h>
 
+#include <cstring>
 #include <vector>
 
 #include "tests/support/ffk_test.h"
@@ -117,12 +118,22 @@ TEST_F(Object, AllocFailureIsMemoryErrorNamingTypeAndSize) {
   EXPECT_EQ(ffk::test::FetchError(), "MemoryError: out of memory allocating a 32-byte test.Probe");
 }
 
-TEST_F(Object, AllocZeroesThePayload) {
-  std::vector<int> calls;
-  for (int i = 0; i < 8; ++i) {
-    Probe* p = NewProbe(&calls);
-    EXPECT_EQ(p->header.flags, 0u);
-    ffk_object_release(&p->header);
+void free_only(void* self, int which) {
+  if (which & FFK_DELETER_FREE) ffk_object_free(static_cast<ffk_object*>(self));
+}
+
+TEST_F(Object, AllocZeroesThePayloadEvenOfAReusedBlock) {
+  constexpr size_t kSize = 96;
+  for (int round = 0; round < 8; ++round) {
+    // Dirty a block of the same size and free it: malloc tends to hand it straight back.
+    ffk_object* dirty = ffk_object_alloc(FFK_TYPE_OBJECT, kSize, free_only);
+    memset(dirty + 1, 0xAB, kSize - sizeof(ffk_object));
+    ffk_object_release(dirty);
+    ffk_object* fresh = ffk_object_alloc(FFK_TYPE_OBJECT, kSize, free_only);
+    const unsigned char* payload = reinterpret_cast<const unsigned char*>(fresh + 1);
+    for (size_t i = 0; i < kSize - sizeof(ffk_object); ++i) ASSERT_EQ(payload[i], 0) << "byte " << i;
+    EXPECT_EQ(fresh->flags, 0u);
+    ffk_object_release(fresh);
   }
 }
 

@@ -46,15 +46,15 @@ TEST_F(Type, ObjectTypesDescendFromObjectAndPodsAreRoots) {
 }
 
 TEST_F(Type, RegisteredTypesGetIndicesFromStaticEndAndChainParents) {
-  int32_t shape2d = ffk_type_register("test.type.Base", FFK_TYPE_OBJECT);
-  int32_t child = ffk_type_register("test.type.Child", shape2d);
+  int32_t base = ffk_type_register("test.type.Base", FFK_TYPE_OBJECT);
+  int32_t child = ffk_type_register("test.type.Child", base);
   int32_t grandchild = ffk_type_register("test.type.Grandchild", child);
-  ASSERT_GE(shape2d, FFK_TYPE_STATIC_END);
-  EXPECT_GT(child, shape2d);
+  ASSERT_GE(base, FFK_TYPE_STATIC_END);
+  EXPECT_GT(child, base);
   EXPECT_EQ(ffk_type_parent(grandchild), child);
-  EXPECT_TRUE(ffk_type_is_instance(grandchild, shape2d));
+  EXPECT_TRUE(ffk_type_is_instance(grandchild, base));
   EXPECT_TRUE(ffk_type_is_instance(grandchild, FFK_TYPE_OBJECT));
-  EXPECT_FALSE(ffk_type_is_instance(shape2d, grandchild));
+  EXPECT_FALSE(ffk_type_is_instance(base, grandchild));
   EXPECT_FALSE(ffk_type_is_instance(child, FFK_TYPE_STRING));
   EXPECT_STREQ(ffk_type_key(grandchild), "test.type.Grandchild");
   EXPECT_STREQ(ffk_type_name(grandchild), "test.type.Grandchild");
