@@ -136,7 +136,7 @@ static ffk_array *new_typed(int32_t type_index, const ffk_any *items, int64_t n)
 
 ffk_array *ffk_array_new(const ffk_any *items, int64_t n) { return new_typed(FFK_TYPE_ARRAY, items, n); }
 
-static bool is_view(const ffk_any *v) {
+bool ffk_array__is_view(const ffk_any *v) {
   return v->type_index == FFK_TYPE_RAW_STR || v->type_index == FFK_TYPE_BYTE_ARRAY_PTR ||
          v->type_index == FFK_TYPE_DLTENSOR_PTR;
 }
@@ -148,7 +148,7 @@ ffk_array *ffk_array_new_steal(ffk_any *items, int64_t n) {
     return NULL;
   }
   for (int64_t i = 0; i < n; ++i) {
-    if (is_view(&items[i])) {
+    if (ffk_array__is_view(&items[i])) {
       ffk_error_set(FFK_ERR_TYPE, "ffk_array_new_steal: item %lld is a borrowed %s view, which owns nothing",
                     (long long)i, ffk_any_type_name(&items[i]));
       goto fail;
@@ -162,7 +162,7 @@ ffk_array *ffk_array_new_steal(ffk_any *items, int64_t n) {
   return a;
 fail:
   for (int64_t i = 0; i < n; ++i) {
-    if (is_view(&items[i])) items[i] = ffk_any_none(); /* nothing to release */
+    if (ffk_array__is_view(&items[i])) items[i] = ffk_any_none(); /* nothing to release */
     ffk_any_release(&items[i]);
   }
   return NULL;
@@ -218,21 +218,25 @@ static int64_t adjust_slice(int64_t size, int64_t *start, int64_t *stop, int64_t
   return *stop < *start ? (*start - *stop - 1) / (-step) + 1 : 0;
 }
 
-ffk_array *ffk_array_slice(const ffk_array *a, int64_t start, int64_t stop, int64_t step) {
+ffk_array *ffk_array__slice_items(const ffk_any *data, int64_t size, int64_t start, int64_t stop, int64_t step) {
   if (step == 0) {
     ffk_error_set(FFK_ERR_VALUE, "slice step cannot be zero");
     return NULL;
   }
   if (step == INT64_MIN) step = -INT64_MAX; /* -step must not overflow */
-  int64_t n = adjust_slice(a->size, &start, &stop, step);
+  int64_t n = adjust_slice(size, &start, &stop, step);
   ffk_array *s = alloc_array(FFK_TYPE_ARRAY, n);
   if (s == NULL) return NULL;
   for (int64_t k = 0, i = start; k < n; ++k, i += step) {
-    s->data[k] = a->data[i];
+    s->data[k] = data[i];
     ffk_any_retain(&s->data[k]);
   }
   s->size = n;
   return s;
+}
+
+ffk_array *ffk_array_slice(const ffk_array *a, int64_t start, int64_t stop, int64_t step) {
+  return ffk_array__slice_items(a->data, a->size, start, stop, step);
 }
 
 /* ---- Mutation. -------------------------------------------------------------------- */
@@ -256,7 +260,7 @@ int ffk_array_set(ffk_array **pa, int64_t index, const ffk_any *value) {
 }
 
 int ffk_array_push_steal(ffk_array **pa, ffk_any *value) {
-  if (is_view(value)) {
+  if (ffk_array__is_view(value)) {
     ffk_error_set(FFK_ERR_TYPE, "ffk_array_push_steal: a borrowed %s view owns nothing", ffk_any_type_name(value));
     *value = ffk_any_none(); /* nothing to release */
     return -1;
@@ -281,7 +285,7 @@ int ffk_array_push(ffk_array **pa, const ffk_any *value) {
   if (check_resizable(pa, "ffk_array_push") != 0) return -1;
   ffk_array *a = *pa;
   /* The fast path: a plain value or object into a unique array with room. */
-  if (FFK_LIKELY(!is_view(value) && a->size < a->capacity && ffk_object_is_unique(&a->header))) {
+  if (FFK_LIKELY(!ffk_array__is_view(value) && a->size < a->capacity && ffk_object_is_unique(&a->header))) {
     a->data[a->size] = *value;
     ffk_any_retain(&a->data[a->size]);
     ++a->size;
@@ -382,7 +386,7 @@ int ffk_array_extend(ffk_array **pa, const ffk_any *items, int64_t n) {
   for (int64_t i = 0; i < n; ++i) {
     if (items[i].type_index == FFK_TYPE_DLTENSOR_PTR)
       return ffk_error_set(FFK_ERR_TYPE, "a DLTensor* view cannot be stored (item %lld)", (long long)i);
-    has_views = has_views || is_view(&items[i]);
+    has_views = has_views || ffk_array__is_view(&items[i]);
   }
   /*
    * Everything that can fail happens before the array changes: views are turned into
@@ -448,14 +452,18 @@ int ffk_tuple_set(ffk_tuple **t, int64_t index, const ffk_any *value) {
   return ffk_array_set(t, index, value);
 }
 
-/* ---- repr: (1, 2, 3), (1,), () -------------------------------------------------- */
+/* ---- repr: (1, 2, 3), (1,), () for Array and Tuple; [1, 2, 3] for List ----------- */
+
+int ffk_array__repr_items(ffk_repr_ctx *ctx, const ffk_any *data, int64_t n, bool list_style) {
+  if (ffk_repr_append(ctx, list_style ? "[" : "(", 1) != 0) return -1;
+  for (int64_t i = 0; i < n; ++i) {
+    if ((i > 0 && ffk_repr_append(ctx, ", ", 2) != 0) || ffk_repr_any(ctx, &data[i]) != 0) return -1;
+  }
+  if (!list_style && n == 1 && ffk_repr_append(ctx, ",", 1) != 0) return -1;
+  return ffk_repr_append(ctx, list_style ? "]" : ")", 1);
+}
 
 int ffk_array__repr(ffk_object *self, ffk_repr_ctx *ctx) {
   const ffk_array *a = (const ffk_array *)self;
-  if (ffk_repr_append(ctx, "(", 1) != 0) return -1;
-  for (int64_t i = 0; i < a->size; ++i) {
-    if ((i > 0 && ffk_repr_append(ctx, ", ", 2) != 0) || ffk_repr_any(ctx, &a->data[i]) != 0) return -1;
-  }
-  if (a->size == 1 && ffk_repr_append(ctx, ",", 1) != 0) return -1;
-  return ffk_repr_append(ctx, ")", 1);
+  return ffk_array__repr_items(ctx, a->data, a->size, false);
 }

@@ -6,10 +6,38 @@
 
 #include <ffikit/ffi.h>
 #include <ffikit/array.h>
+#include <ffikit/map.h>
 #include <ffikit/tuple.h>
 
-/* The repr slots of Array and Tuple, and of Map. */
+#include "table.h"
+
+struct ffk_map {
+  ffk_object header;
+  ffk_table table;
+};
+
+/* True for the borrowed views (raw C string, byte array, DLTensor*) that own nothing. */
+bool ffk_array__is_view(const ffk_any *v);
+
+/* A new Array of data[start:stop:step] (Python's rules), elements retained; NULL (ValueError, MemoryError). */
+ffk_array *ffk_array__slice_items(const ffk_any *data, int64_t size, int64_t start, int64_t stop, int64_t step);
+
+/* Prints `n` elements as (1, 2) / (1,) / (), or as [1, 2] when list_style. */
+int ffk_array__repr_items(ffk_repr_ctx *ctx, const ffk_any *data, int64_t n, bool list_style);
+
+/* A new Map holding the entries of `t` (retained) with room for `extra` more; NULL on MemoryError. */
+ffk_map *ffk_map__from_table(const ffk_table *t, int64_t extra);
+
+/* A new Array of the keys (what 0), values (1) or (key, value) Tuples (2) of `t`, in order; NULL on MemoryError. */
+ffk_array *ffk_map__collect(const ffk_table *t, int what);
+
+/* Prints the entries of `t` as {"a": 1, 3: 2}. */
+int ffk_map__repr_table(ffk_repr_ctx *ctx, const ffk_table *t);
+
+/* The repr slots. */
 int ffk_array__repr(ffk_object *self, ffk_repr_ctx *ctx);
 int ffk_map__repr(ffk_object *self, ffk_repr_ctx *ctx);
+int ffk_list__repr(ffk_object *self, ffk_repr_ctx *ctx);
+int ffk_dict__repr(ffk_object *self, ffk_repr_ctx *ctx);
 
 #endif /* FFIKIT_CONTAINERS_INTERNAL_H */

@@ -8,4 +8,6 @@ __attribute__((constructor)) static void containers_init(void) {
   ffk_type_set_repr(FFK_TYPE_ARRAY, ffk_array__repr);
   ffk_type_set_repr(FFK_TYPE_TUPLE, ffk_array__repr);
   ffk_type_set_repr(FFK_TYPE_MAP, ffk_map__repr);
+  ffk_type_set_repr(FFK_TYPE_LIST, ffk_list__repr);
+  ffk_type_set_repr(FFK_TYPE_DICT, ffk_dict__repr);
 }

@@ -7,14 +7,6 @@
  * changes, so a failure leaves *m exactly as it was.
  */
 #include "containers_internal.h"
-#include "table.h"
-
-#include <ffikit/map.h>
-
-struct ffk_map {
-  ffk_object header;
-  ffk_table table;
-};
 
 static void map_deleter(void *self, int which) {
   ffk_map *m = self;
@@ -53,11 +45,10 @@ bool ffk_map_next(const ffk_map *m, int64_t *pos, const ffk_any **key, const ffk
   return true;
 }
 
-/* A new Map holding `m`'s entries (retained) with room for `extra` more; NULL on MemoryError. */
-static ffk_map *copy_of(const ffk_map *m, int64_t extra) {
+ffk_map *ffk_map__from_table(const ffk_table *t, int64_t extra) {
   ffk_map *copy = (ffk_map *)ffk_object_alloc(FFK_TYPE_MAP, sizeof(ffk_map), map_deleter);
   if (copy == NULL) return NULL;
-  if (ffk_table__copy(&copy->table, &m->table, extra) != 0) {
+  if (ffk_table__copy(&copy->table, t, extra) != 0) {
     ffk_table__init(&copy->table);
     ffk_object_release(&copy->header);
     return NULL;
@@ -67,7 +58,7 @@ static ffk_map *copy_of(const ffk_map *m, int64_t extra) {
 
 /* *pm itself when unique, else a copy with room for `extra` more entries (NULL on MemoryError). */
 static ffk_map *writable(ffk_map **pm, int64_t extra) {
-  return ffk_object_is_unique(&(*pm)->header) ? *pm : copy_of(*pm, extra);
+  return ffk_object_is_unique(&(*pm)->header) ? *pm : ffk_map__from_table(&(*pm)->table, extra);
 }
 
 static void commit(ffk_map **pm, ffk_map *w) {
@@ -167,7 +158,7 @@ int ffk_map_merge(ffk_map **pm, const ffk_map *other) {
     return ffk_error_set(FFK_ERR_VALUE, "ffk_map_merge: a map is NULL");
   if (other->table.size == 0) return 0;
   /* All-or-nothing: merge into a private copy (entries in `other` are owned: no views). */
-  ffk_map *w = copy_of(*pm, other->table.size);
+  ffk_map *w = ffk_map__from_table(&(*pm)->table, other->table.size);
   if (w == NULL) return -1;
   int64_t pos = 0;
   for (ffk_table_entry *e; (e = ffk_table__next(&other->table, &pos)) != NULL;) {
@@ -184,20 +175,19 @@ int ffk_map_merge(ffk_map **pm, const ffk_map *other) {
   return 0;
 }
 
-/* One Array from the entries: what = 0 keys, 1 values, 2 (key, value) tuples. */
-static ffk_array *collect(const ffk_map *m, int what) {
-  ffk_array *out = ffk_array_with_capacity(m->table.size);
+ffk_array *ffk_map__collect(const ffk_table *t, int what) {
+  ffk_array *out = ffk_array_with_capacity(t->size);
   if (out == NULL) return NULL;
   int64_t pos = 0;
-  for (ffk_table_entry *e; (e = ffk_table__next(&m->table, &pos)) != NULL;) {
+  for (ffk_table_entry *e; (e = ffk_table__next(t, &pos)) != NULL;) {
     ffk_any item;
     if (what == 2) {
-      ffk_tuple *t = ffk_tuple_pack(2, e->key, e->value);
-      if (t == NULL) {
+      ffk_tuple *pair = ffk_tuple_pack(2, e->key, e->value);
+      if (pair == NULL) {
         ffk_object_release(&out->header);
         return NULL;
       }
-      item = ffk_any_object_steal(&t->header);
+      item = ffk_any_object_steal(&pair->header);
     } else {
       item = what == 0 ? e->key : e->value;
       ffk_any_retain(&item);
@@ -207,20 +197,21 @@ static ffk_array *collect(const ffk_map *m, int what) {
   return out;
 }
 
-ffk_array *ffk_map_keys(const ffk_map *m) { return collect(m, 0); }
-ffk_array *ffk_map_values(const ffk_map *m) { return collect(m, 1); }
-ffk_array *ffk_map_items(const ffk_map *m) { return collect(m, 2); }
+ffk_array *ffk_map_keys(const ffk_map *m) { return ffk_map__collect(&m->table, 0); }
+ffk_array *ffk_map_values(const ffk_map *m) { return ffk_map__collect(&m->table, 1); }
+ffk_array *ffk_map_items(const ffk_map *m) { return ffk_map__collect(&m->table, 2); }
 
 /* repr: {"a": 1, 3: 2} */
-int ffk_map__repr(ffk_object *self, ffk_repr_ctx *ctx) {
-  const ffk_map *m = (const ffk_map *)self;
+int ffk_map__repr_table(ffk_repr_ctx *ctx, const ffk_table *t) {
   if (ffk_repr_append(ctx, "{", 1) != 0) return -1;
   int64_t pos = 0;
   bool first = true;
-  for (ffk_table_entry *e; (e = ffk_table__next(&m->table, &pos)) != NULL; first = false) {
+  for (ffk_table_entry *e; (e = ffk_table__next(t, &pos)) != NULL; first = false) {
     if ((!first && ffk_repr_append(ctx, ", ", 2) != 0) || ffk_repr_any(ctx, &e->key) != 0 ||
         ffk_repr_append(ctx, ": ", 2) != 0 || ffk_repr_any(ctx, &e->value) != 0)
       return -1;
   }
   return ffk_repr_append(ctx, "}", 1);
 }
+
+int ffk_map__repr(ffk_object *self, ffk_repr_ctx *ctx) { return ffk_map__repr_table(ctx, &((const ffk_map *)self)->table); }

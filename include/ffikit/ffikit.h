@@ -8,7 +8,10 @@
 #include <ffikit/ffi.h>
 
 #include <ffikit/array.h>
+#include <ffikit/dict.h>
+#include <ffikit/list.h>
 #include <ffikit/map.h>
+#include <ffikit/structural.h>
 #include <ffikit/tuple.h>
 
 #endif /* FFIKIT_FFIKIT_H */

@@ -1,0 +1,47 @@
+/*
+ * ffikit/structural.h - equality, hashing and copying that look inside containers.
+ *
+ * ffk_any_equal/ffk_any_hash (ffikit/any.h) are key semantics: containers compare by
+ * identity. The functions here compare by contents, as Python's == does:
+ *
+ *  - Two containers are equal when they have the same type (Array, Tuple, List, Map or
+ *    Dict: an Array never equals a List) and equal contents: element-wise in order for
+ *    the sequences, the same keys (by key semantics) with structurally equal values,
+ *    whatever the order, for Map and Dict.
+ *  - Everything else compares with ffk_any_equal: 1, True and 1.0 stay distinct, NaN
+ *    equals NaN, -0.0 equals 0.0, strings compare by content, other objects by identity.
+ *  - Equal values hash alike. Map and Dict hash without regard to order.
+ *  - A List or Dict is read through a snapshot taken under its lock, so another thread
+ *    may change it during the call without harm; the result reflects some moment.
+ *  - Cycles end: a pair of containers met again while being compared is taken as equal
+ *    (the answer Python's identity shortcut gives for self-containing lists), and a
+ *    container met again while being hashed contributes a constant. Nesting deeper than
+ *    FFK_STRUCTURAL_MAX_DEPTH is a RuntimeError, never a stack overflow.
+ */
+#ifndef FFIKIT_STRUCTURAL_H
+#define FFIKIT_STRUCTURAL_H
+
+#include <ffikit/any.h>
+
+FFK_EXTERN_C_BEGIN
+
+#define FFK_STRUCTURAL_MAX_DEPTH 1000
+
+/* 1 when `a` and `b` (borrowed) are structurally equal, 0 when not, -1 with a MemoryError or RuntimeError. */
+FFK_API int ffk_structural_equal(const ffk_any *a, const ffk_any *b);
+
+/* The structural hash of `v` (borrowed) in *out. 0, or -1 with a MemoryError or RuntimeError. */
+FFK_API int ffk_structural_hash(const ffk_any *v, uint64_t *out);
+
+/*
+ * A deep copy of `v` (borrowed) in *out (owned): every Array, Tuple, Map, List and Dict
+ * reachable from it is copied; other values (strings, tensors, functions, foreign
+ * objects) are shared. Sharing and cycles are kept: a container reached twice is copied
+ * once, and a List that contains itself yields a copy that contains itself. 0, or -1
+ * with *out None (MemoryError, RuntimeError for nesting deeper than the limit).
+ */
+FFK_API int ffk_deep_copy(const ffk_any *v, ffk_any *out);
+
+FFK_EXTERN_C_END
+
+#endif /* FFIKIT_STRUCTURAL_H */

@@ -1,0 +1,398 @@
+/*
+ * structural.c - equality, hashing and deep copy that look inside containers.
+ *
+ * The walks recurse over the five container types. Array, Tuple and Map are read in
+ * place (they never change while we hold a reference); a List or Dict is first copied
+ * into an Array or Map snapshot under its lock, so no lock is held while recursing and
+ * another thread may change it meanwhile. Each walk keeps the stack of containers it is
+ * inside, which is how cycles end, and a depth limit so that deep nesting is an error
+ * rather than a stack overflow.
+ */
+#include "containers_internal.h"
+
+#include <ffikit/dict.h>
+#include <ffikit/list.h>
+#include <ffikit/structural.h>
+
+#include <stdlib.h>
+#include <string.h>
+
+static bool is_sequence(int32_t t) { return t == FFK_TYPE_ARRAY || t == FFK_TYPE_TUPLE || t == FFK_TYPE_LIST; }
+static bool is_mapping(int32_t t) { return t == FFK_TYPE_MAP || t == FFK_TYPE_DICT; }
+static bool is_container(const ffk_any *v) { return is_sequence(v->type_index) || is_mapping(v->type_index); }
+
+/* ---- Reading a container, through a snapshot for List and Dict. ------------------- */
+
+typedef struct seq_view {
+  const ffk_any *data;
+  int64_t size;
+  ffk_array *snapshot; /* owned, or NULL */
+} seq_view;
+
+static int seq_open(ffk_object *o, seq_view *s) {
+  const ffk_array *a = (const ffk_array *)o;
+  s->snapshot = NULL;
+  if (o->type_index == FFK_TYPE_LIST) {
+    if ((s->snapshot = ffk_list_to_array((ffk_list *)o)) == NULL) return -1;
+    a = s->snapshot;
+  }
+  s->data = a->data;
+  s->size = a->size;
+  return 0;
+}
+
+static void seq_close(seq_view *s) {
+  if (s->snapshot != NULL) ffk_object_release(&s->snapshot->header);
+}
+
+typedef struct map_view {
+  const ffk_table *table;
+  ffk_map *snapshot; /* owned, or NULL */
+} map_view;
+
+static int map_open(ffk_object *o, map_view *m) {
+  const ffk_map *map = (const ffk_map *)o;
+  m->snapshot = NULL;
+  if (o->type_index == FFK_TYPE_DICT) {
+    if ((m->snapshot = ffk_dict_to_map((ffk_dict *)o)) == NULL) return -1;
+    map = m->snapshot;
+  }
+  m->table = &map->table;
+  return 0;
+}
+
+static void map_close(map_view *m) {
+  if (m->snapshot != NULL) ffk_object_release(&m->snapshot->header);
+}
+
+/* The containers a walk is inside: pairs for equality, single objects for hash and copy. */
+typedef struct walk {
+  int depth;
+  const ffk_object *a[FFK_STRUCTURAL_MAX_DEPTH];
+  const ffk_object *b[FFK_STRUCTURAL_MAX_DEPTH];
+} walk;
+
+static int too_deep(void) {
+  return ffk_error_set(FFK_ERR_RUNTIME, "containers nested deeper than %d levels", FFK_STRUCTURAL_MAX_DEPTH);
+}
+
+/* True when (a, b) is already being walked (b NULL: when a is). */
+static bool on_stack(const walk *w, const ffk_object *a, const ffk_object *b) {
+  for (int i = 0; i < w->depth; ++i)
+    if (w->a[i] == a && w->b[i] == b) return true;
+  return false;
+}
+
+/* ---- Equality. ------------------------------------------------------------------ */
+
+static int equal(walk *w, const ffk_any *x, const ffk_any *y);
+
+static int equal_sequences(walk *w, ffk_object *a, ffk_object *b) {
+  seq_view sa, sb;
+  if (seq_open(a, &sa) != 0) return -1;
+  if (seq_open(b, &sb) != 0) {
+    seq_close(&sa);
+    return -1;
+  }
+  int rc = sa.size == sb.size;
+  for (int64_t i = 0; rc == 1 && i < sa.size; ++i) rc = equal(w, &sa.data[i], &sb.data[i]);
+  seq_close(&sa);
+  seq_close(&sb);
+  return rc;
+}
+
+static int equal_mappings(walk *w, ffk_object *a, ffk_object *b) {
+  map_view ma, mb;
+  if (map_open(a, &ma) != 0) return -1;
+  if (map_open(b, &mb) != 0) {
+    map_close(&ma);
+    return -1;
+  }
+  int rc = ma.table->size == mb.table->size;
+  int64_t pos = 0;
+  for (ffk_table_entry *e; rc == 1 && (e = ffk_table__next(ma.table, &pos)) != NULL;) {
+    int64_t at = ffk_table__find(mb.table, &e->key, e->hash);
+    rc = at < 0 ? 0 : equal(w, &e->value, &mb.table->entries[at].value);
+  }
+  map_close(&ma);
+  map_close(&mb);
+  return rc;
+}
+
+static int equal(walk *w, const ffk_any *x, const ffk_any *y) {
+  bool cx = is_container(x), cy = is_container(y);
+  if (!cx && !cy) return ffk_any_equal(x, y);
+  if (cx != cy || x->type_index != y->type_index) return 0;
+  ffk_object *a = x->v_obj, *b = y->v_obj;
+  if (a == b || on_stack(w, a, b)) return 1;
+  if (w->depth == FFK_STRUCTURAL_MAX_DEPTH) return too_deep();
+  w->a[w->depth] = a;
+  w->b[w->depth] = b;
+  ++w->depth;
+  int rc = is_sequence(x->type_index) ? equal_sequences(w, a, b) : equal_mappings(w, a, b);
+  --w->depth;
+  return rc;
+}
+
+int ffk_structural_equal(const ffk_any *a, const ffk_any *b) {
+  walk *w = ffk_mem_alloc(sizeof(walk));
+  if (w == NULL) return -1;
+  w->depth = 0;
+  int rc = equal(w, a, b);
+  ffk_mem_free(w);
+  return rc;
+}
+
+/* ---- Hashing. --------------------------------------------------------------------- */
+
+/* splitmix64's finaliser: a fast bijective mix so that combined hashes spread. */
+static uint64_t mix(uint64_t h) {
+  h ^= h >> 30;
+  h *= UINT64_C(0xbf58476d1ce4e5b9);
+  h ^= h >> 27;
+  h *= UINT64_C(0x94d049bb133111eb);
+  return h ^ (h >> 31);
+}
+
+#define HASH_CYCLE UINT64_C(0x6379636c65) /* "cycle": what a container met again contributes */
+
+static int hash(walk *w, const ffk_any *v, uint64_t *out);
+
+static int hash_container(walk *w, const ffk_any *v, uint64_t *out) {
+  uint64_t h = mix((uint64_t)v->type_index);
+  int rc = 0;
+  if (is_sequence(v->type_index)) {
+    seq_view s;
+    if (seq_open(v->v_obj, &s) != 0) return -1;
+    for (int64_t i = 0; rc == 0 && i < s.size; ++i) {
+      uint64_t e;
+      rc = hash(w, &s.data[i], &e);
+      h = mix(h ^ e) + (uint64_t)i; /* order matters */
+    }
+    h ^= mix((uint64_t)s.size);
+    seq_close(&s);
+  } else {
+    map_view m;
+    if (map_open(v->v_obj, &m) != 0) return -1;
+    uint64_t sum = 0;
+    int64_t pos = 0;
+    for (ffk_table_entry *e; rc == 0 && (e = ffk_table__next(m.table, &pos)) != NULL;) {
+      uint64_t hv;
+      rc = hash(w, &e->value, &hv);
+      sum += mix(e->hash ^ mix(hv)); /* a sum: order does not matter */
+    }
+    h ^= mix(sum + (uint64_t)m.table->size);
+    map_close(&m);
+  }
+  *out = h;
+  return rc;
+}
+
+static int hash(walk *w, const ffk_any *v, uint64_t *out) {
+  if (!is_container(v)) {
+    *out = ffk_any_hash(v);
+    return 0;
+  }
+  if (on_stack(w, v->v_obj, NULL)) {
+    *out = HASH_CYCLE;
+    return 0;
+  }
+  if (w->depth == FFK_STRUCTURAL_MAX_DEPTH) return too_deep();
+  w->a[w->depth] = v->v_obj;
+  w->b[w->depth] = NULL;
+  ++w->depth;
+  int rc = hash_container(w, v, out);
+  --w->depth;
+  return rc;
+}
+
+int ffk_structural_hash(const ffk_any *v, uint64_t *out) {
+  *out = 0;
+  walk *w = ffk_mem_alloc(sizeof(walk));
+  if (w == NULL) return -1;
+  w->depth = 0;
+  int rc = hash(w, v, out);
+  ffk_mem_free(w);
+  return rc;
+}
+
+/* ---- Deep copy. ----------------------------------------------------------------- */
+
+/*
+ * The memo maps each container already copied (its address, as an opaque-pointer key)
+ * to its copy, so shared containers stay shared and cycles close. A List or Dict copy
+ * enters the memo empty, before its elements are copied; an Array, Tuple or Map copy can
+ * only be built from finished elements, so it enters after them, and a cycle through it
+ * (possible only via a List or Dict) is closed by whichever copy was made first.
+ */
+typedef struct copier {
+  ffk_table memo;
+  int depth;
+} copier;
+
+static int copy(copier *c, const ffk_any *v, ffk_any *out);
+
+static bool memo_get(copier *c, const ffk_object *o, ffk_any *out) {
+  ffk_any key = ffk_any_ptr((void *)o);
+  int64_t pos = ffk_table__find(&c->memo, &key, ffk_any_hash(&key));
+  if (pos < 0) return false;
+  *out = c->memo.entries[pos].value;
+  ffk_any_retain(out);
+  return true;
+}
+
+/* Remembers o -> copy (retained by the memo). 0, or -1 with a MemoryError. */
+static int memo_put(copier *c, const ffk_object *o, const ffk_any *copy_value) {
+  if (ffk_table__reserve(&c->memo, 1) != 0) return -1;
+  ffk_any key = ffk_any_ptr((void *)o), value = *copy_value;
+  ffk_any_retain(&value);
+  ffk_table__append(&c->memo, ffk_any_hash(&key), key, value);
+  return 0;
+}
+
+static int copy_list(copier *c, ffk_object *o, ffk_any *out) {
+  seq_view s;
+  if (seq_open(o, &s) != 0) return -1;
+  ffk_list *l = ffk_list_with_capacity(s.size);
+  int rc = l == NULL ? -1 : 0;
+  if (rc == 0) {
+    *out = ffk_any_object_steal((ffk_object *)l);
+    rc = memo_put(c, o, out);
+  }
+  for (int64_t i = 0; rc == 0 && i < s.size; ++i) {
+    ffk_any e;
+    rc = copy(c, &s.data[i], &e);
+    if (rc == 0) rc = ffk_list_append_steal(l, &e);
+  }
+  seq_close(&s);
+  return rc;
+}
+
+static int copy_dict(copier *c, ffk_object *o, ffk_any *out) {
+  map_view m;
+  if (map_open(o, &m) != 0) return -1;
+  ffk_dict *d = ffk_dict_new();
+  int rc = d == NULL ? -1 : 0;
+  if (rc == 0) {
+    *out = ffk_any_object_steal((ffk_object *)d);
+    rc = memo_put(c, o, out);
+  }
+  int64_t pos = 0;
+  for (ffk_table_entry *e; rc == 0 && (e = ffk_table__next(m.table, &pos)) != NULL;) {
+    ffk_any k = ffk_any_none(), v = ffk_any_none();
+    rc = copy(c, &e->key, &k);
+    if (rc == 0) rc = copy(c, &e->value, &v);
+    if (rc == 0) rc = ffk_dict_set(d, &k, &v);
+    ffk_any_release(&k);
+    ffk_any_release(&v);
+  }
+  map_close(&m);
+  return rc;
+}
+
+/*
+ * Array, Tuple or Map: copies the `n` values at `src` into `dst` first. When every copy
+ * is the very same value (no mutable container below), the original is shared instead:
+ * it can never change, so sharing it is indistinguishable from copying it.
+ */
+static int copy_values(copier *c, const ffk_any *src, int64_t n, ffk_any *dst, bool *same) {
+  *same = true;
+  for (int64_t i = 0; i < n; ++i) {
+    if (copy(c, &src[i], &dst[i]) != 0) {
+      for (int64_t j = 0; j < i; ++j) ffk_any_release(&dst[j]);
+      return -1;
+    }
+    *same = *same && memcmp(&src[i], &dst[i], sizeof(ffk_any)) == 0;
+  }
+  return 0;
+}
+
+static void release_values(ffk_any *v, int64_t n) {
+  for (int64_t i = 0; i < n; ++i) ffk_any_release(&v[i]);
+}
+
+static int copy_immutable(copier *c, ffk_object *o, ffk_any *out) {
+  bool is_map = o->type_index == FFK_TYPE_MAP;
+  const ffk_array *a = (const ffk_array *)o;
+  const ffk_map *m = (const ffk_map *)o;
+  int64_t n = is_map ? 2 * m->table.size : a->size;
+  ffk_any *values = ffk_mem_alloc((size_t)(n > 0 ? n : 1) * sizeof(ffk_any));
+  if (values == NULL) return -1;
+  ffk_any *src = (ffk_any *)a->data;
+  if (is_map) { /* keys and values interleaved */
+    src = values;
+    int64_t pos = 0, k = 0;
+    for (ffk_table_entry *e; (e = ffk_table__next(&m->table, &pos)) != NULL; k += 2) {
+      src[k] = e->key;
+      src[k + 1] = e->value;
+    }
+  }
+  ffk_any *copies = is_map ? ffk_mem_alloc((size_t)(n > 0 ? n : 1) * sizeof(ffk_any)) : values;
+  bool same;
+  int rc = copies == NULL ? -1 : copy_values(c, src, n, copies, &same);
+  if (rc == 0 && memo_get(c, o, out)) { /* a cycle below made the copy already */
+    release_values(copies, n);
+  } else if (rc == 0 && same) {
+    release_values(copies, n);
+    *out = ffk_any_object(o);
+    rc = memo_put(c, o, out);
+  } else if (rc == 0) {
+    ffk_object *made;
+    if (is_map) {
+      ffk_map *mm = ffk_map_new();
+      for (int64_t k = 0; mm != NULL && k < n; k += 2) {
+        if (ffk_map_set(&mm, &copies[k], &copies[k + 1]) != 0) {
+          ffk_object_release(&mm->header);
+          mm = NULL;
+        }
+      }
+      release_values(copies, n);
+      made = mm ? &mm->header : NULL;
+    } else if (o->type_index == FFK_TYPE_TUPLE) {
+      ffk_tuple *t = ffk_tuple_new(n, copies);
+      release_values(copies, n);
+      made = t ? &t->header : NULL;
+    } else {
+      ffk_array *arr = ffk_array_new_steal(copies, n);
+      made = arr ? &arr->header : NULL;
+    }
+    if (made == NULL) {
+      rc = -1;
+    } else {
+      *out = ffk_any_object_steal(made);
+      rc = memo_put(c, o, out);
+    }
+  }
+  if (is_map) ffk_mem_free(copies);
+  ffk_mem_free(values);
+  return rc;
+}
+
+static int copy(copier *c, const ffk_any *v, ffk_any *out) {
+  *out = ffk_any_none();
+  if (!is_container(v)) return ffk_any_to_owned(v, out);
+  if (memo_get(c, v->v_obj, out)) return 0;
+  if (c->depth == FFK_STRUCTURAL_MAX_DEPTH) return too_deep();
+  ++c->depth;
+  int rc;
+  switch (v->type_index) {
+    case FFK_TYPE_LIST: rc = copy_list(c, v->v_obj, out); break;
+    case FFK_TYPE_DICT: rc = copy_dict(c, v->v_obj, out); break;
+    default: rc = copy_immutable(c, v->v_obj, out); break;
+  }
+  --c->depth;
+  if (rc != 0) {
+    ffk_any_release(out);
+    *out = ffk_any_none();
+  }
+  return rc;
+}
+
+int ffk_deep_copy(const ffk_any *v, ffk_any *out) {
+  copier c;
+  ffk_table__init(&c.memo);
+  c.depth = 0;
+  int rc = copy(&c, v, out);
+  ffk_table__free(&c.memo);
+  return rc;
+}
