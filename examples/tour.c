@@ -121,9 +121,58 @@ int main(void) {
   ffk_object_release(&a->header);
   ffk_object_release(&b->header);
 
+  printf("\n8. List and Dict: shared. Every handle sees every change, from any thread\n");
+  ffk_list *l = ffk_list_new();
+  ffk_list *l2 = l; /* a second handle to the same object */
+  ffk_object_retain((ffk_object *)l2);
+  for (int64_t i = 1; i <= 3; ++i) {
+    ffk_any v = ffk_any_int(i);
+    ffk_list_append(l, &v); /* in place, under the List's own lock */
+  }
+  ffk_any lv = ffk_any_object((ffk_object *)l2);
+  show("l2 after appending through l", &lv);
+  ffk_dict *d = ffk_dict_new();
+  ffk_any key = ffk_any_raw_str("numbers");
+  ffk_dict_set(d, &key, &lv);
+  ffk_any one_key = ffk_any_int(1), one_float = ffk_any_float(1.0), t = ffk_any_bool(true);
+  ffk_dict_set(d, &one_key, &one_key); /* 1, 1.0 and True are three different keys */
+  ffk_dict_set(d, &one_float, &one_float);
+  ffk_dict_set(d, &t, &t);
+  ffk_any dv = ffk_any_object((ffk_object *)d);
+  show("d", &dv);
+  ffk_dict_iter it; /* iteration notices a change underneath and says so */
+  ffk_dict_iter_init(&it, d);
+  ffk_any k0;
+  ffk_dict_iter_next(&it, &k0, NULL);
+  ffk_dict_erase(d, &t);
+  if (ffk_dict_iter_next(&it, NULL, NULL) < 0) {
+    ffk_error *err = ffk_error_fetch();
+    printf("  erase while iterating: %s: %s\n", ffk_error_kind(err), ffk_error_message(err));
+    ffk_object_release((ffk_object *)err);
+  }
+  ffk_any_release(&k0);
+
+  printf("\n9. Structural equality, hash and deep copy look inside containers\n");
+  ffk_any snapshot = ffk_any_object_steal((ffk_object *)ffk_dict_to_map(d)); /* Dict -> COW Map */
+  ffk_any deep;
+  ffk_deep_copy(&dv, &deep); /* a new Dict holding a new List */
+  uint64_t h1 = 0, h2 = 0;
+  ffk_structural_hash(&dv, &h1);
+  ffk_structural_hash(&deep, &h2);
+  printf("  deep copy == d: %s (hashes %s); d == its Map snapshot: %s (a Dict only equals a Dict)\n",
+         ffk_structural_equal(&deep, &dv) == 1 ? "yes" : "no", h1 == h2 ? "equal" : "differ",
+         ffk_structural_equal(&snapshot, &dv) == 1 ? "yes" : "no");
+  ffk_any_release(&deep);
+  ffk_any_release(&snapshot);
+  ffk_any_release(&dv);
+  ffk_any_release(&lv);
+  ffk_object_release((ffk_object *)d);
+  ffk_object_release((ffk_object *)l);
+  ffk_object_release((ffk_object *)l2);
+
   ffk_any_release(&small);
   ffk_any_release(&same_any);
   ffk_any_release(&shape_any);
-  printf("\nDone. Next: Map, List and Dict, then functions and tensors build on these pieces.\n");
+  printf("\nDone. Next: functions and the global registry, then tensors, build on these pieces.\n");
   return 0;
 }
