@@ -12,6 +12,9 @@
  * bytes value (ffk_any_to_owned); a DLTensor* view cannot be stored (TypeError).
  * Indices are int64; negative indices count from the end like Python's.
  *
+ * Conversion to and from the shared List: ffk_list_from_array and ffk_list_to_array
+ * (ffikit/list.h); structural equality, hash and deep copy: ffikit/structural.h.
+ *
  * Thread safety: any number of threads may read a shared Array. One handle variable
  * must not be mutated by two threads at once (the handle, not the object, is the
  * caller's).

@@ -9,7 +9,8 @@
  * Mutators take the handle's address (`ffk_map **m`) and follow the copy-on-write rule
  * of ffikit/array.h: in place when the caller's reference is the only one, else on a
  * copy stored into *m once the change has succeeded. On failure *m is unchanged.
- * Any number of threads may read a shared Map.
+ * Any number of threads may read a shared Map. Conversion to and from the shared Dict:
+ * ffk_dict_from_map and ffk_dict_to_map (ffikit/dict.h).
  */
 #ifndef FFIKIT_MAP_H
 #define FFIKIT_MAP_H
