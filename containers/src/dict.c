@@ -275,12 +275,17 @@ int ffk_dict_update(ffk_dict *d, const ffk_object *other) {
   }
   /* All or nothing: room for every entry and a place for every replaced value come first. */
   ffk_lock__acquire2(&d->lock, src_lock);
-  int64_t n = src->size;
-  ffk_any *replaced = n > 0 ? ffk_mem_alloc((size_t)n * sizeof(ffk_any)) : NULL;
-  int64_t n_replaced = 0;
-  int rc = (n > 0 && replaced == NULL) || ffk_table__reserve(&d->table, n) != 0 ? -1 : 0;
+  /*
+   * Reserve for the new keys only: when none is new the table must not be rebuilt, which
+   * would move entries under an iterator that has no reason to stop.
+   */
+  int64_t n = src->size, n_new = 0, n_replaced = 0, pos = 0;
+  for (ffk_table_entry *e; (e = ffk_table__next(src, &pos)) != NULL;)
+    n_new += ffk_table__find(&d->table, &e->key, e->hash) < 0;
+  ffk_any *replaced = n > n_new ? ffk_mem_alloc((size_t)(n - n_new) * sizeof(ffk_any)) : NULL;
+  int rc = (n > n_new && replaced == NULL) || (n_new > 0 && ffk_table__reserve(&d->table, n_new) != 0) ? -1 : 0;
   if (rc == 0) {
-    int64_t pos = 0, before = d->table.size;
+    pos = 0;
     for (ffk_table_entry *e; (e = ffk_table__next(src, &pos)) != NULL;) {
       ffk_any v = e->value;
       ffk_any_retain(&v);
@@ -294,7 +299,7 @@ int ffk_dict_update(ffk_dict *d, const ffk_object *other) {
         ffk_table__append(&d->table, e->hash, k, v); /* room reserved above */
       }
     }
-    if (d->table.size != before) ++d->version;
+    if (n_new > 0) ++d->version;
   }
   ffk_lock__release2(&d->lock, src_lock);
   for (int64_t i = 0; i < n_replaced; ++i) ffk_any_release(&replaced[i]);

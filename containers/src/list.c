@@ -427,12 +427,10 @@ int ffk_list_set_slice_from(ffk_list *l, int64_t start, int64_t stop, const ffk_
   ffk_list *src = (ffk_list *)seq;
   ffk_lock__acquire2(&l->lock, &src->lock);
   int64_t n = src->size, size = l->size;
+  clamp_slice(size, &start, &stop);
   held h;
   int rc = retained_copies(src->data, n, &copies);
-  if (rc == 0) {
-    clamp_slice(size, &start, &stop);
-    rc = splice_locked(l, start, stop, copies, n, &h);
-  }
+  if (rc == 0) rc = splice_locked(l, start, stop, copies, n, &h);
   ffk_lock__release2(&l->lock, &src->lock);
   if (rc != 0) {
     if (copies != NULL) release_all(copies, n);
