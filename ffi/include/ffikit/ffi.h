@@ -16,5 +16,6 @@
 #include <ffikit/shape.h>
 #include <ffikit/repr.h>
 #include <ffikit/debug.h>
+#include <ffikit/function.h>
 
 #endif /* FFIKIT_FFI_H */

@@ -1,0 +1,101 @@
+/*
+ * ffikit/function.h - Function objects, packed calls, and the global registry.
+ *
+ * Every callable that crosses a language boundary is a Function: a pointer to a
+ * safe-call routine, a context pointer passed to it as `self`, and the context's
+ * deleter. C closures, and the Python and Rust callables of the bindings, are all
+ * Functions, so any of them can call any other.
+ *
+ * The calling convention (ffk_safe_call): arguments are borrowed views valid for the
+ * call; the caller sets *result to None first and owns what the callee stores there;
+ * the callee returns 0, or -1 with an error raised in the calling thread's slot.
+ *
+ * Errors travel through calls unchanged: the Error object a callee raised is the one the
+ * caller fetches, with its kind and message, and each Function it crosses appends a
+ * frame naming itself ("  in call to `testing.apply`") to the backtrace.
+ *
+ * The global registry maps names to Functions. Every registry function is safe to call
+ * from any number of threads at once; lookups take a shared lock on one of 64 shards.
+ */
+#ifndef FFIKIT_FUNCTION_H
+#define FFIKIT_FUNCTION_H
+
+#include <ffikit/any.h>
+
+FFK_EXTERN_C_BEGIN
+
+/* The packed calling convention shared by C, Python and Rust. */
+typedef int (*ffk_safe_call)(void *self, const ffk_any *args, int32_t nargs, ffk_any *result);
+
+/* Releases a Function's context; runs exactly once, when the Function is destroyed. */
+typedef void (*ffk_context_deleter)(void *context);
+
+typedef struct ffk_function ffk_function;
+
+/*
+ * A new Function calling `call(context, ...)`. `name` (borrowed, copied; may be NULL
+ * for "<anonymous>") names it in errors and backtraces. `deleter` (may be NULL) is
+ * called on `context` exactly once: when the Function is destroyed, or right away when
+ * this function fails. Returns a new reference, or NULL with a ValueError (call NULL)
+ * or a MemoryError.
+ */
+FFK_API ffk_function *ffk_function_new(const char *name, ffk_safe_call call, void *context,
+                                       ffk_context_deleter deleter);
+
+/* The name given at creation ("<anonymous>" when none), borrowed from `f` while it lives. */
+FFK_API const char *ffk_function_name(const ffk_function *f);
+
+/*
+ * Calls `f` with `nargs` borrowed arguments. *result is set to None first and receives
+ * an owned value. Returns 0, or -1 with *result None and the callee's error pending,
+ * with a frame naming `f` appended to its backtrace. A callee that returns -1 without
+ * raising gets a RuntimeError saying so; a callee that raises but returns 0 has the
+ * stray error cleared (and, in builds with FFK_TESTING or without NDEBUG, reported on
+ * stderr as the bug it is). ValueError for a NULL function or bad argument array.
+ */
+FFK_API int ffk_function_call(ffk_function *f, const ffk_any *args, int32_t nargs, ffk_any *result);
+
+/* ---- The global registry. --------------------------------------------------------- */
+
+/*
+ * Registers `f` (borrowed; the registry keeps its own reference) under `name`. An
+ * existing name is replaced only when `override` is true; otherwise a ValueError
+ * "global function `name` is already registered". 0, or -1 (ValueError for a NULL or
+ * empty name or a NULL function, MemoryError).
+ */
+FFK_API int ffk_function_register(const char *name, ffk_function *f, bool override);
+
+/* Looks `name` up: 1 with a new reference in *out, 0 when absent (*out NULL), -1 (ValueError for NULL). */
+FFK_API int ffk_function_get_global(const char *name, ffk_function **out);
+
+/* Removes `name`: 1 when it was registered, 0 when not, -1 (ValueError for NULL). */
+FFK_API int ffk_function_remove_global(const char *name);
+
+/*
+ * Calls `fn(name, f, ctx)` for every registered function, in name order, on a snapshot
+ * taken under the registry's locks (so `fn` may use the registry). Stops early and
+ * returns what `fn` returned when that is not 0. -1 with a MemoryError when the
+ * snapshot cannot be made.
+ */
+FFK_API int ffk_function_for_each_global(int (*fn)(const char *name, ffk_function *f, void *ctx), void *ctx);
+
+/* ---- Unpacking arguments. --------------------------------------------------------- */
+
+/*
+ * Checks and converts the `nargs` arguments of a call against `format`, one letter per
+ * argument, storing through the pointers that follow:
+ *
+ *   i int64_t*   f double*   b bool*   s const char** (NUL-terminated, borrowed)
+ *   D DLDevice*  T DLDataType*   o ffk_object** (borrowed)   F ffk_function** (borrowed)
+ *   a const ffk_any** (borrowed, anything)   | the arguments after it are optional
+ *
+ * A NULL pointer checks the argument without storing it. Conversions are those of the
+ * ffk_any_as_* accessors (an int is accepted as a float, a str "cuda:1" as a Device). `fn_name` names the function in errors: a TypeError
+ * "`f`: argument #1 expected int but got str", or "`f` takes 2 arguments but got 3".
+ * Returns 0 or -1. Borrowed outputs live as long as the arguments.
+ */
+FFK_API int ffk_args_unpack(const char *fn_name, const ffk_any *args, int32_t nargs, const char *format, ...);
+
+FFK_EXTERN_C_END
+
+#endif /* FFIKIT_FUNCTION_H */

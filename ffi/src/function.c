@@ -1,0 +1,192 @@
+/*
+ * function.c - Function objects, the packed call, and argument unpacking.
+ *
+ * A Function is one block: the object, the call, the context and its deleter, then the
+ * NUL-terminated name. ffk_function_call enforces the calling convention around the
+ * callee (result None first, -1 always with an error, 0 never with one) and appends a
+ * frame naming the Function to errors that pass through it.
+ */
+#include "internal.h"
+
+#include <ffikit/function.h>
+
+#include <stdarg.h>
+#include <stdio.h>
+#include <string.h>
+
+struct ffk_function {
+  ffk_object header;
+  ffk_safe_call call;
+  void *context;
+  ffk_context_deleter context_deleter;
+  char name[];
+};
+
+static void function_deleter(void *self, int which) {
+  ffk_function *f = self;
+  if ((which & FFK_DELETER_DESTROY) && f->context_deleter != NULL) {
+    ffk_context_deleter d = f->context_deleter;
+    f->context_deleter = NULL; /* exactly once */
+    d(f->context);
+  }
+  if (which & FFK_DELETER_FREE) ffk_object_free(&f->header);
+}
+
+ffk_function *ffk_function_new(const char *name, ffk_safe_call call, void *context, ffk_context_deleter deleter) {
+  if (call == NULL) {
+    if (deleter != NULL) deleter(context);
+    ffk_error_set(FFK_ERR_VALUE, "ffk_function_new: the call pointer of `%s` is NULL", name ? name : "<anonymous>");
+    return NULL;
+  }
+  if (name == NULL) name = "<anonymous>";
+  size_t len = strlen(name);
+  ffk_function *f = (ffk_function *)ffk_object_alloc(FFK_TYPE_FUNCTION, sizeof(ffk_function) + len + 1, function_deleter);
+  if (f == NULL) {
+    if (deleter != NULL) deleter(context);
+    return NULL;
+  }
+  f->call = call;
+  f->context = context;
+  f->context_deleter = deleter;
+  memcpy(f->name, name, len + 1);
+  return f;
+}
+
+const char *ffk_function_name(const ffk_function *f) { return f->name; }
+
+/* Reports a callee that raised and still returned 0: its error is dropped. */
+static void drop_stray_error(const ffk_function *f) {
+  ffk_error *stray = ffk_error_fetch();
+#if defined(FFK_TESTING) || !defined(NDEBUG)
+  fprintf(stderr, "ffikit: bug: Function `%s` returned 0 with an error pending (%s: %s); the error is dropped\n",
+          f->name, ffk_error_kind(stray), ffk_error_message(stray));
+#endif
+  ffk_object_release((ffk_object *)stray);
+}
+
+/* Adds "  in call to Function `name`" to the pending error (best effort: never masks it). */
+static void add_hop(const ffk_function *f) {
+  ffk_error *err = ffk_error_fetch();
+  char frame[256];
+  snprintf(frame, sizeof frame, "  in call to Function `%s`", f->name);
+  if (ffk_error_append_frame(err, frame) != 0) ffk_error_clear(); /* out of memory: keep the original */
+  ffk_error_restore(err);
+}
+
+int ffk_function_call(ffk_function *f, const ffk_any *args, int32_t nargs, ffk_any *result) {
+  *result = ffk_any_none();
+  if (FFK_UNLIKELY(f == NULL)) return ffk_error_set(FFK_ERR_VALUE, "ffk_function_call: the function is NULL");
+  if (FFK_UNLIKELY(nargs < 0 || (args == NULL && nargs > 0)))
+    return ffk_error_set(FFK_ERR_VALUE, "ffk_function_call: %d arguments at %p for `%s`", (int)nargs,
+                         (const void *)args, f->name);
+  int rc = f->call(f->context, args, nargs, result);
+  if (FFK_LIKELY(rc == 0)) {
+    if (FFK_UNLIKELY(ffk_error_occurred())) drop_stray_error(f);
+    return 0;
+  }
+  ffk_any_release(result);
+  *result = ffk_any_none();
+  if (!ffk_error_occurred())
+    return ffk_error_set(FFK_ERR_RUNTIME, "Function `%s` returned %d without raising an error", f->name, rc);
+  add_hop(f);
+  return -1;
+}
+
+/* ---- ffk_args_unpack ---------------------------------------------------------------- */
+
+/* Stores through the next pointer of `ap` when it is not NULL (a NULL output checks only). */
+#define STORE(type, value)                \
+  do {                                    \
+    type *out_ = va_arg(*ap, type *);     \
+    if (out_ != NULL) *out_ = (value);    \
+  } while (0)
+
+static int unpack_one(const char *fn, int32_t i, char code, const ffk_any *arg, va_list *ap) {
+  int rc;
+  switch (code) {
+    case 'i': {
+      int64_t x;
+      if ((rc = ffk_any_as_int(arg, &x)) == 0) STORE(int64_t, x);
+      break;
+    }
+    case 'f': {
+      double x;
+      if ((rc = ffk_any_as_float(arg, &x)) == 0) STORE(double, x);
+      break;
+    }
+    case 'b': {
+      bool x;
+      if ((rc = ffk_any_as_bool(arg, &x)) == 0) STORE(bool, x);
+      break;
+    }
+    case 'D': {
+      DLDevice x;
+      if ((rc = ffk_any_as_device(arg, &x)) == 0) STORE(DLDevice, x);
+      break;
+    }
+    case 'T': {
+      DLDataType x;
+      if ((rc = ffk_any_as_dtype(arg, &x)) == 0) STORE(DLDataType, x);
+      break;
+    }
+    case 's': {
+      /* Inline strings are NUL-terminated too: the unused payload bytes are zero. */
+      const char *x;
+      size_t n;
+      if ((rc = ffk_any_as_str(arg, &x, &n)) == 0) STORE(const char *, x);
+      break;
+    }
+    case 'o':
+    case 'F': {
+      ffk_object *x;
+      if ((rc = ffk_any_as_object(arg, code == 'F' ? FFK_TYPE_FUNCTION : FFK_TYPE_OBJECT, &x)) == 0) {
+        ffk_object_release(x); /* borrowed: the argument holds it */
+        if (code == 'F') STORE(ffk_function *, (ffk_function *)x);
+        else STORE(ffk_object *, x);
+      }
+      break;
+    }
+    case 'a': STORE(const ffk_any *, arg); return 0;
+    default: return ffk_error_set(FFK_ERR_VALUE, "`%s`: unknown letter '%c' in the argument format", fn, code);
+  }
+  if (rc == 0) return 0;
+  /* Rewrite the accessor's "expected int but got str" with the function and position. */
+  ffk_error *err = ffk_error_fetch();
+  ffk_error_set(ffk_error_kind(err), "`%s`: argument #%d %s", fn, (int)i, ffk_error_message(err));
+  ffk_object_release((ffk_object *)err);
+  return -1;
+}
+
+int ffk_args_unpack(const char *fn_name, const ffk_any *args, int32_t nargs, const char *format, ...) {
+  if (fn_name == NULL) fn_name = "<anonymous>";
+  if (format == NULL || nargs < 0 || (args == NULL && nargs > 0))
+    return ffk_error_set(FFK_ERR_VALUE, "ffk_args_unpack: bad format or arguments for `%s`", fn_name);
+  int32_t required = 0, total = 0;
+  bool optional = false;
+  for (const char *p = format; *p; ++p) {
+    if (*p == '|') {
+      optional = true;
+      continue;
+    }
+    ++total;
+    if (!optional) ++required;
+  }
+  if (nargs < required || nargs > total) {
+    if (required == total)
+      return ffk_error_set(FFK_ERR_TYPE, "`%s` takes %d argument%s but got %d", fn_name, (int)total,
+                           total == 1 ? "" : "s", (int)nargs);
+    return ffk_error_set(FFK_ERR_TYPE, "`%s` takes %d to %d arguments but got %d", fn_name, (int)required, (int)total,
+                         (int)nargs);
+  }
+  va_list ap;
+  va_start(ap, format);
+  int rc = 0;
+  int32_t i = 0;
+  for (const char *p = format; *p && i < nargs; ++p) {
+    if (*p == '|') continue;
+    if ((rc = unpack_one(fn_name, i, *p, &args[i], &ap)) != 0) break;
+    ++i;
+  }
+  va_end(ap);
+  return rc;
+}

@@ -1,0 +1,200 @@
+// ffikit/function.h: Function objects, the calling convention, errors across calls,
+// and ffk_args_unpack.
+#include <ffikit/ffikit.h>
+
+#include <string>
+
+#include "tests/support/ffk_test.h"
+
+namespace {
+
+class Function : public ffk::test::Test {};
+using ffk::test::FetchError;
+using ffk::test::OwnedAny;
+
+ffk_object* Obj(ffk_function* f) { return reinterpret_cast<ffk_object*>(f); }
+
+// self is an int64_t added to the first argument.
+int AddContext(void* self, const ffk_any* args, int32_t nargs, ffk_any* result) {
+  int64_t x;
+  if (ffk_args_unpack("add", args, nargs, "i", &x) != 0) return -1;
+  *result = ffk_any_int(x + *static_cast<int64_t*>(self));
+  return 0;
+}
+
+void DeleteInt(void* p) { delete static_cast<int64_t*>(p); }
+
+int g_deleted = 0;
+void CountDelete(void*) { ++g_deleted; }
+
+TEST_F(Function, ClosureSeesItsContextAndDeletesItOnce) {
+  g_deleted = 0;
+  ffk_function* f = ffk_function_new("add_ten", AddContext, new int64_t(10), DeleteInt);
+  ASSERT_NE(f, nullptr);
+  EXPECT_STREQ(ffk_function_name(f), "add_ten");
+  ffk_any arg = ffk_any_int(5);
+  OwnedAny r;
+  ASSERT_EQ(ffk_function_call(f, &arg, 1, &r.v), 0);
+  EXPECT_EQ(r.v.v_int, 15);
+  ffk_object_release(Obj(f));
+
+  ffk_function* g = ffk_function_new(nullptr, AddContext, nullptr, CountDelete);
+  EXPECT_STREQ(ffk_function_name(g), "<anonymous>");
+  ffk_object_retain(Obj(g));
+  ffk_object_release(Obj(g));
+  EXPECT_EQ(g_deleted, 0);
+  ffk_object_release(Obj(g));
+  EXPECT_EQ(g_deleted, 1);
+}
+
+TEST_F(Function, FailedCreationStillDeletesTheContext) {
+  g_deleted = 0;
+  EXPECT_EQ(ffk_function_new("f", nullptr, nullptr, CountDelete), nullptr);
+  EXPECT_EQ(FetchError(), "ValueError: ffk_function_new: the call pointer of `f` is NULL");
+  EXPECT_EQ(g_deleted, 1);
+  g_deleted = 0;
+  ffk::test::SweepAllocationFailures([] {
+    int before = g_deleted;
+    ffk_function* f = ffk_function_new("f", AddContext, nullptr, CountDelete);
+    if (f == nullptr) {
+      EXPECT_EQ(g_deleted, before + 1);
+      return false;
+    }
+    ffk_object_release(Obj(f));
+    return true;
+  });
+}
+
+int ReturnsMinusOneSilently(void*, const ffk_any*, int32_t, ffk_any* result) {
+  *result = ffk_any_int(3);  // a callee that also leaves a value behind
+  return -1;
+}
+int RaisesButReturnsZero(void*, const ffk_any*, int32_t, ffk_any* result) {
+  ffk_error_set(FFK_ERR_VALUE, "stray");
+  *result = ffk_any_int(1);
+  return 0;
+}
+
+TEST_F(Function, TheConventionIsEnforcedAroundTheCallee) {
+  ffk_function* silent = ffk_function_new("silent", ReturnsMinusOneSilently, nullptr, nullptr);
+  OwnedAny r;
+  EXPECT_EQ(ffk_function_call(silent, nullptr, 0, &r.v), -1);
+  EXPECT_EQ(r.v.type_index, FFK_TYPE_NONE);
+  EXPECT_EQ(FetchError(), "RuntimeError: Function `silent` returned -1 without raising an error");
+  ffk_function* stray = ffk_function_new("stray", RaisesButReturnsZero, nullptr, nullptr);
+  EXPECT_EQ(ffk_function_call(stray, nullptr, 0, &r.v), 0);
+  EXPECT_EQ(r.v.v_int, 1);
+  EXPECT_FALSE(ffk_error_occurred());
+  EXPECT_EQ(ffk_function_call(nullptr, nullptr, 0, &r.v), -1);
+  EXPECT_EQ(FetchError(), "ValueError: ffk_function_call: the function is NULL");
+  EXPECT_EQ(ffk_function_call(silent, nullptr, 2, &r.v), -1);
+  EXPECT_EQ(FetchError(), "ValueError: ffk_function_call: 2 arguments at (nil) for `silent`");
+  ffk_object_release(Obj(silent));
+  ffk_object_release(Obj(stray));
+}
+
+// A chain: outer(f, x) calls f(x); inner raises from a named, non-inlined function.
+ffk_error* g_raised = nullptr;
+
+__attribute__((noinline)) int raise_deep_inside(const char* msg) {
+  ffk_error_set(FFK_ERR_KEY, "%s", msg);
+  g_raised = ffk_error_peek_borrow();
+  return -1;
+}
+
+int Inner(void*, const ffk_any*, int32_t, ffk_any*) { return raise_deep_inside("deep trouble"); }
+
+int Outer(void*, const ffk_any* args, int32_t nargs, ffk_any* result) {
+  ffk_function* f;
+  if (ffk_args_unpack("outer", args, nargs, "F|a", &f, nullptr) != 0) return -1;
+  return ffk_function_call(f, args + 1, nargs - 1, result);
+}
+
+TEST_F(Function, AnErrorCrossesEveryHopAsTheSameObject) {
+  ffk_function* inner = ffk_function_new("inner", Inner, nullptr, nullptr);
+  ffk_function* outer = ffk_function_new("outer", Outer, nullptr, nullptr);
+  ffk_any args[2] = {ffk_any_object(Obj(outer)), ffk_any_object(Obj(inner))};
+  OwnedAny r;
+  // outer(outer, inner): outer -> outer -> inner.
+  ASSERT_EQ(ffk_function_call(outer, args, 2, &r.v), -1);
+  ffk_error* err = ffk_error_fetch();
+  EXPECT_EQ(err, g_raised) << "the caller fetches the very Error the callee raised";
+  EXPECT_STREQ(ffk_error_kind(err), "KeyError");
+  EXPECT_STREQ(ffk_error_message(err), "deep trouble");
+  std::string bt = ffk_error_backtrace(err);
+  EXPECT_NE(bt.find("raise_deep_inside"), std::string::npos) << bt;
+  size_t in_inner = bt.find("in call to Function `inner`");
+  size_t in_outer = bt.find("in call to Function `outer`");
+  ASSERT_NE(in_inner, std::string::npos) << bt;
+  ASSERT_NE(in_outer, std::string::npos) << bt;
+  EXPECT_LT(in_inner, in_outer) << "innermost hop first";
+  EXPECT_NE(bt.find("in call to Function `outer`", in_outer + 1), std::string::npos) << "outer is crossed twice";
+  ffk_object_release(reinterpret_cast<ffk_object*>(err));
+  ffk_any_release(&args[0]);
+  ffk_any_release(&args[1]);
+  ffk_object_release(Obj(inner));
+  ffk_object_release(Obj(outer));
+}
+
+TEST_F(Function, UnpackConvertsEveryLetter) {
+  ffk_function* f = ffk_function_new("f", AddContext, nullptr, nullptr);
+  OwnedAny s;
+  ASSERT_EQ(ffk_any_str("a string longer than seven", 26, &s.v), 0);
+  ffk_any args[10] = {ffk_any_int(7),        ffk_any_int(2),          ffk_any_bool(true),
+                      ffk_any_raw_str("cuda:1"), ffk_any_raw_str("float16"), s.v,
+                      ffk_any_raw_str("short"),  ffk_any_object(Obj(f)), ffk_any_object(Obj(f)),
+                      ffk_any_none()};
+  int64_t i;
+  double x;
+  bool b;
+  DLDevice dev;
+  DLDataType dt;
+  const char *longs, *shorts;
+  ffk_object* o;
+  ffk_function* fn;
+  const ffk_any* any;
+  ASSERT_EQ(ffk_args_unpack("f", args, 10, "ifbDTssoFa", &i, &x, &b, &dev, &dt, &longs, &shorts, &o, &fn, &any), 0);
+  EXPECT_EQ(i, 7);
+  EXPECT_EQ(x, 2.0);
+  EXPECT_TRUE(b);
+  EXPECT_EQ(dev.device_type, kDLCUDA);
+  EXPECT_EQ(dev.device_id, 1);
+  EXPECT_EQ(dt.code, kDLFloat);
+  EXPECT_EQ(dt.bits, 16);
+  EXPECT_STREQ(longs, "a string longer than seven");
+  EXPECT_STREQ(shorts, "short");
+  EXPECT_EQ(o, Obj(f));
+  EXPECT_EQ(fn, f);
+  EXPECT_EQ(any, &args[9]);
+  EXPECT_EQ(ffk_object_use_count(Obj(f)), 3u) << "borrowed outputs take no reference";
+  ffk_any_release(&args[7]);
+  ffk_any_release(&args[8]);
+  ffk_object_release(Obj(f));
+}
+
+TEST_F(Function, UnpackNamesTheFunctionThePositionAndTheTypes) {
+  ffk_any args[3] = {ffk_any_int(1), ffk_any_raw_str("x"), ffk_any_int(3)};
+  int64_t a, c = -1;
+  const char* s;
+  EXPECT_EQ(ffk_args_unpack("testing.f", args, 2, "ii", &a, &c), -1);
+  EXPECT_EQ(FetchError(), "TypeError: `testing.f`: argument #1 expected int but got str");
+  EXPECT_EQ(ffk_args_unpack("testing.f", args, 3, "is", &a, &s), -1);
+  EXPECT_EQ(FetchError(), "TypeError: `testing.f` takes 2 arguments but got 3");
+  EXPECT_EQ(ffk_args_unpack("testing.f", args, 0, "i", &a), -1);
+  EXPECT_EQ(FetchError(), "TypeError: `testing.f` takes 1 argument but got 0");
+  EXPECT_EQ(ffk_args_unpack("testing.f", args, 0, "i|si", &a, &s, &c), -1);
+  EXPECT_EQ(FetchError(), "TypeError: `testing.f` takes 1 to 3 arguments but got 0");
+  ASSERT_EQ(ffk_args_unpack("testing.f", args, 2, "i|si", &a, &s, &c), 0);
+  EXPECT_EQ(a, 1);
+  EXPECT_STREQ(s, "x");
+  EXPECT_EQ(c, -1) << "an optional argument not given leaves its output alone";
+  EXPECT_EQ(ffk_args_unpack("testing.f", args, 1, "q", &a), -1);
+  EXPECT_EQ(FetchError(), "ValueError: `testing.f`: unknown letter 'q' in the argument format");
+  ffk_any dev = ffk_any_raw_str("tpu:0");
+  DLDevice d;
+  EXPECT_EQ(ffk_args_unpack("g", &dev, 1, "D", &d), -1);
+  std::string e = FetchError();
+  EXPECT_EQ(e.rfind("ValueError: `g`: argument #0 ", 0), 0u) << e;
+}
+
+}  // namespace

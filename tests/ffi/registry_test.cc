@@ -1,0 +1,152 @@
+// ffikit/function.h, the global registry: override rules, lookup, removal, listing,
+// allocation failures and concurrent use.
+#include <ffikit/ffikit.h>
+
+#include <atomic>
+#include <string>
+#include <thread>
+#include <vector>
+
+#include "tests/support/ffk_test.h"
+
+namespace {
+
+class Registry : public ffk::test::Test {};
+using ffk::test::FetchError;
+
+ffk_object* Obj(ffk_function* f) { return reinterpret_cast<ffk_object*>(f); }
+
+int ReturnSelf(void* self, const ffk_any*, int32_t, ffk_any* result) {
+  *result = ffk_any_int(reinterpret_cast<intptr_t>(self));
+  return 0;
+}
+
+ffk_function* Make(intptr_t id) {
+  return ffk_function_new("id", ReturnSelf, reinterpret_cast<void*>(id), nullptr);
+}
+
+int64_t CallByName(const char* name) {
+  ffk_function* f;
+  if (ffk_function_get_global(name, &f) != 1) return -1;
+  ffk_any r;
+  EXPECT_EQ(ffk_function_call(f, nullptr, 0, &r), 0);
+  ffk_object_release(Obj(f));
+  return r.v_int;
+}
+
+TEST_F(Registry, RegisterRefusesToReplaceUnlessTold) {
+  ffk_function* one = Make(1);
+  ffk_function* two = Make(2);
+  ASSERT_EQ(ffk_function_register("test.reg.f", one, false), 0);
+  EXPECT_EQ(ffk_object_use_count(Obj(one)), 2u);
+  EXPECT_EQ(ffk_function_register("test.reg.f", two, false), -1);
+  EXPECT_EQ(FetchError(), "ValueError: global function `test.reg.f` is already registered");
+  EXPECT_EQ(CallByName("test.reg.f"), 1);
+  EXPECT_EQ(ffk_object_use_count(Obj(two)), 1u);
+  ASSERT_EQ(ffk_function_register("test.reg.f", two, true), 0);
+  EXPECT_EQ(CallByName("test.reg.f"), 2);
+  EXPECT_EQ(ffk_object_use_count(Obj(one)), 1u) << "the replaced function is released";
+  EXPECT_EQ(ffk_function_remove_global("test.reg.f"), 1);
+  EXPECT_EQ(ffk_function_remove_global("test.reg.f"), 0);
+  ffk_function* f = one;
+  EXPECT_EQ(ffk_function_get_global("test.reg.f", &f), 0);
+  EXPECT_EQ(f, nullptr);
+  ffk_object_release(Obj(one));
+  ffk_object_release(Obj(two));
+}
+
+TEST_F(Registry, BadNamesAreValueErrors) {
+  ffk_function* f = Make(1);
+  EXPECT_EQ(ffk_function_register(nullptr, f, false), -1);
+  EXPECT_EQ(FetchError(), "ValueError: ffk_function_register: the function name is NULL");
+  EXPECT_EQ(ffk_function_register("", f, false), -1);
+  EXPECT_EQ(FetchError(), "ValueError: ffk_function_register: the function name is empty");
+  EXPECT_EQ(ffk_function_register("x", nullptr, false), -1);
+  EXPECT_EQ(FetchError(), "ValueError: ffk_function_register: the function for `x` is NULL");
+  ffk_function* out;
+  EXPECT_EQ(ffk_function_get_global(nullptr, &out), -1);
+  EXPECT_EQ(FetchError(), "ValueError: ffk_function_get_global: the function name is NULL");
+  EXPECT_EQ(ffk_function_remove_global(""), -1);
+  EXPECT_EQ(FetchError(), "ValueError: ffk_function_remove_global: the function name is empty");
+  ffk_object_release(Obj(f));
+}
+
+int Collect(const char* name, ffk_function*, void* ctx) {
+  auto* names = static_cast<std::vector<std::string>*>(ctx);
+  if (std::string(name).rfind("test.list.", 0) == 0) names->push_back(name);
+  if (std::string(name) == "test.list.b") ffk_function_remove_global("test.list.c");  // re-entering is safe
+  return 0;
+}
+
+int StopAtB(const char* name, ffk_function*, void*) { return std::string(name) == "test.list.b" ? 42 : 0; }
+
+TEST_F(Registry, ForEachVisitsASortedSnapshot) {
+  ffk_function* f = Make(1);
+  // Enough names to spread over many shards and grow some.
+  for (int i = 0; i < 300; ++i) {
+    ASSERT_EQ(ffk_function_register(("test.many." + std::to_string(i)).c_str(), f, false), 0);
+  }
+  for (const char* n : {"test.list.c", "test.list.a", "test.list.b"}) ASSERT_EQ(ffk_function_register(n, f, false), 0);
+  std::vector<std::string> names;
+  ASSERT_EQ(ffk_function_for_each_global(Collect, &names), 0);
+  EXPECT_EQ(names, (std::vector<std::string>{"test.list.a", "test.list.b", "test.list.c"}));
+  EXPECT_EQ(ffk_function_remove_global("test.list.c"), 0) << "removed by the callback";
+  EXPECT_EQ(ffk_function_for_each_global(StopAtB, nullptr), 42);
+  ffk::test::SweepAllocationFailures([] {
+    std::vector<std::string> seen;
+    return ffk_function_for_each_global(Collect, &seen) == 0;
+  });
+  for (int i = 0; i < 300; ++i) ffk_function_remove_global(("test.many." + std::to_string(i)).c_str());
+  ffk_function_remove_global("test.list.a");
+  ffk_function_remove_global("test.list.b");
+  EXPECT_EQ(ffk_object_use_count(Obj(f)), 1u);
+  ffk_object_release(Obj(f));
+}
+
+TEST_F(Registry, RegistrationFailsCleanlyAtEveryAllocation) {
+  ffk_function* f = Make(1);
+  ffk::test::SweepAllocationFailures(
+      [&] {
+        if (ffk_function_register("test.sweep", f, false) != 0) return false;
+        return ffk_function_remove_global("test.sweep") == 1;
+      },
+      [&] {
+        ffk_function* g;
+        EXPECT_EQ(ffk_function_get_global("test.sweep", &g), 0);
+        EXPECT_EQ(ffk_object_use_count(Obj(f)), 1u);
+      });
+  ffk_object_release(Obj(f));
+}
+
+TEST_F(Registry, ThreadsRegisterLookUpAndRemoveConcurrently) {
+  constexpr int kThreads = 4, kRounds = 2000;
+  ffk_function* stable = Make(7);
+  ASSERT_EQ(ffk_function_register("test.mt.stable", stable, false), 0);
+  std::atomic<int> bad{0};
+  std::vector<std::thread> threads;
+  for (int t = 0; t < kThreads; ++t) {
+    threads.emplace_back([t, &bad] {
+      std::string mine = "test.mt." + std::to_string(t);
+      for (int i = 0; i < kRounds; ++i) {
+        ffk_function* f = Make(t);
+        if (ffk_function_register(mine.c_str(), f, i % 2 == 1) != 0) ffk_error_clear();
+        ffk_object_release(Obj(f));
+        if (CallByName("test.mt.stable") != 7) ++bad;
+        int64_t got = CallByName(mine.c_str());
+        if (got != t && got != -1) ++bad;
+        // Another thread's name: present or absent, never a wrong value.
+        std::string other = "test.mt." + std::to_string((t + 1) % kThreads);
+        int64_t o = CallByName(other.c_str());
+        if (o != -1 && o != (t + 1) % kThreads) ++bad;
+        if (i % 3 == 0) ffk_function_remove_global(mine.c_str());
+      }
+      ffk_function_remove_global(mine.c_str());
+    });
+  }
+  for (auto& th : threads) th.join();
+  EXPECT_EQ(bad.load(), 0);
+  EXPECT_EQ(ffk_function_remove_global("test.mt.stable"), 1);
+  ffk_object_release(Obj(stable));
+}
+
+}  // namespace
