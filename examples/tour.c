@@ -30,6 +30,31 @@ static int load_settings(void) {
   return 0;
 }
 
+/* A plain C function with the packed calling convention: add(a, b). */
+static int add(void *self, const ffk_any *args, int32_t nargs, ffk_any *result) {
+  (void)self;
+  int64_t a, b;
+  if (ffk_args_unpack("tour.add", args, nargs, "ii", &a, &b) != 0) return -1; /* checks arity and types */
+  *result = ffk_any_int(a + b);
+  return 0;
+}
+
+/* A closure: its context is a counter it bumps on every call. */
+static int count_calls(void *self, const ffk_any *args, int32_t nargs, ffk_any *result) {
+  (void)args;
+  (void)nargs;
+  *result = ffk_any_int(++*(int64_t *)self);
+  return 0;
+}
+
+/* apply(f, *args): calls another Function, so an error crosses two calls. */
+static int apply(void *self, const ffk_any *args, int32_t nargs, ffk_any *result) {
+  (void)self;
+  ffk_function *f;
+  if (ffk_args_unpack("tour.apply", args, nargs > 0 ? 1 : 0, "F", &f) != 0) return -1;
+  return ffk_function_call(f, args + 1, nargs - 1, result);
+}
+
 int main(void) {
   printf("ffikit %s (ABI %u.%u)\n\n", ffk_version(), ffk_abi_version() >> 16, ffk_abi_version() & 0xffff);
 
@@ -170,9 +195,48 @@ int main(void) {
   ffk_object_release((ffk_object *)l);
   ffk_object_release((ffk_object *)l2);
 
+  printf("\n10. Functions: C functions and closures, called by name from the global registry\n");
+  static int64_t counter = 0;
+  const char *names[3] = {"tour.add", "tour.count", "tour.apply"};
+  ffk_function *fns[3] = {ffk_function_new(names[0], add, NULL, NULL),
+                          ffk_function_new(names[1], count_calls, &counter, NULL),
+                          ffk_function_new(names[2], apply, NULL, NULL)};
+  for (int i = 0; i < 3; ++i) {
+    ffk_function_register(names[i], fns[i], false);
+    ffk_object_release((ffk_object *)fns[i]); /* the registry holds them now */
+  }
+  ffk_function *by_name;
+  ffk_any args[3] = {ffk_any_int(2), ffk_any_int(40)}, result;
+  ffk_function_get_global("tour.add", &by_name);
+  ffk_function_call(by_name, args, 2, &result);
+  show("tour.add(2, 40)", &result);
+  ffk_object_release((ffk_object *)by_name);
+  ffk_function_get_global("tour.count", &by_name);
+  ffk_function_call(by_name, NULL, 0, &result);
+  ffk_function_call(by_name, NULL, 0, &result);
+  show("tour.count() twice", &result);
+  ffk_object_release((ffk_object *)by_name);
+  ffk_function *adder;
+  ffk_function_get_global("tour.apply", &by_name);
+  ffk_function_get_global("tour.add", &adder);
+  args[0] = ffk_any_object((ffk_object *)adder);
+  args[1] = ffk_any_int(1);
+  args[2] = ffk_any_raw_str("two");
+  if (ffk_function_call(by_name, args, 3, &result) != 0) { /* apply(add, 1, "two") */
+    ffk_error *err = ffk_error_fetch();
+    printf("  tour.apply(tour.add, 1, \"two\") -> %s: %s\n", ffk_error_kind(err), ffk_error_message(err));
+    const char *bt = ffk_error_backtrace(err), *hop = strstr(bt, "  in call to");
+    printf("%s", hop ? hop : bt); /* the hops the error crossed, innermost first */
+    ffk_object_release((ffk_object *)err);
+  }
+  ffk_any_release(&args[0]);
+  ffk_object_release((ffk_object *)adder);
+  ffk_object_release((ffk_object *)by_name);
+  for (int i = 0; i < 3; ++i) ffk_function_remove_global(names[i]);
+
   ffk_any_release(&small);
   ffk_any_release(&same_any);
   ffk_any_release(&shape_any);
-  printf("\nDone. Next: functions and the global registry, then tensors, build on these pieces.\n");
+  printf("\nDone. Next: typed signatures and loadable modules, then tensors, build on these pieces.\n");
   return 0;
 }

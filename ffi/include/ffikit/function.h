@@ -90,7 +90,8 @@ FFK_API int ffk_function_for_each_global(int (*fn)(const char *name, ffk_functio
  *   a const ffk_any** (borrowed, anything)   | the arguments after it are optional
  *
  * A NULL pointer checks the argument without storing it. Conversions are those of the
- * ffk_any_as_* accessors (an int is accepted as a float, a str "cuda:1" as a Device). `fn_name` names the function in errors: a TypeError
+ * ffk_any_as_* accessors (an int is accepted as a float, a str "cuda:1" as a Device).
+ * `fn_name` names the function in errors: a TypeError
  * "`f`: argument #1 expected int but got str", or "`f` takes 2 arguments but got 3".
  * Returns 0 or -1. Borrowed outputs live as long as the arguments.
  */
