@@ -189,7 +189,7 @@ void ffk_object_release(ffk_object *obj) {
   }
   obj->deleter(obj, FFK_DELETER_DESTROY);
   /* Give back the weak unit the strong holders shared. */
-  if (FFK_ATOMIC_SUB(&obj->refcount, FFK_REFCOUNT_WEAK_ONE, __ATOMIC_RELEASE) == FFK_REFCOUNT_WEAK_ONE) {
+  if (FFK_ATOMIC_SUB(&obj->refcount, FFK_REFCOUNT_WEAK_ONE, FFK_DECREMENT_ORDER) == FFK_REFCOUNT_WEAK_ONE) {
     FFK_ACQUIRE_FENCE();
     obj->deleter(obj, FFK_DELETER_FREE);
   }
@@ -219,7 +219,7 @@ void ffk_weak_retain(ffk_object *obj) {
 
 void ffk_weak_release(ffk_object *obj) {
   if (obj == NULL) return;
-  if (FFK_ATOMIC_SUB(&obj->refcount, FFK_REFCOUNT_WEAK_ONE, __ATOMIC_RELEASE) == FFK_REFCOUNT_WEAK_ONE) {
+  if (FFK_ATOMIC_SUB(&obj->refcount, FFK_REFCOUNT_WEAK_ONE, FFK_DECREMENT_ORDER) == FFK_REFCOUNT_WEAK_ONE) {
     FFK_ACQUIRE_FENCE();
     obj->deleter(obj, FFK_DELETER_FREE);
   }
