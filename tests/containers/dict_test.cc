@@ -43,27 +43,8 @@ std::string R(T* x) {
 int Set(ffk_dict* d, ffk_any k, ffk_any v) { return ffk_dict_set(d, &k, &v); }
 int MapSet(ffk_map** m, ffk_any k, ffk_any v) { return ffk_map_set(m, &k, &v); }
 
-// Checks the pending error: its kind, and that its message mentions each of `parts`.
-// Moves the error out of the slot either way.
-::testing::AssertionResult PendingError(const std::string& kind,
-                                       std::initializer_list<std::string> parts = {}) {
-  std::string e = FetchError();
-  if (e.rfind(kind + ": ", 0) != 0) {
-    return ::testing::AssertionFailure() << "expected a " << kind << ", got \"" << e << "\"";
-  }
-  for (const std::string& p : parts) {
-    if (e.find(p) == std::string::npos) {
-      return ::testing::AssertionFailure() << "\"" << e << "\" does not mention " << p;
-    }
-  }
-  return ::testing::AssertionSuccess() << e;
-}
-
-ffk_any TensorView() {
-  ffk_any v = ffk_any_none();
-  v.type_index = FFK_TYPE_DLTENSOR_PTR;
-  return v;
-}
+using ffk::test::PendingError;
+using ffk::test::TensorView;
 
 // The entries in iteration order, as owned copies (the caller releases them).
 std::vector<std::pair<ffk_any, ffk_any>> Entries(ffk_dict* d) {

@@ -73,27 +73,8 @@ std::string R(T* x) {
   return s;
 }
 
-// Checks the pending error: its kind, and that its message mentions each of `parts`.
-// Moves the error out of the slot either way.
-::testing::AssertionResult PendingError(const std::string& kind,
-                                       std::initializer_list<std::string> parts = {}) {
-  std::string e = FetchError();
-  if (e.rfind(kind + ": ", 0) != 0) {
-    return ::testing::AssertionFailure() << "expected a " << kind << ", got \"" << e << "\"";
-  }
-  for (const std::string& p : parts) {
-    if (e.find(p) == std::string::npos) {
-      return ::testing::AssertionFailure() << "\"" << e << "\" does not mention " << p;
-    }
-  }
-  return ::testing::AssertionSuccess() << e;
-}
-
-ffk_any TensorView() {
-  ffk_any v = ffk_any_none();
-  v.type_index = FFK_TYPE_DLTENSOR_PTR;
-  return v;
-}
+using ffk::test::PendingError;
+using ffk::test::TensorView;
 
 // Python's clamping of one slice bound (step 1) and of list.insert's index.
 int64_t Clamp(int64_t i, int64_t n) {

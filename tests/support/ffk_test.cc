@@ -16,6 +16,25 @@ void Test::TearDown() {
   EXPECT_EQ(ffk_debug_live_objects(-1), 0) << "the test left ffikit objects alive";
 }
 
+::testing::AssertionResult PendingError(const std::string& kind, std::initializer_list<std::string> parts) {
+  std::string e = FetchError();
+  if (e.rfind(kind + ": ", 0) != 0) {
+    return ::testing::AssertionFailure() << "expected a " << kind << ", got \"" << e << "\"";
+  }
+  for (const std::string& p : parts) {
+    if (e.find(p) == std::string::npos) {
+      return ::testing::AssertionFailure() << "\"" << e << "\" does not mention " << p;
+    }
+  }
+  return ::testing::AssertionSuccess() << e;
+}
+
+ffk_any TensorView() {
+  ffk_any v = ffk_any_none();
+  v.type_index = FFK_TYPE_DLTENSOR_PTR;
+  return v;
+}
+
 std::string FetchError() {
   ffk_error* err = ffk_error_fetch();
   if (err == nullptr) return "";

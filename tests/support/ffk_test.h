@@ -10,6 +10,7 @@
 #include <gtest/gtest.h>
 
 #include <functional>
+#include <initializer_list>
 #include <string>
 
 namespace ffk {
@@ -31,6 +32,13 @@ std::string FetchError();
 // number of allocations the successful run made.
 int SweepAllocationFailures(const std::function<bool()>& op,
                             const std::function<void()>& check_unchanged = nullptr);
+
+// Checks the pending error: its kind, and that its message mentions each of `parts`.
+// Moves the error out of the slot either way.
+::testing::AssertionResult PendingError(const std::string& kind, std::initializer_list<std::string> parts = {});
+
+// A DLTensor* view with a NULL pointer: a value containers must refuse to store.
+ffk_any TensorView();
 
 // The repr of a value as std::string (fails the test if repr fails).
 std::string Repr(const ffk_any& v);
