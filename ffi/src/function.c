@@ -60,6 +60,8 @@ static void drop_stray_error(const ffk_function *f) {
 #if defined(FFK_TESTING) || !defined(NDEBUG)
   fprintf(stderr, "ffikit: bug: Function `%s` returned 0 with an error pending (%s: %s); the error is dropped\n",
           f->name, ffk_error_kind(stray), ffk_error_message(stray));
+#else
+  (void)f;
 #endif
   ffk_object_release((ffk_object *)stray);
 }
