@@ -3,15 +3,28 @@
 
 Reads Google Benchmark JSON (a file path, or stdin when the path is omitted or "-").
 Benchmarks are named "<group>/<impl>": "<group>/ffikit" is ffikit, every other impl in the
-same group is a peer. Each row compares ffikit with one peer using cpu_time in ns, taken
-from the "median" aggregate when the run used repetitions (otherwise the single run; the
-median of the runs when there are several iterations but no median aggregate).
+same group is a peer. Each row compares ffikit with one peer using CPU time in ns, per item
+when the benchmark counts items (SetItemsProcessed: 1e9 / items_per_second), else per
+iteration, taken from the "median" aggregate when the run used repetitions (otherwise the
+single run; the median of the runs when there are several iterations but no median aggregate).
 
     python3 bench/ratios.py out.json --targets retain_release=1.0,hash_64=1.2
+
+A target names a group (every peer of it) or one "group/peer" pair, which wins over the group's:
+--targets push_1m_array/vector=1.3,push_1m_array/pylist=1.0.
 
 --targets adds a "target" column (the largest acceptable ffikit/peer ratio) and a "status"
 column, "ok" or "MISSED". The targets are informational: a MISSED target never changes the
 exit status (0; only unreadable input is an error).
+
+Benchmarks run at several thread counts ("<group>/<impl>/threads:N", from ->Threads(N)) are
+kept out of the pair table: a second table gives, for each such group and impl, the
+items_per_second at every thread count and its ratio to the 1-thread run (the throughput
+scaling; run them with ->UseRealTime() so that items_per_second is per wall-clock second).
+--scaling-targets group=min_ratio adds the smallest acceptable ratio at the highest thread
+count (informational too):
+
+    python3 bench/ratios.py out.json --scaling-targets map_get_shared=1.8
 Standard library only.
 """
 
@@ -53,7 +66,22 @@ def split_name(run_name):
     return group, "/".join(rest)
 
 
+def thread_count(run_name):
+    """The N of a 'threads:N' name component, or None when the benchmark set no thread count."""
+    for part in run_name.split("/")[1:]:
+        if part.startswith("threads:"):
+            try:
+                return int(part[len("threads:"):])
+            except ValueError:
+                return None
+    return None
+
+
 def cpu_ns(entry):
+    """CPU ns per item when the benchmark counts items, else per iteration."""
+    rate = entry.get("items_per_second")
+    if rate:
+        return 1e9 / float(rate)
     unit = entry.get("time_unit", "ns")
     if unit not in UNIT_TO_NS:
         raise SystemExit("ratios.py: unknown time_unit %r in %s" % (unit, entry.get("name")))
@@ -69,6 +97,8 @@ def collect(data):
         if entry.get("error_occurred"):
             continue
         run_name = entry.get("run_name", entry.get("name", ""))
+        if thread_count(run_name) is not None:
+            continue  # see collect_scaling
         key = split_name(run_name)
         if not key[1]:
             continue
@@ -89,6 +119,69 @@ def collect(data):
     return times
 
 
+def collect_scaling(data):
+    """{(group, impl): {threads: items_per_second}} for the runs named with 'threads:N'."""
+    medians = {}
+    iterations = {}
+    order = []
+    for entry in data.get("benchmarks", []):
+        if entry.get("error_occurred"):
+            continue
+        run_name = entry.get("run_name", entry.get("name", ""))
+        threads = thread_count(run_name)
+        if threads is None or "items_per_second" not in entry:
+            continue
+        key = split_name(run_name)
+        if not key[1]:
+            continue
+        if key not in order:
+            order.append(key)
+        rate = float(entry["items_per_second"])
+        if entry.get("run_type", "iteration") == "aggregate":
+            if entry.get("aggregate_name") == "median":
+                medians.setdefault(key, {})[threads] = rate
+        else:
+            iterations.setdefault(key, {}).setdefault(threads, []).append(rate)
+    rates = {}
+    for key in order:
+        rates[key] = dict(medians.get(key, {}))
+        for threads, runs in iterations.get(key, {}).items():
+            rates[key].setdefault(threads, statistics.median(runs))
+    return rates
+
+
+def fmt_rate(rate):
+    for scale, suffix in ((1e9, "G"), (1e6, "M"), (1e3, "k")):
+        if rate >= scale:
+            return "%.1f%s" % (rate / scale, suffix)
+    return "%.0f" % rate
+
+
+def print_scaling(rates, targets):
+    header = ["group", "impl", "threads", "items/s", "vs 1 thread"]
+    if targets:
+        header += ["target", "status"]
+    rows = []
+    for (group, impl), by_threads in rates.items():
+        base = by_threads.get(1)
+        top = max(by_threads)
+        for threads in sorted(by_threads):
+            rate = by_threads[threads]
+            ratio = "%.2f" % (rate / base) if base else "n/a"
+            row = [group, impl, str(threads), fmt_rate(rate), ratio]
+            if targets:
+                if group in targets and threads == top and threads != 1 and base:
+                    ok = rate / base >= targets[group]
+                    row += [">= %.2f" % targets[group], "ok" if ok else "MISSED"]
+                else:
+                    row += ["", ""]
+            rows.append(row)
+    print("| " + " | ".join(header) + " |")
+    print("|" + "|".join(["---", "---", "---:", "---:", "---:"] + (["---:", "---"] if targets else [])) + "|")
+    for row in rows:
+        print("| " + " | ".join(row) + " |")
+
+
 def fmt_ns(ns):
     if ns >= 100:
         return "%.0f" % ns
@@ -107,8 +200,11 @@ def main(argv):
                         help="Google Benchmark JSON output (default: stdin)")
     parser.add_argument("--targets", default="",
                         help="group=max_ratio,... (informational; exit status stays 0)")
+    parser.add_argument("--scaling-targets", default="",
+                        help="group=min_ratio,... for the thread-scaling table (informational)")
     args = parser.parse_args(argv)
     targets = parse_targets(args.targets)
+    scaling_targets = parse_targets(args.scaling_targets)
 
     if args.json == "-":
         text = sys.stdin.read()
@@ -146,20 +242,29 @@ def main(argv):
             ratio = ours / theirs if theirs > 0 else float("inf")
             row = [group, fmt_ns(ours), peer, fmt_ns(theirs), fmt_ratio(ratio)]
             if targets:
-                if group in targets:
-                    row += ["%.2f" % targets[group], "ok" if ratio <= targets[group] else "MISSED"]
+                target = targets.get(group + "/" + peer, targets.get(group))
+                if target is not None:
+                    row += ["%.2f" % target, "ok" if ratio <= target else "MISSED"]
                 else:
                     row += ["", ""]
             rows.append(row)
-    for group in targets:
-        if group not in groups:
-            print("ratios.py: target for %s, which has no results" % group, file=sys.stderr)
+    for name in targets:
+        group, _, peer = name.partition("/")
+        if group not in groups or (peer and (group, peer) not in times):
+            print("ratios.py: target for %s, which has no results" % name, file=sys.stderr)
+    scaling = collect_scaling(data)
+    for group in scaling_targets:
+        if group not in [g for g, _ in scaling]:
+            print("ratios.py: scaling target for %s, which has no results" % group, file=sys.stderr)
 
     print("| " + " | ".join(header) + " |")
     print("|" + "|".join(["---"] + ["---:", "---", "---:", "---:"] +
                          (["---:", "---"] if targets else [])) + "|")
     for row in rows:
         print("| " + " | ".join(row) + " |")
+    if scaling:
+        print()
+        print_scaling(scaling, scaling_targets)
     return 0
 
 

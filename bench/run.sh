@@ -1,9 +1,15 @@
 #!/usr/bin/env bash
-# Builds and runs the ffi benchmarks (optimised), then prints the ffikit/peer ratio table.
+# Builds and runs the benchmarks (optimised), then prints the ffikit/peer ratio tables.
 #
-#   bench/run.sh [OUT.json] [extra Google Benchmark flags, e.g. --benchmark_filter=hash]
+#   bench/run.sh [OUT] [--only=BINARY] [extra Google Benchmark flags, e.g. --benchmark_filter=hash]
 #
-# OUT.json (default: a new file under ${TMPDIR:-/tmp}) keeps the full JSON results.
+# Runs each binary in turn: ffi_bench (the ffi core) and containers_bench (Array, List, Map,
+# Dict beside std::vector, std::unordered_map and CPython's list and dict). --only=ffi_bench
+# or --only=containers_bench runs one of them (repeatable). Extra flags go to every binary run.
+#
+# OUT keeps the full JSON results: a directory (each binary writes OUT/<binary>.json), or a
+# path ending in .json (used as is when one binary runs; with several, OUT.json becomes
+# OUT.<binary>.json). Default: a new directory under ${TMPDIR:-/tmp}.
 # Works from any directory; paths given are relative to the directory it is called from.
 set -euo pipefail
 
@@ -15,8 +21,26 @@ if [[ $# -gt 0 && "$1" != --* ]]; then
   out=$1
   shift
 fi
+binaries=()
+flags=()
+for a in "$@"; do
+  case "$a" in
+    --only=*) binaries+=("${a#--only=}") ;;
+    *) flags+=("$a") ;;
+  esac
+done
+if [[ ${#binaries[@]} -eq 0 ]]; then
+  binaries=(ffi_bench containers_bench)
+fi
+for b in "${binaries[@]}"; do
+  case "$b" in
+    ffi_bench|containers_bench) ;;
+    *) echo "run.sh: unknown benchmark binary '$b' (ffi_bench, containers_bench)" >&2; exit 2 ;;
+  esac
+done
+
 if [[ -z "$out" ]]; then
-  out=$(mktemp "${TMPDIR:-/tmp}/ffi_bench.XXXXXX.json")
+  out=$(mktemp -d "${TMPDIR:-/tmp}/ffikit_bench.XXXXXX")
 fi
 # bazel run executes the binary in its runfiles tree: give it an absolute path.
 case "$out" in
@@ -24,16 +48,59 @@ case "$out" in
   *) out="$caller_dir/$out" ;;
 esac
 
-cd "$repo_root"
-bazel run -c opt //bench:ffi_bench -- \
-  --benchmark_format=json \
-  --benchmark_repetitions=5 \
-  --benchmark_report_aggregates_only=true \
-  --benchmark_out="$out" \
-  --benchmark_out_format=json \
-  "$@"
+# The JSON file for binary $1.
+out_file() {
+  if [[ "$out" == *.json ]]; then
+    if [[ ${#binaries[@]} -eq 1 ]]; then
+      echo "$out"
+    else
+      echo "${out%.json}.$1.json"
+    fi
+  else
+    echo "$out/$1.json"
+  fi
+}
+[[ "$out" == *.json ]] || mkdir -p "$out"
 
-echo
-echo "results: $out"
-echo
-python3 bench/ratios.py "$out" --targets retain_release=1.0
+cd "$repo_root"
+# The same interpreter as the tests (python_configure reads FFK_PYTHON): containers_bench
+# embeds it, and keeping the variable stable avoids refetching @python between commands.
+if [[ -z "${FFK_PYTHON:-}" ]]; then
+  FFK_PYTHON=$(scripts/bootstrap.sh | tail -n 1)
+fi
+export FFK_PYTHON
+
+# ffikit/peer targets (largest acceptable ratio) and thread-scaling targets (smallest
+# acceptable speedup), per binary. Informational: a MISSED target never fails the run.
+targets_for() {
+  case "$1" in
+    ffi_bench) echo "--targets retain_release=1.0" ;;
+    containers_bench)
+      local t
+      t="push_1m_array/vector=1.3,push_1m_array/pylist=1.0,push_1m_list/vector=1.3,push_1m_list/pylist=1.0"
+      t="$t,map_set_int=1.0,map_set_str=1.0,dict_set_int=1.0,dict_set_str=1.0"
+      t="$t,map_get_hit_int=1.0,map_get_hit_str=1.0,map_get_miss_int=1.0,map_get_miss_str=1.0"
+      t="$t,dict_get_hit_int=1.0,dict_get_hit_str=1.0,dict_get_miss_int=1.0,dict_get_miss_str=1.0"
+      t="$t,iter_sum_1m=1.1,cow_set_10k=1.5,lock_get_int=1.15,lock_set_int=1.15"
+      echo "--targets $t --scaling-targets map_get_shared=1.8"
+      ;;
+  esac
+}
+
+for b in "${binaries[@]}"; do
+  json=$(out_file "$b")
+  bazel run -c opt "//bench:$b" -- \
+    --benchmark_format=json \
+    --benchmark_repetitions=5 \
+    --benchmark_report_aggregates_only=true \
+    --benchmark_out="$json" \
+    --benchmark_out_format=json \
+    ${flags[@]+"${flags[@]}"}
+
+  echo
+  echo "$b results: $json"
+  echo
+  # shellcheck disable=SC2046
+  python3 bench/ratios.py "$json" $(targets_for "$b")
+  echo
+done
