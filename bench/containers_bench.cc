@@ -76,6 +76,8 @@
 
 #include <benchmark/benchmark.h>
 
+#include "bench/bench_support.h"
+
 #include <algorithm>
 #include <cstdint>
 #include <cstdio>
@@ -104,18 +106,7 @@ constexpr int64_t kCowN = 10000;
 
 // ---- helpers ----------------------------------------------------------------------------
 
-// Skips the benchmark with the pending ffikit error (kind: message) as the reason.
-void SkipWithFfkError(benchmark::State &state, const char *what) {
-  std::string msg = what;
-  if (ffk_error *err = ffk_error_peek_borrow()) {
-    msg += ": ";
-    msg += ffk_error_kind(err);
-    msg += ": ";
-    msg += ffk_error_message(err);
-  }
-  ffk_error_clear();
-  state.SkipWithError(msg.c_str());
-}
+using ffk_bench::SkipWithFfkError;
 
 // Aborts setup (outside any timed region) with the pending ffikit or Python error.
 [[noreturn]] void Die(const char *what) {

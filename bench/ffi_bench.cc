@@ -24,6 +24,8 @@
 
 #include <benchmark/benchmark.h>
 
+#include "bench/bench_support.h"
+
 #include <cstdint>
 #include <cstdio>
 #include <cstring>
@@ -41,18 +43,7 @@
 
 namespace {
 
-// Skips the benchmark with the pending ffikit error (kind: message) as the reason.
-void SkipWithFfkError(benchmark::State &state, const char *what) {
-  std::string msg = what;
-  if (ffk_error *err = ffk_error_peek_borrow()) {
-    msg += ": ";
-    msg += ffk_error_kind(err);
-    msg += ": ";
-    msg += ffk_error_message(err);
-  }
-  ffk_error_clear();
-  state.SkipWithError(msg.c_str());
-}
+using ffk_bench::SkipWithFfkError;
 
 // `n` bytes of printable ASCII (valid UTF-8), different for each `seed`.
 std::string MakeText(size_t n, unsigned seed) {
