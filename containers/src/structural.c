@@ -311,60 +311,69 @@ static void release_values(ffk_any *v, int64_t n) {
   for (int64_t i = 0; i < n; ++i) ffk_any_release(&v[i]);
 }
 
+/* A new Map, Tuple or Array of type `t` from the copied values (released either way); NULL on error. */
+static ffk_object *build(int32_t t, ffk_any *copies, int64_t n) {
+  if (t == FFK_TYPE_ARRAY) {
+    ffk_array *arr = ffk_array_new_steal(copies, n);
+    return arr ? &arr->header : NULL;
+  }
+  ffk_object *made = NULL;
+  if (t == FFK_TYPE_TUPLE) {
+    ffk_tuple *tup = ffk_tuple_new(n, copies);
+    made = tup ? &tup->header : NULL;
+  } else {
+    ffk_map *m = ffk_map_new();
+    for (int64_t k = 0; m != NULL && k < n; k += 2) { /* keys and values interleaved */
+      if (ffk_map_set(&m, &copies[k], &copies[k + 1]) != 0) {
+        ffk_object_release(&m->header);
+        m = NULL;
+      }
+    }
+    made = m ? &m->header : NULL;
+  }
+  release_values(copies, n);
+  return made;
+}
+
 static int copy_immutable(copier *c, ffk_object *o, ffk_any *out) {
-  bool is_map = o->type_index == FFK_TYPE_MAP;
   const ffk_array *a = (const ffk_array *)o;
   const ffk_map *m = (const ffk_map *)o;
+  bool is_map = o->type_index == FFK_TYPE_MAP;
   int64_t n = is_map ? 2 * m->table.size : a->size;
-  ffk_any *values = ffk_mem_alloc((size_t)(n > 0 ? n : 1) * sizeof(ffk_any));
-  if (values == NULL) return -1;
-  ffk_any *src = (ffk_any *)a->data;
-  if (is_map) { /* keys and values interleaved */
-    src = values;
+  size_t bytes = (size_t)(n > 0 ? n : 1) * sizeof(ffk_any);
+  /* The values to copy: the Array's own elements, or a Map's keys and values interleaved (borrowed). */
+  ffk_any *gathered = is_map ? ffk_mem_alloc(bytes) : NULL;
+  const ffk_any *src = is_map ? gathered : a->data;
+  ffk_any *copies = ffk_mem_alloc(bytes);
+  int rc = copies == NULL || (is_map && gathered == NULL) ? -1 : 0;
+  if (rc == 0 && is_map) {
     int64_t pos = 0, k = 0;
     for (ffk_table_entry *e; (e = ffk_table__next(&m->table, &pos)) != NULL; k += 2) {
-      src[k] = e->key;
-      src[k + 1] = e->value;
+      gathered[k] = e->key;
+      gathered[k + 1] = e->value;
     }
   }
-  ffk_any *copies = is_map ? ffk_mem_alloc((size_t)(n > 0 ? n : 1) * sizeof(ffk_any)) : values;
-  bool same;
-  int rc = copies == NULL ? -1 : copy_values(c, src, n, copies, &same);
+  bool same = false;
+  if (rc == 0) rc = copy_values(c, src, n, copies, &same);
   if (rc == 0 && memo_get(c, o, out)) { /* a cycle below made the copy already */
     release_values(copies, n);
-  } else if (rc == 0 && same) {
-    release_values(copies, n);
-    *out = ffk_any_object(o);
-    rc = memo_put(c, o, out);
   } else if (rc == 0) {
     ffk_object *made;
-    if (is_map) {
-      ffk_map *mm = ffk_map_new();
-      for (int64_t k = 0; mm != NULL && k < n; k += 2) {
-        if (ffk_map_set(&mm, &copies[k], &copies[k + 1]) != 0) {
-          ffk_object_release(&mm->header);
-          mm = NULL;
-        }
-      }
+    if (same) {
       release_values(copies, n);
-      made = mm ? &mm->header : NULL;
-    } else if (o->type_index == FFK_TYPE_TUPLE) {
-      ffk_tuple *t = ffk_tuple_new(n, copies);
-      release_values(copies, n);
-      made = t ? &t->header : NULL;
+      ffk_object_retain(o);
+      made = o;
     } else {
-      ffk_array *arr = ffk_array_new_steal(copies, n);
-      made = arr ? &arr->header : NULL;
+      made = build(o->type_index, copies, n);
     }
-    if (made == NULL) {
-      rc = -1;
-    } else {
+    rc = made == NULL ? -1 : 0;
+    if (rc == 0) {
       *out = ffk_any_object_steal(made);
       rc = memo_put(c, o, out);
     }
   }
-  if (is_map) ffk_mem_free(copies);
-  ffk_mem_free(values);
+  ffk_mem_free(copies);
+  ffk_mem_free(gathered);
   return rc;
 }
 
