@@ -162,6 +162,28 @@ typedef struct named {
 
 static int by_name(const void *a, const void *b) { return strcmp(((const named *)a)->name, ((const named *)b)->name); }
 
+/* Appends a copy of every entry of `s` (name copied, function retained). Read lock held. 0 or -1. */
+static int snapshot_shard(const shard *s, named **all, size_t *n, size_t *cap) {
+  if (*n + s->size > *cap) {
+    size_t want = (*n + s->size) * 2;
+    named *grown = ffk_mem_realloc(*all, want * sizeof(named));
+    if (grown == NULL) return -1;
+    *all = grown;
+    *cap = want;
+  }
+  for (size_t b = 0; b < s->nbuckets; ++b) {
+    for (const entry *e = s->buckets[b]; e != NULL; e = e->next) {
+      size_t len = strlen(e->name);
+      char *name = ffk_mem_alloc(len + 1);
+      if (name == NULL) return -1;
+      memcpy(name, e->name, len + 1);
+      ffk_object_retain((ffk_object *)e->fn);
+      (*all)[(*n)++] = (named){name, e->fn};
+    }
+  }
+  return 0;
+}
+
 int ffk_function_for_each_global(int (*fn)(const char *name, ffk_function *f, void *ctx), void *ctx) {
   if (fn == NULL) return ffk_error_set(FFK_ERR_VALUE, "ffk_function_for_each_global: the callback is NULL");
   named *all = NULL;
@@ -170,32 +192,7 @@ int ffk_function_for_each_global(int (*fn)(const char *name, ffk_function *f, vo
   for (int i = 0; i < SHARDS && rc == 0; ++i) {
     shard *s = shard_of((uint64_t)i << 58);
     pthread_rwlock_rdlock(&s->lock);
-    if (n + s->size > cap) {
-      size_t want = (n + s->size) * 2;
-      named *grown = ffk_mem_realloc(all, want * sizeof(named));
-      if (grown == NULL) rc = -1;
-      else all = grown, cap = want;
-    }
-    for (size_t b = 0; rc == 0 && b < s->nbuckets; ++b) {
-      for (entry *e = s->buckets[b]; e != NULL; e = e->next) {
-        all[n].name = e->name; /* copied below, outside the lock */
-        all[n].fn = e->fn;
-        ffk_object_retain((ffk_object *)e->fn);
-        ++n;
-      }
-    }
-    /* Names must outlive the lock: copy them while it is still held. */
-    for (size_t k = n - s->size; rc == 0 && k < n; ++k) {
-      size_t len = strlen(all[k].name);
-      char *copy = ffk_mem_alloc(len + 1);
-      if (copy == NULL) {
-        for (size_t j = k; j < n; ++j) all[j].name = NULL;
-        rc = -1;
-        break;
-      }
-      memcpy(copy, all[k].name, len + 1);
-      all[k].name = copy;
-    }
+    rc = snapshot_shard(s, &all, &n, &cap);
     pthread_rwlock_unlock(&s->lock);
   }
   if (rc == 0) {

@@ -73,7 +73,8 @@ FFK_API int ffk_function_remove_global(const char *name);
 
 /*
  * Calls `fn(name, f, ctx)` for every registered function, in name order, on a snapshot
- * taken under the registry's locks (so `fn` may use the registry). Stops early and
+ * taken under the registry's locks (so `fn` may use the registry). `name` and `f` are
+ * borrowed for the duration of that one call of `fn`. Stops early and
  * returns what `fn` returned when that is not 0. -1 with a MemoryError when the
  * snapshot cannot be made.
  */
