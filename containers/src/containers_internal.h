@@ -40,4 +40,7 @@ int ffk_map__repr(ffk_object *self, ffk_repr_ctx *ctx);
 int ffk_list__repr(ffk_object *self, ffk_repr_ctx *ctx);
 int ffk_dict__repr(ffk_object *self, ffk_repr_ctx *ctx);
 
+/* Sets the converter slots of Array, Tuple, List, Map and Dict (convert.c). */
+void ffk_containers__register_converters(void);
+
 #endif /* FFIKIT_CONTAINERS_INTERNAL_H */

@@ -1,6 +1,6 @@
 /*
  * init.c - hooks the containers into the ffi core when the library loads: their
- * repr slots in the type registry.
+ * repr and converter slots in the type registry.
  */
 #include "containers_internal.h"
 
@@ -10,4 +10,5 @@ __attribute__((constructor)) static void containers_init(void) {
   ffk_type_set_repr(FFK_TYPE_MAP, ffk_map__repr);
   ffk_type_set_repr(FFK_TYPE_LIST, ffk_list__repr);
   ffk_type_set_repr(FFK_TYPE_DICT, ffk_dict__repr);
+  ffk_containers__register_converters();
 }

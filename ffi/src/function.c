@@ -19,6 +19,7 @@ struct ffk_function {
   ffk_safe_call call;
   void *context;
   ffk_context_deleter context_deleter;
+  ffk_signature *sig; /* NULL for an untyped Function */
   char name[];
 };
 
@@ -29,30 +30,48 @@ static void function_deleter(void *self, int which) {
     f->context_deleter = NULL; /* exactly once */
     d(f->context);
   }
+  if (which & FFK_DELETER_DESTROY) {
+    ffk_signature__free(f->sig);
+    f->sig = NULL;
+  }
   if (which & FFK_DELETER_FREE) ffk_object_free(&f->header);
 }
 
-ffk_function *ffk_function_new(const char *name, ffk_safe_call call, void *context, ffk_context_deleter deleter) {
+ffk_function *ffk_function_new_typed(const char *name, const char *signature, ffk_safe_call call, void *context,
+                                     ffk_context_deleter deleter) {
+  if (name == NULL) name = "<anonymous>";
   if (call == NULL) {
     if (deleter != NULL) deleter(context);
-    ffk_error_set(FFK_ERR_VALUE, "ffk_function_new: the call pointer of `%s` is NULL", name ? name : "<anonymous>");
+    ffk_error_set(FFK_ERR_VALUE, "ffk_function_new: the call pointer of `%s` is NULL", name);
     return NULL;
   }
-  if (name == NULL) name = "<anonymous>";
+  ffk_signature *sig = NULL;
+  if (signature != NULL && (sig = ffk_signature__parse(name, signature)) == NULL) {
+    if (deleter != NULL) deleter(context);
+    return NULL;
+  }
   size_t len = strlen(name);
   ffk_function *f = (ffk_function *)ffk_object_alloc(FFK_TYPE_FUNCTION, sizeof(ffk_function) + len + 1, function_deleter);
   if (f == NULL) {
+    ffk_signature__free(sig);
     if (deleter != NULL) deleter(context);
     return NULL;
   }
   f->call = call;
   f->context = context;
   f->context_deleter = deleter;
+  f->sig = sig;
   memcpy(f->name, name, len + 1);
   return f;
 }
 
+ffk_function *ffk_function_new(const char *name, ffk_safe_call call, void *context, ffk_context_deleter deleter) {
+  return ffk_function_new_typed(name, NULL, call, context, deleter);
+}
+
 const char *ffk_function_name(const ffk_function *f) { return f->name; }
+
+const char *ffk_function_signature(const ffk_function *f) { return f->sig != NULL ? f->sig->text : NULL; }
 
 /* Reports a callee that raised and still returned 0: its error is dropped. */
 static void drop_stray_error(const ffk_function *f) {
@@ -75,13 +94,8 @@ static void add_hop(const ffk_function *f) {
   ffk_error_restore(err);
 }
 
-int ffk_function_call(ffk_function *f, const ffk_any *args, int32_t nargs, ffk_any *result) {
-  *result = ffk_any_none();
-  if (FFK_UNLIKELY(f == NULL)) return ffk_error_set(FFK_ERR_VALUE, "ffk_function_call: the function is NULL");
-  if (FFK_UNLIKELY(nargs < 0 || (args == NULL && nargs > 0)))
-    return ffk_error_set(FFK_ERR_VALUE, "ffk_function_call: %d arguments at %p for `%s`", (int)nargs,
-                         (const void *)args, f->name);
-  int rc = f->call(f->context, args, nargs, result);
+/* Enforces the convention on what the callee returned: 0 without an error, -1 with one. */
+static int finish_call(ffk_function *f, int rc, ffk_any *result) {
   if (FFK_LIKELY(rc == 0)) {
     if (FFK_UNLIKELY(ffk_error_occurred())) drop_stray_error(f);
     return 0;
@@ -92,6 +106,97 @@ int ffk_function_call(ffk_function *f, const ffk_any *args, int32_t nargs, ffk_a
     return ffk_error_set(FFK_ERR_RUNTIME, "Function `%s` returned %d without raising an error", f->name, rc);
   add_hop(f);
   return -1;
+}
+
+/*
+ * Rewrites the pending conversion error of argument `i` (or of the result when i < 0)
+ * to name the call: a TypeError "Mismatched type on argument #0 when calling: `sig`.
+ * Expected `int` but got `str`"; other kinds keep their kind and gain the same prefix.
+ * A MemoryError passes unchanged.
+ */
+static int conversion_failed(const ffk_function *f, int32_t i) {
+  if (ffk_error_matches(FFK_ERR_MEMORY)) return -1;
+  ffk_error *err = ffk_error_fetch();
+  const char *msg = ffk_error_message(err);
+  char where[32];
+  if (i >= 0) snprintf(where, sizeof where, "argument #%d", (int)i);
+  else snprintf(where, sizeof where, "the return value");
+  if (strcmp(ffk_error_kind(err), FFK_ERR_TYPE) == 0 && strncmp(msg, "expected ", 9) == 0)
+    ffk_error_set(FFK_ERR_TYPE, "Mismatched type on %s when calling: `%s`. E%s", where, f->sig->text, msg + 1);
+  else
+    ffk_error_set(ffk_error_kind(err), "Invalid %s when calling: `%s`. %s", where, f->sig->text, msg);
+  ffk_object_release((ffk_object *)err);
+  return -1;
+}
+
+/* The call of a typed Function: check the arity, convert the arguments, call, convert the result. */
+static FFK_NOINLINE int call_typed(ffk_function *f, const ffk_any *args, int32_t nargs, ffk_any *result) {
+  const ffk_signature *sig = f->sig;
+  if (nargs != sig->nparams)
+    return ffk_error_set(FFK_ERR_TYPE, "Mismatched number of arguments when calling: `%s`. Expected %d but got %d",
+                         sig->text, (int)sig->nparams, (int)nargs);
+  enum { LOCAL = 8 };
+  ffk_any local[LOCAL];
+  bool local_owned[LOCAL];
+  ffk_any *conv = NULL; /* a copy of args, made when the first argument is converted */
+  bool *owned = NULL;
+  int rc = 0;
+  for (int32_t i = 0; i < nargs; ++i) {
+    ffk_any tmp;
+    int c = ffk_schema_convert(sig->params[i], &args[i], &tmp);
+    if (FFK_LIKELY(c == 0)) continue;
+    if (c < 0) {
+      rc = conversion_failed(f, i);
+      break;
+    }
+    if (conv == NULL) {
+      if (nargs <= LOCAL) {
+        conv = local;
+        owned = local_owned;
+      } else if ((conv = ffk_mem_alloc((size_t)nargs * (sizeof(ffk_any) + sizeof(bool)))) != NULL) {
+        owned = (bool *)(conv + nargs);
+      } else {
+        ffk_any_release(&tmp);
+        rc = -1;
+        break;
+      }
+      memcpy(conv, args, (size_t)nargs * sizeof(ffk_any));
+      memset(owned, 0, (size_t)nargs * sizeof(bool));
+    }
+    conv[i] = tmp;
+    owned[i] = true;
+  }
+  if (rc == 0) {
+    rc = finish_call(f, f->call(f->context, conv != NULL ? conv : args, nargs, result), result);
+    if (rc == 0 && sig->ret != NULL) {
+      ffk_any tmp;
+      int c = ffk_schema_convert(sig->ret, result, &tmp);
+      if (c > 0) {
+        ffk_any_release(result);
+        *result = tmp;
+      } else if (c < 0) {
+        ffk_any_release(result);
+        *result = ffk_any_none();
+        rc = conversion_failed(f, -1);
+      }
+    }
+  }
+  if (conv != NULL) {
+    for (int32_t i = 0; i < nargs; ++i)
+      if (owned[i]) ffk_any_release(&conv[i]);
+    if (conv != local) ffk_mem_free(conv);
+  }
+  return rc;
+}
+
+int ffk_function_call(ffk_function *f, const ffk_any *args, int32_t nargs, ffk_any *result) {
+  *result = ffk_any_none();
+  if (FFK_UNLIKELY(f == NULL)) return ffk_error_set(FFK_ERR_VALUE, "ffk_function_call: the function is NULL");
+  if (FFK_UNLIKELY(nargs < 0 || (args == NULL && nargs > 0)))
+    return ffk_error_set(FFK_ERR_VALUE, "ffk_function_call: %d arguments at %p for `%s`", (int)nargs,
+                         (const void *)args, f->name);
+  if (f->sig != NULL) return call_typed(f, args, nargs, result);
+  return finish_call(f, f->call(f->context, args, nargs, result), result);
 }
 
 /* ---- ffk_args_unpack ---------------------------------------------------------------- */

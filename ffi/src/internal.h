@@ -63,6 +63,27 @@ void ffk_debug__object_died(int32_t type_index);
 /* Type registry internals used by repr and Any. */
 ffk_repr_fn ffk_type__repr_slot(int32_t type_index);
 
+/* The converter slot set for exactly `type_index` (ffk_type_set_converter), or NULL. */
+ffk_convert_fn ffk_type__convert_slot(int32_t type_index);
+
+/*
+ * A typed Function's signature: the parameter schemas, the return schema (NULL for
+ * Any) and the text used in messages, "name(0: int, y: Array<int>) -> int".
+ */
+typedef struct ffk_signature {
+  char *text;
+  ffk_schema *ret;
+  int32_t nparams;
+  ffk_schema *params[];
+} ffk_signature;
+
+/*
+ * Parses "(int, y: Array<int>) -> int" for the function `fn_name`. Returns a new
+ * signature, or NULL with a ValueError naming the text and offset, or a MemoryError.
+ */
+ffk_signature *ffk_signature__parse(const char *fn_name, const char *text);
+void ffk_signature__free(ffk_signature *sig);
+
 /* A growable NUL-terminated byte buffer. Functions return 0, or -1 with a MemoryError. */
 typedef struct ffk_buf {
   char *data;

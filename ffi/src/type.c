@@ -27,6 +27,7 @@ typedef struct type_entry {
   const char *key;
   const char *name;
   ffk_repr_fn repr;                  /* atomic access: set at any time by ffk_type_set_repr */
+  ffk_convert_fn convert;            /* atomic access: set at any time by ffk_type_set_converter */
 } type_entry;
 
 /* Static types: {index, parent, key, name}. Object types all descend from Object. */
@@ -285,6 +286,21 @@ ffk_repr_fn ffk_type__repr_slot(int32_t type_index) {
     if (fn != NULL) return fn;
   }
   return NULL;
+}
+
+int ffk_type_set_converter(int32_t type_index, ffk_convert_fn convert) {
+  ensure_init();
+  type_entry *e = entry_at(type_index);
+  if (e == NULL || type_index < FFK_TYPE_OBJECT_BEGIN)
+    return ffk_error_set(FFK_ERR_VALUE, "ffk_type_set_converter: %d is not a registered object type", (int)type_index);
+  __atomic_store_n(&e->convert, convert, __ATOMIC_RELEASE);
+  return 0;
+}
+
+ffk_convert_fn ffk_type__convert_slot(int32_t type_index) {
+  ensure_init();
+  const type_entry *e = entry_at(type_index);
+  return e != NULL ? __atomic_load_n(&e->convert, __ATOMIC_ACQUIRE) : NULL;
 }
 
 int32_t ffk_type_count(void) {

@@ -16,6 +16,7 @@
 #include <ffikit/shape.h>
 #include <ffikit/repr.h>
 #include <ffikit/debug.h>
+#include <ffikit/schema.h>
 #include <ffikit/function.h>
 
 #endif /* FFIKIT_FFI_H */

@@ -42,8 +42,33 @@ typedef struct ffk_function ffk_function;
 FFK_API ffk_function *ffk_function_new(const char *name, ffk_safe_call call, void *context,
                                        ffk_context_deleter deleter);
 
+/*
+ * A new typed Function: like ffk_function_new, with a signature such as
+ * "(int) -> int" or "(x: int, Array<float>, Optional<str>) -> Map<str, int>" (types as in
+ * ffikit/schema.h; parameter names are optional, the return type defaults to Any; NULL
+ * makes the Function untyped). Calls then check the number of arguments and convert
+ * each one to its declared type before `call` sees it (an int for a bool, a Device for
+ * "cuda:1", an Array<int> for a List of ints), and check and convert the result. A
+ * mismatch is a TypeError naming the call:
+ *   Mismatched type on argument #0 when calling: `testing.add_one(0: int) -> int`. Expected `int` but got `str`
+ *   Mismatched number of arguments when calling: `testing.add_one(0: int) -> int`. Expected 1 but got 2
+ *   Mismatched type on the return value when calling: `f() -> int`. Expected `int` but got `str`
+ * Arguments that already have their type are passed through untouched (no copy, no
+ * reference counting). `deleter` runs exactly once, also when this fails. Returns a new
+ * reference, or NULL with a ValueError (NULL call; a malformed signature, naming the text
+ * and the offset) or a MemoryError.
+ */
+FFK_API ffk_function *ffk_function_new_typed(const char *name, const char *signature, ffk_safe_call call,
+                                             void *context, ffk_context_deleter deleter);
+
 /* The name given at creation ("<anonymous>" when none), borrowed from `f` while it lives. */
 FFK_API const char *ffk_function_name(const ffk_function *f);
+
+/*
+ * The signature of a typed Function as messages print it ("testing.add_one(0: int) ->
+ * int"), borrowed from `f` while it lives; NULL for an untyped Function.
+ */
+FFK_API const char *ffk_function_signature(const ffk_function *f);
 
 /*
  * Calls `f` with `nargs` borrowed arguments. *result is set to None first and receives
