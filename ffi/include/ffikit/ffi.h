@@ -18,5 +18,6 @@
 #include <ffikit/debug.h>
 #include <ffikit/schema.h>
 #include <ffikit/function.h>
+#include <ffikit/module.h>
 
 #endif /* FFIKIT_FFI_H */

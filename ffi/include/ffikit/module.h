@@ -1,0 +1,109 @@
+/*
+ * ffikit/module.h - loading shared libraries of Functions at run time.
+ *
+ * A module is a shared library that follows one symbol convention:
+ *
+ *   ffikit_abi_version        (required) a `const uint32_t` holding the FFK_ABI_VERSION
+ *                             the module was compiled against;
+ *   ffikit_fn_<name>          a function exported as `name`: an ffk_safe_call routine;
+ *   ffikit_sig_<name>         (optional) a `const char *const` with its signature,
+ *                             "(int) -> int", making the Function typed;
+ *   ffikit_module_init        (optional) `int ffikit_module_init(ffk_module *m)`, run once
+ *                             per process when the library is first loaded; it typically
+ *                             registers global Functions. 0, or -1 with an error raised.
+ *
+ * The macros at the end of this header write these symbols, so a module reads:
+ *
+ *   #include <ffikit/ffikit.h>
+ *   FFK_MODULE_ABI_VERSION;
+ *   static int add_one(void *self, const ffk_any *args, int32_t nargs, ffk_any *result) {...}
+ *   FFK_MODULE_EXPORT_TYPED(add_one, "(int) -> int", add_one)
+ *
+ * and is built as a shared library left with undefined ffk_* symbols (link it against
+ * libffikit.so, or load it into a program that exports them: -rdynamic for a program
+ * linked against libffikit.a).
+ *
+ * Lifetime: a Module holds the library open, and every Function taken from it holds
+ * the Module, so the code stays mapped while any of them is alive; the library is closed
+ * when the last of them goes. A library whose init entry ran is never closed: what its
+ * init registered may be called at any time until the process exits (CPython treats
+ * extension modules the same way).
+ *
+ * A module's functions receive their Module as `self` (ffk_module *).
+ *
+ * Thread safety: loading, looking up and calling are safe from any thread. Loading
+ * serialises on one process-wide lock while a module's init runs (an init may itself
+ * load modules).
+ */
+#ifndef FFIKIT_MODULE_H
+#define FFIKIT_MODULE_H
+
+#include <ffikit/function.h>
+
+FFK_EXTERN_C_BEGIN
+
+typedef struct ffk_module ffk_module;
+
+/*
+ * Loads the shared library at `path` (as dlopen finds it: a path with a '/' is used as
+ * is, a bare name is searched for). Checks that it is a module of a compatible ABI (the
+ * same major version, a minor version no newer than this library's) and runs its init
+ * entry the first time. Returns a new reference, or NULL with:
+ *   ValueError    path NULL or empty;
+ *   RuntimeError  "cannot load module `path`: <the loader's reason>" (missing file, missing
+ *                 dependency, not a shared library);
+ *   RuntimeError  "`path` is not an ffikit module: it has no symbol `ffikit_abi_version`";
+ *   RuntimeError  "module `path` was built for ffikit ABI 1.0, but this library implements ABI 0.1";
+ *   the error its init raised, with a frame naming the module appended; MemoryError.
+ */
+FFK_API ffk_module *ffk_module_load(const char *path);
+
+/* The path the module was loaded from, as given. Borrowed from `m` while it lives. */
+FFK_API const char *ffk_module_path(const ffk_module *m);
+
+/*
+ * The Function the module exports as `name` (symbol ffikit_fn_<name>), typed when it
+ * exports ffikit_sig_<name>; its name is "<name>". The Function keeps the module
+ * loaded. Returns a new reference, or NULL with an AttributeError "module `path` has no
+ * function `name` (no symbol `ffikit_fn_name`)", a ValueError (m or name NULL, a name
+ * that is not an identifier, a malformed signature) or a MemoryError. Each call makes a
+ * new Function: look a function up once and keep it.
+ */
+FFK_API ffk_function *ffk_module_get_function(ffk_module *m, const char *name);
+
+/* ---- Writing a module ------------------------------------------------------------ */
+
+#if defined(__GNUC__) || defined(__clang__)
+#define FFK_MODULE_VISIBLE __attribute__((visibility("default"), used))
+#else
+#define FFK_MODULE_VISIBLE
+#endif
+#ifdef __cplusplus
+#define FFK_MODULE_SYMBOL extern "C" FFK_MODULE_VISIBLE
+#else
+#define FFK_MODULE_SYMBOL FFK_MODULE_VISIBLE
+#endif
+
+/* Records the ABI this module is compiled against. Write it once, at file scope. */
+#define FFK_MODULE_ABI_VERSION FFK_MODULE_SYMBOL const uint32_t ffikit_abi_version = FFK_ABI_VERSION
+
+/* Exports the ffk_safe_call routine `fn` as the function `name` (an identifier). */
+#define FFK_MODULE_EXPORT(name, fn)                                                                       \
+  FFK_MODULE_SYMBOL int ffikit_fn_##name(void *self, const ffk_any *args, int32_t nargs, ffk_any *result); \
+  FFK_MODULE_SYMBOL int ffikit_fn_##name(void *self, const ffk_any *args, int32_t nargs, ffk_any *result) { \
+    return fn(self, args, nargs, result);                                                                 \
+  }
+
+/* Exports `fn` as `name` with a signature such as "(int) -> int" (see ffk_function_new_typed). */
+#define FFK_MODULE_EXPORT_TYPED(name, signature, fn) \
+  FFK_MODULE_EXPORT(name, fn)                        \
+  FFK_MODULE_SYMBOL const char *const ffikit_sig_##name = signature;
+
+/* Declares the init entry: `FFK_MODULE_INIT(m) { ...register globals...; return 0; }`. */
+#define FFK_MODULE_INIT(m)                              \
+  FFK_MODULE_SYMBOL int ffikit_module_init(ffk_module *m); \
+  FFK_MODULE_SYMBOL int ffikit_module_init(ffk_module *m)
+
+FFK_EXTERN_C_END
+
+#endif /* FFIKIT_MODULE_H */

@@ -1,0 +1,168 @@
+/*
+ * module.c - Modules: shared libraries of Functions loaded with dlopen.
+ *
+ * A Module owns one dlopen reference to its library (dlopen counts them, so loading a
+ * path twice gives two Modules over one mapping). A Function taken from a module has the
+ * Module as its context and releases it when destroyed, so the code outlives every
+ * Function that can call it. Libraries whose init entry ran are pinned: their Modules
+ * never dlclose, because what init registered has no link back to the Module.
+ *
+ * g_lock (recursive, so an init may load other modules) serialises the init step and
+ * guards g_initialised, the handles whose init has run in this process.
+ */
+#include "internal.h"
+
+#include <ffikit/module.h>
+
+#include <ctype.h>
+#include <dlfcn.h>
+#include <pthread.h>
+#include <stdio.h>
+#include <string.h>
+
+struct ffk_module {
+  ffk_object header;
+  void *handle;
+  bool pinned; /* the library ran its init entry: never closed */
+  char path[];
+};
+
+static pthread_mutex_t g_lock;
+static pthread_once_t g_once = PTHREAD_ONCE_INIT;
+
+/* Handles whose init has run; a pinned library's handle never changes, so pointers compare. */
+static void **g_initialised;
+static size_t g_ninitialised, g_cap_initialised;
+
+static void init_lock(void) {
+  pthread_mutexattr_t attr;
+  pthread_mutexattr_init(&attr);
+  pthread_mutexattr_settype(&attr, PTHREAD_MUTEX_RECURSIVE);
+  pthread_mutex_init(&g_lock, &attr);
+  pthread_mutexattr_destroy(&attr);
+}
+
+static void module_deleter(void *self, int which) {
+  ffk_module *m = self;
+  if ((which & FFK_DELETER_DESTROY) && m->handle != NULL) {
+    if (!m->pinned) dlclose(m->handle);
+    m->handle = NULL;
+  }
+  if (which & FFK_DELETER_FREE) ffk_object_free(&m->header);
+}
+
+static bool was_initialised(void *handle) {
+  for (size_t i = 0; i < g_ninitialised; ++i)
+    if (g_initialised[i] == handle) return true;
+  return false;
+}
+
+/* Runs the library's init entry unless it already ran in this process. Under g_lock. */
+static int run_init(ffk_module *m) {
+  int (*init)(ffk_module *);
+  *(void **)&init = dlsym(m->handle, "ffikit_module_init");
+  if (init == NULL) return 0;
+  m->pinned = true; /* even when init fails: it may have registered something first */
+  if (was_initialised(m->handle)) return 0;
+  if (g_ninitialised == g_cap_initialised) {
+    size_t cap = g_cap_initialised ? 2 * g_cap_initialised : 8;
+    void **grown = ffk_mem_realloc(g_initialised, cap * sizeof(void *));
+    if (grown == NULL) return -1;
+    g_initialised = grown;
+    g_cap_initialised = cap;
+  }
+  g_initialised[g_ninitialised++] = m->handle;
+  if (init(m) == 0) {
+    if (ffk_error_occurred()) ffk_error_clear(); /* a stray error after success: not ours to report */
+    return 0;
+  }
+  --g_ninitialised; /* a later load tries again */
+  if (!ffk_error_occurred())
+    return ffk_error_set(FFK_ERR_RUNTIME, "the init entry of module `%s` returned -1 without raising an error",
+                         m->path);
+  ffk_error *err = ffk_error_fetch();
+  char frame[600];
+  snprintf(frame, sizeof frame, "  in the init entry of module `%.500s`", m->path);
+  if (ffk_error_append_frame(err, frame) != 0) ffk_error_clear();
+  ffk_error_restore(err);
+  return -1;
+}
+
+/* Checks the module's recorded ABI against ours. */
+static int check_abi(const ffk_module *m) {
+  const uint32_t *version = dlsym(m->handle, "ffikit_abi_version");
+  if (version == NULL)
+    return ffk_error_set(FFK_ERR_RUNTIME, "`%s` is not an ffikit module: it has no symbol `ffikit_abi_version`",
+                         m->path);
+  uint32_t theirs = *version, ours = ffk_abi_version();
+  if (theirs >> 16 != ours >> 16 || (theirs & 0xffff) > (ours & 0xffff))
+    return ffk_error_set(FFK_ERR_RUNTIME,
+                         "module `%s` was built for ffikit ABI %u.%u, but this library implements ABI %u.%u", m->path,
+                         theirs >> 16, theirs & 0xffff, ours >> 16, ours & 0xffff);
+  return 0;
+}
+
+ffk_module *ffk_module_load(const char *path) {
+  if (path == NULL || path[0] == '\0') {
+    ffk_error_set(FFK_ERR_VALUE, "ffk_module_load: the path is %s", path == NULL ? "NULL" : "empty");
+    return NULL;
+  }
+  pthread_once(&g_once, init_lock);
+  size_t len = strlen(path);
+  ffk_module *m = (ffk_module *)ffk_object_alloc(FFK_TYPE_MODULE, sizeof(ffk_module) + len + 1, module_deleter);
+  if (m == NULL) return NULL;
+  memcpy(m->path, path, len + 1);
+  dlerror(); /* clear any stale message */
+  m->handle = dlopen(path, RTLD_NOW | RTLD_LOCAL);
+  if (m->handle == NULL) {
+    const char *why = dlerror();
+    ffk_error_set(FFK_ERR_RUNTIME, "cannot load module `%s`: %s", path, why ? why : "unknown reason");
+    ffk_object_release(&m->header);
+    return NULL;
+  }
+  int rc = check_abi(m);
+  if (rc == 0) {
+    pthread_mutex_lock(&g_lock);
+    rc = run_init(m);
+    pthread_mutex_unlock(&g_lock);
+  }
+  if (rc != 0) {
+    ffk_object_release(&m->header);
+    return NULL;
+  }
+  return m;
+}
+
+const char *ffk_module_path(const ffk_module *m) { return m->path; }
+
+static void release_module(void *context) { ffk_object_release((ffk_object *)context); }
+
+static bool is_identifier(const char *s) {
+  if (!isalpha((unsigned char)s[0]) && s[0] != '_') return false;
+  for (; *s; ++s)
+    if (!isalnum((unsigned char)*s) && *s != '_') return false;
+  return true;
+}
+
+ffk_function *ffk_module_get_function(ffk_module *m, const char *name) {
+  if (m == NULL || name == NULL) {
+    ffk_error_set(FFK_ERR_VALUE, "ffk_module_get_function: the %s is NULL", m == NULL ? "module" : "name");
+    return NULL;
+  }
+  if (!is_identifier(name) || strlen(name) > 200) {
+    ffk_error_set(FFK_ERR_VALUE, "module `%s`: `%.200s` is not a function name (an identifier)", m->path, name);
+    return NULL;
+  }
+  char symbol[256];
+  snprintf(symbol, sizeof symbol, "ffikit_fn_%s", name);
+  ffk_safe_call call;
+  *(void **)&call = dlsym(m->handle, symbol);
+  if (call == NULL) {
+    ffk_error_set(FFK_ERR_ATTRIBUTE, "module `%s` has no function `%s` (no symbol `%s`)", m->path, name, symbol);
+    return NULL;
+  }
+  snprintf(symbol, sizeof symbol, "ffikit_sig_%s", name);
+  const char *const *sig = dlsym(m->handle, symbol);
+  ffk_object_retain(&m->header);
+  return ffk_function_new_typed(name, sig != NULL ? *sig : NULL, call, m, release_module);
+}

@@ -1,0 +1,116 @@
+/*
+ * testing.c - the testing.* Functions (see testing.h). Each is a plain ffk_safe_call;
+ * ffk_testing_register turns them into Functions and registers them.
+ */
+#include "testing.h"
+
+#include <stdio.h>
+#include <string.h>
+
+static int echo(void *self, const ffk_any *args, int32_t nargs, ffk_any *result) {
+  (void)self;
+  if (ffk_args_unpack("testing.echo", args, nargs, "a", NULL) != 0) return -1;
+  return ffk_any_to_owned(&args[0], result);
+}
+
+static int nop(void *self, const ffk_any *args, int32_t nargs, ffk_any *result) {
+  (void)self, (void)args, (void)nargs, (void)result;
+  return 0;
+}
+
+static int apply(void *self, const ffk_any *args, int32_t nargs, ffk_any *result) {
+  (void)self;
+  if (nargs < 1)
+    return ffk_error_set(FFK_ERR_TYPE, "`testing.apply` takes a Function and its arguments but got %d arguments",
+                         (int)nargs);
+  ffk_function *f;
+  if (ffk_args_unpack("testing.apply", args, 1, "F", &f) != 0) return -1;
+  return ffk_function_call(f, args + 1, nargs - 1, result);
+}
+
+FFK_NOINLINE int ffk_testing_raise_error(const char *kind, const char *message) {
+  return ffk_error_set(kind, "%s", message);
+}
+
+static int raise_error(void *self, const ffk_any *args, int32_t nargs, ffk_any *result) {
+  (void)self, (void)result;
+  const char *kind, *message;
+  if (ffk_args_unpack("testing.raise_error", args, nargs, "ss", &kind, &message) != 0) return -1;
+  return ffk_testing_raise_error(kind, message);
+}
+
+int ffk_testing_add_one(void *self, const ffk_any *args, int32_t nargs, ffk_any *result) {
+  (void)self;
+  int64_t x;
+  if (ffk_args_unpack("testing.add_one", args, nargs, "i", &x) != 0) return -1;
+  *result = ffk_any_int(x + 1);
+  return 0;
+}
+
+static int object_use_count(void *self, const ffk_any *args, int32_t nargs, ffk_any *result) {
+  (void)self, (void)nargs; /* typed: exactly one Object */
+  *result = ffk_any_int((int64_t)ffk_object_use_count(args[0].v_obj));
+  return 0;
+}
+
+static int get_add_one_c_symbol(void *self, const ffk_any *args, int32_t nargs, ffk_any *result) {
+  (void)self, (void)args, (void)nargs;
+  ffk_safe_call fn = ffk_testing_add_one;
+  void *p;
+  memcpy(&p, &fn, sizeof p);
+  *result = ffk_any_ptr(p);
+  return 0;
+}
+
+/* The typed identities: the signature has already converted the argument. */
+static int identity(void *self, const ffk_any *args, int32_t nargs, ffk_any *result) {
+  (void)self, (void)nargs;
+  return ffk_any_to_owned(&args[0], result);
+}
+
+static const struct {
+  const char *name, *signature;
+  ffk_safe_call call;
+} k_functions[] = {
+    {"testing.echo", NULL, echo},
+    {"testing.nop", NULL, nop},
+    {"testing.apply", NULL, apply},
+    {"testing.raise_error", NULL, raise_error},
+    {"testing.add_one", "(int) -> int", ffk_testing_add_one},
+    {"testing.object_use_count", "(Object) -> int", object_use_count},
+    {"testing.get_add_one_c_symbol", "() -> ptr", get_add_one_c_symbol},
+    {"testing.schema_id_int", "(int) -> int", identity},
+    {"testing.schema_id_float", "(float) -> float", identity},
+    {"testing.schema_id_bool", "(bool) -> bool", identity},
+    {"testing.schema_id_device", "(Device) -> Device", identity},
+    {"testing.schema_id_dtype", "(dtype) -> dtype", identity},
+    {"testing.schema_id_string", "(str) -> str", identity},
+    {"testing.schema_id_bytes", "(bytes) -> bytes", identity},
+    {"testing.schema_id_func", "(Function) -> Function", identity},
+    {"testing.schema_id_any", "(Any) -> Any", identity},
+    {"testing.schema_id_object", "(Object) -> Object", identity},
+    {"testing.schema_id_arr_int", "(Array<int>) -> Array<int>", identity},
+    {"testing.schema_id_arr_str", "(Array<str>) -> Array<str>", identity},
+    {"testing.schema_id_arr", "(Array) -> Array", identity},
+    {"testing.schema_id_list_int", "(List<int>) -> List<int>", identity},
+    {"testing.schema_id_map_str_int", "(Map<str, int>) -> Map<str, int>", identity},
+    {"testing.schema_id_map", "(Map) -> Map", identity},
+    {"testing.schema_id_dict_str_int", "(Dict<str, int>) -> Dict<str, int>", identity},
+};
+#define N_FUNCTIONS (sizeof k_functions / sizeof k_functions[0])
+
+int ffk_testing_register(void) {
+  for (size_t i = 0; i < N_FUNCTIONS; ++i) {
+    ffk_function *f = ffk_function_new_typed(k_functions[i].name, k_functions[i].signature, k_functions[i].call,
+                                             NULL, NULL);
+    if (f == NULL) return -1;
+    int rc = ffk_function_register(k_functions[i].name, f, true);
+    ffk_object_release((ffk_object *)f);
+    if (rc != 0) return -1;
+  }
+  return 0;
+}
+
+void ffk_testing_unregister(void) {
+  for (size_t i = 0; i < N_FUNCTIONS; ++i) ffk_function_remove_global(k_functions[i].name);
+}
