@@ -55,6 +55,26 @@ static int apply(void *self, const ffk_any *args, int32_t nargs, ffk_any *result
   return ffk_function_call(f, args + 1, nargs - 1, result);
 }
 
+/* scale(xs: Array<float>, k: float): its signature has converted the arguments already. */
+static int scale(void *self, const ffk_any *args, int32_t nargs, ffk_any *result) {
+  (void)self, (void)nargs;
+  const ffk_array *xs = (const ffk_array *)args[0].v_obj;
+  ffk_array *out = ffk_array_with_capacity(ffk_array_size(xs));
+  for (int64_t i = 0; out != NULL && i < ffk_array_size(xs); ++i) {
+    ffk_any y = ffk_any_float(ffk_array_items_borrow(xs)[i].v_float * args[1].v_float);
+    if (ffk_array_push(&out, &y) != 0) break;
+  }
+  *result = ffk_any_object_steal((ffk_object *)out);
+  return out != NULL ? 0 : -1;
+}
+
+/* Prints a pending error and the hops of its backtrace. */
+static void show_error(const char *what) {
+  ffk_error *err = ffk_error_fetch();
+  printf("  %s -> %s: %s\n", what, ffk_error_kind(err), ffk_error_message(err));
+  ffk_object_release((ffk_object *)err);
+}
+
 int main(void) {
   printf("ffikit %s (ABI %u.%u)\n\n", ffk_version(), ffk_abi_version() >> 16, ffk_abi_version() & 0xffff);
 
@@ -234,9 +254,65 @@ int main(void) {
   ffk_object_release((ffk_object *)by_name);
   for (int i = 0; i < 3; ++i) ffk_function_remove_global(names[i]);
 
+  printf("\n11. Typed signatures: arguments are checked and converted before the C code runs\n");
+  ffk_function *scaler =
+      ffk_function_new_typed("tour.scale", "(xs: Array<float>, k: float) -> Array<float>", scale, NULL, NULL);
+  printf("  signature: %s\n", ffk_function_signature(scaler));
+  ffk_any ints[3] = {ffk_any_int(1), ffk_any_int(2), ffk_any_bool(true)};
+  args[0] = ffk_any_object_steal((ffk_object *)ffk_list_from_items(ints, 3));
+  args[1] = ffk_any_int(10);
+  ffk_function_call(scaler, args, 2, &result); /* a List of ints becomes an Array<float> */
+  show("tour.scale(List [1, 2, True], 10)", &result);
+  ffk_any_release(&result);
+  ffk_any_release(&args[0]);
+  args[0] = ffk_any_raw_str("1, 2");
+  if (ffk_function_call(scaler, args, 2, &result) != 0) show_error("tour.scale(\"1, 2\", 10)");
+  ffk_object_release((ffk_object *)scaler);
+
+  printf("\n12. Modules: load a shared library of Functions at run time\n");
+  ffk_module *mod = ffk_module_load("ffi/testing/libffikit_testing.so");
+  if (mod == NULL) {
+    show_error("ffk_module_load");
+  } else {
+    ffk_function *add_one = ffk_module_get_function(mod, "add_one"); /* symbol ffikit_fn_add_one */
+    args[0] = ffk_any_int(41);
+    ffk_function_call(add_one, args, 1, &result);
+    printf("  %s: %s\n", ffk_module_path(mod), ffk_function_signature(add_one));
+    show("add_one(41)", &result);
+    ffk_object_release((ffk_object *)add_one);
+    if (ffk_module_get_function(mod, "missing") == NULL) show_error("ffk_module_get_function(m, \"missing\")");
+    ffk_object_release((ffk_object *)mod); /* its init ran, so the library stays loaded */
+    /* Its init entry registered testing.* globals; call two by name. */
+    ffk_function *echo, *apply_fn, *raise;
+    ffk_function_get_global("testing.schema_id_device", &echo);
+    args[0] = ffk_any_raw_str("cuda:1");
+    ffk_function_call(echo, args, 1, &result);
+    show("testing.schema_id_device(\"cuda:1\")", &result);
+    ffk_function_get_global("testing.apply", &apply_fn);
+    ffk_function_get_global("testing.raise_error", &raise);
+    args[0] = ffk_any_object((ffk_object *)raise);
+    args[1] = ffk_any_raw_str("ValueError");
+    args[2] = ffk_any_raw_str("raised inside the module");
+    if (ffk_function_call(apply_fn, args, 3, &result) != 0) {
+      ffk_error *err = ffk_error_fetch();
+      printf("  testing.apply(testing.raise_error, ...) -> %s: %s\n", ffk_error_kind(err), ffk_error_message(err));
+      const char *bt = ffk_error_backtrace(err);
+      while (*bt == ' ') ++bt;
+      const char *end = strchr(bt, '\n'); /* the first line names the raising C function */
+      printf("    raised at: %.*s\n", end ? (int)(end - bt) : (int)strlen(bt), bt);
+      const char *hop = strstr(bt, "  in call to");
+      printf("%s", hop ? hop : "");
+      ffk_object_release((ffk_object *)err);
+    }
+    ffk_any_release(&args[0]);
+    ffk_object_release((ffk_object *)raise);
+    ffk_object_release((ffk_object *)apply_fn);
+    ffk_object_release((ffk_object *)echo);
+  }
+
   ffk_any_release(&small);
   ffk_any_release(&same_any);
   ffk_any_release(&shape_any);
-  printf("\nDone. Next: typed signatures and loadable modules, then tensors, build on these pieces.\n");
+  printf("\nDone. Next: tensors (storage, views, DLPack) build on these pieces.\n");
   return 0;
 }
