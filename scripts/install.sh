@@ -19,7 +19,7 @@ mkdir -p "$prefix/lib/pkgconfig" "$prefix/include/ffikit" "$prefix/include/dlpac
 install -m 0755 "$here/libffikit.so" "$prefix/lib/libffikit.so.0"
 ln -sf libffikit.so.0 "$prefix/lib/libffikit.so"
 install -m 0644 "$here/libffikit.a" "$prefix/lib/libffikit.a"
-install -m 0644 "$here"/ffi/include/ffikit/*.h "$here"/containers/include/ffikit/*.h \
+install -m 0644 "$here"/ffi/include/ffikit/*.h "$here"/containers/include/ffikit/*.h "$here"/tensor/include/ffikit/*.h \
   "$here"/include/ffikit/ffikit.h "$prefix/include/ffikit/"
 install -m 0644 "$dlpack_h" "$prefix/include/dlpack/dlpack.h"
 sed -e "s|@PREFIX@|$prefix|" -e "s|@VERSION@|$version|" "$here/ffikit.pc.in" > "$prefix/lib/pkgconfig/ffikit.pc"

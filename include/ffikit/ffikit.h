@@ -1,6 +1,6 @@
 /*
- * ffikit/ffikit.h - every public header of ffikit at once: the ffi core and the
- * containers. Link libffikit (or the component libraries) for the definitions.
+ * ffikit/ffikit.h - every public header of ffikit at once: the ffi core, the
+ * containers and the tensor core. Link libffikit (or the component libraries) for the definitions.
  */
 #ifndef FFIKIT_FFIKIT_H
 #define FFIKIT_FFIKIT_H
@@ -13,5 +13,7 @@
 #include <ffikit/map.h>
 #include <ffikit/structural.h>
 #include <ffikit/tuple.h>
+
+#include <ffikit/storage.h>
 
 #endif /* FFIKIT_FFIKIT_H */
