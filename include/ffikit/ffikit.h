@@ -15,5 +15,6 @@
 #include <ffikit/tuple.h>
 
 #include <ffikit/storage.h>
+#include <ffikit/tensor.h>
 
 #endif /* FFIKIT_FFIKIT_H */

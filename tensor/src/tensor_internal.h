@@ -33,4 +33,34 @@ ffk_storage *ffk_storage__wrap(DLDevice device, void *data, size_t nbytes, void 
 /* Adds to the statistics of `device` (negative to subtract). */
 void ffk_storage__count(DLDevice device, int64_t bytes, int64_t blocks);
 
+#include <ffikit/tensor.h>
+
+/*
+ * A Tensor: the DLTensor, what owns its memory, and the shape and strides inline
+ * (dims[0..ndim) is the shape, dims[ndim..2*ndim) the strides).
+ */
+struct ffk_tensor {
+  ffk_object header;
+  DLTensor dl;
+  ffk_storage *storage;            /* NULL for an imported DLPack tensor */
+  void *owner;                     /* an imported tensor's manager, released by owner_release */
+  void (*owner_release)(void *owner);
+  int64_t dims[];
+};
+
+/*
+ * A new Tensor over `storage` (retained), or an imported owner (taken over on success
+ * only). No bounds checks: trusted callers. NULL with a MemoryError.
+ */
+ffk_tensor *ffk_tensor__new(ffk_storage *storage, void *data, DLDevice device, int32_t ndim, const int64_t *shape,
+                            const int64_t *strides, uint64_t byte_offset, DLDataType dtype);
+
+/* The element size in bytes of a dtype tensors can hold, or 0 (with a ValueError raised). */
+size_t ffk_tensor__element_size(DLDataType dtype);
+
+/* Row-major strides for `shape` into `strides`. */
+void ffk_tensor__contiguous_strides(int32_t ndim, const int64_t *shape, int64_t *strides);
+
+int ffk_tensor__repr(ffk_object *self, ffk_repr_ctx *ctx);
+
 #endif /* FFIKIT_TENSOR_INTERNAL_H */

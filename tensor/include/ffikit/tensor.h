@@ -1,0 +1,138 @@
+/*
+ * ffikit/tensor.h - Tensor: an n-dimensional view of typed memory, and its views.
+ *
+ * A Tensor embeds a DLTensor whose shape and strides live inside the Tensor object, and
+ * holds a reference to the Storage that owns the bytes. Views (reshape, slice, permute,
+ * transpose, squeeze, unsqueeze, as_strided) are new Tensors over the same Storage: a
+ * write through one is seen through every other. Strides are in elements, as in DLPack;
+ * `byte_offset` is where element [0, ..., 0] starts inside the storage's bytes.
+ *
+ * Tensors are ordinary objects (type FFK_TYPE_TENSOR): they sit in containers, cross
+ * Function calls, and print as `float32[2, 3]@cpu:0`. A Tensor's metadata never changes
+ * after creation, so any number of threads may read it; the elements are plain memory
+ * with no synchronisation of their own.
+ *
+ * Dimensions: at most FFK_TENSOR_MAX_NDIM. Shape, dtype and stride errors are
+ * ValueErrors (IndexError for a dimension out of range) that name the offending values.
+ */
+#ifndef FFIKIT_TENSOR_H
+#define FFIKIT_TENSOR_H
+
+#include <ffikit/storage.h>
+
+FFK_EXTERN_C_BEGIN
+
+#define FFK_TENSOR_MAX_NDIM 32
+
+typedef struct ffk_tensor ffk_tensor;
+
+/*
+ * A new contiguous (row-major) tensor of `shape` (ndim values, each >= 0) and `dtype`
+ * on `device`, over fresh storage aligned to 64 bytes; the elements are uninitialised.
+ * `dtype` must be a whole number of bytes per element (bool, int8..uint64, float16/32/64,
+ * bfloat16, complex; lanes 1). Returns a new reference, or NULL with a ValueError (ndim,
+ * a negative dimension, a dtype, a total size that overflows), the allocator's error, or
+ * a MemoryError.
+ */
+FFK_API ffk_tensor *ffk_tensor_empty(int32_t ndim, const int64_t *shape, DLDataType dtype, DLDevice device);
+
+/* Like ffk_tensor_empty with every byte zero. */
+FFK_API ffk_tensor *ffk_tensor_zeros(int32_t ndim, const int64_t *shape, DLDataType dtype, DLDevice device);
+
+/*
+ * A tensor over `storage` (borrowed; the tensor keeps a reference): `shape`, `strides`
+ * (in elements; NULL for contiguous) and `byte_offset`. Every element must lie inside
+ * the storage: a ValueError names the shape, strides, offset and storage size otherwise.
+ * Negative strides are refused (as in PyTorch). New reference or NULL.
+ */
+FFK_API ffk_tensor *ffk_tensor_from_storage(ffk_storage *storage, int32_t ndim, const int64_t *shape,
+                                            const int64_t *strides, uint64_t byte_offset, DLDataType dtype);
+
+/*
+ * The DLTensor inside `t`, borrowed for as long as `t` lives: data, device, ndim, dtype,
+ * shape, strides (never NULL) and byte_offset. Do not modify it.
+ */
+FFK_API const DLTensor *ffk_tensor_dltensor_borrow(const ffk_tensor *t);
+
+/* The storage behind `t`, borrowed from `t` (NULL for a tensor imported through DLPack). */
+FFK_API ffk_storage *ffk_tensor_storage_borrow(const ffk_tensor *t);
+
+/* The number of elements (the product of the shape; 1 for ndim 0). */
+FFK_API int64_t ffk_tensor_numel(const ffk_tensor *t);
+
+/* numel times the element size. */
+FFK_API int64_t ffk_tensor_nbytes(const ffk_tensor *t);
+
+/*
+ * True when the elements are laid out row-major without gaps. As in PyTorch, the
+ * strides of dimensions of size 1 are ignored, and a tensor with no elements is
+ * contiguous whatever its strides.
+ */
+FFK_API bool ffk_tensor_is_contiguous(const ffk_tensor *t);
+
+/* The address of element [0, ..., 0] (data + byte_offset). */
+FFK_API void *ffk_tensor_data_ptr(const ffk_tensor *t);
+
+/* ---- Views: new tensors over the same storage (new references, or NULL with an error) ---- */
+
+/*
+ * The same elements with another shape; one dimension may be -1 (inferred). Needs a
+ * contiguous tensor: a ValueError "cannot reshape a non-contiguous tensor of shape [3, 2]
+ * with strides [1, 3]; call ffk_tensor_contiguous first" otherwise, and a ValueError
+ * naming both shapes when the element counts differ.
+ */
+FFK_API ffk_tensor *ffk_tensor_reshape(const ffk_tensor *t, int32_t ndim, const int64_t *shape);
+
+/*
+ * Elements start, start+step, ... below stop along `dim` (negative dim counts from the
+ * end; start and stop are clamped like Python's slices, negative ones count from the
+ * end; step >= 1).
+ */
+FFK_API ffk_tensor *ffk_tensor_slice(const ffk_tensor *t, int32_t dim, int64_t start, int64_t stop, int64_t step);
+
+/* Dimensions reordered: result dim i is t's dim perm[i] (a permutation of 0..ndim-1). */
+FFK_API ffk_tensor *ffk_tensor_permute(const ffk_tensor *t, const int32_t *perm);
+
+/* Dimensions d0 and d1 swapped. */
+FFK_API ffk_tensor *ffk_tensor_transpose(const ffk_tensor *t, int32_t d0, int32_t d1);
+
+/* Without dimension `dim`, which must have size 1. */
+FFK_API ffk_tensor *ffk_tensor_squeeze(const ffk_tensor *t, int32_t dim);
+
+/* With a new dimension of size 1 before position `dim` (0..ndim; negative counts from the end). */
+FFK_API ffk_tensor *ffk_tensor_unsqueeze(const ffk_tensor *t, int32_t dim);
+
+/*
+ * A view with any shape and strides (in elements, >= 0) starting `offset` elements into
+ * t's storage (measured from the storage start, as in PyTorch). Every element must lie
+ * inside the storage. A ValueError otherwise.
+ */
+FFK_API ffk_tensor *ffk_tensor_as_strided(const ffk_tensor *t, int32_t ndim, const int64_t *shape,
+                                          const int64_t *strides, int64_t offset);
+
+/* ---- Copies ----------------------------------------------------------------------------- */
+
+/*
+ * `t` itself (a new reference) when it is contiguous, otherwise a contiguous copy on the
+ * same device.
+ */
+FFK_API ffk_tensor *ffk_tensor_contiguous(const ffk_tensor *t);
+
+/*
+ * Copies the elements of `src` into `dst` (same shape and dtype, any strides). Between
+ * CPU tensors any layout works; to, from and between devices the copy goes through the
+ * devices' allocators (strided layouts on a device need its kernels). 0, or -1 with a
+ * ValueError naming the mismatch, a RuntimeError from the device, or a MemoryError.
+ * Overlapping src and dst give unspecified element values but never a crash.
+ */
+FFK_API int ffk_tensor_copy_from(ffk_tensor *dst, const ffk_tensor *src);
+
+/*
+ * Sets every element of `t` to `value` (an int, float or bool, converted to t's dtype as
+ * C converts). 0, or -1 with a TypeError (value), ValueError (dtype) or the device's error.
+ */
+FFK_API int ffk_tensor_fill(ffk_tensor *t, const ffk_any *value);
+
+FFK_EXTERN_C_END
+
+#endif /* FFIKIT_TENSOR_H */

@@ -1,0 +1,406 @@
+/*
+ * tensor.c - Tensor objects: creation, metadata, views with bounds checks, and repr.
+ *
+ * Every view is made by one path, make_view, which checks that all elements of the new
+ * shape and strides fall inside the bytes of the storage before creating the Tensor, so
+ * no Tensor can ever address memory its storage does not own. Arithmetic on shapes and
+ * offsets is overflow-checked.
+ */
+#include "tensor_internal.h"
+
+#include <stdio.h>
+#include <string.h>
+
+static void tensor_deleter(void *self, int which) {
+  ffk_tensor *t = self;
+  if (which & FFK_DELETER_DESTROY) {
+    ffk_object_release((ffk_object *)t->storage);
+    t->storage = NULL;
+    if (t->owner_release != NULL) {
+      void (*release)(void *) = t->owner_release;
+      t->owner_release = NULL; /* exactly once */
+      release(t->owner);
+    }
+  }
+  if (which & FFK_DELETER_FREE) ffk_object_free(&t->header);
+}
+
+ffk_tensor *ffk_tensor__new(ffk_storage *storage, void *data, DLDevice device, int32_t ndim, const int64_t *shape,
+                            const int64_t *strides, uint64_t byte_offset, DLDataType dtype) {
+  size_t size = sizeof(ffk_tensor) + 2 * (size_t)ndim * sizeof(int64_t);
+  ffk_tensor *t = (ffk_tensor *)ffk_object_alloc(FFK_TYPE_TENSOR, size, tensor_deleter);
+  if (t == NULL) return NULL;
+  if (ndim > 0) {
+    memcpy(t->dims, shape, (size_t)ndim * sizeof(int64_t));
+    memcpy(t->dims + ndim, strides, (size_t)ndim * sizeof(int64_t));
+  }
+  t->dl.data = data;
+  t->dl.device = device;
+  t->dl.ndim = ndim;
+  t->dl.dtype = dtype;
+  t->dl.shape = t->dims;
+  t->dl.strides = t->dims + ndim;
+  t->dl.byte_offset = byte_offset;
+  t->storage = storage;
+  if (storage != NULL) ffk_object_retain((ffk_object *)storage);
+  return t;
+}
+
+size_t ffk_tensor__element_size(DLDataType dtype) {
+  char name[FFK_DTYPE_STR_MAX];
+  if (dtype.lanes != 1 || dtype.bits == 0 || dtype.bits % 8 != 0) {
+    ffk_dtype_format(dtype, name, sizeof name);
+    ffk_error_set(FFK_ERR_VALUE, "tensors cannot hold dtype %s (%u bits x %u lanes): elements must be whole bytes",
+                  name, (unsigned)dtype.bits, (unsigned)dtype.lanes);
+    return 0;
+  }
+  return dtype.bits / 8;
+}
+
+void ffk_tensor__contiguous_strides(int32_t ndim, const int64_t *shape, int64_t *strides) {
+  int64_t s = 1;
+  for (int32_t i = ndim - 1; i >= 0; --i) {
+    strides[i] = s;
+    s *= shape[i] > 1 ? shape[i] : 1;
+  }
+}
+
+/* Formats "[2, 3]" for messages. */
+static const char *format_dims(char *buf, size_t cap, int32_t n, const int64_t *v) {
+  size_t len = (size_t)snprintf(buf, cap, "[");
+  for (int32_t i = 0; i < n && len < cap; ++i) len += (size_t)snprintf(buf + len, cap - len, "%s%lld", i ? ", " : "", (long long)v[i]);
+  if (len < cap) snprintf(buf + len, cap - len, "]");
+  return buf;
+}
+
+static int check_ndim(int32_t ndim, const int64_t *shape) {
+  if (ndim < 0 || ndim > FFK_TENSOR_MAX_NDIM)
+    return ffk_error_set(FFK_ERR_VALUE, "a tensor has 0 to %d dimensions, not %d", FFK_TENSOR_MAX_NDIM, (int)ndim);
+  if (ndim > 0 && shape == NULL) return ffk_error_set(FFK_ERR_VALUE, "the shape of a %d-d tensor is NULL", (int)ndim);
+  for (int32_t i = 0; i < ndim; ++i) {
+    if (shape[i] < 0) {
+      char buf[512];
+      return ffk_error_set(FFK_ERR_VALUE, "negative dimension %lld in shape %s", (long long)shape[i],
+                           format_dims(buf, sizeof buf, ndim, shape));
+    }
+  }
+  return 0;
+}
+
+/* The number of elements, or -1 with a ValueError when it overflows. */
+static int64_t checked_numel(int32_t ndim, const int64_t *shape) {
+  int64_t n = 1;
+  for (int32_t i = 0; i < ndim; ++i) {
+    if (__builtin_mul_overflow(n, shape[i], &n)) {
+      char buf[512];
+      ffk_error_set(FFK_ERR_VALUE, "shape %s has too many elements", format_dims(buf, sizeof buf, ndim, shape));
+      return -1;
+    }
+  }
+  return n;
+}
+
+static ffk_tensor *new_tensor(int32_t ndim, const int64_t *shape, DLDataType dtype, DLDevice device, bool zero) {
+  if (check_ndim(ndim, shape) != 0) return NULL;
+  size_t elsize = ffk_tensor__element_size(dtype);
+  if (elsize == 0) return NULL;
+  int64_t numel = checked_numel(ndim, shape), nbytes;
+  if (numel < 0) return NULL;
+  if (__builtin_mul_overflow(numel, (int64_t)elsize, &nbytes)) {
+    char buf[512];
+    ffk_error_set(FFK_ERR_VALUE, "shape %s is too large", format_dims(buf, sizeof buf, ndim, shape));
+    return NULL;
+  }
+  ffk_storage *s = zero ? ffk_storage_new_zeroed(device, (size_t)nbytes, 0) : ffk_storage_new(device, (size_t)nbytes, 0);
+  if (s == NULL) return NULL;
+  int64_t strides[FFK_TENSOR_MAX_NDIM];
+  ffk_tensor__contiguous_strides(ndim, shape, strides);
+  ffk_tensor *t = ffk_tensor__new(s, ffk_storage_data(s), device, ndim, shape, strides, 0, dtype);
+  ffk_object_release((ffk_object *)s);
+  return t;
+}
+
+ffk_tensor *ffk_tensor_empty(int32_t ndim, const int64_t *shape, DLDataType dtype, DLDevice device) {
+  return new_tensor(ndim, shape, dtype, device, false);
+}
+
+ffk_tensor *ffk_tensor_zeros(int32_t ndim, const int64_t *shape, DLDataType dtype, DLDevice device) {
+  return new_tensor(ndim, shape, dtype, device, true);
+}
+
+/*
+ * Checks that every element of (shape, strides) starting at byte_offset lies within
+ * `limit` bytes, then makes the view. `what` names the operation in errors.
+ */
+static ffk_tensor *make_view(const char *what, ffk_storage *storage, void *data, DLDevice device, uint64_t limit,
+                             int32_t ndim, const int64_t *shape, const int64_t *strides, uint64_t byte_offset,
+                             DLDataType dtype) {
+  if (check_ndim(ndim, shape) != 0) return NULL;
+  size_t elsize = ffk_tensor__element_size(dtype);
+  if (elsize == 0) return NULL;
+  int64_t numel = checked_numel(ndim, shape);
+  if (numel < 0) return NULL;
+  char sb[512], tb[512];
+  int64_t last = 0; /* the index of the furthest element */
+  bool overflow = false;
+  for (int32_t i = 0; i < ndim; ++i) {
+    if (strides[i] < 0) {
+      ffk_error_set(FFK_ERR_VALUE, "%s: negative stride %lld in strides %s", what, (long long)strides[i],
+                    format_dims(sb, sizeof sb, ndim, strides));
+      return NULL;
+    }
+    int64_t step;
+    if (shape[i] > 0) overflow |= __builtin_mul_overflow(shape[i] - 1, strides[i], &step) || __builtin_add_overflow(last, step, &last);
+  }
+  uint64_t end = 0;
+  if (numel > 0)
+    overflow |= __builtin_mul_overflow((uint64_t)last + 1, (uint64_t)elsize, &end) ||
+                __builtin_add_overflow(end, byte_offset, &end);
+  if (overflow || end > limit) {
+    ffk_error_set(FFK_ERR_VALUE,
+                  "%s: shape %s with strides %s at byte offset %llu reaches byte %s%llu, past the end of its "
+                  "storage of %llu bytes",
+                  what, format_dims(sb, sizeof sb, ndim, shape), format_dims(tb, sizeof tb, ndim, strides),
+                  (unsigned long long)byte_offset, overflow ? "> " : "", (unsigned long long)(overflow ? limit : end),
+                  (unsigned long long)limit);
+    return NULL;
+  }
+  return ffk_tensor__new(storage, data, device, ndim, shape, strides, byte_offset, dtype);
+}
+
+/* A view of `t` with new shape/strides/offset over the same memory. */
+static ffk_tensor *view_of(const char *what, const ffk_tensor *t, int32_t ndim, const int64_t *shape,
+                           const int64_t *strides, uint64_t byte_offset) {
+  uint64_t limit;
+  if (t->storage != NULL) {
+    limit = ffk_storage_nbytes(t->storage);
+  } else {
+    /* An imported tensor: its own extent is all that is known to be valid. */
+    int64_t last = 0;
+    for (int32_t i = 0; i < t->dl.ndim; ++i)
+      if (t->dl.shape[i] > 0) last += (t->dl.shape[i] - 1) * t->dl.strides[i];
+    limit = ffk_tensor_numel(t) == 0 ? t->dl.byte_offset
+                                     : t->dl.byte_offset + (uint64_t)(last + 1) * (t->dl.dtype.bits / 8);
+  }
+  return make_view(what, t->storage, t->dl.data, t->dl.device, limit, ndim, shape, strides, byte_offset, t->dl.dtype);
+}
+
+ffk_tensor *ffk_tensor_from_storage(ffk_storage *storage, int32_t ndim, const int64_t *shape, const int64_t *strides,
+                                    uint64_t byte_offset, DLDataType dtype) {
+  if (storage == NULL) {
+    ffk_error_set(FFK_ERR_VALUE, "ffk_tensor_from_storage: the storage is NULL");
+    return NULL;
+  }
+  if (check_ndim(ndim, shape) != 0) return NULL;
+  int64_t contiguous[FFK_TENSOR_MAX_NDIM];
+  if (strides == NULL) {
+    ffk_tensor__contiguous_strides(ndim, shape, contiguous);
+    strides = contiguous;
+  }
+  return make_view("ffk_tensor_from_storage", storage, ffk_storage_data(storage), ffk_storage_device(storage),
+                   ffk_storage_nbytes(storage), ndim, shape, strides, byte_offset, dtype);
+}
+
+const DLTensor *ffk_tensor_dltensor_borrow(const ffk_tensor *t) { return &t->dl; }
+ffk_storage *ffk_tensor_storage_borrow(const ffk_tensor *t) { return t->storage; }
+
+int64_t ffk_tensor_numel(const ffk_tensor *t) {
+  int64_t n = 1;
+  for (int32_t i = 0; i < t->dl.ndim; ++i) n *= t->dl.shape[i];
+  return n;
+}
+
+int64_t ffk_tensor_nbytes(const ffk_tensor *t) { return ffk_tensor_numel(t) * (t->dl.dtype.bits / 8); }
+
+bool ffk_tensor_is_contiguous(const ffk_tensor *t) {
+  if (ffk_tensor_numel(t) == 0) return true;
+  int64_t expected = 1;
+  for (int32_t i = t->dl.ndim - 1; i >= 0; --i) {
+    if (t->dl.shape[i] == 1) continue;
+    if (t->dl.strides[i] != expected) return false;
+    expected *= t->dl.shape[i];
+  }
+  return true;
+}
+
+void *ffk_tensor_data_ptr(const ffk_tensor *t) { return (char *)t->dl.data + t->dl.byte_offset; }
+
+/* ---- Views ----------------------------------------------------------------------------- */
+
+/* Normalises a dimension index in [-n, n) (or [-n-1, n] when `inclusive`); -1 with an IndexError. */
+static int norm_dim(const char *what, int32_t dim, int32_t ndim, bool inclusive, int32_t *out) {
+  int32_t n = inclusive ? ndim + 1 : ndim;
+  if (dim < -n || dim >= n)
+    return ffk_error_set(FFK_ERR_INDEX, "%s: dimension %d is out of range for a %d-d tensor", what, (int)dim, (int)ndim);
+  *out = dim < 0 ? dim + n : dim;
+  return 0;
+}
+
+ffk_tensor *ffk_tensor_reshape(const ffk_tensor *t, int32_t ndim, const int64_t *shape) {
+  if (ndim < 0 || ndim > FFK_TENSOR_MAX_NDIM || (ndim > 0 && shape == NULL)) {
+    check_ndim(ndim < 0 || ndim > FFK_TENSOR_MAX_NDIM ? ndim : 0, shape);
+    if (!ffk_error_occurred()) ffk_error_set(FFK_ERR_VALUE, "ffk_tensor_reshape: the shape is NULL");
+    return NULL;
+  }
+  char ab[512], bb[512];
+  int64_t want[FFK_TENSOR_MAX_NDIM], known = 1, numel = ffk_tensor_numel(t);
+  int32_t infer = -1;
+  for (int32_t i = 0; i < ndim; ++i) {
+    want[i] = shape[i];
+    if (shape[i] == -1 && infer < 0) {
+      infer = i;
+    } else if (shape[i] < 0 || __builtin_mul_overflow(known, shape[i], &known)) {
+      ffk_error_set(FFK_ERR_VALUE, "cannot reshape to %s: bad dimension %lld", format_dims(ab, sizeof ab, ndim, shape),
+                    (long long)shape[i]);
+      return NULL;
+    }
+  }
+  if (infer >= 0) {
+    if (known == 0 || numel % known != 0) {
+      ffk_error_set(FFK_ERR_VALUE, "cannot reshape a tensor of shape %s (%lld elements) to %s",
+                    format_dims(ab, sizeof ab, t->dl.ndim, t->dl.shape), (long long)numel,
+                    format_dims(bb, sizeof bb, ndim, shape));
+      return NULL;
+    }
+    want[infer] = numel / known;
+    known = numel;
+  }
+  if (known != numel) {
+    ffk_error_set(FFK_ERR_VALUE, "cannot reshape a tensor of shape %s (%lld elements) to %s (%lld elements)",
+                  format_dims(ab, sizeof ab, t->dl.ndim, t->dl.shape), (long long)numel,
+                  format_dims(bb, sizeof bb, ndim, shape), (long long)known);
+    return NULL;
+  }
+  if (!ffk_tensor_is_contiguous(t)) {
+    ffk_error_set(FFK_ERR_VALUE,
+                  "cannot reshape a non-contiguous tensor of shape %s with strides %s; call ffk_tensor_contiguous "
+                  "first",
+                  format_dims(ab, sizeof ab, t->dl.ndim, t->dl.shape),
+                  format_dims(bb, sizeof bb, t->dl.ndim, t->dl.strides));
+    return NULL;
+  }
+  int64_t strides[FFK_TENSOR_MAX_NDIM];
+  ffk_tensor__contiguous_strides(ndim, want, strides);
+  return view_of("ffk_tensor_reshape", t, ndim, want, strides, t->dl.byte_offset);
+}
+
+ffk_tensor *ffk_tensor_slice(const ffk_tensor *t, int32_t dim, int64_t start, int64_t stop, int64_t step) {
+  int32_t d = 0;
+  if (norm_dim("ffk_tensor_slice", dim, t->dl.ndim, false, &d) != 0) return NULL;
+  if (step < 1) {
+    ffk_error_set(FFK_ERR_VALUE, "ffk_tensor_slice: step %lld is not positive", (long long)step);
+    return NULL;
+  }
+  int64_t n = t->dl.shape[d];
+  if (start < 0) start = start + n < 0 ? 0 : start + n;
+  if (stop < 0) stop = stop + n < 0 ? 0 : stop + n;
+  if (start > n) start = n;
+  if (stop > n) stop = n;
+  int64_t len = stop > start ? (stop - start + step - 1) / step : 0;
+  int64_t shape[FFK_TENSOR_MAX_NDIM], strides[FFK_TENSOR_MAX_NDIM];
+  memcpy(shape, t->dl.shape, (size_t)t->dl.ndim * sizeof(int64_t));
+  memcpy(strides, t->dl.strides, (size_t)t->dl.ndim * sizeof(int64_t));
+  shape[d] = len;
+  strides[d] = t->dl.strides[d] * step;
+  uint64_t offset = t->dl.byte_offset + (len > 0 ? (uint64_t)(start * t->dl.strides[d]) * (t->dl.dtype.bits / 8) : 0);
+  return view_of("ffk_tensor_slice", t, t->dl.ndim, shape, strides, offset);
+}
+
+ffk_tensor *ffk_tensor_permute(const ffk_tensor *t, const int32_t *perm) {
+  int32_t n = t->dl.ndim;
+  bool seen[FFK_TENSOR_MAX_NDIM] = {false};
+  int64_t shape[FFK_TENSOR_MAX_NDIM], strides[FFK_TENSOR_MAX_NDIM];
+  if (perm == NULL && n > 0) {
+    ffk_error_set(FFK_ERR_VALUE, "ffk_tensor_permute: the permutation is NULL");
+    return NULL;
+  }
+  for (int32_t i = 0; i < n; ++i) {
+    int32_t p;
+    if (norm_dim("ffk_tensor_permute", perm[i], n, false, &p) != 0) return NULL;
+    if (seen[p]) {
+      ffk_error_set(FFK_ERR_VALUE, "ffk_tensor_permute: dimension %d appears twice", (int)p);
+      return NULL;
+    }
+    seen[p] = true;
+    shape[i] = t->dl.shape[p];
+    strides[i] = t->dl.strides[p];
+  }
+  return view_of("ffk_tensor_permute", t, n, shape, strides, t->dl.byte_offset);
+}
+
+ffk_tensor *ffk_tensor_transpose(const ffk_tensor *t, int32_t d0, int32_t d1) {
+  int32_t a = 0, b = 0, perm[FFK_TENSOR_MAX_NDIM];
+  if (norm_dim("ffk_tensor_transpose", d0, t->dl.ndim, false, &a) != 0 ||
+      norm_dim("ffk_tensor_transpose", d1, t->dl.ndim, false, &b) != 0)
+    return NULL;
+  for (int32_t i = 0; i < t->dl.ndim; ++i) perm[i] = i;
+  perm[a] = b;
+  perm[b] = a;
+  return ffk_tensor_permute(t, perm);
+}
+
+ffk_tensor *ffk_tensor_squeeze(const ffk_tensor *t, int32_t dim) {
+  int32_t d = 0;
+  if (norm_dim("ffk_tensor_squeeze", dim, t->dl.ndim, false, &d) != 0) return NULL;
+  if (t->dl.shape[d] != 1) {
+    ffk_error_set(FFK_ERR_VALUE, "ffk_tensor_squeeze: dimension %d has size %lld, not 1", (int)d,
+                  (long long)t->dl.shape[d]);
+    return NULL;
+  }
+  int64_t shape[FFK_TENSOR_MAX_NDIM], strides[FFK_TENSOR_MAX_NDIM];
+  for (int32_t i = 0, j = 0; i < t->dl.ndim; ++i) {
+    if (i == d) continue;
+    shape[j] = t->dl.shape[i];
+    strides[j++] = t->dl.strides[i];
+  }
+  return view_of("ffk_tensor_squeeze", t, t->dl.ndim - 1, shape, strides, t->dl.byte_offset);
+}
+
+ffk_tensor *ffk_tensor_unsqueeze(const ffk_tensor *t, int32_t dim) {
+  int32_t d = 0;
+  if (norm_dim("ffk_tensor_unsqueeze", dim, t->dl.ndim, true, &d) != 0) return NULL;
+  if (t->dl.ndim == FFK_TENSOR_MAX_NDIM) {
+    ffk_error_set(FFK_ERR_VALUE, "ffk_tensor_unsqueeze: a tensor has at most %d dimensions", FFK_TENSOR_MAX_NDIM);
+    return NULL;
+  }
+  int64_t shape[FFK_TENSOR_MAX_NDIM], strides[FFK_TENSOR_MAX_NDIM];
+  for (int32_t i = 0, j = 0; j <= t->dl.ndim; ++j) {
+    if (j == d) {
+      shape[j] = 1;
+      /* PyTorch's choice: the stride that keeps the tensor contiguous if it was. */
+      strides[j] = d < t->dl.ndim ? t->dl.shape[d] * t->dl.strides[d] : 1;
+      continue;
+    }
+    shape[j] = t->dl.shape[i];
+    strides[j] = t->dl.strides[i++];
+  }
+  return view_of("ffk_tensor_unsqueeze", t, t->dl.ndim + 1, shape, strides, t->dl.byte_offset);
+}
+
+ffk_tensor *ffk_tensor_as_strided(const ffk_tensor *t, int32_t ndim, const int64_t *shape, const int64_t *strides,
+                                  int64_t offset) {
+  if (check_ndim(ndim, shape) != 0) return NULL;
+  if (strides == NULL && ndim > 0) {
+    ffk_error_set(FFK_ERR_VALUE, "ffk_tensor_as_strided: the strides are NULL");
+    return NULL;
+  }
+  uint64_t elsize = t->dl.dtype.bits / 8, bytes;
+  if (offset < 0 || __builtin_mul_overflow((uint64_t)offset, elsize, &bytes)) {
+    ffk_error_set(FFK_ERR_VALUE, "ffk_tensor_as_strided: bad storage offset %lld", (long long)offset);
+    return NULL;
+  }
+  if (t->storage == NULL) bytes += t->dl.byte_offset; /* imported: offsets count from its first element */
+  return view_of("ffk_tensor_as_strided", t, ndim, shape, strides, bytes);
+}
+
+/* ---- repr: float32[2, 3]@cpu:0 ------------------------------------------------------- */
+
+int ffk_tensor__repr(ffk_object *self, ffk_repr_ctx *ctx) {
+  const ffk_tensor *t = (const ffk_tensor *)self;
+  char dtype[FFK_DTYPE_STR_MAX], dev[FFK_DEVICE_STR_MAX], dims[1024];
+  ffk_dtype_format(t->dl.dtype, dtype, sizeof dtype);
+  ffk_device_format(t->dl.device, dev, sizeof dev);
+  return ffk_repr_appendf(ctx, "%s%s@%s", dtype, format_dims(dims, sizeof dims, t->dl.ndim, t->dl.shape), dev);
+}
+
+__attribute__((constructor)) static void tensor_init(void) { ffk_type_set_repr(FFK_TYPE_TENSOR, ffk_tensor__repr); }
