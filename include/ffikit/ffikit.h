@@ -16,5 +16,6 @@
 
 #include <ffikit/storage.h>
 #include <ffikit/tensor.h>
+#include <ffikit/dlpack.h>
 
 #endif /* FFIKIT_FFIKIT_H */

@@ -16,6 +16,8 @@ static void tensor_deleter(void *self, int which) {
   if (which & FFK_DELETER_DESTROY) {
     ffk_object_release((ffk_object *)t->storage);
     t->storage = NULL;
+    ffk_object_release((ffk_object *)t->base);
+    t->base = NULL;
     if (t->owner_release != NULL) {
       void (*release)(void *) = t->owner_release;
       t->owner_release = NULL; /* exactly once */
@@ -179,10 +181,19 @@ static ffk_tensor *view_of(const char *what, const ffk_tensor *t, int32_t ndim, 
     int64_t last = 0;
     for (int32_t i = 0; i < t->dl.ndim; ++i)
       if (t->dl.shape[i] > 0) last += (t->dl.shape[i] - 1) * t->dl.strides[i];
+    /* (A view of a view measures the view: the base's extent is not kept.) */
     limit = ffk_tensor_numel(t) == 0 ? t->dl.byte_offset
                                      : t->dl.byte_offset + (uint64_t)(last + 1) * (t->dl.dtype.bits / 8);
   }
-  return make_view(what, t->storage, t->dl.data, t->dl.device, limit, ndim, shape, strides, byte_offset, t->dl.dtype);
+  ffk_tensor *v =
+      make_view(what, t->storage, t->dl.data, t->dl.device, limit, ndim, shape, strides, byte_offset, t->dl.dtype);
+  if (v != NULL && t->storage == NULL) {
+    /* The memory belongs to an imported tensor's producer: keep that tensor alive. */
+    v->base = t->base != NULL ? t->base : (ffk_tensor *)t;
+    ffk_object_retain(&v->base->header);
+  }
+  if (v != NULL) v->read_only = t->read_only;
+  return v;
 }
 
 ffk_tensor *ffk_tensor_from_storage(ffk_storage *storage, int32_t ndim, const int64_t *shape, const int64_t *strides,

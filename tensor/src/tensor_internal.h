@@ -45,6 +45,8 @@ struct ffk_tensor {
   ffk_storage *storage;            /* NULL for an imported DLPack tensor */
   void *owner;                     /* an imported tensor's manager, released by owner_release */
   void (*owner_release)(void *owner);
+  ffk_tensor *base;                /* a view of an imported tensor holds its base instead */
+  bool read_only;                  /* imported with DLPack's read-only flag */
   int64_t dims[];
 };
 

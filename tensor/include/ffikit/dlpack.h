@@ -1,0 +1,90 @@
+/*
+ * ffikit/dlpack.h - exchanging tensors through DLPack, legacy and versioned.
+ *
+ * Export hands a consumer a DLManagedTensor (or DLManagedTensorVersioned) that keeps
+ * the Tensor alive until the consumer calls its deleter, exactly once. Import takes
+ * over a producer's managed tensor: on success the returned Tensor owns it and calls its
+ * deleter when the Tensor (and every view of it) is gone; on failure nothing is taken
+ * and the caller still owns it.
+ *
+ * Debian's dlpack.h is DLPack 0.6, which lacks the versioned struct; it is declared
+ * here once, with DLPack 1.x's layout (checked by static asserts).
+ */
+#ifndef FFIKIT_DLPACK_H
+#define FFIKIT_DLPACK_H
+
+#include <ffikit/tensor.h>
+
+#include <stddef.h>
+
+FFK_EXTERN_C_BEGIN
+
+#ifndef DLPACK_MAJOR_VERSION
+#define DLPACK_MAJOR_VERSION 1
+#define DLPACK_MINOR_VERSION 1
+
+/* The DLPack version a versioned tensor was made against. */
+typedef struct {
+  uint32_t major;
+  uint32_t minor;
+} DLPackVersion;
+
+/* The elements must not be written. */
+#define DLPACK_FLAG_BITMASK_READ_ONLY (UINT64_C(1) << 0)
+/* The producer copied the data for this exchange. */
+#define DLPACK_FLAG_BITMASK_IS_COPIED (UINT64_C(1) << 1)
+
+/* DLPack >= 1.0's managed tensor: a version, flags, then what DLManagedTensor holds. */
+typedef struct DLManagedTensorVersioned {
+  DLPackVersion version;
+  void *manager_ctx;
+  void (*deleter)(struct DLManagedTensorVersioned *self);
+  uint64_t flags;
+  DLTensor dl_tensor;
+} DLManagedTensorVersioned;
+#endif
+
+FFK_STATIC_ASSERT(sizeof(DLPackVersion) == 8, "DLPackVersion layout");
+FFK_STATIC_ASSERT(offsetof(DLManagedTensorVersioned, manager_ctx) == 8, "DLManagedTensorVersioned layout");
+FFK_STATIC_ASSERT(offsetof(DLManagedTensorVersioned, flags) == 24, "DLManagedTensorVersioned layout");
+FFK_STATIC_ASSERT(offsetof(DLManagedTensorVersioned, dl_tensor) == 32, "DLManagedTensorVersioned layout");
+FFK_STATIC_ASSERT(sizeof(DLTensor) == 48, "DLTensor layout");
+
+/* What import may demand of a tensor beyond validity. */
+typedef struct ffk_dlpack_requirements {
+  size_t alignment;     /* of the first element's address, a power of two; 0 or 1 for none */
+  bool contiguous;      /* row-major without gaps (ffk_tensor_is_contiguous) */
+} ffk_dlpack_requirements;
+
+/*
+ * Exports `t` (borrowed; the export holds its own reference) as a legacy DLManagedTensor.
+ * Shape and strides point into the Tensor (strides never NULL). A read-only tensor cannot
+ * be exported this way (the legacy struct cannot say so): ValueError. Returns new memory
+ * the consumer frees by calling its deleter, or NULL with a MemoryError.
+ */
+FFK_API DLManagedTensor *ffk_tensor_to_dlpack(ffk_tensor *t);
+
+/* Exports `t` as a DLManagedTensorVersioned (version 1.1); its read-only flag is set when t is read-only. */
+FFK_API DLManagedTensorVersioned *ffk_tensor_to_dlpack_versioned(ffk_tensor *t);
+
+/*
+ * Imports a legacy managed tensor. Validates ndim (0..FFK_TENSOR_MAX_NDIM), shape (not
+ * NULL when ndim > 0, no negative dimension), strides (NULL means compact; negative ones
+ * are refused), dtype (whole bytes, lanes 1), device (a known type, id >= 0), data (NULL
+ * only with zero elements) and `req` (may be NULL). Returns a new Tensor that owns `m`,
+ * or NULL with a ValueError naming the problem and `m` untouched (still the caller's).
+ */
+FFK_API ffk_tensor *ffk_tensor_from_dlpack(DLManagedTensor *m, const ffk_dlpack_requirements *req);
+
+/*
+ * Like ffk_tensor_from_dlpack for a versioned tensor. Major versions other than 1 are
+ * refused; the read-only flag carries over (ffk_tensor_is_read_only).
+ */
+FFK_API ffk_tensor *ffk_tensor_from_dlpack_versioned(DLManagedTensorVersioned *m, const ffk_dlpack_requirements *req);
+
+/* True when the tensor came from a producer that marked it read-only (and its views). */
+FFK_API bool ffk_tensor_is_read_only(const ffk_tensor *t);
+
+FFK_EXTERN_C_END
+
+#endif /* FFIKIT_DLPACK_H */

@@ -1,0 +1,189 @@
+/*
+ * dlpack.c - DLPack export and import, legacy and versioned.
+ *
+ * An export is one allocation: the managed struct followed by the Tensor it keeps alive;
+ * its deleter releases the Tensor and frees the block. An import validates everything a
+ * producer could get wrong before it takes ownership, then becomes a Tensor whose owner
+ * is the managed struct (see ffk_tensor__new: the owner's deleter runs exactly once,
+ * when the Tensor and every view of it are gone).
+ */
+#include "tensor_internal.h"
+
+#include <ffikit/dlpack.h>
+
+#include <stdio.h>
+#include <string.h>
+
+typedef struct legacy_export {
+  DLManagedTensor managed;
+  ffk_tensor *tensor;
+} legacy_export;
+
+typedef struct versioned_export {
+  DLManagedTensorVersioned managed;
+  ffk_tensor *tensor;
+} versioned_export;
+
+static void legacy_deleter(DLManagedTensor *self) {
+  if (self == NULL) return;
+  legacy_export *e = (legacy_export *)self;
+  ffk_object_release(&e->tensor->header);
+  ffk_mem_free(e);
+}
+
+static void versioned_deleter(DLManagedTensorVersioned *self) {
+  if (self == NULL) return;
+  versioned_export *e = (versioned_export *)self;
+  ffk_object_release(&e->tensor->header);
+  ffk_mem_free(e);
+}
+
+DLManagedTensor *ffk_tensor_to_dlpack(ffk_tensor *t) {
+  if (t == NULL) {
+    ffk_error_set(FFK_ERR_VALUE, "ffk_tensor_to_dlpack: the tensor is NULL");
+    return NULL;
+  }
+  if (t->read_only) {
+    ffk_error_set(FFK_ERR_VALUE, "a read-only tensor cannot be exported as a legacy DLManagedTensor (it has no "
+                                 "read-only flag); use ffk_tensor_to_dlpack_versioned");
+    return NULL;
+  }
+  legacy_export *e = ffk_mem_alloc(sizeof *e);
+  if (e == NULL) return NULL;
+  ffk_object_retain(&t->header);
+  e->tensor = t;
+  e->managed.dl_tensor = t->dl;
+  e->managed.manager_ctx = t;
+  e->managed.deleter = legacy_deleter;
+  return &e->managed;
+}
+
+DLManagedTensorVersioned *ffk_tensor_to_dlpack_versioned(ffk_tensor *t) {
+  if (t == NULL) {
+    ffk_error_set(FFK_ERR_VALUE, "ffk_tensor_to_dlpack_versioned: the tensor is NULL");
+    return NULL;
+  }
+  versioned_export *e = ffk_mem_alloc(sizeof *e);
+  if (e == NULL) return NULL;
+  ffk_object_retain(&t->header);
+  e->tensor = t;
+  e->managed.version.major = DLPACK_MAJOR_VERSION;
+  e->managed.version.minor = DLPACK_MINOR_VERSION;
+  e->managed.manager_ctx = t;
+  e->managed.deleter = versioned_deleter;
+  e->managed.flags = t->read_only ? DLPACK_FLAG_BITMASK_READ_ONLY : 0;
+  e->managed.dl_tensor = t->dl;
+  return &e->managed;
+}
+
+bool ffk_tensor_is_read_only(const ffk_tensor *t) { return t->read_only; }
+
+/* ---- Import --------------------------------------------------------------------------- */
+
+static bool known_dtype_code(uint8_t code) {
+  switch (code) {
+    case kDLInt:
+    case kDLUInt:
+    case kDLFloat:
+    case kDLBfloat:
+    case kDLComplex:
+    case 6: /* kDLBool (DLPack >= 0.8) */
+      return true;
+    default:
+      return false;
+  }
+}
+
+/* Validates a DLTensor from a producer. 0, or -1 with a ValueError naming the problem. */
+static int validate(const char *what, const DLTensor *d, const ffk_dlpack_requirements *req) {
+  if (d->ndim < 0 || d->ndim > FFK_TENSOR_MAX_NDIM)
+    return ffk_error_set(FFK_ERR_VALUE, "%s: ndim %d is outside 0..%d", what, (int)d->ndim, FFK_TENSOR_MAX_NDIM);
+  if (d->ndim > 0 && d->shape == NULL)
+    return ffk_error_set(FFK_ERR_VALUE, "%s: the shape of a %d-d tensor is NULL", what, (int)d->ndim);
+  int64_t numel = 1;
+  for (int32_t i = 0; i < d->ndim; ++i) {
+    if (d->shape[i] < 0)
+      return ffk_error_set(FFK_ERR_VALUE, "%s: dimension %d has negative size %lld", what, (int)i,
+                           (long long)d->shape[i]);
+    if (__builtin_mul_overflow(numel, d->shape[i], &numel))
+      return ffk_error_set(FFK_ERR_VALUE, "%s: the shape has too many elements", what);
+    if (d->strides != NULL && d->strides[i] < 0)
+      return ffk_error_set(FFK_ERR_VALUE, "%s: dimension %d has negative stride %lld (not supported)", what, (int)i,
+                           (long long)d->strides[i]);
+  }
+  if (!known_dtype_code(d->dtype.code) || d->dtype.lanes != 1 || d->dtype.bits == 0 || d->dtype.bits % 8 != 0)
+    return ffk_error_set(FFK_ERR_VALUE, "%s: unsupported dtype (code %u, %u bits, %u lanes)", what,
+                         (unsigned)d->dtype.code, (unsigned)d->dtype.bits, (unsigned)d->dtype.lanes);
+  int32_t type = (int32_t)d->device.device_type;
+  if (ffk_device_type_name(type) == NULL || d->device.device_id < 0)
+    return ffk_error_set(FFK_ERR_VALUE, "%s: unknown device (type %d, id %d)", what, (int)type,
+                         (int)d->device.device_id);
+  if (d->data == NULL && numel > 0)
+    return ffk_error_set(FFK_ERR_VALUE, "%s: data is NULL but the tensor has %lld elements", what, (long long)numel);
+  if (req != NULL && req->alignment > 1) {
+    if ((req->alignment & (req->alignment - 1)) != 0)
+      return ffk_error_set(FFK_ERR_VALUE, "%s: required alignment %zu is not a power of two", what, req->alignment);
+    uintptr_t addr = (uintptr_t)d->data + (uintptr_t)d->byte_offset;
+    if (numel > 0 && addr % req->alignment != 0)
+      return ffk_error_set(FFK_ERR_VALUE, "%s: the data at %p + %llu is not aligned to %zu bytes", what, d->data,
+                           (unsigned long long)d->byte_offset, req->alignment);
+  }
+  return 0;
+}
+
+static ffk_tensor *import(const char *what, const DLTensor *d, const ffk_dlpack_requirements *req) {
+  if (validate(what, d, req) != 0) return NULL;
+  int64_t compact[FFK_TENSOR_MAX_NDIM];
+  const int64_t *strides = d->strides;
+  if (strides == NULL) {
+    ffk_tensor__contiguous_strides(d->ndim, d->shape, compact);
+    strides = compact;
+  }
+  ffk_tensor *t = ffk_tensor__new(NULL, d->data, d->device, d->ndim, d->shape, strides, d->byte_offset, d->dtype);
+  if (t != NULL && req != NULL && req->contiguous && !ffk_tensor_is_contiguous(t)) {
+    ffk_object_release(&t->header);
+    ffk_error_set(FFK_ERR_VALUE, "%s: the tensor is not contiguous", what);
+    return NULL;
+  }
+  return t;
+}
+
+static void release_legacy(void *owner) {
+  DLManagedTensor *m = owner;
+  if (m->deleter != NULL) m->deleter(m);
+}
+
+static void release_versioned(void *owner) {
+  DLManagedTensorVersioned *m = owner;
+  if (m->deleter != NULL) m->deleter(m);
+}
+
+ffk_tensor *ffk_tensor_from_dlpack(DLManagedTensor *m, const ffk_dlpack_requirements *req) {
+  if (m == NULL) {
+    ffk_error_set(FFK_ERR_VALUE, "ffk_tensor_from_dlpack: the managed tensor is NULL");
+    return NULL;
+  }
+  ffk_tensor *t = import("ffk_tensor_from_dlpack", &m->dl_tensor, req);
+  if (t == NULL) return NULL;
+  t->owner = m; /* from here on the tensor owns m */
+  t->owner_release = release_legacy;
+  return t;
+}
+
+ffk_tensor *ffk_tensor_from_dlpack_versioned(DLManagedTensorVersioned *m, const ffk_dlpack_requirements *req) {
+  if (m == NULL) {
+    ffk_error_set(FFK_ERR_VALUE, "ffk_tensor_from_dlpack_versioned: the managed tensor is NULL");
+    return NULL;
+  }
+  if (m->version.major != 1) {
+    ffk_error_set(FFK_ERR_VALUE, "ffk_tensor_from_dlpack_versioned: DLPack version %u.%u is not supported (1.x is)",
+                  (unsigned)m->version.major, (unsigned)m->version.minor);
+    return NULL;
+  }
+  ffk_tensor *t = import("ffk_tensor_from_dlpack_versioned", &m->dl_tensor, req);
+  if (t == NULL) return NULL;
+  t->owner = m;
+  t->owner_release = release_versioned;
+  t->read_only = (m->flags & DLPACK_FLAG_BITMASK_READ_ONLY) != 0;
+  return t;
+}

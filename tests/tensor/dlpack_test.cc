@@ -1,0 +1,175 @@
+// ffikit/dlpack.h: export and import, legacy and versioned: ownership (each deleter
+// exactly once), data pointers kept, the read-only flag, and malformed input rejected
+// without anything freed.
+#include <ffikit/ffikit.h>
+
+#include <cstdlib>
+#include <cstring>
+
+#include "tests/support/ffk_test.h"
+
+namespace {
+
+class DLPack : public ffk::test::Test {};
+using ffk::test::FetchError;
+using ffk::test::PendingError;
+
+const DLDevice kCpu = {kDLCPU, 0};
+const DLDataType kF32 = {kDLFloat, 32, 1};
+ffk_object* Obj(ffk_tensor* t) { return reinterpret_cast<ffk_object*>(t); }
+
+// A producer's tensor: malloc'd data and shape, a deleter that counts its calls.
+struct Producer {
+  static int deletes;
+  float data[12];
+  int64_t shape[2] = {3, 4};
+  int64_t strides[2] = {4, 1};
+  DLManagedTensor legacy;
+  DLManagedTensorVersioned versioned;
+  Producer() { Reset(); }
+  Producer(const Producer&) = delete;  // the structs point into this object
+  void Reset() {
+    shape[0] = 3, shape[1] = 4, strides[0] = 4, strides[1] = 1;
+    for (int i = 0; i < 12; ++i) data[i] = static_cast<float>(i);
+    DLTensor d = {data, kCpu, 2, kF32, shape, nullptr, 0};
+    legacy = {d, this, [](DLManagedTensor*) { ++deletes; }};
+    versioned = {{1, 1}, this, [](DLManagedTensorVersioned*) { ++deletes; }, 0, d};
+  }
+};
+int Producer::deletes = 0;
+
+TEST_F(DLPack, ExportImportRoundTripKeepsThePointerAndDeletesOnce) {
+  int64_t shape[2] = {2, 3};
+  ffk_tensor* t = ffk_tensor_zeros(2, shape, kF32, kCpu);
+  DLManagedTensor* m = ffk_tensor_to_dlpack(t);
+  ASSERT_NE(m, nullptr);
+  EXPECT_EQ(m->dl_tensor.data, ffk_tensor_dltensor_borrow(t)->data);
+  EXPECT_EQ(m->dl_tensor.ndim, 2);
+  EXPECT_NE(m->dl_tensor.strides, nullptr);
+  ffk_object_release(Obj(t));  // the export keeps it alive
+  ffk_tensor* back = ffk_tensor_from_dlpack(m, nullptr);
+  ASSERT_NE(back, nullptr) << FetchError();
+  EXPECT_EQ(ffk_tensor_dltensor_borrow(back)->data, m->dl_tensor.data);
+  EXPECT_EQ(ffk_tensor_storage_borrow(back), nullptr);
+  ffk_tensor* view = ffk_tensor_slice(back, 1, 1, 3, 1);
+  ffk_object_release(Obj(back));  // the view keeps the import (and so the export) alive
+  static_cast<float*>(ffk_tensor_data_ptr(view))[0] = 7.0f;
+  ffk_object_release(Obj(view));  // last holder: export deleter runs, the original tensor goes
+}
+
+TEST_F(DLPack, VersionedExportCarriesReadOnly) {
+  Producer p;
+  Producer::deletes = 0;
+  p.versioned.flags = DLPACK_FLAG_BITMASK_READ_ONLY;
+  ffk_tensor* t = ffk_tensor_from_dlpack_versioned(&p.versioned, nullptr);
+  ASSERT_NE(t, nullptr) << FetchError();
+  EXPECT_TRUE(ffk_tensor_is_read_only(t));
+  EXPECT_EQ(ffk_tensor_data_ptr(t), p.data);
+  EXPECT_TRUE(ffk_tensor_is_contiguous(t));  // null strides mean compact
+  ffk_tensor* v = ffk_tensor_transpose(t, 0, 1);
+  EXPECT_TRUE(ffk_tensor_is_read_only(v));
+  EXPECT_EQ(ffk_tensor_to_dlpack(v), nullptr);
+  EXPECT_TRUE(PendingError("ValueError", {"read-only tensor cannot be exported as a legacy DLManagedTensor"}));
+  DLManagedTensorVersioned* out = ffk_tensor_to_dlpack_versioned(v);
+  ASSERT_NE(out, nullptr);
+  EXPECT_EQ(out->version.major, 1u);
+  EXPECT_EQ(out->flags & DLPACK_FLAG_BITMASK_READ_ONLY, DLPACK_FLAG_BITMASK_READ_ONLY);
+  EXPECT_EQ(out->dl_tensor.strides[0], 1);
+  ffk_object_release(Obj(t));
+  ffk_object_release(Obj(v));
+  EXPECT_EQ(Producer::deletes, 0);  // the export still holds the view, which holds the import
+  out->deleter(out);
+  EXPECT_EQ(Producer::deletes, 1);
+}
+
+TEST_F(DLPack, LegacyImportOwnsOnlyOnSuccess) {
+  Producer p;
+  Producer::deletes = 0;
+  p.legacy.dl_tensor.strides = p.strides;
+  ffk_tensor* t = ffk_tensor_from_dlpack(&p.legacy, nullptr);
+  ASSERT_NE(t, nullptr);
+  ffk_object_release(Obj(t));
+  EXPECT_EQ(Producer::deletes, 1);
+}
+
+TEST_F(DLPack, MalformedTensorsAreRejectedAndNotFreed) {
+  Producer p;
+  Producer::deletes = 0;
+  auto reject = [&](const char* expected) {
+    EXPECT_EQ(ffk_tensor_from_dlpack(&p.legacy, nullptr), nullptr);
+    EXPECT_EQ(FetchError(), expected);
+    p.Reset();
+  };
+  p.shape[1] = -4;
+  reject("ValueError: ffk_tensor_from_dlpack: dimension 1 has negative size -4");
+  p.legacy.dl_tensor.ndim = 33;
+  reject("ValueError: ffk_tensor_from_dlpack: ndim 33 is outside 0..32");
+  p.legacy.dl_tensor.data = nullptr;
+  reject("ValueError: ffk_tensor_from_dlpack: data is NULL but the tensor has 12 elements");
+  p.legacy.dl_tensor.dtype = DLDataType{kDLFloat, 12, 1};
+  reject("ValueError: ffk_tensor_from_dlpack: unsupported dtype (code 2, 12 bits, 1 lanes)");
+  p.legacy.dl_tensor.dtype = DLDataType{77, 32, 1};
+  EXPECT_EQ(ffk_tensor_from_dlpack(&p.legacy, nullptr), nullptr);
+  EXPECT_TRUE(PendingError("ValueError", {"unsupported dtype", "code 77"}));
+  p.Reset();
+  p.legacy.dl_tensor.device = DLDevice{static_cast<DLDeviceType>(99), 0};
+  reject("ValueError: ffk_tensor_from_dlpack: unknown device (type 99, id 0)");
+  p.legacy.dl_tensor.strides = p.strides;
+  p.strides[0] = -4;
+  reject("ValueError: ffk_tensor_from_dlpack: dimension 0 has negative stride -4 (not supported)");
+  p.legacy.dl_tensor.shape = nullptr;
+  reject("ValueError: ffk_tensor_from_dlpack: the shape of a 2-d tensor is NULL");
+  p.versioned.version.major = 2;
+  EXPECT_EQ(ffk_tensor_from_dlpack_versioned(&p.versioned, nullptr), nullptr);
+  EXPECT_EQ(FetchError(), "ValueError: ffk_tensor_from_dlpack_versioned: DLPack version 2.1 is not supported (1.x is)");
+  EXPECT_EQ(ffk_tensor_from_dlpack(nullptr, nullptr), nullptr);
+  EXPECT_EQ(FetchError(), "ValueError: ffk_tensor_from_dlpack: the managed tensor is NULL");
+  EXPECT_EQ(Producer::deletes, 0);
+}
+
+TEST_F(DLPack, ZeroSizeAndRequirements) {
+  Producer p;
+  Producer::deletes = 0;
+  p.shape[0] = 0;
+  p.legacy.dl_tensor.data = nullptr;  // allowed: no elements
+  ffk_tensor* t = ffk_tensor_from_dlpack(&p.legacy, nullptr);
+  ASSERT_NE(t, nullptr) << FetchError();
+  EXPECT_EQ(ffk_tensor_numel(t), 0);
+  ffk_object_release(Obj(t));
+  EXPECT_EQ(Producer::deletes, 1);
+
+  Producer q;
+  q.legacy.dl_tensor.byte_offset = 4;  // data + 4 is 4-aligned, not 64-aligned
+  ffk_dlpack_requirements aligned = {64, false};
+  if ((reinterpret_cast<uintptr_t>(q.data) + 4) % 64 != 0) {
+    EXPECT_EQ(ffk_tensor_from_dlpack(&q.legacy, &aligned), nullptr);
+    EXPECT_TRUE(PendingError("ValueError", {"is not aligned to 64 bytes"}));
+  }
+  q.legacy.dl_tensor.byte_offset = 0;
+  q.legacy.dl_tensor.strides = q.strides;
+  q.strides[0] = 1;
+  q.strides[1] = 3;  // column-major
+  ffk_dlpack_requirements contiguous = {0, true};
+  EXPECT_EQ(ffk_tensor_from_dlpack(&q.legacy, &contiguous), nullptr);
+  EXPECT_EQ(FetchError(), "ValueError: ffk_tensor_from_dlpack: the tensor is not contiguous");
+  EXPECT_EQ(Producer::deletes, 1);
+}
+
+TEST_F(DLPack, ExportAndImportSurviveEveryAllocationFailure) {
+  int64_t shape[1] = {5};
+  ffk_tensor* t = ffk_tensor_zeros(1, shape, kF32, kCpu);
+  ffk::test::SweepAllocationFailures([t] {
+    DLManagedTensorVersioned* m = ffk_tensor_to_dlpack_versioned(t);
+    if (m == nullptr) return false;
+    ffk_tensor* back = ffk_tensor_from_dlpack_versioned(m, nullptr);
+    if (back == nullptr) {
+      m->deleter(m);  // import failed: still ours
+      return false;
+    }
+    ffk_object_release(Obj(back));
+    return true;
+  });
+  ffk_object_release(Obj(t));
+}
+
+}  // namespace
