@@ -310,9 +310,37 @@ int main(void) {
     ffk_object_release((ffk_object *)echo);
   }
 
+  printf("\n13. Tensors: storage, views that share it, and DLPack\n");
+  int64_t shape2[2] = {2, 3};
+  ffk_tensor *tensor = ffk_tensor_zeros(2, shape2, (DLDataType){kDLFloat, 32, 1}, (DLDevice){kDLCPU, 0});
+  float *elems = ffk_tensor_data_ptr(tensor);
+  for (int i = 0; i < 6; ++i) elems[i] = (float)i;
+  ffk_tensor *tr = ffk_tensor_transpose(tensor, 0, 1);
+  ffk_tensor *col = ffk_tensor_slice(tensor, 1, 1, 2, 1);
+  ffk_any tv = ffk_any_object((ffk_object *)tensor), trv = ffk_any_object((ffk_object *)tr);
+  show("a tensor", &tv);
+  show("its transpose (a view)", &trv);
+  printf("  transpose contiguous: %s; shares storage: %s; column 1 = [%g, %g]\n",
+         ffk_tensor_is_contiguous(tr) ? "yes" : "no",
+         ffk_tensor_storage_borrow(tr) == ffk_tensor_storage_borrow(tensor) ? "yes" : "no",
+         ((float *)ffk_tensor_data_ptr(col))[0], ((float *)ffk_tensor_data_ptr(col))[3]);
+  if (ffk_tensor_reshape(tr, 1, (int64_t[]){6}) == NULL) show_error("reshape(transpose, [6])");
+  DLManagedTensorVersioned *exported = ffk_tensor_to_dlpack_versioned(tr);
+  ffk_tensor *imported = ffk_tensor_from_dlpack_versioned(exported, NULL); /* what a consumer does */
+  printf("  DLPack round trip: same data pointer: %s, strides [%lld, %lld]\n",
+         ffk_tensor_data_ptr(imported) == ffk_tensor_data_ptr(tr) ? "yes" : "no",
+         (long long)ffk_tensor_dltensor_borrow(imported)->strides[0],
+         (long long)ffk_tensor_dltensor_borrow(imported)->strides[1]);
+  ffk_object_release((ffk_object *)imported); /* calls the export's deleter, exactly once */
+  ffk_any_release(&tv);
+  ffk_any_release(&trv);
+  ffk_object_release((ffk_object *)col);
+  ffk_object_release((ffk_object *)tr);
+  ffk_object_release((ffk_object *)tensor);
+
   ffk_any_release(&small);
   ffk_any_release(&same_any);
   ffk_any_release(&shape_any);
-  printf("\nDone. Next: tensors (storage, views, DLPack) build on these pieces.\n");
+  printf("\nDone.\n");
   return 0;
 }
