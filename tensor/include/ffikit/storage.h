@@ -105,27 +105,31 @@ FFK_API void ffk_storage_reset_peak(DLDevice device);
 /*
  * A new Storage of `nbytes` zeroed bytes of POSIX shared memory (shm_open + mmap) on
  * the CPU, under `name` ("/ffikit-..." is made up when NULL; a given name must start
- * with '/' and contain no other '/'). Another process attaches with
- * ffk_storage_attach_shared and sees the same bytes.
+ * with '/', contain no other '/' and be at most 200 characters long). The segment is
+ * readable and writable by the same user only; the bytes are aligned to 4096. Another
+ * process attaches with ffk_storage_attach_shared and sees the same bytes.
  *
  * Lifetime policy: each process that holds the segment is recorded (by PID) in a small
  * header inside the segment. The name is unlinked when the last recorded holder lets
  * go. A holder that died without letting go (a crash, SIGKILL) is pruned by the next
  * create, attach or release of that name, so a crash leaves the name behind only until
  * another process touches it; ffk_storage_sweep_shared() removes every ffikit segment
- * whose holders are all dead. Returns a new reference, or NULL with a ValueError (bad
- * name, name already exists), RuntimeError (the system call and errno), or MemoryError.
+ * whose holders are all dead. (An exited child counts as alive until it is reaped.)
+ * Returns a new reference, or NULL with a ValueError (bad name, name already exists,
+ * nbytes too large), RuntimeError (the system call and errno), or MemoryError.
  */
 FFK_API ffk_storage *ffk_storage_new_shared(const char *name, size_t nbytes);
 
 /*
  * Attaches to the shared-memory storage `name` made by ffk_storage_new_shared in this or
- * another process. Returns a new reference, or NULL with a KeyError (no such live
- * segment), ValueError (bad name, not an ffikit segment), RuntimeError or MemoryError.
+ * another process. Returns a new reference, or NULL with a KeyError (no such segment, or
+ * one whose holders are all dead: it is unlinked), ValueError (bad name, not an ffikit
+ * segment), RuntimeError (a system call, or 64 processes hold it already) or MemoryError.
  */
 FFK_API ffk_storage *ffk_storage_attach_shared(const char *name);
 
-/* The shared-memory name of `s` ("/ffikit-..."), or NULL when it is not shared. Borrowed. */
+/* The shared-memory name of `s` (as given, or the made-up "/ffikit-..."), or NULL when it
+   is not shared. Borrowed from `s`. */
 FFK_API const char *ffk_storage_shared_name(const ffk_storage *s);
 
 /*
