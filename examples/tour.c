@@ -6,6 +6,8 @@
 
 #include <stdio.h>
 #include <string.h>
+#include <sys/wait.h>
+#include <unistd.h>
 
 /* Prints the repr of a value (ffk_any_repr gives a new String object). */
 static void show(const char *label, const ffk_any *v) {
@@ -310,7 +312,7 @@ int main(void) {
     ffk_object_release((ffk_object *)echo);
   }
 
-  printf("\n13. Tensors: storage, views that share it, and DLPack\n");
+  printf("\n13. Tensors: storage, views that share it, shared memory with a child process, DLPack\n");
   int64_t shape2[2] = {2, 3};
   ffk_tensor *tensor = ffk_tensor_zeros(2, shape2, (DLDataType){kDLFloat, 32, 1}, (DLDevice){kDLCPU, 0});
   float *elems = ffk_tensor_data_ptr(tensor);
@@ -332,6 +334,29 @@ int main(void) {
          (long long)ffk_tensor_dltensor_borrow(imported)->strides[0],
          (long long)ffk_tensor_dltensor_borrow(imported)->strides[1]);
   ffk_object_release((ffk_object *)imported); /* calls the export's deleter, exactly once */
+
+  /* Shared memory: a child process attaches by name and writes; the parent sees it. */
+  ffk_storage *shm = ffk_storage_new_shared(NULL, 6 * sizeof(float));
+  if (shm == NULL) {
+    show_error("ffk_storage_new_shared");
+  } else {
+    ffk_tensor *shared = ffk_tensor_from_storage(shm, 2, shape2, NULL, 0, (DLDataType){kDLFloat, 32, 1});
+    ffk_tensor_copy_from(shared, tensor);
+    fflush(stdout);
+    pid_t child = fork();
+    if (child == 0) {
+      ffk_storage *mine = ffk_storage_attach_shared(ffk_storage_shared_name(shm));
+      if (mine != NULL) ((float *)ffk_storage_data(mine))[5] = 42.0f;
+      ffk_object_release((ffk_object *)mine);
+      _exit(mine != NULL ? 0 : 1);
+    }
+    int status = 0;
+    waitpid(child, &status, 0);
+    printf("  shared memory %s: the child (pid %d) wrote 42 at [1, 2]; the parent reads %g\n",
+           ffk_storage_shared_name(shm), (int)child, ((float *)ffk_tensor_data_ptr(shared))[5]);
+    ffk_object_release((ffk_object *)shared);
+    ffk_object_release((ffk_object *)shm); /* the last holder: the name is unlinked */
+  }
   ffk_any_release(&tv);
   ffk_any_release(&trv);
   ffk_object_release((ffk_object *)col);

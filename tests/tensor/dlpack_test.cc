@@ -5,6 +5,7 @@
 
 #include <cstdlib>
 #include <cstring>
+#include <string>
 
 #include "tests/support/ffk_test.h"
 
@@ -153,6 +154,30 @@ TEST_F(DLPack, ZeroSizeAndRequirements) {
   EXPECT_EQ(ffk_tensor_from_dlpack(&q.legacy, &contiguous), nullptr);
   EXPECT_EQ(FetchError(), "ValueError: ffk_tensor_from_dlpack: the tensor is not contiguous");
   EXPECT_EQ(Producer::deletes, 1);
+}
+
+TEST_F(DLPack, SharedMemoryTensorsRoundTrip) {
+  ffk_storage* s = ffk_storage_new_shared(nullptr, 64);
+  ASSERT_NE(s, nullptr) << FetchError();
+  int64_t shape[2] = {4, 4};
+  ffk_tensor* t = ffk_tensor_from_storage(s, 2, shape, nullptr, 0, kF32);
+  ffk_object_release(reinterpret_cast<ffk_object*>(s));
+  DLManagedTensor* legacy = ffk_tensor_to_dlpack(t);
+  DLManagedTensorVersioned* versioned = ffk_tensor_to_dlpack_versioned(t);
+  ffk_tensor* a = ffk_tensor_from_dlpack(legacy, nullptr);
+  ffk_tensor* b = ffk_tensor_from_dlpack_versioned(versioned, nullptr);
+  ASSERT_TRUE(a && b);
+  EXPECT_EQ(ffk_tensor_data_ptr(a), ffk_tensor_data_ptr(t));
+  EXPECT_EQ(ffk_tensor_data_ptr(b), ffk_tensor_data_ptr(t));
+  std::string name = ffk_storage_shared_name(ffk_tensor_storage_borrow(t));
+  ffk_object_release(Obj(t));
+  ffk_object_release(Obj(a));
+  ffk_storage* again = ffk_storage_attach_shared(name.c_str());  // b still holds the segment
+  ASSERT_NE(again, nullptr) << FetchError();
+  ffk_object_release(reinterpret_cast<ffk_object*>(again));
+  ffk_object_release(Obj(b));  // the last holder: the name goes
+  EXPECT_EQ(ffk_storage_attach_shared(name.c_str()), nullptr);
+  EXPECT_TRUE(PendingError("KeyError"));
 }
 
 TEST_F(DLPack, ExportAndImportSurviveEveryAllocationFailure) {
