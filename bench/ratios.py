@@ -17,12 +17,20 @@ A target names a group (every peer of it) or one "group/peer" pair, which wins o
 column, "ok" or "MISSED". The targets are informational: a MISSED target never changes the
 exit status (0; only unreadable input is an error).
 
+Two kinds of target in ns go in the same columns, named the same way (group or group/peer):
+--ns-targets group=max_ns is the largest acceptable ffikit time itself ("50 ns"), and
+--extra-ns-targets group/peer=max_ns the largest acceptable ffikit time minus the peer's
+("peer +3.00 ns"); either adds a "ffikit-peer ns" column. A row with several targets is "ok"
+only when it meets all of them:
+
+    python3 bench/ratios.py out.json --extra-ns-targets call_2/fnptr=3 --ns-targets registry_get=50
+
 Benchmarks run at several thread counts ("<group>/<impl>/threads:N", from ->Threads(N)) are
 kept out of the pair table: a second table gives, for each such group and impl, the
 items_per_second at every thread count and its ratio to the 1-thread run (the throughput
 scaling; run them with ->UseRealTime() so that items_per_second is per wall-clock second).
 --scaling-targets group=min_ratio adds the smallest acceptable ratio at the highest thread
-count (informational too):
+count (informational too; "group/impl=min_ratio" sets it for one impl, as for --targets):
 
     python3 bench/ratios.py out.json --scaling-targets map_get_shared=1.8
 Standard library only.
@@ -56,6 +64,11 @@ def parse_targets(text):
         except ValueError:
             raise SystemExit("ratios.py: bad ratio in --targets item %r" % item)
     return targets
+
+
+def lookup(targets, group, peer):
+    """The target for one group/peer pair: the pair's own, else the group's, else None."""
+    return targets.get(group + "/" + peer, targets.get(group))
 
 
 def split_name(run_name):
@@ -170,9 +183,10 @@ def print_scaling(rates, targets):
             ratio = "%.2f" % (rate / base) if base else "n/a"
             row = [group, impl, str(threads), fmt_rate(rate), ratio]
             if targets:
-                if group in targets and threads == top and threads != 1 and base:
-                    ok = rate / base >= targets[group]
-                    row += [">= %.2f" % targets[group], "ok" if ok else "MISSED"]
+                target = lookup(targets, group, impl)
+                if target is not None and threads == top and threads != 1 and base:
+                    ok = rate / base >= target
+                    row += [">= %.2f" % target, "ok" if ok else "MISSED"]
                 else:
                     row += ["", ""]
             rows.append(row)
@@ -200,10 +214,18 @@ def main(argv):
                         help="Google Benchmark JSON output (default: stdin)")
     parser.add_argument("--targets", default="",
                         help="group=max_ratio,... (informational; exit status stays 0)")
+    parser.add_argument("--ns-targets", default="",
+                        help="group=max_ns,... for ffikit's own ns per item (informational)")
+    parser.add_argument("--extra-ns-targets", default="",
+                        help="group[/peer]=max_ns,... for ffikit ns minus peer ns (informational)")
     parser.add_argument("--scaling-targets", default="",
                         help="group=min_ratio,... for the thread-scaling table (informational)")
     args = parser.parse_args(argv)
     targets = parse_targets(args.targets)
+    ns_targets = parse_targets(args.ns_targets)
+    extra_ns_targets = parse_targets(args.extra_ns_targets)
+    any_targets = bool(targets or ns_targets or extra_ns_targets)
+    show_diff = bool(ns_targets or extra_ns_targets)
     scaling_targets = parse_targets(args.scaling_targets)
 
     if args.json == "-":
@@ -226,7 +248,9 @@ def main(argv):
             groups.append(group)
 
     header = ["group", "ffikit ns", "peer", "peer ns", "ratio ffikit/peer"]
-    if targets:
+    if show_diff:
+        header += ["ffikit-peer ns"]
+    if any_targets:
         header += ["target", "status"]
     rows = []
     for group in groups:
@@ -241,25 +265,40 @@ def main(argv):
             theirs = times[(group, peer)]
             ratio = ours / theirs if theirs > 0 else float("inf")
             row = [group, fmt_ns(ours), peer, fmt_ns(theirs), fmt_ratio(ratio)]
-            if targets:
-                target = targets.get(group + "/" + peer, targets.get(group))
+            if show_diff:
+                row += ["%+.2f" % (ours - theirs)]
+            if any_targets:
+                wanted, met = [], []
+                target = lookup(targets, group, peer)
                 if target is not None:
-                    row += ["%.2f" % target, "ok" if ratio <= target else "MISSED"]
+                    wanted.append("%.2f" % target)
+                    met.append(ratio <= target)
+                target = lookup(extra_ns_targets, group, peer)
+                if target is not None:
+                    wanted.append("peer +%.2f ns" % target)
+                    met.append(ours - theirs <= target)
+                target = lookup(ns_targets, group, peer)
+                if target is not None:
+                    wanted.append("%s ns" % fmt_ns(target))
+                    met.append(ours <= target)
+                if wanted:
+                    row += [", ".join(wanted), "ok" if all(met) else "MISSED"]
                 else:
                     row += ["", ""]
             rows.append(row)
-    for name in targets:
+    for name in list(targets) + list(ns_targets) + list(extra_ns_targets):
         group, _, peer = name.partition("/")
         if group not in groups or (peer and (group, peer) not in times):
             print("ratios.py: target for %s, which has no results" % name, file=sys.stderr)
     scaling = collect_scaling(data)
-    for group in scaling_targets:
-        if group not in [g for g, _ in scaling]:
-            print("ratios.py: scaling target for %s, which has no results" % group, file=sys.stderr)
+    for name in scaling_targets:
+        group, _, impl = name.partition("/")
+        if group not in [g for g, _ in scaling] or (impl and (group, impl) not in scaling):
+            print("ratios.py: scaling target for %s, which has no results" % name, file=sys.stderr)
 
     print("| " + " | ".join(header) + " |")
-    print("|" + "|".join(["---"] + ["---:", "---", "---:", "---:"] +
-                         (["---:", "---"] if targets else [])) + "|")
+    print("|" + "|".join(["---"] + ["---:", "---", "---:", "---:"] + (["---:"] if show_diff else []) +
+                         (["---:", "---"] if any_targets else [])) + "|")
     for row in rows:
         print("| " + " | ".join(row) + " |")
     if scaling:

@@ -3,9 +3,11 @@
 #
 #   bench/run.sh [OUT] [--only=BINARY] [extra Google Benchmark flags, e.g. --benchmark_filter=hash]
 #
-# Runs each binary in turn: ffi_bench (the ffi core) and containers_bench (Array, List, Map,
-# Dict beside std::vector, std::unordered_map and CPython's list and dict). --only=ffi_bench
-# or --only=containers_bench runs one of them (repeatable). Extra flags go to every binary run.
+# Runs each binary in turn: ffi_bench (the ffi core), containers_bench (Array, List, Map,
+# Dict beside std::vector, std::unordered_map and CPython's list and dict) and function_bench
+# (packed calls, the global registry and raising errors beside plain C calls,
+# std::unordered_map and malloc/C++ exceptions). --only=NAME runs one of them (repeatable).
+# Extra flags go to every binary run.
 #
 # OUT keeps the full JSON results: a directory (each binary writes OUT/<binary>.json), or a
 # path ending in .json (used as is when one binary runs; with several, OUT.json becomes
@@ -30,12 +32,12 @@ for a in "$@"; do
   esac
 done
 if [[ ${#binaries[@]} -eq 0 ]]; then
-  binaries=(ffi_bench containers_bench)
+  binaries=(ffi_bench containers_bench function_bench)
 fi
 for b in "${binaries[@]}"; do
   case "$b" in
-    ffi_bench|containers_bench) ;;
-    *) echo "run.sh: unknown benchmark binary '$b' (ffi_bench, containers_bench)" >&2; exit 2 ;;
+    ffi_bench|containers_bench|function_bench) ;;
+    *) echo "run.sh: unknown benchmark binary '$b' (ffi_bench, containers_bench, function_bench)" >&2; exit 2 ;;
   esac
 done
 
@@ -70,8 +72,9 @@ if [[ -z "${FFK_PYTHON:-}" ]]; then
 fi
 export FFK_PYTHON
 
-# ffikit/peer targets (largest acceptable ratio) and thread-scaling targets (smallest
-# acceptable speedup), per binary. Informational: a MISSED target never fails the run.
+# ffikit/peer targets (largest acceptable ratio), targets in ns (ffikit's own time, or its
+# excess over a peer) and thread-scaling targets (smallest acceptable speedup), per binary.
+# Informational: a MISSED target never fails the run.
 targets_for() {
   case "$1" in
     ffi_bench) echo "--targets retain_release=1.0" ;;
@@ -83,6 +86,9 @@ targets_for() {
       t="$t,dict_get_hit_int=1.0,dict_get_hit_str=1.0,dict_get_miss_int=1.0,dict_get_miss_str=1.0"
       t="$t,iter_sum_1m=1.1,cow_set_10k=1.5,lock_get_int=1.15,lock_set_int=1.15"
       echo "--targets $t --scaling-targets map_get_shared=1.8"
+      ;;
+    function_bench)
+      echo "--extra-ns-targets call_2/fnptr=3 --ns-targets registry_get=50 --scaling-targets registry_get_shared/ffikit=1.8"
       ;;
   esac
 }
