@@ -122,6 +122,7 @@ int ffk_function_register(const char *name, ffk_function *f, bool override) {
 }
 
 int ffk_function_get_global(const char *name, ffk_function **out) {
+  if (out == NULL) return ffk_error_set(FFK_ERR_VALUE, "ffk_function_get_global: the out pointer is NULL");
   *out = NULL;
   if (check_name(name, "ffk_function_get_global") != 0) return -1;
   uint64_t hash = ffk_hash_bytes(name, strlen(name));

@@ -56,6 +56,8 @@ TEST_F(Registry, RegisterRefusesToReplaceUnlessTold) {
 }
 
 TEST_F(Registry, BadNamesAreValueErrors) {
+  EXPECT_EQ(ffk_function_get_global("x", nullptr), -1);
+  EXPECT_EQ(FetchError(), "ValueError: ffk_function_get_global: the out pointer is NULL");
   ffk_function* f = Make(1);
   EXPECT_EQ(ffk_function_register(nullptr, f, false), -1);
   EXPECT_EQ(FetchError(), "ValueError: ffk_function_register: the function name is NULL");

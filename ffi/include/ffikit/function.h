@@ -90,7 +90,7 @@ FFK_API int ffk_function_call(ffk_function *f, const ffk_any *args, int32_t narg
  */
 FFK_API int ffk_function_register(const char *name, ffk_function *f, bool override);
 
-/* Looks `name` up: 1 with a new reference in *out, 0 when absent (*out NULL), -1 (ValueError for NULL). */
+/* Looks `name` up: 1 with a new reference in *out, 0 when absent (*out NULL), -1 (ValueError for a NULL name or out). */
 FFK_API int ffk_function_get_global(const char *name, ffk_function **out);
 
 /* Removes `name`: 1 when it was registered, 0 when not, -1 (ValueError for NULL). */
