@@ -148,18 +148,23 @@ static void storage_deleter(void *self, int which) {
   if (which & FFK_DELETER_FREE) ffk_object_free(&s->header);
 }
 
+/* Makes `s` the owner of `data` and counts it; from here on the deleter gives it back. */
+static ffk_storage *own(ffk_storage *s, DLDevice device, void *data, size_t nbytes) {
+  s->data = data;
+  s->nbytes = nbytes;
+  s->device = device;
+  s->counted = true;
+  ffk_storage__count(device, (int64_t)nbytes, 1);
+  return s;
+}
+
 ffk_storage *ffk_storage__wrap(DLDevice device, void *data, size_t nbytes, void (*release)(ffk_storage *),
                                void *extra) {
   ffk_storage *s = (ffk_storage *)ffk_object_alloc(FFK_TYPE_STORAGE, sizeof(ffk_storage), storage_deleter);
   if (s == NULL) return NULL;
-  s->data = data;
-  s->nbytes = nbytes;
-  s->device = device;
   s->release = release;
   s->extra = extra;
-  s->counted = true;
-  ffk_storage__count(device, (int64_t)nbytes, 1);
-  return s;
+  return own(s, device, data, nbytes);
 }
 
 static ffk_storage *storage_new(DLDevice device, size_t nbytes, size_t alignment, bool zero) {
@@ -228,13 +233,8 @@ static ffk_storage *storage_new(DLDevice device, size_t nbytes, size_t alignment
       }
     }
   }
-  s->data = data;
-  s->nbytes = nbytes;
-  s->device = device;
   s->alloc = alloc;
-  s->counted = true;
-  ffk_storage__count(device, (int64_t)nbytes, 1);
-  return s;
+  return own(s, device, data, nbytes);
 }
 
 ffk_storage *ffk_storage_new(DLDevice device, size_t nbytes, size_t alignment) {

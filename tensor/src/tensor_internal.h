@@ -51,8 +51,9 @@ struct ffk_tensor {
 };
 
 /*
- * A new Tensor over `storage` (retained), or an imported owner (taken over on success
- * only). No bounds checks: trusted callers. NULL with a MemoryError.
+ * A new Tensor over `data` with the given layout, retaining `storage` (NULL for an
+ * imported tensor, whose caller then sets owner/owner_release or base). No bounds
+ * checks: trusted callers. NULL with a MemoryError.
  */
 ffk_tensor *ffk_tensor__new(ffk_storage *storage, void *data, DLDevice device, int32_t ndim, const int64_t *shape,
                             const int64_t *strides, uint64_t byte_offset, DLDataType dtype);

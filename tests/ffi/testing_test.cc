@@ -45,7 +45,7 @@ TEST_F(Testing, EchoNopApplyAddOne) {
   ASSERT_EQ(ffk_function_get_global("testing.add_one", &add_one), 1);
   EXPECT_STREQ(ffk_function_signature(add_one), "testing.add_one(0: int) -> int");
   EXPECT_EQ(Call("testing.apply", {ffk_any_object(Obj(add_one)), ffk_any_int(9)}, &r.v), "ok");
-  ffk_object_release(Obj(add_one));  // the Any above borrowed a reference: balance it
+  ffk_object_release(Obj(add_one));  // the reference ffk_any_object added for the call above
   ffk_object_release(Obj(add_one));
   EXPECT_EQ(r.v.v_int, 10);
   EXPECT_EQ(Call("testing.add_one", {ffk_any_raw_str("x")}, &r.v),
