@@ -174,7 +174,7 @@ ffk_array *ffk_array_with_capacity(int64_t capacity) { return alloc_array(FFK_TY
 
 int ffk_array_get(const ffk_array *a, int64_t index, ffk_any *out) {
   *out = ffk_any_none();
-  int64_t i;
+  int64_t i = 0;
   if (normalise(a, index, &i) != 0) return -1;
   *out = a->data[i];
   ffk_any_retain(out);

@@ -111,27 +111,27 @@ ffk_error *ffk_error_new(const char *kind, const char *message) {
 
 /* ---- The slot. ---------------------------------------------------------------------- */
 
-static _Thread_local ffk_error *t_slot;
+_Thread_local ffk_error *ffk_error__slot; /* see internal.h */
 static _Thread_local bool t_cleanup_registered;
 static pthread_key_t g_cleanup_key;
 static pthread_once_t g_cleanup_once = PTHREAD_ONCE_INIT;
 
 static void release_at_thread_exit(void *unused) {
   (void)unused;
-  ffk_error *err = t_slot;
-  t_slot = NULL;
+  ffk_error *err = ffk_error__slot;
+  ffk_error__slot = NULL;
   ffk_object_release(err ? &err->header : NULL);
 }
 
 static void make_cleanup_key(void) { pthread_key_create(&g_cleanup_key, release_at_thread_exit); }
 
 static void store(ffk_error *err) {
-  ffk_error *old = t_slot;
-  t_slot = err;
+  ffk_error *old = ffk_error__slot;
+  ffk_error__slot = err;
   if (err != NULL && !t_cleanup_registered) {
     pthread_once(&g_cleanup_once, make_cleanup_key);
     /* Any non-NULL value makes the destructor run at thread exit. */
-    t_cleanup_registered = pthread_setspecific(g_cleanup_key, &t_slot) == 0;
+    t_cleanup_registered = pthread_setspecific(g_cleanup_key, &ffk_error__slot) == 0;
   }
   ffk_object_release(old ? &old->header : NULL);
 }
@@ -200,13 +200,13 @@ FFK_NOINLINE int(ffk_error_set)(const char *kind, const char *fmt, ...) {
   return -1;
 }
 
-bool ffk_error_occurred(void) { return t_slot != NULL; }
+bool ffk_error_occurred(void) { return ffk_error__slot != NULL; }
 
-ffk_error *ffk_error_peek_borrow(void) { return t_slot; }
+ffk_error *ffk_error_peek_borrow(void) { return ffk_error__slot; }
 
 ffk_error *ffk_error_fetch(void) {
-  ffk_error *err = t_slot;
-  t_slot = NULL;
+  ffk_error *err = ffk_error__slot;
+  ffk_error__slot = NULL;
   return err;
 }
 
@@ -215,7 +215,7 @@ void ffk_error_restore(ffk_error *err) { store(err); }
 void ffk_error_clear(void) { store(NULL); }
 
 bool ffk_error_matches(const char *kind) {
-  return t_slot != NULL && kind != NULL && strcmp(t_slot->kind, kind) == 0;
+  return ffk_error__slot != NULL && kind != NULL && strcmp(ffk_error__slot->kind, kind) == 0;
 }
 
 const char *ffk_error_kind(const ffk_error *err) { return err ? err->kind : ""; }

@@ -74,7 +74,7 @@ const char *ffk_function_name(const ffk_function *f) { return f->name; }
 const char *ffk_function_signature(const ffk_function *f) { return f->sig != NULL ? f->sig->text : NULL; }
 
 /* Reports a callee that raised and still returned 0: its error is dropped. */
-static void drop_stray_error(const ffk_function *f) {
+static FFK_NOINLINE void drop_stray_error(const ffk_function *f) {
   ffk_error *stray = ffk_error_fetch();
 #if defined(FFK_TESTING) || !defined(NDEBUG)
   fprintf(stderr, "ffikit: bug: Function `%s` returned 0 with an error pending (%s: %s); the error is dropped\n",
@@ -94,18 +94,23 @@ static void add_hop(const ffk_function *f) {
   ffk_error_restore(err);
 }
 
-/* Enforces the convention on what the callee returned: 0 without an error, -1 with one. */
-static int finish_call(ffk_function *f, int rc, ffk_any *result) {
-  if (FFK_LIKELY(rc == 0)) {
-    if (FFK_UNLIKELY(ffk_error_occurred())) drop_stray_error(f);
-    return 0;
-  }
+/* The failing side of finish_call: kept out of line so the successful path has no frame to speak of. */
+static FFK_NOINLINE int finish_failed_call(ffk_function *f, int rc, ffk_any *result) {
   ffk_any_release(result);
   *result = ffk_any_none();
   if (!ffk_error_occurred())
     return ffk_error_set(FFK_ERR_RUNTIME, "Function `%s` returned %d without raising an error", f->name, rc);
   add_hop(f);
   return -1;
+}
+
+/* Enforces the convention on what the callee returned: 0 without an error, -1 with one. */
+static inline int finish_call(ffk_function *f, int rc, ffk_any *result) {
+  if (FFK_LIKELY(rc == 0)) {
+    if (FFK_UNLIKELY(FFK_ERROR__PENDING())) drop_stray_error(f);
+    return 0;
+  }
+  return finish_failed_call(f, rc, result);
 }
 
 /*

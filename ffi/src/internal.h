@@ -60,6 +60,14 @@ void ffk_object__init(ffk_object *obj, int32_t type_index, ffk_deleter deleter);
 /* Counts an object freed (a no-op unless FFK_TESTING). */
 void ffk_debug__object_died(int32_t type_index);
 
+/*
+ * The calling thread's pending error (error.c). Hidden, so inside libffikit.so it is
+ * reached without the symbol table; function.c reads it inline after each call instead
+ * of calling ffk_error_occurred, which is most of a packed call's fixed cost.
+ */
+extern _Thread_local ffk_error *ffk_error__slot;
+#define FFK_ERROR__PENDING() (ffk_error__slot != NULL)
+
 /* Type registry internals used by repr and Any. */
 ffk_repr_fn ffk_type__repr_slot(int32_t type_index);
 

@@ -61,8 +61,12 @@ typedef struct ffk_byte_array {
 /* ---- Constructors of plain values: cannot fail, own nothing. ------------------ */
 
 static inline ffk_any ffk_any_none(void) {
+  /* Member by member, not memset: every byte is written (v_int spans the union) and no
+     address is taken, so callers stay free of stack-protector canaries. */
   ffk_any v;
-  memset(&v, 0, sizeof v);
+  v.type_index = FFK_TYPE_NONE;
+  v.aux = 0;
+  v.v_int = 0;
   return v;
 }
 static inline ffk_any ffk_any_int(int64_t x) {
