@@ -1,14 +1,25 @@
 /*
  * registry.c - the global function registry: names to Functions, safe from any thread.
  *
- * 64 shards, chosen by the name's hash, each a chained hash table behind its own
- * reader-writer lock, so lookups of different names rarely touch the same lock and
- * concurrent lookups of the same name share it. A lookup retains the Function before
- * the shard is unlocked, so a concurrent removal cannot free it under the reader. The
- * registry's references are released outside the locks (a context deleter may use the
- * registry).
+ * 64 shards, chosen by the top bits of the name's hash. Each shard publishes one
+ * open-addressing table (linear probing) of pointers to immutable entries {hash, name,
+ * Function}. Lookups take no lock and write nothing shared but the found Function's
+ * reference count: they run in an epoch read section (epoch.h), load the table and
+ * its slots with sequentially consistent loads, and retain the Function before leaving the section.
+ *
+ * Writers serialise on the shard's mutex and change the table in place with single
+ * pointer stores, which a concurrent reader sees either before or after:
+ *   - insert: the new entry goes into the first empty or tombstone slot of its probe
+ *     sequence (after checking the name is absent);
+ *   - override: the slot gets a new entry;
+ *   - remove: the slot gets the tombstone, which readers step over.
+ * A replaced or removed entry is retired, not freed: its Function reference is dropped
+ * when no reader can still see it (at once when none is reading). When live entries
+ * plus tombstones would pass 3/4 of the slots, the shard gets a rebuilt table (no
+ * tombstones, at most half full) and the old one is retired. So only an insert can
+ * allocate, and a removal never fails.
  */
-#include "internal.h"
+#include "epoch.h"
 
 #include <ffikit/function.h>
 
@@ -17,59 +28,116 @@
 #include <string.h>
 
 #define SHARDS 64
-#define MIN_BUCKETS 16
+#define MIN_SLOTS 16
 
 typedef struct entry {
-  struct entry *next;
+  ffk_epoch__retired retired;
   uint64_t hash;
   ffk_function *fn; /* owned */
   char name[];
 } entry;
 
+typedef struct table {
+  ffk_epoch__retired retired;
+  size_t mask; /* slots - 1, slots a power of two */
+  entry *slots[];
+} table;
+
 typedef struct shard {
-  pthread_rwlock_t lock;
-  entry **buckets;
-  size_t nbuckets; /* 0 or a power of two */
-  size_t size;
-  char pad[64]; /* keeps neighbouring shards' locks off one cache line */
+  _Alignas(64) table *table; /* read by lookups; NULL until the first insert */
+  pthread_mutex_t lock;      /* serialises writers */
+  size_t live, used;         /* entries; entries + tombstones */
 } shard;
 
 static shard g_shards[SHARDS];
 static pthread_once_t g_once = PTHREAD_ONCE_INIT;
+static const char g_tombstone_byte;
+#define TOMBSTONE ((entry *)(void *)&g_tombstone_byte)
 
 static void init_shards(void) {
-  for (int i = 0; i < SHARDS; ++i) pthread_rwlock_init(&g_shards[i].lock, NULL);
+  for (int i = 0; i < SHARDS; ++i) pthread_mutex_init(&g_shards[i].lock, NULL);
 }
 
-static shard *shard_of(uint64_t hash) {
+static shard *shard_of(uint64_t hash) { return &g_shards[hash >> 58]; /* low bits pick the slot */ }
+
+static shard *locked_shard(uint64_t hash) {
   pthread_once(&g_once, init_shards);
-  return &g_shards[hash >> 58]; /* the top bits: the low ones pick the bucket */
+  shard *s = shard_of(hash);
+  pthread_mutex_lock(&s->lock);
+  return s;
 }
 
-static entry **slot_of(shard *s, const char *name, uint64_t hash) {
-  if (s->nbuckets == 0) return NULL;
-  entry **p = &s->buckets[hash & (s->nbuckets - 1)];
-  while (*p != NULL && ((*p)->hash != hash || strcmp((*p)->name, name) != 0)) p = &(*p)->next;
-  return p;
-}
+/* Publishing and reading follow epoch.h: sequentially consistent loads and stores. */
+static entry *load_slot(const table *t, size_t i) { return __atomic_load_n(&t->slots[i], __ATOMIC_SEQ_CST); }
+static void store_slot(table *t, size_t i, entry *e) { __atomic_store_n(&t->slots[i], e, __ATOMIC_SEQ_CST); }
 
-/* Doubles the buckets when the load passes 1. Write lock held. 0, or -1 (MemoryError). */
-static int grow(shard *s) {
-  if (s->size < s->nbuckets) return 0;
-  size_t n = s->nbuckets ? s->nbuckets * 2 : MIN_BUCKETS;
-  entry **b = ffk_mem_calloc(n, sizeof(entry *));
-  if (b == NULL) return -1;
-  for (size_t i = 0; i < s->nbuckets; ++i) {
-    for (entry *e = s->buckets[i], *next; e != NULL; e = next) {
-      next = e->next;
-      e->next = b[e->hash & (n - 1)];
-      b[e->hash & (n - 1)] = e;
+/*
+ * The entry for `name` in `t`, or NULL; *slot receives its index. In a read section the
+ * slot may change right after: use the returned entry, never a second load of the slot.
+ */
+static entry *find(const table *t, const char *name, uint64_t hash, size_t *slot) {
+  if (t == NULL) return NULL;
+  for (size_t i = hash & t->mask;; i = (i + 1) & t->mask) {
+    entry *e = load_slot(t, i);
+    if (e == NULL) return NULL;
+    if (e != TOMBSTONE && e->hash == hash && strcmp(e->name, name) == 0) {
+      *slot = i;
+      return e;
     }
   }
-  ffk_mem_free(s->buckets);
-  s->buckets = b;
-  s->nbuckets = n;
+}
+
+static void reclaim_entry(ffk_epoch__retired *item) {
+  entry *e = (entry *)item;
+  ffk_object_release((ffk_object *)e->fn);
+  ffk_mem_free(e);
+}
+
+static void reclaim_table(ffk_epoch__retired *item) { ffk_mem_free(item); }
+
+/* A new table of `nslots` (a power of two) holding the live entries of `old`. */
+static table *rebuild(const table *old, size_t nslots) {
+  table *t = ffk_mem_calloc(1, sizeof(table) + nslots * sizeof(entry *));
+  if (t == NULL) return NULL;
+  t->mask = nslots - 1;
+  for (size_t i = 0; old != NULL && i <= old->mask; ++i) {
+    entry *e = old->slots[i];
+    if (e == NULL || e == TOMBSTONE) continue;
+    size_t j = e->hash & t->mask;
+    while (t->slots[j] != NULL) j = (j + 1) & t->mask;
+    t->slots[j] = e;
+  }
+  return t;
+}
+
+/*
+ * Makes room for one more entry in `s` (lock held): rebuilds the table when live
+ * entries plus tombstones would pass 3/4 of it. *retired receives the old table to
+ * retire after unlocking. 0, or -1 with a MemoryError.
+ */
+static int reserve(shard *s, table **retired) {
+  *retired = NULL;
+  table *t = s->table;
+  if (t != NULL && (s->used + 1) * 4 <= (t->mask + 1) * 3) return 0;
+  size_t n = MIN_SLOTS;
+  while (n < (s->live + 1) * 2) n *= 2;
+  table *fresh = rebuild(t, n);
+  if (fresh == NULL) return -1;
+  __atomic_store_n(&s->table, fresh, __ATOMIC_SEQ_CST);
+  s->used = s->live;
+  *retired = t;
   return 0;
+}
+
+/* Stores `e` into the first free slot (empty or tombstone) of its probe sequence. Lock held, room reserved. */
+static void insert(shard *s, entry *e) {
+  table *t = s->table;
+  size_t i = e->hash & t->mask;
+  entry *old;
+  while ((old = t->slots[i]) != NULL && old != TOMBSTONE) i = (i + 1) & t->mask;
+  if (old == NULL) ++s->used;
+  ++s->live;
+  store_slot(t, i, e);
 }
 
 static int check_name(const char *name, const char *fn) {
@@ -88,71 +156,65 @@ int ffk_function_register(const char *name, ffk_function *f, bool override) {
   e->hash = hash;
   e->fn = f;
   memcpy(e->name, name, len + 1);
-  ffk_object_retain((ffk_object *)f);
 
-  shard *s = shard_of(hash);
-  ffk_function *replaced = NULL;
+  shard *s = locked_shard(hash);
+  entry *replaced = NULL;
+  table *old_table = NULL;
   int rc = 0;
-  pthread_rwlock_wrlock(&s->lock);
-  entry **p = slot_of(s, name, hash);
-  if (p != NULL && *p != NULL) {
-    if (override) {
-      replaced = (*p)->fn;
-      (*p)->fn = f; /* keep the old entry; drop the new one */
-    } else {
-      rc = 1;
-    }
-  } else if (grow(s) != 0) {
+  size_t i;
+  entry *found = find(s->table, name, hash, &i);
+  if (found != NULL && !override) {
+    rc = 1;
+  } else if (found != NULL) {
+    replaced = found;
+    ffk_object_retain((ffk_object *)f);
+    store_slot(s->table, i, e);
+  } else if (reserve(s, &old_table) != 0) {
     rc = -1;
   } else {
-    p = slot_of(s, name, hash);
-    e->next = NULL;
-    *p = e;
-    ++s->size;
-    e = NULL;
+    ffk_object_retain((ffk_object *)f);
+    insert(s, e);
   }
-  pthread_rwlock_unlock(&s->lock);
-  if (e != NULL) {
-    if (rc == 1 || rc == -1) ffk_object_release((ffk_object *)e->fn);
-    ffk_mem_free(e);
-  }
-  if (replaced != NULL) ffk_object_release((ffk_object *)replaced);
+  pthread_mutex_unlock(&s->lock);
+  if (old_table != NULL) ffk_epoch__retire(&old_table->retired, reclaim_table);
+  if (replaced != NULL) ffk_epoch__retire(&replaced->retired, reclaim_entry);
+  if (rc != 0) ffk_mem_free(e); /* never published */
   if (rc == 1) return ffk_error_set(FFK_ERR_VALUE, "global function `%s` is already registered", name);
   return rc;
 }
 
 int ffk_function_get_global(const char *name, ffk_function **out) {
-  if (out == NULL) return ffk_error_set(FFK_ERR_VALUE, "ffk_function_get_global: the out pointer is NULL");
+  if (FFK_UNLIKELY(out == NULL))
+    return ffk_error_set(FFK_ERR_VALUE, "ffk_function_get_global: the out pointer is NULL");
   *out = NULL;
-  if (check_name(name, "ffk_function_get_global") != 0) return -1;
+  if (FFK_UNLIKELY(check_name(name, "ffk_function_get_global") != 0)) return -1;
   uint64_t hash = ffk_hash_bytes(name, strlen(name));
   shard *s = shard_of(hash);
-  pthread_rwlock_rdlock(&s->lock);
-  entry **p = slot_of(s, name, hash);
-  if (p != NULL && *p != NULL) {
-    *out = (*p)->fn;
+  ffk_epoch__reader *r = ffk_epoch__enter();
+  if (FFK_UNLIKELY(r == NULL)) return -1;
+  size_t i;
+  entry *e = find(__atomic_load_n(&s->table, __ATOMIC_SEQ_CST), name, hash, &i);
+  if (e != NULL) {
+    *out = e->fn;
     ffk_object_retain((ffk_object *)*out);
   }
-  pthread_rwlock_unlock(&s->lock);
+  ffk_epoch__exit(r);
   return *out != NULL;
 }
 
 int ffk_function_remove_global(const char *name) {
   if (check_name(name, "ffk_function_remove_global") != 0) return -1;
   uint64_t hash = ffk_hash_bytes(name, strlen(name));
-  shard *s = shard_of(hash);
-  entry *gone = NULL;
-  pthread_rwlock_wrlock(&s->lock);
-  entry **p = slot_of(s, name, hash);
-  if (p != NULL && *p != NULL) {
-    gone = *p;
-    *p = gone->next;
-    --s->size;
+  shard *s = locked_shard(hash);
+  size_t i;
+  entry *gone = find(s->table, name, hash, &i);
+  if (gone != NULL) {
+    store_slot(s->table, i, TOMBSTONE);
+    --s->live;
   }
-  pthread_rwlock_unlock(&s->lock);
+  pthread_mutex_unlock(&s->lock);
   if (gone == NULL) return 0;
-  ffk_object_release((ffk_object *)gone->fn);
-  ffk_mem_free(gone);
+  ffk_epoch__retire(&gone->retired, reclaim_entry);
   return 1;
 }
 
@@ -163,24 +225,24 @@ typedef struct named {
 
 static int by_name(const void *a, const void *b) { return strcmp(((const named *)a)->name, ((const named *)b)->name); }
 
-/* Appends a copy of every entry of `s` (name copied, function retained). Read lock held. 0 or -1. */
-static int snapshot_shard(const shard *s, named **all, size_t *n, size_t *cap) {
-  if (*n + s->size > *cap) {
-    size_t want = (*n + s->size) * 2;
-    named *grown = ffk_mem_realloc(*all, want * sizeof(named));
-    if (grown == NULL) return -1;
-    *all = grown;
-    *cap = want;
-  }
-  for (size_t b = 0; b < s->nbuckets; ++b) {
-    for (const entry *e = s->buckets[b]; e != NULL; e = e->next) {
-      size_t len = strlen(e->name);
-      char *name = ffk_mem_alloc(len + 1);
-      if (name == NULL) return -1;
-      memcpy(name, e->name, len + 1);
-      ffk_object_retain((ffk_object *)e->fn);
-      (*all)[(*n)++] = (named){name, e->fn};
+/* Appends a copy of every entry of `t` (name copied, function retained). In a read section. 0 or -1. */
+static int snapshot_table(const table *t, named **all, size_t *n, size_t *cap) {
+  for (size_t i = 0; t != NULL && i <= t->mask; ++i) {
+    const entry *e = load_slot(t, i);
+    if (e == NULL || e == TOMBSTONE) continue;
+    if (*n == *cap) {
+      size_t want = *cap ? *cap * 2 : 64;
+      named *grown = ffk_mem_realloc(*all, want * sizeof(named));
+      if (grown == NULL) return -1;
+      *all = grown;
+      *cap = want;
     }
+    size_t len = strlen(e->name);
+    char *name = ffk_mem_alloc(len + 1);
+    if (name == NULL) return -1;
+    memcpy(name, e->name, len + 1);
+    ffk_object_retain((ffk_object *)e->fn);
+    (*all)[(*n)++] = (named){name, e->fn};
   }
   return 0;
 }
@@ -189,13 +251,12 @@ int ffk_function_for_each_global(int (*fn)(const char *name, ffk_function *f, vo
   if (fn == NULL) return ffk_error_set(FFK_ERR_VALUE, "ffk_function_for_each_global: the callback is NULL");
   named *all = NULL;
   size_t n = 0, cap = 0;
+  ffk_epoch__reader *r = ffk_epoch__enter();
+  if (r == NULL) return -1;
   int rc = 0;
-  for (int i = 0; i < SHARDS && rc == 0; ++i) {
-    shard *s = shard_of((uint64_t)i << 58);
-    pthread_rwlock_rdlock(&s->lock);
-    rc = snapshot_shard(s, &all, &n, &cap);
-    pthread_rwlock_unlock(&s->lock);
-  }
+  for (int i = 0; i < SHARDS && rc == 0; ++i)
+    rc = snapshot_table(__atomic_load_n(&g_shards[i].table, __ATOMIC_SEQ_CST), &all, &n, &cap);
+  ffk_epoch__exit(r);
   if (rc == 0) {
     qsort(all, n, sizeof(named), by_name);
     for (size_t k = 0; k < n && rc == 0; ++k) rc = fn(all[k].name, all[k].fn, ctx);

@@ -2,6 +2,9 @@
 // allocation failures and concurrent use.
 #include <ffikit/ffikit.h>
 
+#include <sys/wait.h>
+#include <unistd.h>
+
 #include <atomic>
 #include <string>
 #include <thread>
@@ -149,6 +152,150 @@ TEST_F(Registry, ThreadsRegisterLookUpAndRemoveConcurrently) {
   EXPECT_EQ(bad.load(), 0);
   EXPECT_EQ(ffk_function_remove_global("test.mt.stable"), 1);
   ffk_object_release(Obj(stable));
+}
+
+
+// Counts context deletions, so a test can see when the registry dropped its reference.
+std::atomic<int> g_deleted{0};
+void CountDeletion(void*) { g_deleted.fetch_add(1); }
+
+ffk_function* MakeCounted(intptr_t id) {
+  return ffk_function_new("counted", ReturnSelf, reinterpret_cast<void*>(id), CountDeletion);
+}
+
+TEST_F(Registry, TablesGrowAndReuseRemovedSlots) {
+  // Enough names to rebuild every shard's table several times, then churn through
+  // removals and re-registrations (tombstones), checking every lookup on the way.
+  constexpr int kNames = 3000;
+  auto name = [](int i) { return "test.grow." + std::to_string(i); };
+  for (int i = 0; i < kNames; ++i) {
+    ffk_function* f = Make(i);
+    ASSERT_EQ(ffk_function_register(name(i).c_str(), f, false), 0);
+    ffk_object_release(Obj(f));
+  }
+  for (int round = 0; round < 3; ++round) {
+    for (int i = round % 2; i < kNames; i += 2) ASSERT_EQ(ffk_function_remove_global(name(i).c_str()), 1);
+    for (int i = 0; i < kNames; ++i) ASSERT_EQ(CallByName(name(i).c_str()), i % 2 == round % 2 ? -1 : i) << i;
+    for (int i = round % 2; i < kNames; i += 2) {
+      ffk_function* f = Make(i);
+      ASSERT_EQ(ffk_function_register(name(i).c_str(), f, false), 0);
+      ffk_object_release(Obj(f));
+    }
+  }
+  int seen = 0;
+  ASSERT_EQ(ffk_function_for_each_global(
+                [](const char* n, ffk_function*, void* ctx) {
+                  if (std::string(n).rfind("test.grow.", 0) == 0) ++*static_cast<int*>(ctx);
+                  return 0;
+                },
+                &seen),
+            0);
+  EXPECT_EQ(seen, kNames);
+  for (int i = 0; i < kNames; ++i) {
+    EXPECT_EQ(CallByName(name(i).c_str()), i);
+    ASSERT_EQ(ffk_function_remove_global(name(i).c_str()), 1);
+  }
+  for (int i = 0; i < kNames; i += 97) EXPECT_EQ(CallByName(name(i).c_str()), -1);
+}
+
+TEST_F(Registry, RemovalDropsTheReferenceAtOnceWithoutReaders) {
+  g_deleted = 0;
+  ffk_function* f = MakeCounted(1);
+  ASSERT_EQ(ffk_function_register("test.drop", f, false), 0);
+  ffk_object_release(Obj(f));
+  EXPECT_EQ(CallByName("test.drop"), 1);
+  ffk_function* g = MakeCounted(2);
+  ASSERT_EQ(ffk_function_register("test.drop", g, true), 0);  // the replaced one goes now
+  ffk_object_release(Obj(g));
+  EXPECT_EQ(g_deleted.load(), 1);
+  EXPECT_EQ(ffk_function_remove_global("test.drop"), 1);
+  EXPECT_EQ(g_deleted.load(), 2);
+}
+
+TEST_F(Registry, ReplacedFunctionsAreReleasedOnceWhileReadersRun) {
+  // Readers look the name up without pause while the main thread replaces and removes
+  // it: every Function ever registered is deleted exactly once, none while a reader
+  // holds it, and all of them by the time the readers have stopped.
+  constexpr int kReaders = 3, kWrites = 3000;
+  g_deleted = 0;
+  std::atomic<bool> stop{false};
+  std::atomic<int> bad{0};
+  std::vector<std::thread> readers;
+  for (int t = 0; t < kReaders; ++t) {
+    readers.emplace_back([&] {
+      while (!stop.load(std::memory_order_relaxed)) {
+        ffk_function* f;
+        int rc = ffk_function_get_global("test.hot", &f);
+        if (rc == 1) {
+          ffk_any r;
+          if (ffk_function_call(f, nullptr, 0, &r) != 0 || r.v_int < 0 || r.v_int >= kWrites) ++bad;
+          ffk_object_release(Obj(f));
+        } else if (rc != 0) {
+          ++bad;
+        }
+      }
+    });
+  }
+  for (int i = 0; i < kWrites; ++i) {
+    ffk_function* f = MakeCounted(i);
+    ASSERT_EQ(ffk_function_register("test.hot", f, true), 0);
+    ffk_object_release(Obj(f));
+    if (i % 5 == 4) {
+      ASSERT_EQ(ffk_function_remove_global("test.hot"), 1);
+    }
+  }
+  ffk_function_remove_global("test.hot");
+  stop = true;
+  for (auto& th : readers) th.join();
+  EXPECT_EQ(bad.load(), 0);
+  EXPECT_EQ(g_deleted.load(), kWrites);
+}
+
+TEST_F(Registry, ShortLivedThreadsEachLookUp) {
+  // Each thread takes a read-section record on its first lookup and gives it back at
+  // exit; hundreds of threads come and go.
+  ffk_function* f = Make(5);
+  ASSERT_EQ(ffk_function_register("test.threads", f, false), 0);
+  ffk_object_release(Obj(f));
+  std::atomic<int> bad{0};
+  for (int round = 0; round < 100; ++round) {
+    std::thread a([&] { bad += CallByName("test.threads") != 5; });
+    std::thread b([&] { bad += CallByName("test.threads") != 5; });
+    a.join();
+    b.join();
+  }
+  EXPECT_EQ(bad.load(), 0);
+  EXPECT_EQ(ffk_function_remove_global("test.threads"), 1);
+}
+
+TEST_F(Registry, AForkedChildReclaimsDespiteReadersInTheParent) {
+  // A reader thread is looking names up when the process forks. In the child that
+  // thread is gone; a removal there must still release the Function at once.
+  std::atomic<bool> stop{false};
+  ffk_function* keep = Make(3);
+  ASSERT_EQ(ffk_function_register("test.fork.keep", keep, false), 0);
+  ffk_object_release(Obj(keep));
+  std::thread reader([&] {
+    while (!stop.load(std::memory_order_relaxed)) CallByName("test.fork.keep");
+  });
+  for (int i = 0; i < 20; ++i) {
+    pid_t pid = fork();
+    ASSERT_GE(pid, 0);
+    if (pid == 0) {
+      g_deleted = 0;
+      ffk_function* f = MakeCounted(1);
+      int ok = ffk_function_register("test.fork.child", f, false) == 0;
+      ffk_object_release(Obj(f));
+      ok = ok && ffk_function_remove_global("test.fork.child") == 1 && g_deleted.load() == 1;
+      _exit(ok ? 0 : 1);
+    }
+    int status = 0;
+    ASSERT_EQ(waitpid(pid, &status, 0), pid);
+    EXPECT_TRUE(WIFEXITED(status) && WEXITSTATUS(status) == 0) << "fork " << i;
+  }
+  stop = true;
+  reader.join();
+  EXPECT_EQ(ffk_function_remove_global("test.fork.keep"), 1);
 }
 
 }  // namespace

@@ -15,7 +15,9 @@
  * frame naming itself ("  in call to `testing.apply`") to the backtrace.
  *
  * The global registry maps names to Functions. Every registry function is safe to call
- * from any number of threads at once; lookups take a shared lock on one of 64 shards.
+ * from any number of threads at once. Lookups take no lock and write no shared memory
+ * except the found Function's reference count, so they scale with threads; writers
+ * serialise per shard (64 shards by name hash).
  */
 #ifndef FFIKIT_FUNCTION_H
 #define FFIKIT_FUNCTION_H
@@ -93,12 +95,17 @@ FFK_API int ffk_function_register(const char *name, ffk_function *f, bool overri
 /* Looks `name` up: 1 with a new reference in *out, 0 when absent (*out NULL), -1 (ValueError for a NULL name or out). */
 FFK_API int ffk_function_get_global(const char *name, ffk_function **out);
 
-/* Removes `name`: 1 when it was registered, 0 when not, -1 (ValueError for NULL). */
+/*
+ * Removes `name`: 1 when it was registered, 0 when not, -1 (ValueError for a NULL or
+ * empty name). Never fails otherwise. The registry's reference to the Function (and one
+ * it replaced through `override`) is dropped at once when no lookup is running, else as
+ * soon as the lookups that may still see it have finished, by the last of them.
+ */
 FFK_API int ffk_function_remove_global(const char *name);
 
 /*
  * Calls `fn(name, f, ctx)` for every registered function, in name order, on a snapshot
- * taken under the registry's locks (so `fn` may use the registry). `name` and `f` are
+ * of the registry (so `fn` may use the registry). `name` and `f` are
  * borrowed for the duration of that one call of `fn`. Stops early and
  * returns what `fn` returned when that is not 0. -1 with a MemoryError when the
  * snapshot cannot be made.
