@@ -4,6 +4,11 @@
  */
 #include "testing.h"
 
+#include <ffikit/array.h>
+#include <ffikit/dict.h>
+#include <ffikit/list.h>
+#include <ffikit/map.h>
+
 #include <stdio.h>
 #include <string.h>
 
@@ -68,6 +73,59 @@ static int identity(void *self, const ffk_any *args, int32_t nargs, ffk_any *res
   return ffk_any_to_owned(&args[0], result);
 }
 
+/* ---- Containers holding a tensor (typed: args[0] is a Tensor) ---------------------- */
+
+static int make_array_with_tensor(void *self, const ffk_any *args, int32_t nargs, ffk_any *result) {
+  (void)self, (void)nargs;
+  ffk_array *a = ffk_array_new(&args[0], 1);
+  if (a == NULL) return -1;
+  *result = ffk_any_object((ffk_object *)a);
+  ffk_object_release((ffk_object *)a);
+  return 0;
+}
+
+/* {"tensor": t} in a Map (copy-on-write) or a Dict (shared). */
+static int make_mapping_with_tensor(bool dict, const ffk_any *tensor, ffk_any *result) {
+  ffk_any key;
+  if (ffk_any_cstr("tensor", &key) != 0) return -1;
+  ffk_object *made;
+  int rc;
+  if (dict) {
+    ffk_dict *d = ffk_dict_new();
+    made = (ffk_object *)d;
+    rc = d != NULL ? ffk_dict_set(d, &key, tensor) : -1;
+  } else {
+    ffk_map *m = ffk_map_new();
+    rc = m != NULL ? ffk_map_set(&m, &key, tensor) : -1;
+    made = (ffk_object *)m;
+  }
+  ffk_any_release(&key);
+  if (rc == 0) *result = ffk_any_object(made);
+  ffk_object_release(made);
+  return rc;
+}
+
+static int make_map_with_tensor(void *self, const ffk_any *args, int32_t nargs, ffk_any *result) {
+  (void)self, (void)nargs;
+  return make_mapping_with_tensor(false, &args[0], result);
+}
+
+static int make_dict_with_tensor(void *self, const ffk_any *args, int32_t nargs, ffk_any *result) {
+  (void)self, (void)nargs;
+  return make_mapping_with_tensor(true, &args[0], result);
+}
+
+static int make_list_with_tensor(void *self, const ffk_any *args, int32_t nargs, ffk_any *result) {
+  (void)self, (void)nargs; /* typed: (Tensor, Any) */
+  ffk_list *l = ffk_list_new();
+  if (l == NULL) return -1;
+  int rc = ffk_list_append(l, &args[0]);
+  if (rc == 0) rc = ffk_list_append(l, &args[1]);
+  if (rc == 0) *result = ffk_any_object((ffk_object *)l);
+  ffk_object_release((ffk_object *)l);
+  return rc;
+}
+
 static const struct {
   const char *name, *signature;
   ffk_safe_call call;
@@ -89,6 +147,7 @@ static const struct {
     {"testing.schema_id_func", "(Function) -> Function", identity},
     {"testing.schema_id_any", "(Any) -> Any", identity},
     {"testing.schema_id_object", "(Object) -> Object", identity},
+    {"testing.schema_id_tensor", "(Tensor) -> Tensor", identity},
     {"testing.schema_id_arr_int", "(Array<int>) -> Array<int>", identity},
     {"testing.schema_id_arr_str", "(Array<str>) -> Array<str>", identity},
     {"testing.schema_id_arr", "(Array) -> Array", identity},
@@ -96,6 +155,10 @@ static const struct {
     {"testing.schema_id_map_str_int", "(Map<str, int>) -> Map<str, int>", identity},
     {"testing.schema_id_map", "(Map) -> Map", identity},
     {"testing.schema_id_dict_str_int", "(Dict<str, int>) -> Dict<str, int>", identity},
+    {"testing.make_array_with_tensor", "(Tensor) -> Array", make_array_with_tensor},
+    {"testing.make_map_with_tensor", "(Tensor) -> Map<str, Tensor>", make_map_with_tensor},
+    {"testing.make_dict_with_tensor", "(Tensor) -> Dict<str, Tensor>", make_dict_with_tensor},
+    {"testing.make_list_with_tensor", "(Tensor, Any) -> List", make_list_with_tensor},
 };
 #define N_FUNCTIONS (sizeof k_functions / sizeof k_functions[0])
 

@@ -13,10 +13,15 @@
  *   testing.get_add_one_c_symbol() -> ptr        a plain ffk_safe_call adding one
  *   testing.schema_id_<T>(0: T) -> T     typed identities for T in int, float, bool, device
  *                                        (Device), dtype, string (str), bytes, func (Function),
- *                                        any (Any), object (Object), arr_int (Array<int>),
+ *                                        any (Any), object (Object), tensor (Tensor), arr_int (Array<int>),
  *                                        arr_str (Array<str>), arr (Array), list_int (List<int>),
  *                                        map_str_int (Map<str, int>), map (Map),
  *                                        dict_str_int (Dict<str, int>)
+ *   testing.make_array_with_tensor(0: Tensor) -> Array              [t]
+ *   testing.make_map_with_tensor(0: Tensor) -> Map<str, Tensor>     {"tensor": t}
+ *   testing.make_dict_with_tensor(0: Tensor) -> Dict<str, Tensor>   {"tensor": t}
+ *   testing.make_list_with_tensor(0: Tensor, 1: Any) -> List        [t, x]
+ *                                        (the containers hold the caller's tensor, not a copy)
  */
 #ifndef FFIKIT_FFI_TESTING_H
 #define FFIKIT_FFI_TESTING_H

@@ -138,4 +138,58 @@ TEST_F(Testing, SchemaIdentitiesConvert) {
   EXPECT_EQ(r.v.v_obj, fv.v.v_obj);
 }
 
+TEST_F(Testing, ContainersHoldTheCallersTensor) {
+  int64_t shape[] = {2, 3};
+  ffk_tensor* t = ffk_tensor_zeros(2, shape, ffk_dtype(kDLFloat, 32, 1), DLDevice{kDLCPU, 0});
+  ASSERT_NE(t, nullptr);
+  OwnedAny tv;
+  tv.v = ffk_any_object_steal(Obj(t));
+  OwnedAny r;
+  EXPECT_EQ(Call("testing.schema_id_tensor", {tv.v}, &r.v), "ok");
+  EXPECT_EQ(r.v.v_obj, tv.v.v_obj);
+  EXPECT_EQ(Call("testing.schema_id_tensor", {ffk_any_int(1)}, &r.v),
+            "TypeError: Mismatched type on argument #0 when calling: `testing.schema_id_tensor(0: Tensor) -> Tensor`. "
+            "Expected `Tensor` but got `int`");
+
+  EXPECT_EQ(Call("testing.make_array_with_tensor", {tv.v}, &r.v), "ok");
+  EXPECT_EQ(Repr(r.v), "(float32[2, 3]@cpu:0,)");
+  EXPECT_EQ(ffk_object_use_count(tv.v.v_obj), 2u);  // ours and the Array's: the same tensor, not a copy
+  EXPECT_EQ(Call("testing.make_map_with_tensor", {tv.v}, &r.v), "ok");
+  EXPECT_EQ(r.v.type_index, FFK_TYPE_MAP);
+  EXPECT_EQ(Repr(r.v), "{\"tensor\": float32[2, 3]@cpu:0}");
+  EXPECT_EQ(Call("testing.make_dict_with_tensor", {tv.v}, &r.v), "ok");
+  EXPECT_EQ(r.v.type_index, FFK_TYPE_DICT);
+  EXPECT_EQ(Repr(r.v), "{\"tensor\": float32[2, 3]@cpu:0}");
+  EXPECT_EQ(Call("testing.make_list_with_tensor", {tv.v, ffk_any_int(7)}, &r.v), "ok");
+  EXPECT_EQ(r.v.type_index, FFK_TYPE_LIST);
+  EXPECT_EQ(Repr(r.v), "[float32[2, 3]@cpu:0, 7]");
+  EXPECT_EQ(ffk_object_use_count(tv.v.v_obj), 2u);
+  EXPECT_EQ(Call("testing.make_list_with_tensor", {tv.v}, &r.v),
+            "TypeError: Mismatched number of arguments when calling: `testing.make_list_with_tensor(0: Tensor, 1: Any) "
+            "-> List`. Expected 2 but got 1");
+}
+
+TEST_F(Testing, TensorHelpersFailCleanlyAtEveryAllocation) {
+  int64_t shape[] = {4};
+  ffk_tensor* t = ffk_tensor_empty(1, shape, ffk_dtype(kDLFloat, 32, 1), DLDevice{kDLCPU, 0});
+  ASSERT_NE(t, nullptr);
+  ffk_any tv = ffk_any_object(Obj(t));
+  for (const char* name : {"testing.make_array_with_tensor", "testing.make_map_with_tensor",
+                           "testing.make_dict_with_tensor"}) {
+    ffk_function* f;
+    ASSERT_EQ(ffk_function_get_global(name, &f), 1);
+    ffk::test::SweepAllocationFailures(
+        [&] {
+          ffk_any r = ffk_any_none();
+          int rc = ffk_function_call(f, &tv, 1, &r);
+          ffk_any_release(&r);
+          return rc == 0;
+        },
+        [&] { EXPECT_EQ(ffk_object_use_count(Obj(t)), 2u) << name; });
+    ffk_object_release(Obj(f));
+  }
+  ffk_any_release(&tv);
+  ffk_object_release(Obj(t));
+}
+
 }  // namespace
