@@ -33,6 +33,12 @@ scaling; run them with ->UseRealTime() so that items_per_second is per wall-cloc
 count (informational too; "group/impl=min_ratio" sets it for one impl, as for --targets):
 
     python3 bench/ratios.py out.json --scaling-targets map_get_shared=1.8
+
+--gbps adds a third table: the median bytes_per_second (SetBytesProcessed) of every benchmark
+that reports it, in GB/s (1e9 bytes per second), with the bytes the benchmark counts per second
+of CPU time:
+
+    python3 bench/ratios.py out.json --gbps
 Standard library only.
 """
 
@@ -163,6 +169,34 @@ def collect_scaling(data):
     return rates
 
 
+def collect_bytes(data):
+    """{run name: bytes per second} for the benchmarks that report it, preferring the median."""
+    medians = {}
+    runs = {}
+    order = []
+    for entry in data.get("benchmarks", []):
+        if entry.get("error_occurred") or "bytes_per_second" not in entry:
+            continue
+        run_name = entry.get("run_name", entry.get("name", ""))
+        if run_name not in order:
+            order.append(run_name)
+        rate = float(entry["bytes_per_second"])
+        if entry.get("run_type", "iteration") == "aggregate":
+            if entry.get("aggregate_name") == "median":
+                medians[run_name] = rate
+        else:
+            runs.setdefault(run_name, []).append(rate)
+    return {name: medians[name] if name in medians else statistics.median(runs[name])
+            for name in order if name in medians or name in runs}
+
+
+def print_bytes(rates):
+    print("| benchmark | GB/s |")
+    print("|---|---:|")
+    for name, rate in rates.items():
+        print("| %s | %.2f |" % (name, rate / 1e9))
+
+
 def fmt_rate(rate):
     for scale, suffix in ((1e9, "G"), (1e6, "M"), (1e3, "k")):
         if rate >= scale:
@@ -220,6 +254,8 @@ def main(argv):
                         help="group[/peer]=max_ns,... for ffikit ns minus peer ns (informational)")
     parser.add_argument("--scaling-targets", default="",
                         help="group=min_ratio,... for the thread-scaling table (informational)")
+    parser.add_argument("--gbps", action="store_true",
+                        help="also print the median GB/s of the benchmarks that count bytes")
     args = parser.parse_args(argv)
     targets = parse_targets(args.targets)
     ns_targets = parse_targets(args.ns_targets)
@@ -304,6 +340,11 @@ def main(argv):
     if scaling:
         print()
         print_scaling(scaling, scaling_targets)
+    if args.gbps:
+        rates = collect_bytes(data)
+        if rates:
+            print()
+            print_bytes(rates)
     return 0
 
 

@@ -4,9 +4,10 @@
 #   bench/run.sh [OUT] [--only=BINARY] [extra Google Benchmark flags, e.g. --benchmark_filter=hash]
 #
 # Runs each binary in turn: ffi_bench (the ffi core), containers_bench (Array, List, Map,
-# Dict beside std::vector, std::unordered_map and CPython's list and dict) and function_bench
+# Dict beside std::vector, std::unordered_map and CPython's list and dict), function_bench
 # (packed calls, the global registry and raising errors beside plain C calls,
-# std::unordered_map and malloc/C++ exceptions). --only=NAME runs one of them (repeatable).
+# std::unordered_map and malloc/C++ exceptions) and tensor_bench (the DLPack round trip,
+# small tensors and 64 MiB copies beside malloc/free and memcpy). --only=NAME runs one of them (repeatable).
 # Extra flags go to every binary run.
 #
 # OUT keeps the full JSON results: a directory (each binary writes OUT/<binary>.json), or a
@@ -32,12 +33,12 @@ for a in "$@"; do
   esac
 done
 if [[ ${#binaries[@]} -eq 0 ]]; then
-  binaries=(ffi_bench containers_bench function_bench)
+  binaries=(ffi_bench containers_bench function_bench tensor_bench)
 fi
 for b in "${binaries[@]}"; do
   case "$b" in
-    ffi_bench|containers_bench|function_bench) ;;
-    *) echo "run.sh: unknown benchmark binary '$b' (ffi_bench, containers_bench, function_bench)" >&2; exit 2 ;;
+    ffi_bench|containers_bench|function_bench|tensor_bench) ;;
+    *) echo "run.sh: unknown benchmark binary '$b' (ffi_bench, containers_bench, function_bench, tensor_bench)" >&2; exit 2 ;;
   esac
 done
 
@@ -89,6 +90,11 @@ targets_for() {
       ;;
     function_bench)
       echo "--extra-ns-targets call_2/fnptr=3 --ns-targets registry_get=50 --scaling-targets registry_get_shared/ffikit=1.8"
+      ;;
+    tensor_bench)
+      # The empty_* target is against the two-malloc peer; copy_transposed_64mb has none.
+      echo "--ns-targets dlpack_roundtrip_legacy=60,dlpack_roundtrip_versioned=60" \
+        "--targets empty_f32_2x3/malloc2=2,empty_f32_16/malloc2=2,copy_contiguous_64mb=1.05 --gbps"
       ;;
   esac
 }
