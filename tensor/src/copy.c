@@ -4,12 +4,16 @@
  * On the CPU both copy and fill walk the destination in row-major order with an
  * odometer over the outer dimensions; the innermost dimension is a tight loop
  * specialised for 1, 2, 4 and 8-byte elements (or one memcpy when both sides are dense
- * along it). Device memory is reached through the allocators' copy routine, which moves
- * dense byte ranges; strided layouts on a device are staged through a dense tensor on
- * that side when the other side is the CPU.
+ * along it). A copy that transposes (one side's elements lie closer together along
+ * another dimension than along the row, as in a transpose view) would touch a new cache
+ * line and page for every element of a row on that side; it is copied in blocks and
+ * tiles of those two dimensions instead (see copy_panel). Device memory is reached
+ * through the allocators' copy routine, which moves dense byte ranges; strided layouts on
+ * a device are staged through a dense tensor on that side when the other side is the CPU.
  */
 #include "tensor_internal.h"
 
+#include <assert.h>
 #include <string.h>
 
 static const DLDevice kCpu = {kDLCPU, 0};
@@ -36,6 +40,149 @@ static void copy_row(char *dst, int64_t ds, const char *src, int64_t ss, int64_t
   }
 }
 
+/* ---- Transposing copies ------------------------------------------------------------------ */
+
+/*
+ * A panel is rows x cols elements, element [i, j] copied from s[i*sr + j*sc] to
+ * d[i*dr + j*dc] (strides in elements). It is walked in BLOCK x BLOCK blocks, each in
+ * TILE x TILE tiles, each in 4 x 4 groups whose 16 elements are all loaded into registers
+ * before any is stored. A block's rows span about 2 x BLOCK pages on the two sides,
+ * which stay in the L2 TLB while the block is copied (a whole 4096-row column spans 4096
+ * pages, more than it holds); a tile row of 4-byte elements is one cache line. In a
+ * standalone program timing a float32 4096 x 4096 transpose (2-core Zen 4 VM; memcpy of
+ * the 64 MiB 6.4 ms): element by element along the rows 130 ms, 16 x 16 tiles 35 ms, tiles
+ * in 256-element blocks 21 ms, with the 4 x 4 register groups 19 ms, and 14 ms when the
+ * compiler knows the two unit strides of the transpose of a dense tensor (dc = sr = 1, or
+ * dr = sc = 1 with rows and columns swapped): PANEL_UNIT.
+ */
+enum { BLOCK = 256, TILE = 16 };
+
+#define MIN64(a, b) ((a) < (b) ? (a) : (b))
+#define LOAD4(r)                                                                                                     \
+  const elem r##0 = p[0], r##1 = p[sc_], r##2 = p[2 * sc_], r##3 = p[3 * sc_];                                       \
+  p += sr_;
+#define STORE4(r)                                                                                                    \
+  q[0] = r##0, q[dc_] = r##1, q[2 * dc_] = r##2, q[3 * dc_] = r##3;                                                  \
+  q += dr_;
+
+/* Defines `name`, copying a panel of T elements; DC and SR are dc and sr, or the constant 1. */
+#define DEFINE_PANEL(name, T, DC, SR)                                                                                \
+  static void name(char *dst, int64_t dr, int64_t dc, const char *src, int64_t sr, int64_t sc, int64_t rows,         \
+                   int64_t cols) {                                                                                   \
+    typedef T elem;                                                                                                  \
+    const int64_t dr_ = dr, dc_ = (DC), sr_ = (SR), sc_ = sc;                                                        \
+    (void)dc, (void)sr;                                                                                              \
+    elem *d = (elem *)dst;                                                                                           \
+    const elem *s = (const elem *)src;                                                                               \
+    for (int64_t bi = 0; bi < rows; bi += BLOCK) {                                                                   \
+      for (int64_t bj = 0; bj < cols; bj += BLOCK) {                                                                 \
+        int64_t bi_end = MIN64(bi + BLOCK, rows), bj_end = MIN64(bj + BLOCK, cols);                                  \
+        for (int64_t ti = bi; ti < bi_end; ti += TILE) {                                                             \
+          for (int64_t tj = bj; tj < bj_end; tj += TILE) {                                                           \
+            int64_t ti_end = MIN64(ti + TILE, bi_end), tj_end = MIN64(tj + TILE, bj_end), i = ti;                    \
+            for (; i + 4 <= ti_end; i += 4) {                                                                        \
+              int64_t j = tj;                                                                                        \
+              for (; j + 4 <= tj_end; j += 4) {                                                                      \
+                const elem *p = s + i * sr_ + j * sc_;                                                               \
+                elem *q = d + i * dr_ + j * dc_;                                                                     \
+                LOAD4(a) LOAD4(b) LOAD4(c) LOAD4(e) STORE4(a) STORE4(b) STORE4(c) STORE4(e)                          \
+              }                                                                                                      \
+              for (int64_t r = i; r < i + 4; ++r) /* the columns left over at the tile's right edge */               \
+                for (int64_t c = j; c < tj_end; ++c) d[r * dr_ + c * dc_] = s[r * sr_ + c * sc_];                    \
+            }                                                                                                        \
+            for (; i < ti_end; ++i) /* the rows left over at its bottom edge */                                      \
+              for (int64_t c = tj; c < tj_end; ++c) d[i * dr_ + c * dc_] = s[i * sr_ + c * sc_];                     \
+          }                                                                                                          \
+        }                                                                                                            \
+      }                                                                                                              \
+    }                                                                                                                \
+  }
+#define PANEL_ANY(T) DEFINE_PANEL(panel_##T, T, dc, sr)
+#define PANEL_UNIT(T) DEFINE_PANEL(panel_unit_##T, T, 1, 1)
+PANEL_ANY(uint8_t)
+PANEL_ANY(uint16_t)
+PANEL_ANY(uint32_t)
+PANEL_ANY(uint64_t)
+PANEL_UNIT(uint8_t)
+PANEL_UNIT(uint16_t)
+PANEL_UNIT(uint32_t)
+PANEL_UNIT(uint64_t)
+#undef PANEL_UNIT
+#undef PANEL_ANY
+#undef DEFINE_PANEL
+#undef STORE4
+#undef LOAD4
+#undef MIN64
+
+/* Copies a panel (see above) of `size`-byte elements, size 1, 2, 4 or 8. */
+static void copy_panel(char *d, int64_t dr, int64_t dc, const char *s, int64_t sr, int64_t sc, int64_t rows,
+                       int64_t cols, size_t size) {
+  if (dr == 1 && sc == 1 && !(dc == 1 && sr == 1)) {
+    /* The same copy with rows and columns swapped has the unit strides where PANEL_UNIT wants them. */
+    int64_t t;
+    t = dr, dr = dc, dc = t;
+    t = sr, sr = sc, sc = t;
+    t = rows, rows = cols, cols = t;
+  }
+  bool unit = dc == 1 && sr == 1;
+#define CASE(n, T)                                                                                                   \
+  case n:                                                                                                            \
+    (unit ? panel_unit_##T : panel_##T)(d, dr, dc, s, sr, sc, rows, cols);                                           \
+    return;
+  switch (size) {
+    CASE(1, uint8_t)
+    CASE(2, uint16_t)
+    CASE(4, uint32_t)
+    CASE(8, uint64_t)
+    default:
+      assert(!"copy_panel: element size not 1, 2, 4 or 8");
+  }
+#undef CASE
+}
+
+/*
+ * The dimension to copy in panels together with the innermost one (c = nd - 1), or -1 to
+ * copy row by row. Of the two sides, the one with the longer step along a row is the one
+ * a row walk would stride across; when that step is more than one element and some other
+ * dimension k (of size 2 or more) has a shorter step on that side, panels over (k, c)
+ * keep its accesses together. Of several such k, the one with the shortest step.
+ */
+static int32_t panel_dim(int32_t nd, const int64_t *shape, const int64_t *dstr, const int64_t *sstr, size_t size) {
+  if (nd < 2 || !(size == 1 || size == 2 || size == 4 || size == 8)) return -1;
+  int32_t c = nd - 1;
+  const int64_t *far = sstr[c] >= dstr[c] ? sstr : dstr;
+  if (far[c] <= 1 || shape[c] < 2) return -1;
+  int32_t k = -1;
+  for (int32_t i = 0; i < c; ++i)
+    if (shape[i] >= 2 && far[i] < far[c] && (k < 0 || far[i] < far[k])) k = i;
+  return k;
+}
+
+/* Copies one panel over dimensions k and nd - 1 for every index of the other dimensions. */
+static void panel_copy(char *d, const int64_t *dstr, const char *s, const int64_t *sstr, const int64_t *shape,
+                       int32_t nd, int32_t k, size_t size) {
+  int32_t c = nd - 1;
+  int64_t index[FFK_TENSOR_MAX_NDIM] = {0}; /* index[k] and index[c] stay 0 */
+  for (;;) {
+    int64_t doff = 0, soff = 0;
+    for (int32_t i = 0; i < c; ++i) {
+      doff += index[i] * dstr[i];
+      soff += index[i] * sstr[i];
+    }
+    copy_panel(d + doff * (int64_t)size, dstr[k], dstr[c], s + soff * (int64_t)size, sstr[k], sstr[c], shape[k],
+               shape[c], size);
+    int32_t i = c - 1;
+    for (; i >= 0; --i) {
+      if (i == k) continue;
+      if (++index[i] < shape[i]) break;
+      index[i] = 0;
+    }
+    if (i < 0) return;
+  }
+}
+
+/* ---- Host copies ------------------------------------------------------------------------- */
+
 /* Element-wise copy between two host tensors of one shape and element size. */
 static void host_copy(const ffk_tensor *dst, const ffk_tensor *src, size_t size) {
   int32_t nd = dst->dl.ndim;
@@ -51,6 +198,11 @@ static void host_copy(const ffk_tensor *dst, const ffk_tensor *src, size_t size)
     return;
   }
   const int64_t *shape = dst->dl.shape, *dstr = dst->dl.strides, *sstr = src->dl.strides;
+  int32_t k = panel_dim(nd, shape, dstr, sstr, size);
+  if (k >= 0) {
+    panel_copy(d, dstr, s, sstr, shape, nd, k, size);
+    return;
+  }
   int64_t index[FFK_TENSOR_MAX_NDIM] = {0};
   int64_t inner = shape[nd - 1];
   for (;;) {

@@ -241,6 +241,165 @@ TEST_F(Tensor, CopyAndFillAcrossLayouts) {
   EXPECT_EQ(FetchError(), "TypeError: ffk_tensor_fill: expected an int, float or bool but got str");
 }
 
+// ---- Copies that transpose (copied in blocks and tiles, see copy.c) ----------------------------
+
+const DLDataType kU8 = {kDLUInt, 8, 1};
+const DLDataType kI16 = {kDLInt, 16, 1};
+const DLDataType kI32 = {kDLInt, 32, 1};
+
+// A tensor of `shape` whose storage bytes all differ from their neighbours': byte b is a
+// hash of b, so an element copied from or to the wrong place shows.
+ffk_tensor* Scrambled(std::vector<int64_t> shape, DLDataType dtype) {
+  ffk_tensor* t = ffk_tensor_empty(static_cast<int32_t>(shape.size()), shape.data(), dtype, kCpu);
+  auto* p = static_cast<unsigned char*>(ffk_tensor_data_ptr(t));
+  for (int64_t b = 0; b < ffk_tensor_nbytes(t); ++b) p[b] = static_cast<unsigned char>((b * 2654435761u) >> 13);
+  return t;
+}
+
+// Every element of `dst` equals the element of `src` at the same index, each read through
+// its own shape and strides (nothing shared with the code under test).
+::testing::AssertionResult SameElements(const ffk_tensor* dst, const ffk_tensor* src) {
+  const DLTensor* d = ffk_tensor_dltensor_borrow(dst);
+  const DLTensor* s = ffk_tensor_dltensor_borrow(src);
+  const auto* dp = static_cast<const char*>(ffk_tensor_data_ptr(dst));
+  const auto* sp = static_cast<const char*>(ffk_tensor_data_ptr(src));
+  const size_t size = d->dtype.bits / 8;
+  std::vector<int64_t> idx(static_cast<size_t>(d->ndim), 0);
+  for (int64_t n = 0; n < ffk_tensor_numel(dst); ++n) {
+    int64_t doff = 0, soff = 0;
+    for (int32_t i = 0; i < d->ndim; ++i) {
+      doff += idx[i] * d->strides[i];
+      soff += idx[i] * s->strides[i];
+    }
+    if (std::memcmp(dp + doff * static_cast<int64_t>(size), sp + soff * static_cast<int64_t>(size), size) != 0) {
+      std::string at;
+      for (int64_t v : idx) at += (at.empty() ? "" : ", ") + std::to_string(v);
+      return ::testing::AssertionFailure() << "element [" << at << "] differs";
+    }
+    for (int32_t i = d->ndim - 1; i >= 0 && ++idx[i] == d->shape[i]; --i) idx[i] = 0;
+  }
+  return ::testing::AssertionSuccess();
+}
+
+// The bytes of `base` outside the elements of its view `v` (same storage) are all `fill`.
+::testing::AssertionResult OnlyViewWritten(const ffk_tensor* base, const ffk_tensor* v, unsigned char fill) {
+  const DLTensor* d = ffk_tensor_dltensor_borrow(v);
+  const size_t size = d->dtype.bits / 8;
+  const auto* b = static_cast<const unsigned char*>(ffk_tensor_data_ptr(base));
+  std::vector<bool> in(static_cast<size_t>(ffk_tensor_nbytes(base)), false);
+  const int64_t start = static_cast<const char*>(ffk_tensor_data_ptr(v)) - reinterpret_cast<const char*>(b);
+  std::vector<int64_t> idx(static_cast<size_t>(d->ndim), 0);
+  for (int64_t n = 0; n < ffk_tensor_numel(v); ++n) {
+    int64_t off = start;
+    for (int32_t i = 0; i < d->ndim; ++i) off += idx[i] * d->strides[i] * static_cast<int64_t>(size);
+    for (size_t k = 0; k < size; ++k) in[static_cast<size_t>(off) + k] = true;
+    for (int32_t i = d->ndim - 1; i >= 0 && ++idx[i] == d->shape[i]; --i) idx[i] = 0;
+  }
+  for (size_t k = 0; k < in.size(); ++k)
+    if (!in[k] && b[k] != fill) return ::testing::AssertionFailure() << "byte " << k << " outside the view was written";
+  return ::testing::AssertionSuccess();
+}
+
+TEST_F(Tensor, TransposedCopiesMatchElementByElement) {
+  // Sizes at and around the 4-element groups, 16-element tiles and 256-element blocks.
+  const std::vector<std::vector<int64_t>> shapes = {{1, 1},  {7, 13},   {13, 7},   {4, 4},    {16, 16},
+                                                    {64, 64}, {65, 130}, {130, 65}, {3, 300}, {257, 300}};
+  for (DLDataType dtype : {kU8, kI16, kF32, kI64}) {
+    for (const auto& shape : shapes) {
+      SCOPED_TRACE(::testing::Message() << int(dtype.bits) << "-bit [" << shape[0] << ", " << shape[1] << "]");
+      T src(Scrambled(shape, dtype));
+      T src_t(ffk_tensor_transpose(src.t, 0, 1));
+      ASSERT_NE(src_t.t, nullptr) << FetchError();
+      // A transposed source into a dense destination.
+      T dst(ffk_tensor_zeros(2, std::vector<int64_t>{shape[1], shape[0]}.data(), dtype, kCpu));
+      ASSERT_EQ(ffk_tensor_copy_from(dst.t, src_t.t), 0) << FetchError();
+      EXPECT_TRUE(SameElements(dst.t, src_t.t));
+      // A dense source into a transposed destination: the same bytes come back.
+      T back(ffk_tensor_zeros(2, shape.data(), dtype, kCpu));
+      T back_t(ffk_tensor_transpose(back.t, 0, 1));
+      ASSERT_EQ(ffk_tensor_copy_from(back_t.t, dst.t), 0) << FetchError();
+      EXPECT_TRUE(SameElements(back_t.t, dst.t));
+      EXPECT_EQ(std::memcmp(ffk_tensor_data_ptr(back.t), ffk_tensor_data_ptr(src.t),
+                            static_cast<size_t>(ffk_tensor_nbytes(src.t))),
+                0);
+      // ffk_tensor_contiguous takes the same path.
+      T c(ffk_tensor_contiguous(src_t.t));
+      ASSERT_NE(c.t, nullptr) << FetchError();
+      EXPECT_TRUE(SameElements(c.t, src_t.t));
+    }
+  }
+}
+
+TEST_F(Tensor, StridedTransposedViewsCopyOnlyTheirElements) {
+  // Non-square views with a step on one side or both, so neither side has a unit stride
+  // where the transpose's dense case has it; destinations are views inside a larger tensor
+  // whose other bytes must stay as they were.
+  struct Case {
+    std::vector<int64_t> base;  // the source's base tensor
+    int32_t dim;                // sliced with a step along this dimension
+    int64_t start, stop, step;
+  };
+  for (const Case& k : {Case{{40, 70}, 1, 3, 70, 4}, Case{{70, 40}, 0, 1, 69, 3}, Case{{300, 20}, 0, 0, 300, 2},
+                        Case{{33, 530}, 1, 5, 530, 2}}) {
+    for (DLDataType dtype : {kU8, kI32, kI64}) {
+      SCOPED_TRACE(::testing::Message() << int(dtype.bits) << "-bit base [" << k.base[0] << ", " << k.base[1]
+                                        << "] dim " << k.dim << " step " << k.step);
+      T base(Scrambled(k.base, dtype));
+      T sliced(ffk_tensor_slice(base.t, k.dim, k.start, k.stop, k.step));
+      ASSERT_NE(sliced.t, nullptr) << FetchError();
+      T src(ffk_tensor_transpose(sliced.t, 0, 1));
+      std::vector<int64_t> shape = Shape(src.t);
+      // Into a dense tensor.
+      T dense(ffk_tensor_zeros(2, shape.data(), dtype, kCpu));
+      ASSERT_EQ(ffk_tensor_copy_from(dense.t, src.t), 0) << FetchError();
+      EXPECT_TRUE(SameElements(dense.t, src.t));
+      // Into a transposed view with a step of a bigger tensor: every 2nd row of its transpose.
+      T big(ffk_tensor_empty(2, std::vector<int64_t>{shape[1], 2 * shape[0] + 1}.data(), dtype, kCpu));
+      std::memset(ffk_tensor_data_ptr(big.t), 0xA5, static_cast<size_t>(ffk_tensor_nbytes(big.t)));
+      T big_t(ffk_tensor_transpose(big.t, 0, 1));
+      T dst(ffk_tensor_slice(big_t.t, 0, 1, 2 * shape[0] + 1, 2));
+      ASSERT_NE(dst.t, nullptr) << FetchError();
+      ASSERT_EQ(Shape(dst.t), shape);
+      ASSERT_EQ(ffk_tensor_copy_from(dst.t, src.t), 0) << FetchError();
+      EXPECT_TRUE(SameElements(dst.t, src.t));
+      EXPECT_TRUE(OnlyViewWritten(big.t, dst.t, 0xA5));
+    }
+  }
+}
+
+TEST_F(Tensor, PermutedCopiesOfThreeDimensionsMatchElementByElement) {
+  // The dimension copied together with the innermost one is not always the one before it.
+  T src(Scrambled({5, 37, 19}, kI32));
+  for (std::vector<int32_t> perm : {std::vector<int32_t>{0, 2, 1}, {2, 0, 1}, {1, 2, 0}, {2, 1, 0}}) {
+    SCOPED_TRACE(::testing::Message() << "perm " << perm[0] << perm[1] << perm[2]);
+    T p(ffk_tensor_permute(src.t, perm.data()));
+    ASSERT_NE(p.t, nullptr) << FetchError();
+    std::vector<int64_t> shape = Shape(p.t);
+    T dst(ffk_tensor_zeros(3, shape.data(), kI32, kCpu));
+    ASSERT_EQ(ffk_tensor_copy_from(dst.t, p.t), 0) << FetchError();
+    EXPECT_TRUE(SameElements(dst.t, p.t));
+    // And back through the permuted view of a fresh tensor: the source's bytes.
+    T again(ffk_tensor_zeros(3, std::vector<int64_t>{5, 37, 19}.data(), kI32, kCpu));
+    T again_p(ffk_tensor_permute(again.t, perm.data()));
+    ASSERT_EQ(ffk_tensor_copy_from(again_p.t, dst.t), 0) << FetchError();
+    EXPECT_EQ(std::memcmp(ffk_tensor_data_ptr(again.t), ffk_tensor_data_ptr(src.t),
+                          static_cast<size_t>(ffk_tensor_nbytes(src.t))),
+              0);
+  }
+}
+
+TEST_F(Tensor, FillOfATransposedViewSetsOnlyItsElements) {
+  T base(ffk_tensor_empty(2, std::vector<int64_t>{65, 131}.data(), kF32, kCpu));
+  std::memset(ffk_tensor_data_ptr(base.t), 0, static_cast<size_t>(ffk_tensor_nbytes(base.t)));
+  T t(ffk_tensor_transpose(base.t, 0, 1));   // [131, 65], strides [1, 131]
+  T v(ffk_tensor_slice(t.t, 0, 2, 131, 3));  // rows 2, 5, ..., 128 of it: strides [3, 131]
+  ffk_any x = ffk_any_float(1.5);
+  ASSERT_EQ(ffk_tensor_fill(v.t, &x), 0) << FetchError();
+  const float* p = static_cast<const float*>(ffk_tensor_data_ptr(base.t));
+  for (int64_t i = 0; i < 65; ++i)
+    for (int64_t j = 0; j < 131; ++j) ASSERT_EQ(p[i * 131 + j], j % 3 == 2 ? 1.5f : 0.0f) << i << ", " << j;
+}
+
 TEST_F(Tensor, TensorsLiveInContainersAndCrossCalls) {
   T a(Iota({2}));
   ffk_any v = ffk_any_object(Obj(a.t));
