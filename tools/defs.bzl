@@ -25,12 +25,14 @@ def _full_label(label):
     """//ffi -> //ffi:ffi, so that a suffix names the sibling target."""
     return label if ":" in label else label + ":" + label.split("/")[-1]
 
-def ffk_library(name, srcs, hdrs, components = [], deps = [], linkopts = [], **kwargs):
+def ffk_library(name, srcs, hdrs, components = [], deps = [], linkopts = [], local_defines = [], **kwargs):
     """A component library in its release and _testing forms.
 
-    components: other ffikit components (labels of ffk_library targets) this one uses;
-                the _testing form depends on their _testing forms.
-    deps:       external dependencies, identical in both forms.
+    components:    other ffikit components (labels of ffk_library targets) this one uses;
+                   the _testing form depends on their _testing forms.
+    deps:          external dependencies, identical in both forms.
+    local_defines: macros for this component's own sources (e.g. FFK_HAS_CUDA), in both
+                   forms; the _testing form adds FFK_TESTING=1.
     """
     for suffix, defines in [("", []), ("_testing", ["FFK_TESTING=1"])]:
         native.cc_library(
@@ -39,7 +41,7 @@ def ffk_library(name, srcs, hdrs, components = [], deps = [], linkopts = [], **k
             hdrs = hdrs,
             includes = ["include"],
             copts = C_OPTS,
-            local_defines = defines,
+            local_defines = local_defines + defines,
             deps = [_full_label(c) + suffix for c in components] + deps,
             linkopts = linkopts,
             linkstatic = True,
