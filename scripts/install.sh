@@ -22,7 +22,8 @@ install -m 0644 "$here/libffikit.a" "$prefix/lib/libffikit.a"
 install -m 0644 "$here"/ffi/include/ffikit/*.h "$here"/containers/include/ffikit/*.h "$here"/tensor/include/ffikit/*.h \
   "$here"/include/ffikit/ffikit.h "$prefix/include/ffikit/"
 install -m 0644 "$dlpack_h" "$prefix/include/dlpack/dlpack.h"
-sed -e "s|@PREFIX@|$prefix|" -e "s|@VERSION@|$version|" "$here/ffikit.pc.in" > "$prefix/lib/pkgconfig/ffikit.pc"
+# ffikit.configured.pc.in: ffikit.pc.in with Libs.private completed by Bazel (CUDA or not).
+sed -e "s|@PREFIX@|$prefix|" -e "s|@VERSION@|$version|" "$here/ffikit.configured.pc.in" > "$prefix/lib/pkgconfig/ffikit.pc"
 echo "installed ffikit under $prefix"
 echo "  export PKG_CONFIG_PATH=$prefix/lib/pkgconfig"
 echo "  cc app.c \$(pkg-config --cflags --libs ffikit)"
