@@ -5,7 +5,8 @@
  * under g_lock; ffk_storage_new copies the slot under the lock into the Storage, so the
  * Storage frees with the allocator it came from even if the slot is replaced later.
  * Statistics are relaxed atomics per (device type, device id) slot; the peak is raised
- * with a CAS loop.
+ * with a CAS loop. The CUDA allocators and the CUDA device count live in cuda.c, which a
+ * build without the CUDA toolkit leaves out (FFK_HAS_CUDA undefined).
  */
 #include "tensor_internal.h"
 
@@ -91,15 +92,11 @@ static int cpu_copy(void *ctx, void *dst, DLDevice dst_device, const void *src, 
 
 static const ffk_allocator k_cpu_allocator = {"cpu", NULL, cpu_allocate, cpu_free, cpu_copy};
 
-#ifdef FFK_HAS_CUDA
-void ffk_cuda__register_allocators(void);
-#endif
-
 static pthread_once_t g_once = PTHREAD_ONCE_INIT;
 static void register_builtins(void) {
   g_allocators[kDLCPU] = k_cpu_allocator;
 #ifdef FFK_HAS_CUDA
-  ffk_cuda__register_allocators();
+  ffk_cuda__register_allocators(g_allocators);
 #endif
 }
 
@@ -122,6 +119,15 @@ int ffk_allocator_register(int32_t device_type, const ffk_allocator *allocator, 
   g_allocators[device_type] = *allocator;
   pthread_mutex_unlock(&g_lock);
   return 0;
+}
+
+int ffk_device_count(int32_t device_type) {
+  if (check_device_type("ffk_device_count", device_type) != 0) return -1;
+  if (device_type == kDLCPU) return 1;
+#ifdef FFK_HAS_CUDA
+  if (device_type == kDLCUDA || device_type == kDLCUDAHost) return ffk_cuda__device_count();
+#endif
+  return 0; /* CUDA in a build without it, or a device type ffikit cannot enumerate */
 }
 
 int ffk_allocator_get(int32_t device_type, ffk_allocator *out) {
@@ -212,6 +218,14 @@ static ffk_storage *storage_new(DLDevice device, size_t nbytes, size_t alignment
   if (zero && nbytes > 0) {
     if (type == kDLCPU || type == kDLCUDAHost) {
       memset(data, 0, nbytes);
+#ifdef FFK_HAS_CUDA
+    } else if (type == kDLCUDA) {
+      if (ffk_cuda__zero(device, data, nbytes) != 0) {
+        alloc.free(alloc.ctx, device, data, nbytes);
+        ffk_object_release(&s->header);
+        return NULL;
+      }
+#endif
     } else if (alloc.copy == NULL) {
       alloc.free(alloc.ctx, device, data, nbytes);
       ffk_object_release(&s->header);

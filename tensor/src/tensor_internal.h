@@ -66,4 +66,27 @@ void ffk_tensor__contiguous_strides(int32_t ndim, const int64_t *shape, int64_t 
 
 int ffk_tensor__repr(ffk_object *self, ffk_repr_ctx *ctx);
 
+#ifdef FFK_HAS_CUDA
+/*
+ * cuda.c, in a build with the CUDA toolkit only. Each function makes the device current
+ * for the call, has finished on the device when it returns, and fails with a
+ * RuntimeError (MemoryError for out of memory) naming the device and the CUDA error.
+ */
+
+/* Stores the kDLCUDA and kDLCUDAHost allocators into the registry's `table` (indexed by device type). */
+void ffk_cuda__register_allocators(ffk_allocator *table);
+
+/* The number of CUDA devices; 0 when there is no driver or no device. Never raises. */
+int ffk_cuda__device_count(void);
+
+/* Sets `nbytes` bytes of device memory at `data` on CUDA `device` to zero. 0 or -1. */
+int ffk_cuda__zero(DLDevice device, void *data, size_t nbytes);
+
+/* Sets every element of `t` (on a CUDA device) to the `size` bytes at `elem` (host). 0 or -1. */
+int ffk_cuda__fill(ffk_tensor *t, const void *elem, size_t size);
+
+/* Copies `src` into `dst`, any strides, both on one CUDA device with the same shape and dtype. 0 or -1. */
+int ffk_cuda__copy(ffk_tensor *dst, const ffk_tensor *src);
+#endif
+
 #endif /* FFIKIT_TENSOR_INTERNAL_H */

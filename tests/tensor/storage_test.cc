@@ -63,8 +63,23 @@ TEST_F(Storage, BadRequestsNameTheValue) {
 TEST_F(Storage, CudaWithoutCudaIsAClearError) {
   ffk_allocator a;
   if (ffk_allocator_get(kDLCUDA, &a) == 1) GTEST_SKIP() << "built with CUDA; covered by the gpu tests";
+  EXPECT_EQ(ffk_device_count(kDLCUDA), 0);
+  EXPECT_EQ(ffk_device_count(kDLCUDAHost), 0);
   EXPECT_EQ(ffk_storage_new(DLDevice{kDLCUDA, 0}, 8, 0), nullptr);
   EXPECT_EQ(FetchError(), "RuntimeError: cannot allocate on device `cuda:0`: ffikit was built without CUDA");
+  EXPECT_EQ(ffk_storage_new(DLDevice{kDLCUDAHost, 0}, 8, 0), nullptr);
+  EXPECT_EQ(FetchError(), "RuntimeError: cannot allocate on device `cuda_host:0`: ffikit was built without CUDA");
+}
+
+TEST_F(Storage, DeviceCountKnowsTheCpuAndRefusesUnknownTypes) {
+  EXPECT_EQ(ffk_device_count(kDLCPU), 1);
+  EXPECT_EQ(ffk_device_count(kDLVulkan), 0);  // known, but ffikit cannot enumerate it
+  EXPECT_GE(ffk_device_count(kDLCUDA), 0);    // 0 without CUDA, a driver or a device: never an error
+  EXPECT_FALSE(ffk_error_occurred()) << FetchError();
+  EXPECT_EQ(ffk_device_count(99), -1);
+  EXPECT_EQ(FetchError(), "ValueError: ffk_device_count: unknown device type 99");
+  EXPECT_EQ(ffk_device_count(0), -1);
+  EXPECT_EQ(FetchError(), "ValueError: ffk_device_count: unknown device type 0");
 }
 
 // A user allocator that counts and delegates to the previous one.

@@ -13,6 +13,33 @@
  * memory). Shared-memory storage (ffk_storage_new_shared) is host memory other processes
  * can map by name.
  *
+ * The CUDA allocators (a build with CUDA only; ffk_allocator_get says whether there is one):
+ *  - kDLCUDA, device `cuda:N`: cudaMalloc/cudaFree on CUDA device N, made current for
+ *    the call (the thread's current device is restored after). The bytes are aligned to
+ *    256, and an alignment over 256 is refused with a ValueError ("cannot allocate on
+ *    device `cuda:0`: alignment 512 is larger than the 256 bytes CUDA allocations are
+ *    aligned to"), before any CUDA call. Zeroed storage is set with cudaMemset.
+ *  - kDLCUDAHost, device `cuda_host:N`: page-locked host memory (cudaHostAlloc, portable
+ *    to every device; cudaFreeHost), aligned as asked up to FFK_STORAGE_MAX_ALIGNMENT,
+ *    readable and writable from the host like CPU memory and copied to and from devices
+ *    by DMA. N must name an existing CUDA device (use 0).
+ *  - Their copy routine moves dense bytes between cpu, cuda_host and cuda memory in any
+ *    direction (cudaMemcpy, cudaMemcpyPeer between two devices) and has finished when it
+ *    returns.
+ *  - Failures are RuntimeErrors naming the operation, the device and the CUDA error's
+ *    name, number and text, worded for the usual causes: "cannot allocate on device
+ *    `cuda:0`: no CUDA driver is installed (cudaErrorInsufficientDriver 35: CUDA driver
+ *    version is insufficient for CUDA runtime version)", "... no CUDA device is present
+ *    (cudaErrorNoDevice 100: ...)", "... no such CUDA device, this machine has 1
+ *    (cudaErrorInvalidDevice 101: ...)". Out of device memory is a MemoryError: "cannot
+ *    allocate 1099511627776 bytes on device `cuda:0`: out of memory
+ *    (cudaErrorMemoryAllocation 2: out of memory)". These allocations do not go through
+ *    ffikit's host allocation path, so the failing-allocator hook (ffikit/debug.h) does
+ *    not fail them.
+ * In a build without CUDA there is no allocator for kDLCUDA/kDLCUDAHost and storage on
+ * them fails with "RuntimeError: cannot allocate on device `cuda:0`: ffikit was built
+ * without CUDA".
+ *
  * Thread safety: every function here may be called from any thread. Registering an
  * allocator while others allocate from the same device type is safe: each Storage keeps
  * the allocator it came from.
@@ -59,15 +86,27 @@ FFK_API int ffk_allocator_register(int32_t device_type, const ffk_allocator *all
  */
 FFK_API int ffk_allocator_get(int32_t device_type, ffk_allocator *out);
 
+/*
+ * The number of devices of `device_type` this process can use: 1 for kDLCPU; for
+ * kDLCUDA and kDLCUDAHost the number of CUDA devices (cudaGetDeviceCount), which is 0,
+ * not an error, when ffikit was built without CUDA, no CUDA driver is installed, or no
+ * device is present; 0 for other known device types, which ffikit cannot enumerate.
+ * -1 with a ValueError ("ffk_device_count: unknown device type 99") for a device type
+ * that DLPack does not define. Takes and returns no references.
+ */
+FFK_API int ffk_device_count(int32_t device_type);
+
 typedef struct ffk_storage ffk_storage;
 
 /*
  * A new Storage of `nbytes` bytes on `device`, aligned to `alignment` (0 for the default
- * of FFK_STORAGE_DEFAULT_ALIGNMENT; a power of two up to FFK_STORAGE_MAX_ALIGNMENT). The
- * bytes are uninitialised. Returns a new reference, or NULL with: ValueError (bad
- * alignment, or nbytes over PTRDIFF_MAX), RuntimeError "no allocator for device `cuda`:
- * ffikit was built without CUDA" or the device's own error (no driver, no such
- * device), MemoryError.
+ * of FFK_STORAGE_DEFAULT_ALIGNMENT; a power of two up to FFK_STORAGE_MAX_ALIGNMENT, and
+ * up to 256 on a CUDA device). The bytes are uninitialised. On a CUDA device the device
+ * is checked even when nbytes is 0. Returns a new reference, or NULL with: ValueError
+ * (bad alignment, nbytes over PTRDIFF_MAX, an unknown device), RuntimeError "cannot
+ * allocate on device `cuda:0`: ffikit was built without CUDA" or the device's own error
+ * (no driver, no device, no such device: see above), MemoryError (host or device memory
+ * exhausted).
  */
 FFK_API ffk_storage *ffk_storage_new(DLDevice device, size_t nbytes, size_t alignment);
 
