@@ -7,9 +7,12 @@
  * along it). A copy that transposes (one side's elements lie closer together along
  * another dimension than along the row, as in a transpose view) would touch a new cache
  * line and page for every element of a row on that side; it is copied in blocks and
- * tiles of those two dimensions instead (see copy_panel). Device memory is reached
- * through the allocators' copy routine, which moves dense byte ranges; strided layouts on
- * a device are staged through a dense tensor on that side when the other side is the CPU.
+ * tiles of those two dimensions instead (see copy_panel). A device with kernels (CUDA,
+ * in a build with it: cuda.c) copies between any layouts on itself and fills in place.
+ * Between devices, dense bytes move through the allocators' copy routine; a strided side
+ * is gathered into (or scattered from) a dense tensor on its own side first: by the loops
+ * here on the host, by a kernel on a device with kernels. A strided side on a device
+ * without kernels is NotImplemented.
  */
 #include "tensor_internal.h"
 
@@ -19,6 +22,26 @@
 static const DLDevice kCpu = {kDLCPU, 0};
 
 static bool on_host(DLDevice d) { return d.device_type == kDLCPU || d.device_type == kDLCUDAHost; }
+
+/* The devices with kernels, and the calls into them. */
+#ifdef FFK_HAS_CUDA
+static bool has_kernels(DLDevice d) { return d.device_type == kDLCUDA; }
+static int kernel_copy(ffk_tensor *dst, const ffk_tensor *src) { return ffk_cuda__copy(dst, src); }
+static int kernel_fill(ffk_tensor *t, const void *elem, size_t size) { return ffk_cuda__fill(t, elem, size); }
+#else
+static bool has_kernels(DLDevice d) {
+  (void)d;
+  return false;
+}
+static int kernel_copy(ffk_tensor *dst, const ffk_tensor *src) {
+  (void)dst, (void)src;
+  return ffk_error_set(FFK_ERR_NOT_IMPLEMENTED, "this build has no device kernels");
+}
+static int kernel_fill(ffk_tensor *t, const void *elem, size_t size) {
+  (void)t, (void)elem, (void)size;
+  return ffk_error_set(FFK_ERR_NOT_IMPLEMENTED, "this build has no device kernels");
+}
+#endif
 
 /* Copies `n` elements of `size` bytes from src (stride ss elements) to dst (stride ds). */
 static void copy_row(char *dst, int64_t ds, const char *src, int64_t ss, int64_t n, size_t size) {
@@ -267,26 +290,35 @@ int ffk_tensor_copy_from(ffk_tensor *dst, const ffk_tensor *src) {
     return 0;
   }
   if (ffk_tensor_numel(dst) == 0) return 0;
-  /* A device is involved: move dense bytes with its allocator, staging strided sides on the host. */
+  /* A device is involved. On one device with kernels a single kernel handles any layouts. */
+  if (ffk_device_equal(dst->dl.device, src->dl.device) && has_kernels(dst->dl.device)) return kernel_copy(dst, src);
+  /* Otherwise dense bytes move with an allocator's copy; a strided side is staged on its own side first. */
   if (!ffk_tensor_is_contiguous(src)) {
-    if (!on_host(src->dl.device))
+    bool host = on_host(src->dl.device);
+    if (!host && !has_kernels(src->dl.device))
       return ffk_error_set(FFK_ERR_NOT_IMPLEMENTED, "ffk_tensor_copy_from: a strided source on a device needs its "
                                                     "kernels (this build has none for it)");
-    ffk_tensor *tmp = dense_like(src, kCpu);
+    ffk_tensor *tmp = dense_like(src, host ? kCpu : src->dl.device);
     if (tmp == NULL) return -1;
-    host_copy(tmp, src, size);
-    int rc = ffk_tensor_copy_from(dst, tmp);
+    int rc = 0;
+    if (host) host_copy(tmp, src, size);
+    else rc = kernel_copy(tmp, src);
+    if (rc == 0) rc = ffk_tensor_copy_from(dst, tmp);
     ffk_object_release((ffk_object *)tmp);
     return rc;
   }
   if (!ffk_tensor_is_contiguous(dst)) {
-    if (!on_host(dst->dl.device))
+    bool host = on_host(dst->dl.device);
+    if (!host && !has_kernels(dst->dl.device))
       return ffk_error_set(FFK_ERR_NOT_IMPLEMENTED, "ffk_tensor_copy_from: a strided destination on a device needs "
                                                     "its kernels (this build has none for it)");
-    ffk_tensor *tmp = dense_like(dst, kCpu);
+    ffk_tensor *tmp = dense_like(dst, host ? kCpu : dst->dl.device);
     if (tmp == NULL) return -1;
     int rc = ffk_tensor_copy_from(tmp, src);
-    if (rc == 0) host_copy(dst, tmp, size);
+    if (rc == 0) {
+      if (host) host_copy(dst, tmp, size);
+      else rc = kernel_copy(dst, tmp);
+    }
     ffk_object_release((ffk_object *)tmp);
     return rc;
   }
@@ -351,6 +383,7 @@ int ffk_tensor_fill(ffk_tensor *t, const ffk_any *value) {
   size_t size = t->dl.dtype.bits / 8;
   int64_t n = ffk_tensor_numel(t);
   if (n == 0) return 0;
+  if (has_kernels(t->dl.device)) return kernel_fill(t, elem, size);
   /* One element on the host, broadcast with a zero stride through the ordinary copy. */
   ffk_tensor *one = ffk_tensor_empty(0, NULL, t->dl.dtype, kCpu);
   if (one == NULL) return -1;

@@ -114,22 +114,34 @@ FFK_API ffk_tensor *ffk_tensor_as_strided(const ffk_tensor *t, int32_t ndim, con
 
 /*
  * `t` itself (a new reference) when it is contiguous, otherwise a contiguous copy on the
- * same device.
+ * same device (on a CUDA device, made by the strided-copy kernel). NULL with the errors
+ * of ffk_tensor_empty and ffk_tensor_copy_from.
  */
 FFK_API ffk_tensor *ffk_tensor_contiguous(const ffk_tensor *t);
 
 /*
- * Copies the elements of `src` into `dst` (same shape and dtype, any strides). Between
- * CPU tensors any layout works; to, from and between devices the copy goes through the
- * devices' allocators (strided layouts on a device need its kernels). 0, or -1 with a
- * ValueError naming the mismatch, a RuntimeError from the device, or a MemoryError.
- * Overlapping src and dst give unspecified element values but never a crash.
+ * Copies the elements of `src` into `dst` (same shape and dtype, any strides; both
+ * borrowed). Between host tensors (cpu, cuda_host) any layout works. To, from and
+ * between devices, dense bytes go through the devices' allocators, and a strided side
+ * is first gathered into (or afterwards scattered from) a temporary dense tensor on its
+ * own side: on the host by ffikit's loops, on a device by its kernels. In a build with
+ * CUDA, two tensors on one CUDA device are copied by one strided-copy kernel whatever
+ * their layouts; between two CUDA devices a strided side is staged on its own device and
+ * the dense bytes move with cudaMemcpyPeer. CUDA copies have finished when the call
+ * returns. A strided side on a device without kernels is a NotImplementedError. 0, or
+ * -1 with a ValueError naming the mismatch, a RuntimeError from the device (naming it
+ * and the CUDA error), or a MemoryError (also for a temporary). Overlapping src and dst
+ * give unspecified element values but never a crash.
  */
 FFK_API int ffk_tensor_copy_from(ffk_tensor *dst, const ffk_tensor *src);
 
 /*
  * Sets every element of `t` to `value` (an int, float or bool, converted to t's dtype as
- * C converts). 0, or -1 with a TypeError (value), ValueError (dtype) or the device's error.
+ * C converts; both borrowed). Any strides. On a CUDA device the fill kernel writes in
+ * place (cudaMemset when the tensor is dense and the element's bytes are all equal) and
+ * has finished when the call returns; on other devices the element is broadcast from the
+ * host through ffk_tensor_copy_from. 0, or -1 with a TypeError (value), ValueError
+ * (dtype) or the device's error (a RuntimeError naming the device and the CUDA error).
  */
 FFK_API int ffk_tensor_fill(ffk_tensor *t, const ffk_any *value);
 
