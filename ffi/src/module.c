@@ -8,7 +8,10 @@
  * never dlclose, because what init registered has no link back to the Module.
  *
  * g_lock (recursive, so an init may load other modules) serialises the init step and
- * guards g_initialised, the handles whose init has run in this process.
+ * guards g_initialised, the handles whose init has run in this process. dlopen and
+ * dlclose also run under it: glibc serialises them anyway with a lock of its own, but
+ * ThreadSanitizer cannot see that one and reports the loader's memory, allocated in one
+ * thread's dlopen and freed in another's dlclose, as a race.
  */
 #include "internal.h"
 
@@ -45,7 +48,11 @@ static void init_lock(void) {
 static void module_deleter(void *self, int which) {
   ffk_module *m = self;
   if ((which & FFK_DELETER_DESTROY) && m->handle != NULL) {
-    if (!m->pinned) dlclose(m->handle);
+    if (!m->pinned) {
+      pthread_mutex_lock(&g_lock); /* a loaded module exists, so g_once has run */
+      dlclose(m->handle);
+      pthread_mutex_unlock(&g_lock);
+    }
     m->handle = NULL;
   }
   if (which & FFK_DELETER_FREE) ffk_object_free(&m->header);
@@ -112,14 +119,17 @@ ffk_module *ffk_module_load(const char *path) {
   ffk_module *m = (ffk_module *)ffk_object_alloc(FFK_TYPE_MODULE, sizeof(ffk_module) + len + 1, module_deleter);
   if (m == NULL) return NULL;
   memcpy(m->path, path, len + 1);
+  pthread_mutex_lock(&g_lock);
   dlerror(); /* clear any stale message */
   m->handle = dlopen(path, RTLD_NOW | RTLD_LOCAL);
+  const char *why = m->handle == NULL ? dlerror() : NULL;
   if (m->handle == NULL) {
-    const char *why = dlerror();
     ffk_error_set(FFK_ERR_RUNTIME, "cannot load module `%s`: %s", path, why ? why : "unknown reason");
+    pthread_mutex_unlock(&g_lock);
     ffk_object_release(&m->header);
     return NULL;
   }
+  pthread_mutex_unlock(&g_lock);
   int rc = check_abi(m);
   if (rc == 0) {
     pthread_mutex_lock(&g_lock);
