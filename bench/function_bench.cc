@@ -33,6 +33,13 @@
 //                  std::shared_mutex around each find (the usual way to share a map)
 //                  / umap: the umap loop with no lock, a control showing how far two
 //                  threads can scale on this machine at all
+//   registry_get_disjoint (scaling, as above)
+//                  the same loops, but thread t of n cycles over its own n-th of the names
+//                  (one thread: all of them), so the threads share no Function: only the
+//                  registry itself is shared. In registry_get_shared both threads go over
+//                  every name, so each Function's reference count (written by the retain
+//                  and the release) moves between the two cores about once per lookup
+//                  / umap: the unlocked control over the same ranges
 //   error_raise_bt, error_raise_nobt
 //                  ffk_error_set(FFK_ERR_VALUE, "bad value %d", i) in a noinline callee
 //                  returning -1, then ffk_error_fetch + ffk_object_release in the caller;
@@ -298,6 +305,46 @@ int Start(const benchmark::State &state) { return (kNames / 2) * state.thread_in
 
 inline int Next(int k) { return k + 1 == kNames ? 0 : k + 1; }
 
+// The names thread t of n cycles over in the `disjoint` runs: its own 1/n of the list.
+struct Range {
+  int begin, end;
+};
+Range OwnRange(const benchmark::State &state) {
+  int t = state.thread_index(), n = state.threads();
+  return {kNames * t / n, kNames * (t + 1) / n};
+}
+
+void RegistryGetDisjoint_ffikit(benchmark::State &state) {
+  const char *const *names = TheNames().c.data();
+  Range r = OwnRange(state);
+  int k = r.begin;
+  for (auto _ : state) {
+    ffk_function *f;
+    if (FFK_UNLIKELY(ffk_function_get_global(names[k], &f) != 1))
+      return SkipWithFfkError(state, "ffk_function_get_global did not find a registered name");
+    Escape(f);
+    ffk_object_release(Obj(f));
+    k = k + 1 == r.end ? r.begin : k + 1;
+  }
+  state.SetItemsProcessed(static_cast<int64_t>(state.iterations()));
+}
+
+void RegistryGetDisjoint_umap(benchmark::State &state) {
+  Names &n = TheNames();
+  const std::string *names = n.str.data();
+  const auto &umap = n.umap;
+  Range r = OwnRange(state);
+  int k = r.begin;
+  for (auto _ : state) {
+    auto it = umap.find(names[k]);
+    if (FFK_UNLIKELY(it == umap.end())) return state.SkipWithError("umap did not find a name");
+    void *f = it->second;
+    benchmark::DoNotOptimize(f);
+    k = k + 1 == r.end ? r.begin : k + 1;
+  }
+  state.SetItemsProcessed(static_cast<int64_t>(state.iterations()));
+}
+
 void RegistryGet_ffikit(benchmark::State &state) {
   const char *const *names = TheNames().c.data();
   int k = Start(state);
@@ -441,6 +488,11 @@ void RegisterAll() {
       ->Threads(2)
       ->UseRealTime();
   RegisterBenchmark("registry_get_shared/umap", RegistryGet_umap)->Threads(1)->Threads(2)->UseRealTime();
+  RegisterBenchmark("registry_get_disjoint/ffikit", RegistryGetDisjoint_ffikit)
+      ->Threads(1)
+      ->Threads(2)
+      ->UseRealTime();
+  RegisterBenchmark("registry_get_disjoint/umap", RegistryGetDisjoint_umap)->Threads(1)->Threads(2)->UseRealTime();
 
   for (bool bt : {true, false}) {
     std::string group = bt ? "error_raise_bt" : "error_raise_nobt";

@@ -87,17 +87,37 @@ static entry *find(const table *t, const char *name, uint64_t hash, size_t *slot
   }
 }
 
+/*
+ * Entries and tables are read by every thread that looks names up, so they get whole
+ * cache lines: a line shared with a Function's reference count (or anything else some
+ * thread writes) would move between cores on every lookup. `size` bytes aligned to 64,
+ * padded to a multiple of 64; the word before the block points to what to free.
+ */
+static void *alloc_lines(size_t size, bool zero) {
+  size_t padded = (size + 63) & ~(size_t)63;
+  char *raw = ffk_mem_alloc(padded + 64);
+  if (raw == NULL) return NULL;
+  char *p = raw + 64 - ((uintptr_t)raw & 63); /* at least one word of room before p */
+  ((void **)p)[-1] = raw;
+  if (zero) memset(p, 0, padded);
+  return p;
+}
+
+static void free_lines(void *p) {
+  if (p != NULL) ffk_mem_free(((void **)p)[-1]);
+}
+
 static void reclaim_entry(ffk_epoch__retired *item) {
   entry *e = (entry *)item;
   ffk_object_release((ffk_object *)e->fn);
-  ffk_mem_free(e);
+  free_lines(e);
 }
 
-static void reclaim_table(ffk_epoch__retired *item) { ffk_mem_free(item); }
+static void reclaim_table(ffk_epoch__retired *item) { free_lines(item); }
 
 /* A new table of `nslots` (a power of two) holding the live entries of `old`. */
 static table *rebuild(const table *old, size_t nslots) {
-  table *t = ffk_mem_calloc(1, sizeof(table) + nslots * sizeof(entry *));
+  table *t = alloc_lines(sizeof(table) + nslots * sizeof(entry *), true);
   if (t == NULL) return NULL;
   t->mask = nslots - 1;
   for (size_t i = 0; old != NULL && i <= old->mask; ++i) {
@@ -151,7 +171,7 @@ int ffk_function_register(const char *name, ffk_function *f, bool override) {
   if (f == NULL) return ffk_error_set(FFK_ERR_VALUE, "ffk_function_register: the function for `%s` is NULL", name);
   size_t len = strlen(name);
   uint64_t hash = ffk_hash_bytes(name, len);
-  entry *e = ffk_mem_alloc(sizeof(entry) + len + 1); /* made before locking: allocation can fail */
+  entry *e = alloc_lines(sizeof(entry) + len + 1, false); /* made before locking: allocation can fail */
   if (e == NULL) return -1;
   e->hash = hash;
   e->fn = f;
@@ -178,7 +198,7 @@ int ffk_function_register(const char *name, ffk_function *f, bool override) {
   pthread_mutex_unlock(&s->lock);
   if (old_table != NULL) ffk_epoch__retire(&old_table->retired, reclaim_table);
   if (replaced != NULL) ffk_epoch__retire(&replaced->retired, reclaim_entry);
-  if (rc != 0) ffk_mem_free(e); /* never published */
+  if (rc != 0) free_lines(e); /* never published */
   if (rc == 1) return ffk_error_set(FFK_ERR_VALUE, "global function `%s` is already registered", name);
   return rc;
 }
