@@ -2,7 +2,9 @@
  * storage.c - Storage objects, the allocator registry, the CPU allocator and statistics.
  *
  * The registry is an array indexed by DLPack device type. Each slot is published whole
- * under g_lock; ffk_storage_new copies the slot under the lock into the Storage, so the
+ * under g_lock; ffk_storage_new copies the slot under the lock into the Storage (or, for
+ * the CPU while its built-in allocator is in place, takes that one without the lock;
+ * small CPU storage then keeps its bytes inside the Storage object), so the
  * Storage frees with the allocator it came from even if the slot is replaced later.
  * Statistics are relaxed atomics per (device type, device id) slot; the peak is raised
  * with a CAS loop. The CUDA allocators and the CUDA device count live in cuda.c, which a
@@ -21,6 +23,8 @@
 
 static ffk_allocator g_allocators[MAX_DEVICE_TYPES];
 static pthread_mutex_t g_lock = PTHREAD_MUTEX_INITIALIZER;
+/* True until a CPU allocator is registered: CPU storage then skips g_lock. */
+static bool g_cpu_is_builtin = true;
 
 typedef struct stats_slot {
   int64_t bytes, blocks, peak;
@@ -117,6 +121,7 @@ int ffk_allocator_register(int32_t device_type, const ffk_allocator *allocator, 
   pthread_mutex_lock(&g_lock);
   if (previous != NULL) *previous = g_allocators[device_type];
   g_allocators[device_type] = *allocator;
+  if (device_type == kDLCPU) __atomic_store_n(&g_cpu_is_builtin, false, __ATOMIC_RELEASE);
   pthread_mutex_unlock(&g_lock);
   return 0;
 }
@@ -173,6 +178,31 @@ ffk_storage *ffk_storage__wrap(DLDevice device, void *data, size_t nbytes, void 
   return own(s, device, data, nbytes);
 }
 
+/* Small CPU storage keeps its bytes in the Storage object's own block: one allocation, not two. */
+#define INLINE_MAX 256
+
+/* The bytes live inside the Storage object: nothing to give back. */
+static void release_inline(ffk_storage *s) { (void)s; }
+
+/*
+ * Storage of the built-in CPU allocator with its bytes after the object, aligned. They
+ * are zero either way: ffk_object_alloc zeroes the whole block.
+ */
+static ffk_storage *storage_new_inline(DLDevice device, size_t nbytes, size_t alignment) {
+  size_t size = sizeof(ffk_storage) + alignment - 1 + nbytes;
+  ffk_storage *s = (ffk_storage *)ffk_object_alloc(FFK_TYPE_STORAGE, size, storage_deleter);
+  if (s == NULL) return NULL;
+  uintptr_t data = ((uintptr_t)(s + 1) + alignment - 1) & ~(uintptr_t)(alignment - 1);
+  s->release = release_inline;
+  return own(s, device, (void *)data, nbytes);
+}
+
+/* "`cuda:0`" for messages; formatted only on the paths that raise. */
+static const char *device_text(DLDevice device, char (*buf)[FFK_DEVICE_STR_MAX]) {
+  ffk_device_format(device, *buf, sizeof *buf);
+  return *buf;
+}
+
 static ffk_storage *storage_new(DLDevice device, size_t nbytes, size_t alignment, bool zero) {
   pthread_once(&g_once, register_builtins);
   char dev[FFK_DEVICE_STR_MAX];
@@ -192,10 +222,14 @@ static ffk_storage *storage_new(DLDevice device, size_t nbytes, size_t alignment
     return NULL;
   }
   ffk_allocator alloc;
-  pthread_mutex_lock(&g_lock);
-  alloc = g_allocators[type];
-  pthread_mutex_unlock(&g_lock);
-  ffk_device_format(device, dev, sizeof dev);
+  if (type == kDLCPU && __atomic_load_n(&g_cpu_is_builtin, __ATOMIC_ACQUIRE)) {
+    if (nbytes <= INLINE_MAX && alignment <= INLINE_MAX) return storage_new_inline(device, nbytes, alignment);
+    alloc = k_cpu_allocator;
+  } else {
+    pthread_mutex_lock(&g_lock);
+    alloc = g_allocators[type];
+    pthread_mutex_unlock(&g_lock);
+  }
   if (alloc.allocate == NULL) {
 #ifdef FFK_HAS_CUDA
     const char *why = "no allocator is registered for it";
@@ -204,14 +238,15 @@ static ffk_storage *storage_new(DLDevice device, size_t nbytes, size_t alignment
                           ? "ffikit was built without CUDA"
                           : "no allocator is registered for it";
 #endif
-    ffk_error_set(FFK_ERR_RUNTIME, "cannot allocate on device `%s`: %s", dev, why);
+    ffk_error_set(FFK_ERR_RUNTIME, "cannot allocate on device `%s`: %s", device_text(device, &dev), why);
     return NULL;
   }
   ffk_storage *s = (ffk_storage *)ffk_object_alloc(FFK_TYPE_STORAGE, sizeof(ffk_storage), storage_deleter);
   if (s == NULL) return NULL;
   void *data = alloc.allocate(alloc.ctx, device, nbytes, alignment);
   if (data == NULL && (nbytes > 0 || ffk_error_occurred())) {
-    if (!ffk_error_occurred()) ffk_error_set(FFK_ERR_MEMORY, "cannot allocate %zu bytes on `%s`", nbytes, dev);
+    if (!ffk_error_occurred())
+      ffk_error_set(FFK_ERR_MEMORY, "cannot allocate %zu bytes on `%s`", nbytes, device_text(device, &dev));
     ffk_object_release(&s->header);
     return NULL;
   }
@@ -229,7 +264,8 @@ static ffk_storage *storage_new(DLDevice device, size_t nbytes, size_t alignment
     } else if (alloc.copy == NULL) {
       alloc.free(alloc.ctx, device, data, nbytes);
       ffk_object_release(&s->header);
-      ffk_error_set(FFK_ERR_NOT_IMPLEMENTED, "cannot zero storage on `%s`: its allocator has no copy", dev);
+      ffk_error_set(FFK_ERR_NOT_IMPLEMENTED, "cannot zero storage on `%s`: its allocator has no copy",
+                    device_text(device, &dev));
       return NULL;
     } else {
       /* Zero through a host buffer in chunks. */

@@ -40,6 +40,33 @@ TEST_F(Storage, CpuStorageIsAlignedAndCounted) {
   EXPECT_EQ(ffk_storage_get_stats(kCpu).peak_bytes_in_use, after.bytes_in_use);
 }
 
+TEST_F(Storage, SmallAndLargeCpuStorageAlikeAreAlignedZeroableAndCounted) {
+  // Small CPU storage keeps its bytes inside the Storage object; larger storage or a
+  // larger alignment goes through the allocator. Both must look the same from outside.
+  for (size_t nbytes : {0, 1, 24, 255, 256, 257, 1000}) {
+    for (size_t alignment : {0, 8, 64, 128, 256, 512, 4096}) {
+      size_t want = alignment == 0 ? 64 : alignment;
+      ffk_storage_stats before = ffk_storage_get_stats(kCpu);
+      ffk_storage* s = ffk_storage_new(kCpu, nbytes, alignment);
+      ffk_storage* z = ffk_storage_new_zeroed(kCpu, nbytes, alignment);
+      ASSERT_NE(s, nullptr) << FetchError();
+      ASSERT_NE(z, nullptr) << FetchError();
+      for (ffk_storage* x : {s, z}) {
+        EXPECT_EQ(reinterpret_cast<uintptr_t>(ffk_storage_data(x)) % want, 0u) << nbytes << " " << alignment;
+        EXPECT_EQ(ffk_storage_nbytes(x), nbytes);
+      }
+      for (size_t i = 0; i < nbytes; ++i) ASSERT_EQ(static_cast<char*>(ffk_storage_data(z))[i], 0) << i;
+      if (nbytes > 0) memset(ffk_storage_data(s), 0x5a, nbytes);  // every byte writable (ASan)
+      ffk_storage_stats during = ffk_storage_get_stats(kCpu);
+      EXPECT_EQ(during.bytes_in_use - before.bytes_in_use, static_cast<int64_t>(2 * nbytes));
+      EXPECT_EQ(during.blocks_in_use - before.blocks_in_use, 2);
+      ffk_object_release(Obj(s));
+      ffk_object_release(Obj(z));
+      EXPECT_EQ(ffk_storage_get_stats(kCpu).bytes_in_use, before.bytes_in_use);
+    }
+  }
+}
+
 TEST_F(Storage, EmptyStorageIsValid) {
   ffk_storage* s = ffk_storage_new(kCpu, 0, 0);
   ASSERT_NE(s, nullptr);
