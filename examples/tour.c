@@ -312,7 +312,7 @@ int main(void) {
     ffk_object_release((ffk_object *)echo);
   }
 
-  printf("\n13. Tensors: storage, views that share it, shared memory with a child process, DLPack\n");
+  printf("\n13. Tensors: storage, views that share it, shared memory with a child process, DLPack, CUDA\n");
   int64_t shape2[2] = {2, 3};
   ffk_tensor *tensor = ffk_tensor_zeros(2, shape2, (DLDataType){kDLFloat, 32, 1}, (DLDevice){kDLCPU, 0});
   float *elems = ffk_tensor_data_ptr(tensor);
@@ -356,6 +356,24 @@ int main(void) {
            ffk_storage_shared_name(shm), (int)child, ((float *)ffk_tensor_data_ptr(shared))[5]);
     ffk_object_release((ffk_object *)shared);
     ffk_object_release((ffk_object *)shm); /* the last holder: the name is unlinked */
+  }
+  /* CUDA: device storage and kernels when a GPU is there; a clear error when not. */
+  printf("  CUDA devices: %d\n", (int)ffk_device_count(kDLCUDA));
+  ffk_tensor *gpu = ffk_tensor_empty(2, shape2, (DLDataType){kDLFloat, 32, 1}, (DLDevice){kDLCUDA, 0});
+  if (gpu == NULL) {
+    show_error("ffk_tensor_empty(..., cuda:0)");
+  } else {
+    ffk_tensor *back = ffk_tensor_empty(2, shape2, (DLDataType){kDLFloat, 32, 1}, (DLDevice){kDLCPU, 0});
+    if (back != NULL && ffk_tensor_copy_from(gpu, tensor) == 0 && ffk_tensor_copy_from(back, gpu) == 0) {
+      ffk_any gv = ffk_any_object((ffk_object *)gpu);
+      show("copied to the GPU", &gv);
+      ffk_any_release(&gv);
+      printf("  and back: element [1, 1] = %g\n", ((float *)ffk_tensor_data_ptr(back))[4]);
+    } else {
+      show_error("copy to and from cuda:0");
+    }
+    ffk_object_release((ffk_object *)back);
+    ffk_object_release((ffk_object *)gpu);
   }
   ffk_any_release(&tv);
   ffk_any_release(&trv);
