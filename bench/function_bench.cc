@@ -33,6 +33,9 @@
 //                  std::shared_mutex around each find (the usual way to share a map)
 //                  / umap: the umap loop with no lock, a control showing how far two
 //                  threads can scale on this machine at all
+//                  / umap_retain: the unlocked umap loop plus ffk_object_retain and
+//                  _release of the Function found: what returning a new reference costs
+//                  when both threads use the same Functions, with no registry involved
 //   registry_get_disjoint (scaling, as above)
 //                  the same loops, but thread t of n cycles over its own n-th of the names
 //                  (one thread: all of them), so the threads share no Function: only the
@@ -374,6 +377,25 @@ void RegistryGet_umap(benchmark::State &state) {
   state.SetItemsProcessed(static_cast<int64_t>(state.iterations()));
 }
 
+// The umap loop plus what a new reference costs: ffk_object_retain and _release of the
+// Function found (the same Functions the registry holds).
+void RegistryGet_umap_retain(benchmark::State &state) {
+  Names &n = TheNames();
+  const std::string *names = n.str.data();
+  const auto &umap = n.umap;
+  int k = Start(state);
+  for (auto _ : state) {
+    auto it = umap.find(names[k]);
+    if (FFK_UNLIKELY(it == umap.end())) return state.SkipWithError("umap did not find a name");
+    ffk_object *f = static_cast<ffk_object *>(it->second);
+    ffk_object_retain(f);
+    Escape(f);
+    ffk_object_release(f);
+    k = Next(k);
+  }
+  state.SetItemsProcessed(static_cast<int64_t>(state.iterations()));
+}
+
 void RegistryGet_umap_shared_mutex(benchmark::State &state) {
   Names &n = TheNames();
   const std::string *names = n.str.data();
@@ -488,6 +510,10 @@ void RegisterAll() {
       ->Threads(2)
       ->UseRealTime();
   RegisterBenchmark("registry_get_shared/umap", RegistryGet_umap)->Threads(1)->Threads(2)->UseRealTime();
+  RegisterBenchmark("registry_get_shared/umap_retain", RegistryGet_umap_retain)
+      ->Threads(1)
+      ->Threads(2)
+      ->UseRealTime();
   RegisterBenchmark("registry_get_disjoint/ffikit", RegistryGetDisjoint_ffikit)
       ->Threads(1)
       ->Threads(2)

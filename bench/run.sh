@@ -89,7 +89,7 @@ targets_for() {
       echo "--targets $t --scaling-targets map_get_shared=1.8"
       ;;
     function_bench)
-      echo "--extra-ns-targets call_2/fnptr=3 --ns-targets registry_get=50 --scaling-targets registry_get_shared/ffikit=1.8"
+      echo "--extra-ns-targets call_2/fnptr=3 --ns-targets registry_get=50 --scaling-targets registry_get_shared/ffikit=1.8,registry_get_disjoint/ffikit=1.8"
       ;;
     tensor_bench)
       # The empty_* target is against the two-malloc peer; copy_transposed_64mb has none.
