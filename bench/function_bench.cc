@@ -303,114 +303,71 @@ void UnregisterNames() {
   n.umap.clear();
 }
 
-// Where thread t starts in the name list: the two threads look up different names.
-int Start(const benchmark::State &state) { return (kNames / 2) * state.thread_index() % kNames; }
+// The order a benchmark thread looks names up in. Shared (registry_get, _shared): every
+// thread cycles over all the names, thread t starting t/n of the way along, so the
+// threads look up different names at any moment but use the same Functions. Disjoint
+// (registry_get_disjoint): thread t cycles over its own n-th of the names.
+class NameCursor {
+ public:
+  NameCursor(const benchmark::State &state, bool disjoint) {
+    int t = state.thread_index(), n = state.threads();
+    begin_ = disjoint ? kNames * t / n : 0;
+    end_ = disjoint ? kNames * (t + 1) / n : kNames;
+    k_ = disjoint ? begin_ : kNames * t / n;
+  }
+  // The next index: k, then k + 1, wrapping at the end of the range.
+  int Next() {
+    int k = k_;
+    k_ = k + 1 == end_ ? begin_ : k + 1;
+    return k;
+  }
 
-inline int Next(int k) { return k + 1 == kNames ? 0 : k + 1; }
-
-// The names thread t of n cycles over in the `disjoint` runs: its own 1/n of the list.
-struct Range {
-  int begin, end;
+ private:
+  int begin_, end_, k_;
 };
-Range OwnRange(const benchmark::State &state) {
-  int t = state.thread_index(), n = state.threads();
-  return {kNames * t / n, kNames * (t + 1) / n};
-}
 
-void RegistryGetDisjoint_ffikit(benchmark::State &state) {
+void RegistryGet_ffikit(benchmark::State &state, bool disjoint) {
   const char *const *names = TheNames().c.data();
-  Range r = OwnRange(state);
-  int k = r.begin;
+  NameCursor cursor(state, disjoint);
   for (auto _ : state) {
     ffk_function *f;
-    if (FFK_UNLIKELY(ffk_function_get_global(names[k], &f) != 1))
+    if (FFK_UNLIKELY(ffk_function_get_global(names[cursor.Next()], &f) != 1))
       return SkipWithFfkError(state, "ffk_function_get_global did not find a registered name");
     Escape(f);
     ffk_object_release(Obj(f));
-    k = k + 1 == r.end ? r.begin : k + 1;
   }
   state.SetItemsProcessed(static_cast<int64_t>(state.iterations()));
 }
 
-void RegistryGetDisjoint_umap(benchmark::State &state) {
+// How a umap peer treats what it found: read it, retain and release it (what a new
+// reference costs), or find it under a shared lock.
+enum class UmapMode { kPlain, kRetain, kSharedMutex };
+
+void RegistryGet_umap(benchmark::State &state, bool disjoint, UmapMode mode) {
   Names &n = TheNames();
   const std::string *names = n.str.data();
   const auto &umap = n.umap;
-  Range r = OwnRange(state);
-  int k = r.begin;
+  NameCursor cursor(state, disjoint);
   for (auto _ : state) {
-    auto it = umap.find(names[k]);
-    if (FFK_UNLIKELY(it == umap.end())) return state.SkipWithError("umap did not find a name");
-    void *f = it->second;
-    benchmark::DoNotOptimize(f);
-    k = k + 1 == r.end ? r.begin : k + 1;
-  }
-  state.SetItemsProcessed(static_cast<int64_t>(state.iterations()));
-}
-
-void RegistryGet_ffikit(benchmark::State &state) {
-  const char *const *names = TheNames().c.data();
-  int k = Start(state);
-  for (auto _ : state) {
-    ffk_function *f;
-    if (FFK_UNLIKELY(ffk_function_get_global(names[k], &f) != 1))
-      return SkipWithFfkError(state, "ffk_function_get_global did not find a registered name");
-    Escape(f);
-    ffk_object_release(Obj(f));
-    k = Next(k);
-  }
-  state.SetItemsProcessed(static_cast<int64_t>(state.iterations()));
-}
-
-void RegistryGet_umap(benchmark::State &state) {
-  Names &n = TheNames();
-  const std::string *names = n.str.data();
-  const auto &umap = n.umap;
-  int k = Start(state);
-  for (auto _ : state) {
-    auto it = umap.find(names[k]);
-    if (FFK_UNLIKELY(it == umap.end())) return state.SkipWithError("umap did not find a name");
-    void *f = it->second;
-    benchmark::DoNotOptimize(f);
-    k = Next(k);
-  }
-  state.SetItemsProcessed(static_cast<int64_t>(state.iterations()));
-}
-
-// The umap loop plus what a new reference costs: ffk_object_retain and _release of the
-// Function found (the same Functions the registry holds).
-void RegistryGet_umap_retain(benchmark::State &state) {
-  Names &n = TheNames();
-  const std::string *names = n.str.data();
-  const auto &umap = n.umap;
-  int k = Start(state);
-  for (auto _ : state) {
-    auto it = umap.find(names[k]);
-    if (FFK_UNLIKELY(it == umap.end())) return state.SkipWithError("umap did not find a name");
-    ffk_object *f = static_cast<ffk_object *>(it->second);
-    ffk_object_retain(f);
-    Escape(f);
-    ffk_object_release(f);
-    k = Next(k);
-  }
-  state.SetItemsProcessed(static_cast<int64_t>(state.iterations()));
-}
-
-void RegistryGet_umap_shared_mutex(benchmark::State &state) {
-  Names &n = TheNames();
-  const std::string *names = n.str.data();
-  const auto &umap = n.umap;
-  int k = Start(state);
-  for (auto _ : state) {
+    const std::string &name = names[cursor.Next()];
     void *f;
-    {
+    if (mode == UmapMode::kSharedMutex) {
       std::shared_lock<std::shared_mutex> lock(n.umap_mutex);
-      auto it = umap.find(names[k]);
+      auto it = umap.find(name);
+      if (FFK_UNLIKELY(it == umap.end())) return state.SkipWithError("umap did not find a name");
+      f = it->second;
+    } else {
+      auto it = umap.find(name);
       if (FFK_UNLIKELY(it == umap.end())) return state.SkipWithError("umap did not find a name");
       f = it->second;
     }
-    benchmark::DoNotOptimize(f);
-    k = Next(k);
+    if (mode == UmapMode::kRetain) {
+      ffk_object_retain(static_cast<ffk_object *>(f));
+      Escape(f);
+      ffk_object_release(static_cast<ffk_object *>(f));
+    } else {
+      benchmark::DoNotOptimize(f);
+    }
   }
   state.SetItemsProcessed(static_cast<int64_t>(state.iterations()));
 }
@@ -502,23 +459,16 @@ void RegisterAll() {
   RegisterBenchmark("call_2_unpack/fnptr", Call2_fnptr);
   RegisterBenchmark("call_2_unpack/packed_reads", Call_ffikit<2>, g_sum);
 
-  RegisterBenchmark("registry_get/ffikit", RegistryGet_ffikit);
-  RegisterBenchmark("registry_get/umap", RegistryGet_umap);
-  RegisterBenchmark("registry_get_shared/ffikit", RegistryGet_ffikit)->Threads(1)->Threads(2)->UseRealTime();
-  RegisterBenchmark("registry_get_shared/umap_shared_mutex", RegistryGet_umap_shared_mutex)
-      ->Threads(1)
-      ->Threads(2)
-      ->UseRealTime();
-  RegisterBenchmark("registry_get_shared/umap", RegistryGet_umap)->Threads(1)->Threads(2)->UseRealTime();
-  RegisterBenchmark("registry_get_shared/umap_retain", RegistryGet_umap_retain)
-      ->Threads(1)
-      ->Threads(2)
-      ->UseRealTime();
-  RegisterBenchmark("registry_get_disjoint/ffikit", RegistryGetDisjoint_ffikit)
-      ->Threads(1)
-      ->Threads(2)
-      ->UseRealTime();
-  RegisterBenchmark("registry_get_disjoint/umap", RegistryGetDisjoint_umap)->Threads(1)->Threads(2)->UseRealTime();
+  RegisterBenchmark("registry_get/ffikit", RegistryGet_ffikit, false);
+  RegisterBenchmark("registry_get/umap", RegistryGet_umap, false, UmapMode::kPlain);
+  // Thread scaling: 1 and 2 threads, real time.
+  auto scaling = [](benchmark::internal::Benchmark *b) { b->Threads(1)->Threads(2)->UseRealTime(); };
+  scaling(RegisterBenchmark("registry_get_shared/ffikit", RegistryGet_ffikit, false));
+  scaling(RegisterBenchmark("registry_get_shared/umap_shared_mutex", RegistryGet_umap, false, UmapMode::kSharedMutex));
+  scaling(RegisterBenchmark("registry_get_shared/umap", RegistryGet_umap, false, UmapMode::kPlain));
+  scaling(RegisterBenchmark("registry_get_shared/umap_retain", RegistryGet_umap, false, UmapMode::kRetain));
+  scaling(RegisterBenchmark("registry_get_disjoint/ffikit", RegistryGet_ffikit, true));
+  scaling(RegisterBenchmark("registry_get_disjoint/umap", RegistryGet_umap, true, UmapMode::kPlain));
 
   for (bool bt : {true, false}) {
     std::string group = bt ? "error_raise_bt" : "error_raise_nobt";
