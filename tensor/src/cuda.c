@@ -144,8 +144,8 @@ static void cuda_free(void *ctx, DLDevice device, void *ptr, size_t nbytes) {
 
 /*
  * Pinned memory: cudaHostAlloc documents no alignment, so the block is over-allocated
- * and aligned by hand, the word before the aligned block holding the pointer to free
- * (as for the CPU allocator). Portable: pinned for every device's context.
+ * and aligned by hand (ffk_aligned__place, as for the CPU allocator).
+ * Portable: pinned for every device's context.
  */
 static void *cuda_host_allocate(void *ctx, DLDevice device, size_t nbytes, size_t alignment) {
   (void)ctx;
@@ -155,7 +155,7 @@ static void *cuda_host_allocate(void *ctx, DLDevice device, size_t nbytes, size_
   device_guard g;
   if (enter(prefix, device.device_id, &g) != 0) return NULL;
   if (alignment < sizeof(void *)) alignment = sizeof(void *);
-  size_t extra = alignment - 1 + sizeof(void *);
+  size_t extra = FFK_ALIGNED__ROOM(alignment);
   void *raw = NULL;
   cudaError_t e = cudaSuccess;
   if (nbytes > SIZE_MAX - extra) e = cudaErrorMemoryAllocation;
@@ -166,15 +166,12 @@ static void *cuda_host_allocate(void *ctx, DLDevice device, size_t nbytes, size_
     fail(prefix, e, "cudaHostAlloc");
     return NULL;
   }
-  if (raw == NULL) return NULL; /* nbytes == 0 */
-  uintptr_t aligned = ((uintptr_t)raw + sizeof(void *) + alignment - 1) & ~(uintptr_t)(alignment - 1);
-  ((void **)aligned)[-1] = raw;
-  return (void *)aligned;
+  return raw != NULL ? ffk_aligned__place(raw, alignment) : NULL; /* NULL: nbytes == 0 */
 }
 
 static void cuda_host_free(void *ctx, DLDevice device, void *ptr, size_t nbytes) {
   (void)ctx, (void)nbytes;
-  if (ptr != NULL) release_on(device, ((void **)ptr)[-1], cudaFreeHost);
+  if (ptr != NULL) release_on(device, ffk_aligned__raw(ptr), cudaFreeHost);
 }
 
 static bool is_host(DLDevice d) { return d.device_type == kDLCPU || d.device_type == kDLCUDAHost; }

@@ -69,21 +69,17 @@ void ffk_storage_reset_peak(DLDevice device) {
 static void *cpu_allocate(void *ctx, DLDevice device, size_t nbytes, size_t alignment) {
   (void)ctx, (void)device;
   if (alignment < sizeof(void *)) alignment = sizeof(void *);
-  size_t extra = alignment - 1 + sizeof(void *);
-  if (nbytes > SIZE_MAX - extra) {
+  if (nbytes > SIZE_MAX - FFK_ALIGNED__ROOM(alignment)) {
     ffk_error_set(FFK_ERR_MEMORY, "cannot allocate %zu bytes on cpu", nbytes);
     return NULL;
   }
-  char *raw = ffk_mem_alloc(nbytes + extra);
-  if (raw == NULL) return NULL;
-  uintptr_t aligned = ((uintptr_t)raw + sizeof(void *) + alignment - 1) & ~(uintptr_t)(alignment - 1);
-  ((void **)aligned)[-1] = raw;
-  return (void *)aligned;
+  void *raw = ffk_mem_alloc(nbytes + FFK_ALIGNED__ROOM(alignment));
+  return raw != NULL ? ffk_aligned__place(raw, alignment) : NULL;
 }
 
 static void cpu_free(void *ctx, DLDevice device, void *ptr, size_t nbytes) {
   (void)ctx, (void)device, (void)nbytes;
-  if (ptr != NULL) ffk_mem_free(((void **)ptr)[-1]);
+  if (ptr != NULL) ffk_mem_free(ffk_aligned__raw(ptr));
 }
 
 static int cpu_copy(void *ctx, void *dst, DLDevice dst_device, const void *src, DLDevice src_device, size_t nbytes) {

@@ -30,6 +30,21 @@ struct ffk_storage {
 ffk_storage *ffk_storage__wrap(DLDevice device, void *data, size_t nbytes, void (*release)(ffk_storage *),
                                void *extra);
 
+/*
+ * Hand-aligned blocks, for allocators whose raw allocation promises less alignment than
+ * asked (the CPU's ffk_mem_alloc, cudaHostAlloc): allocate nbytes plus
+ * FFK_ALIGNED__ROOM(alignment), place the block with ffk_aligned__place, and give back
+ * ffk_aligned__raw(block). The word before the block holds the raw pointer. `alignment`
+ * is a power of two of at least sizeof(void *).
+ */
+#define FFK_ALIGNED__ROOM(alignment) ((alignment) - 1 + sizeof(void *))
+static inline void *ffk_aligned__place(void *raw, size_t alignment) {
+  uintptr_t aligned = ((uintptr_t)raw + sizeof(void *) + alignment - 1) & ~(uintptr_t)(alignment - 1);
+  ((void **)aligned)[-1] = raw;
+  return (void *)aligned;
+}
+static inline void *ffk_aligned__raw(void *block) { return ((void **)block)[-1]; }
+
 /* Adds to the statistics of `device` (negative to subtract). */
 void ffk_storage__count(DLDevice device, int64_t bytes, int64_t blocks);
 
