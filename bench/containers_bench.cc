@@ -85,7 +85,6 @@
 #include <cstring>
 #include <random>
 #include <string>
-#include <thread>
 #include <unordered_map>
 #include <vector>
 
@@ -783,12 +782,7 @@ void RegisterAll() {
 }  // namespace
 
 int main(int argc, char **argv) {
-  // As in ffi_bench: make the process count as threaded (as any real host of ffikit is) so
-  // that libstdc++ uses its atomic paths; ffikit's counts are always atomic.
-  std::thread([] {}).join();
-
-  benchmark::Initialize(&argc, argv);
-  if (benchmark::ReportUnrecognizedArguments(argc, argv)) return 1;
+  if (!ffk_bench::Start(&argc, argv)) return 1;
 
   Py_InitializeEx(0);  // once; this (main) thread holds the GIL for the Python peers
   // Make every input and prebuilt container now, outside the timed regions and before any
@@ -805,8 +799,7 @@ int main(int argc, char **argv) {
   CowBase();
 
   RegisterAll();
-  benchmark::RunSpecifiedBenchmarks();
-  benchmark::Shutdown();
+  ffk_bench::Run();
   // No Py_FinalizeEx: the prebuilt Python objects live until exit, like the other inputs.
   return 0;
 }

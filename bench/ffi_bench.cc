@@ -33,7 +33,6 @@
 #include <memory>
 #include <string>
 #include <string_view>
-#include <thread>
 #include <vector>
 
 #include <ffikit/any.h>
@@ -247,17 +246,8 @@ void RegisterAll() {
 }  // namespace
 
 int main(int argc, char **argv) {
-  // libstdc++ skips the atomic instructions of shared_ptr's count while glibc reports the
-  // process single-threaded (__libc_single_threaded), and Google Benchmark runs one-thread
-  // benchmarks on the main thread. ffikit's count is always atomic (objects may be shared
-  // across threads at any time), so start and join one thread first: from then on the
-  // process counts as threaded, as any real host of ffikit is, and shared_ptr is atomic too.
-  std::thread([] {}).join();
-
-  benchmark::Initialize(&argc, argv);
-  if (benchmark::ReportUnrecognizedArguments(argc, argv)) return 1;
+  if (!ffk_bench::Start(&argc, argv)) return 1;
   RegisterAll();
-  benchmark::RunSpecifiedBenchmarks();
-  benchmark::Shutdown();
+  ffk_bench::Run();
   return 0;
 }

@@ -72,7 +72,6 @@
 #include <shared_mutex>
 #include <stdexcept>
 #include <string>
-#include <thread>
 #include <unordered_map>
 #include <vector>
 
@@ -481,11 +480,7 @@ void RegisterAll() {
 }  // namespace
 
 int main(int argc, char **argv) {
-  // As in ffi_bench: make the process count as threaded, as any real host of ffikit is.
-  std::thread([] {}).join();
-
-  benchmark::Initialize(&argc, argv);
-  if (benchmark::ReportUnrecognizedArguments(argc, argv)) return 1;
+  if (!ffk_bench::Start(&argc, argv)) return 1;
 
   // Everything the benchmarks share, made before any benchmark thread starts.
   g_sum = ffk_function_new("bench.sum", SumInts, nullptr, nullptr);
@@ -495,8 +490,7 @@ int main(int argc, char **argv) {
   RegisterNames();
 
   RegisterAll();
-  benchmark::RunSpecifiedBenchmarks();
-  benchmark::Shutdown();
+  ffk_bench::Run();
 
   UnregisterNames();
   ffk_object_release(Obj(g_sum2_unpack));

@@ -62,7 +62,6 @@
 #include <cstdio>
 #include <cstdlib>
 #include <cstring>
-#include <thread>
 #include <type_traits>
 
 #include <ffikit/dlpack.h>
@@ -376,13 +375,8 @@ void RegisterAll() {
 }  // namespace
 
 int main(int argc, char **argv) {
-  // As in ffi_bench: make the process count as threaded, as any real host of ffikit is.
-  std::thread([] {}).join();
-
-  benchmark::Initialize(&argc, argv);
-  if (benchmark::ReportUnrecognizedArguments(argc, argv)) return 1;
+  if (!ffk_bench::Start(&argc, argv)) return 1;
   RegisterAll();
-  benchmark::RunSpecifiedBenchmarks();
-  benchmark::Shutdown();
+  ffk_bench::Run();
   return 0;
 }
