@@ -122,6 +122,23 @@ void ffk_mem_free(void *ptr) { free(ptr); }
 
 /* ---- Objects. --------------------------------------------------------------------- */
 
+/*
+ * Object type indices already seen in the registry, a bit each. Types are never
+ * removed, so a set bit stays true and the allocation paths test it instead of asking
+ * the registry every time.
+ */
+#define KNOWN_TYPES (FFK_TYPE_STATIC_END + FFK_TYPE_MAX_DYNAMIC)
+static uint64_t g_known_object_types[(KNOWN_TYPES + 63) / 64];
+
+static bool is_object_type(int32_t type_index) {
+  if (type_index < FFK_TYPE_OBJECT_BEGIN || type_index >= KNOWN_TYPES) return false;
+  uint64_t *word = &g_known_object_types[type_index / 64], bit = UINT64_C(1) << (type_index % 64);
+  if (FFK_LIKELY(__atomic_load_n(word, __ATOMIC_RELAXED) & bit)) return true;
+  if (!ffk_type_exists(type_index)) return false;
+  __atomic_fetch_or(word, bit, __ATOMIC_RELAXED);
+  return true;
+}
+
 void ffk_object__init(ffk_object *obj, int32_t type_index, ffk_deleter deleter) {
   obj->refcount = FFK_REFCOUNT_INIT;
   obj->type_index = type_index;
@@ -141,7 +158,7 @@ ffk_object *ffk_object__alloc_uninit(int32_t type_index, size_t size, ffk_delete
 }
 
 ffk_object *ffk_object_alloc(int32_t type_index, size_t size, ffk_deleter deleter) {
-  if (FFK_UNLIKELY(type_index < FFK_TYPE_OBJECT_BEGIN || !ffk_type_exists(type_index))) {
+  if (FFK_UNLIKELY(!is_object_type(type_index))) {
     ffk_error_set(FFK_ERR_VALUE, "ffk_object_alloc: type index %d is not an object type", (int)type_index);
     return NULL;
   }
@@ -166,6 +183,23 @@ ffk_object *ffk_object_realloc(ffk_object *obj, size_t size) {
   return moved;
 }
 
+static FFK_NOINLINE int init_error(const ffk_object *obj, int32_t type_index, ffk_deleter deleter) {
+  if (obj == NULL || deleter == NULL)
+    return ffk_error_set(FFK_ERR_VALUE, "ffk_object_init: the %s is NULL", obj == NULL ? "object" : "deleter");
+  return ffk_error_set(FFK_ERR_VALUE, "ffk_object_init: type index %d is not an object type", (int)type_index);
+}
+
+int ffk_object_init(ffk_object *obj, int32_t type_index, ffk_deleter deleter) {
+  if (FFK_UNLIKELY(obj == NULL || deleter == NULL || !is_object_type(type_index)))
+    return init_error(obj, type_index, deleter);
+  ffk_object__init(obj, type_index, deleter);
+  return 0;
+}
+
+void ffk_object_forget(ffk_object *obj) {
+  if (obj != NULL && !(obj->flags & FFK_OBJECT_IMMORTAL)) ffk_debug__object_died(obj->type_index);
+}
+
 void ffk_object_free(ffk_object *obj) {
   if (obj == NULL || (obj->flags & FFK_OBJECT_IMMORTAL)) return;
   ffk_debug__object_died(obj->type_index);
@@ -179,6 +213,15 @@ void ffk_object_retain(ffk_object *obj) {
 
 void ffk_object_release(ffk_object *obj) {
   if (obj == NULL) return;
+  /*
+   * The only strong reference and no weak one: no other thread can reach the count
+   * (only holders retain, and weak holders upgrade), so the object goes without a
+   * read-modify-write. The acquire load pairs with earlier holders' release decrements.
+   */
+  if (FFK_ATOMIC_LOAD(&obj->refcount, __ATOMIC_ACQUIRE) == FFK_REFCOUNT_INIT) {
+    obj->deleter(obj, FFK_DELETER_BOTH);
+    return;
+  }
   uint64_t before = FFK_ATOMIC_SUB(&obj->refcount, FFK_REFCOUNT_STRONG_ONE, FFK_DECREMENT_ORDER);
   if (FFK_LIKELY((before & STRONG_MASK) != 1)) return;
   FFK_ACQUIRE_FENCE();

@@ -137,4 +137,85 @@ TEST_F(Object, AllocZeroesThePayloadEvenOfAReusedBlock) {
   }
 }
 
+// Two objects in one caller-owned block, as a small tensor and its storage are: each
+// counts on its own, and the block goes back when both are freed.
+struct Pair {
+  Probe first, second;
+  int parties = 2;
+};
+
+void pair_leave(Pair* pair) {
+  if (--pair->parties == 0) delete pair;
+}
+
+void pair_first_deleter(void* self, int which) {
+  Probe* p = static_cast<Probe*>(self);
+  p->calls->push_back(which);
+  if (which & FFK_DELETER_FREE) {
+    ffk_object_forget(&p->header);
+    pair_leave(reinterpret_cast<Pair*>(p));  // first is at the start of the Pair
+  }
+}
+
+void pair_second_deleter(void* self, int which) {
+  Probe* p = static_cast<Probe*>(self);
+  p->calls->push_back(which);
+  if (which & FFK_DELETER_FREE) {
+    ffk_object_forget(&p->header);
+    pair_leave(reinterpret_cast<Pair*>(reinterpret_cast<char*>(p) - offsetof(Pair, second)));
+  }
+}
+
+TEST_F(Object, InitMakesObjectsInCallerMemoryThatCountAndForget) {
+  std::vector<int> first_calls, second_calls;
+  Pair* pair = new Pair;
+  ASSERT_EQ(ffk_object_init(&pair->first.header, ProbeType(), pair_first_deleter), 0);
+  ASSERT_EQ(ffk_object_init(&pair->second.header, ProbeType(), pair_second_deleter), 0);
+  pair->first.calls = &first_calls;
+  pair->second.calls = &second_calls;
+  EXPECT_EQ(pair->first.header.refcount, FFK_REFCOUNT_INIT);
+  EXPECT_EQ(pair->second.header.type_index, ProbeType());
+  EXPECT_EQ(ffk_debug_live_objects(ProbeType()), 2);
+  ffk_object* second = &pair->second.header;
+  ffk_weak_retain(second);
+  ffk_object_release(&pair->first.header);
+  EXPECT_EQ(first_calls, std::vector<int>({FFK_DELETER_BOTH}));
+  EXPECT_EQ(ffk_debug_live_objects(ProbeType()), 1);
+  ffk_object_release(second);  // destroyed; the weak reference keeps the memory
+  EXPECT_EQ(second_calls, std::vector<int>({FFK_DELETER_DESTROY}));
+  EXPECT_EQ(ffk_weak_lock(second), nullptr);
+  EXPECT_EQ(ffk_debug_live_objects(ProbeType()), 1);
+  ffk_weak_release(second);  // frees the Pair (ASan checks it is gone, and once)
+  EXPECT_EQ(second_calls, std::vector<int>({FFK_DELETER_DESTROY, FFK_DELETER_FREE}));
+  EXPECT_EQ(ffk_debug_live_objects(ProbeType()), 0);
+}
+
+TEST_F(Object, InitRejectsNullsAndTypesThatAreNotObjects) {
+  ffk_object header;
+  EXPECT_EQ(ffk_object_init(nullptr, ProbeType(), probe_deleter), -1);
+  EXPECT_EQ(ffk::test::FetchError(), "ValueError: ffk_object_init: the object is NULL");
+  EXPECT_EQ(ffk_object_init(&header, ProbeType(), nullptr), -1);
+  EXPECT_EQ(ffk::test::FetchError(), "ValueError: ffk_object_init: the deleter is NULL");
+  EXPECT_EQ(ffk_object_init(&header, FFK_TYPE_INT, probe_deleter), -1);
+  EXPECT_EQ(ffk::test::FetchError(), "ValueError: ffk_object_init: type index 1 is not an object type");
+  EXPECT_EQ(ffk_object_init(&header, 100000, probe_deleter), -1);
+  EXPECT_EQ(ffk::test::FetchError(), "ValueError: ffk_object_init: type index 100000 is not an object type");
+  EXPECT_EQ(ffk_object_init(&header, FFK_TYPE_STATIC_END + 60000, probe_deleter), -1)
+      << "an index no type was registered at";
+  EXPECT_EQ(ffk::test::FetchError(), "ValueError: ffk_object_init: type index 60128 is not an object type");
+  EXPECT_EQ(ffk_debug_live_objects(-1), 0);
+}
+
+TEST_F(Object, ReleasingTheOnlyReferenceOfASharedObjectStillWaitsForOthers) {
+  // The last release takes a shortcut when it holds the only reference; a count that
+  // was shared a moment ago must still end in exactly one deleter call.
+  std::vector<int> calls;
+  Probe* p = NewProbe(&calls);
+  for (int i = 0; i < 3; ++i) ffk_object_retain(&p->header);
+  for (int i = 0; i < 3; ++i) ffk_object_release(&p->header);
+  EXPECT_TRUE(calls.empty());
+  ffk_object_release(&p->header);
+  EXPECT_EQ(calls, std::vector<int>({FFK_DELETER_BOTH}));
+}
+
 }  // namespace

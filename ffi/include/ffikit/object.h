@@ -112,6 +112,20 @@ FFK_API ffk_object *ffk_object_realloc(ffk_object *obj, size_t size);
 /* Frees the memory of an object made by ffk_object_alloc. Only a deleter calls this. */
 FFK_API void ffk_object_free(ffk_object *obj);
 
+/*
+ * Objects in memory the caller provides, such as a second object inside another
+ * object's block. ffk_object_init sets up the header as ffk_object_alloc does (strong
+ * 1, weak 1, the type index and deleter; the payload is left as it is) and counts the
+ * object live in testing builds. The deleter's FFK_DELETER_FREE part must then call
+ * ffk_object_forget(self) instead of ffk_object_free and give the memory back itself.
+ * `obj` must be aligned for ffk_object. Returns 0, or -1 with a ValueError for a NULL
+ * obj or deleter or a type index that is not an object type.
+ */
+FFK_API int ffk_object_init(ffk_object *obj, int32_t type_index, ffk_deleter deleter);
+
+/* Counts an object made by ffk_object_init as gone; its memory is the caller's again. */
+FFK_API void ffk_object_forget(ffk_object *obj);
+
 /* Adds a strong reference. `obj` must be non-NULL and alive. Cannot fail. */
 FFK_API void ffk_object_retain(ffk_object *obj);
 
