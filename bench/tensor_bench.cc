@@ -27,9 +27,9 @@
 //                  the deleter runs
 //   empty_f32_2x3, empty_f32_16
 //                  ffk_tensor_empty(float32, [2, 3] = 24 bytes or [16] = 64 bytes, cpu) and
-//                  ffk_object_release: a Storage object, its 64-byte-aligned data (over-
-//                  allocated by 71 bytes) and a Tensor object, three mallocs and three frees;
-//                  the elements are not touched
+//                  ffk_object_release: one block holding the Tensor, its Storage and the
+//                  64-byte-aligned bytes (ffikit's small-tensor path), one malloc and one
+//                  free; the elements are not touched
 //                  / malloc2: two mallocs, a 48-byte DLTensor and the data bytes (24 or 64),
 //                  the DLTensor's fields filled (data, device, ndim, dtype, shape pointing to
 //                  the caller's array, strides NULL, byte_offset 0), then two frees

@@ -6,6 +6,8 @@
  * the CPU while its built-in allocator is in place, takes that one without the lock;
  * small CPU storage then keeps its bytes inside the Storage object), so the
  * Storage frees with the allocator it came from even if the slot is replaced later.
+ * Embedded storage (ffk_storage__init_embedded) lives inside a small tensor's block and
+ * owns no allocation; tensor.c lays the block out.
  * Statistics are relaxed atomics per (device type, device id) slot; the peak is raised
  * with a CAS loop. The CUDA allocators and the CUDA device count live in cuda.c, which a
  * build without the CUDA toolkit leaves out (FFK_HAS_CUDA undefined).
@@ -23,7 +25,7 @@
 
 static ffk_allocator g_allocators[MAX_DEVICE_TYPES];
 static pthread_mutex_t g_lock = PTHREAD_MUTEX_INITIALIZER;
-/* True until a CPU allocator is registered: CPU storage then skips g_lock. */
+/* True while the CPU allocator is the built-in one: CPU storage then skips g_lock. */
 static bool g_cpu_is_builtin = true;
 
 typedef struct stats_slot {
@@ -117,7 +119,11 @@ int ffk_allocator_register(int32_t device_type, const ffk_allocator *allocator, 
   pthread_mutex_lock(&g_lock);
   if (previous != NULL) *previous = g_allocators[device_type];
   g_allocators[device_type] = *allocator;
-  if (device_type == kDLCPU) __atomic_store_n(&g_cpu_is_builtin, false, __ATOMIC_RELEASE);
+  if (device_type == kDLCPU) {
+    /* Putting the built-in one back (a `previous` saved earlier) turns the fast paths on again. */
+    bool builtin = allocator->allocate == cpu_allocate && allocator->free == cpu_free && allocator->ctx == NULL;
+    __atomic_store_n(&g_cpu_is_builtin, builtin, __ATOMIC_RELEASE);
+  }
   pthread_mutex_unlock(&g_lock);
   return 0;
 }
@@ -142,11 +148,18 @@ int ffk_allocator_get(int32_t device_type, ffk_allocator *out) {
 
 /* ---- Storage ------------------------------------------------------------------------------ */
 
+/* Takes counted storage out of the statistics, once. */
+static void uncount(ffk_storage *s) {
+  if (s->counted) {
+    s->counted = false;
+    ffk_storage__count(s->device, -(int64_t)s->nbytes, -1);
+  }
+}
+
 static void storage_deleter(void *self, int which) {
   ffk_storage *s = self;
   if ((which & FFK_DELETER_DESTROY) && s->counted) {
-    s->counted = false;
-    ffk_storage__count(s->device, -(int64_t)s->nbytes, -1);
+    uncount(s);
     if (s->release != NULL) s->release(s);
     else if (s->data != NULL) s->alloc.free(s->alloc.ctx, s->device, s->data, s->nbytes);
     s->data = NULL;
@@ -191,6 +204,36 @@ static ffk_storage *storage_new_inline(DLDevice device, size_t nbytes, size_t al
   uintptr_t data = ((uintptr_t)(s + 1) + alignment - 1) & ~(uintptr_t)(alignment - 1);
   s->release = release_inline;
   return own(s, device, (void *)data, nbytes);
+}
+
+/* ---- Storage inside another object's block --------------------------------------------- */
+
+bool ffk_storage__cpu_is_builtin(void) { return __atomic_load_n(&g_cpu_is_builtin, __ATOMIC_ACQUIRE); }
+
+static void embedded_deleter(void *self, int which) {
+  ffk_storage *s = self;
+  if (which & FFK_DELETER_DESTROY) uncount(s);
+  if (which & FFK_DELETER_FREE) {
+    void (*done)(void *) = s->embedded_done;
+    void *owner = s->extra;
+    ffk_object_forget(&s->header);
+    done(owner); /* may give back the block that holds s */
+  }
+}
+
+void ffk_storage__init_embedded(ffk_storage *s, DLDevice device, void *data, size_t nbytes, void (*done)(void *),
+                                void *owner) {
+  ffk_object_init(&s->header, FFK_TYPE_STORAGE, embedded_deleter); /* cannot fail: a built-in type */
+  memset(&s->alloc, 0, sizeof s->alloc);
+  s->release = NULL;
+  s->extra = owner;
+  s->embedded_done = done;
+  own(s, device, data, nbytes);
+}
+
+void ffk_storage__drop_embedded(ffk_storage *s) {
+  uncount(s);
+  ffk_object_forget(&s->header);
 }
 
 /* "`cuda:0`" for messages; formatted only on the paths that raise. */

@@ -11,12 +11,58 @@
 #include <stdio.h>
 #include <string.h>
 
+/*
+ * Small CPU tensors (ffk_tensor_empty and ffk_tensor_zeros of up to FUSED_MAX bytes
+ * while the built-in CPU allocator is in place) are one block: the Tensor with its
+ * dims, a fused_tail holding the Storage, then the bytes, aligned. Making one is one
+ * malloc. The Tensor and the Storage keep their own counts, since a view or a caller
+ * may hold the Storage longer than the Tensor; `parties` counts which of the two still
+ * use the block, and the last one gives it back. A Tensor that dies holding the only
+ * reference to its Storage, the usual case, takes the Storage down itself without an
+ * atomic operation.
+ */
+#define FUSED_MAX 256
+
+typedef struct fused_tail {
+  ffk_storage storage;
+  int32_t parties; /* 2, 1 or 0: the Tensor and the Storage, until each is freed */
+} fused_tail;
+
+static size_t tensor_size(int32_t ndim) { return sizeof(ffk_tensor) + 2 * (size_t)ndim * sizeof(int64_t); }
+
+/* Where a fused block's tail starts: after the Tensor and its dims. */
+static size_t tail_offset(int32_t ndim) {
+  return (tensor_size(ndim) + _Alignof(fused_tail) - 1) & ~(_Alignof(fused_tail) - 1);
+}
+
+static fused_tail *tail_of(ffk_tensor *t) { return (fused_tail *)((char *)t + tail_offset(t->dl.ndim)); }
+
+/* One of the block's two objects is freed: the last gives the block back. */
+static void fused_leave(void *block) {
+  fused_tail *tail = tail_of(block);
+  if (__atomic_load_n(&tail->parties, __ATOMIC_ACQUIRE) == 1 ||
+      __atomic_sub_fetch(&tail->parties, 1, __ATOMIC_ACQ_REL) == 0)
+    ffk_mem_free(block);
+}
+
+/* The DESTROY step of a fused Tensor: drop its Storage, or take it down when nobody else can see it. */
+static void fused_drop_storage(ffk_tensor *t) {
+  fused_tail *tail = tail_of(t);
+  if (ffk_object_is_unique(&tail->storage.header)) {
+    ffk_storage__drop_embedded(&tail->storage);
+    __atomic_store_n(&tail->parties, 1, __ATOMIC_RELAXED); /* the Storage has left */
+  } else {
+    ffk_object_release(&tail->storage.header);
+  }
+}
+
 static void tensor_deleter(void *self, int which) {
   ffk_tensor *t = self;
   if (which & FFK_DELETER_DESTROY) {
-    ffk_object_release((ffk_object *)t->storage);
+    if (t->fused) fused_drop_storage(t);
+    else ffk_object_release((ffk_object *)t->storage);
     t->storage = NULL;
-    ffk_object_release((ffk_object *)t->base);
+    if (t->base != NULL) ffk_object_release((ffk_object *)t->base);
     t->base = NULL;
     if (t->owner_release != NULL) {
       void (*release)(void *) = t->owner_release;
@@ -24,15 +70,21 @@ static void tensor_deleter(void *self, int which) {
       release(t->owner);
     }
   }
-  if (which & FFK_DELETER_FREE) ffk_object_free(&t->header);
+  if (which & FFK_DELETER_FREE) {
+    if (t->fused) {
+      ffk_object_forget(&t->header);
+      fused_leave(t);
+    } else {
+      ffk_object_free(&t->header);
+    }
+  }
 }
 
-ffk_tensor *ffk_tensor__new(ffk_storage *storage, void *data, DLDevice device, int32_t ndim, const int64_t *shape,
-                            const int64_t *strides, uint64_t byte_offset, DLDataType dtype) {
-  size_t size = sizeof(ffk_tensor) + 2 * (size_t)ndim * sizeof(int64_t);
-  ffk_tensor *t = (ffk_tensor *)ffk_object_alloc(FFK_TYPE_TENSOR, size, tensor_deleter);
-  if (t == NULL) return NULL;
-  if (ndim > 0) {
+/* Fills a new Tensor's fields after its header; `storage` is taken as given (no retain), and
+ * NULL shape and strides leave t->dims to the caller. */
+static void tensor_init(ffk_tensor *t, ffk_storage *storage, void *data, DLDevice device, int32_t ndim,
+                        const int64_t *shape, const int64_t *strides, uint64_t byte_offset, DLDataType dtype) {
+  if (ndim > 0 && shape != NULL) {
     memcpy(t->dims, shape, (size_t)ndim * sizeof(int64_t));
     memcpy(t->dims + ndim, strides, (size_t)ndim * sizeof(int64_t));
   }
@@ -44,7 +96,53 @@ ffk_tensor *ffk_tensor__new(ffk_storage *storage, void *data, DLDevice device, i
   t->dl.strides = t->dims + ndim;
   t->dl.byte_offset = byte_offset;
   t->storage = storage;
+}
+
+ffk_tensor *ffk_tensor__new(ffk_storage *storage, void *data, DLDevice device, int32_t ndim, const int64_t *shape,
+                            const int64_t *strides, uint64_t byte_offset, DLDataType dtype) {
+  ffk_tensor *t = (ffk_tensor *)ffk_object_alloc(FFK_TYPE_TENSOR, tensor_size(ndim), tensor_deleter);
+  if (t == NULL) return NULL;
+  tensor_init(t, storage, data, device, ndim, shape, strides, byte_offset, dtype);
   if (storage != NULL) ffk_object_retain((ffk_object *)storage);
+  return t;
+}
+
+/* Writes `shape` and its row-major strides into t->dims. */
+static void set_contiguous_dims(ffk_tensor *t, int32_t ndim, const int64_t *shape) {
+  int64_t step = 1;
+  for (int32_t i = ndim - 1; i > 0; --i) {
+    t->dims[i] = shape[i];
+    t->dims[ndim + i] = step;
+    step *= shape[i] > 1 ? shape[i] : 1; /* fits: contiguous_nbytes checked it */
+  }
+  if (ndim > 0) {
+    t->dims[0] = shape[0];
+    t->dims[ndim] = step;
+  }
+}
+
+/* A contiguous CPU tensor of `nbytes` (at most FUSED_MAX) in one block; see above. */
+static ffk_tensor *fused_new(DLDevice device, int32_t ndim, const int64_t *shape, DLDataType dtype, size_t nbytes,
+                             bool zero) {
+  enum { ALIGN = FFK_STORAGE_DEFAULT_ALIGNMENT };
+  size_t at = tail_offset(ndim);
+  ffk_tensor *t = ffk_mem_alloc(at + sizeof(fused_tail) + ALIGN - 1 + nbytes);
+  if (t == NULL) return NULL;
+  fused_tail *tail = (fused_tail *)((char *)t + at);
+  void *data = (void *)(((uintptr_t)(tail + 1) + ALIGN - 1) & ~(uintptr_t)(ALIGN - 1));
+  if (zero) memset(data, 0, nbytes);
+  ffk_object_init(&t->header, FFK_TYPE_TENSOR, tensor_deleter); /* cannot fail: a built-in type */
+  t->dl = (DLTensor){.data = data, .device = device, .ndim = ndim, .dtype = dtype, .shape = t->dims,
+                     .strides = t->dims + ndim, .byte_offset = 0};
+  t->storage = &tail->storage;
+  t->owner = NULL;
+  t->owner_release = NULL;
+  t->base = NULL;
+  t->read_only = false;
+  t->fused = true;
+  set_contiguous_dims(t, ndim, shape);
+  tail->parties = 2;
+  ffk_storage__init_embedded(&tail->storage, device, data, nbytes, fused_leave, t);
   return t;
 }
 
@@ -59,20 +157,28 @@ size_t ffk_tensor__element_size(DLDataType dtype) {
   return dtype.bits / 8;
 }
 
-void ffk_tensor__contiguous_strides(int32_t ndim, const int64_t *shape, int64_t *strides) {
-  int64_t s = 1;
-  for (int32_t i = ndim - 1; i >= 0; --i) {
-    strides[i] = s;
-    s *= shape[i] > 1 ? shape[i] : 1;
-  }
-}
-
 /* Formats "[2, 3]" for messages. */
 static const char *format_dims(char *buf, size_t cap, int32_t n, const int64_t *v) {
   size_t len = (size_t)snprintf(buf, cap, "[");
   for (int32_t i = 0; i < n && len < cap; ++i) len += (size_t)snprintf(buf + len, cap - len, "%s%lld", i ? ", " : "", (long long)v[i]);
   if (len < cap) snprintf(buf + len, cap - len, "]");
   return buf;
+}
+
+static FFK_NOINLINE int strides_overflow(int32_t ndim, const int64_t *shape) {
+  char buf[512];
+  return ffk_error_set(FFK_ERR_VALUE, "the contiguous strides of shape %s do not fit in 64 bits",
+                       format_dims(buf, sizeof buf, ndim, shape));
+}
+
+int ffk_tensor__contiguous_strides(int32_t ndim, const int64_t *shape, int64_t *strides) {
+  int64_t s = 1;
+  bool overflow = false;
+  for (int32_t i = ndim - 1; i >= 0; --i) {
+    strides[i] = s;
+    if (i > 0) overflow |= __builtin_mul_overflow(s, shape[i] > 1 ? shape[i] : 1, &s);
+  }
+  return overflow ? strides_overflow(ndim, shape) : 0;
 }
 
 static int check_ndim(int32_t ndim, const int64_t *shape) {
@@ -102,23 +208,53 @@ static int64_t checked_numel(int32_t ndim, const int64_t *shape) {
   return n;
 }
 
-static ffk_tensor *new_tensor(int32_t ndim, const int64_t *shape, DLDataType dtype, DLDevice device, bool zero) {
-  if (check_ndim(ndim, shape) != 0) return NULL;
-  size_t elsize = ffk_tensor__element_size(dtype);
-  if (elsize == 0) return NULL;
-  int64_t numel = checked_numel(ndim, shape), nbytes;
-  if (numel < 0) return NULL;
-  if (__builtin_mul_overflow(numel, (int64_t)elsize, &nbytes)) {
-    char buf[512];
+/*
+ * The error contiguous_nbytes raises: the first of check_ndim, the dtype, checked_numel,
+ * the size in bytes and the strides.
+ */
+static FFK_NOINLINE int64_t contiguous_nbytes_error(int32_t ndim, const int64_t *shape, DLDataType dtype) {
+  char buf[512];
+  int64_t numel, nbytes, strides[FFK_TENSOR_MAX_NDIM];
+  if (check_ndim(ndim, shape) != 0 || ffk_tensor__element_size(dtype) == 0 || (numel = checked_numel(ndim, shape)) < 0)
+    return -1;
+  if (__builtin_mul_overflow(numel, (int64_t)ffk_tensor__element_size(dtype), &nbytes)) {
     ffk_error_set(FFK_ERR_VALUE, "shape %s is too large", format_dims(buf, sizeof buf, ndim, shape));
-    return NULL;
+    return -1;
   }
+  ffk_tensor__contiguous_strides(ndim, shape, strides);
+  return -1;
+}
+
+/*
+ * The bytes of a contiguous `shape` of `dtype`, or -1 with a ValueError naming what is
+ * wrong. The row-major strides are known to fit in 64 bits when this succeeds.
+ */
+static int64_t contiguous_nbytes(int32_t ndim, const int64_t *shape, DLDataType dtype) {
+  if (ndim < 0 || ndim > FFK_TENSOR_MAX_NDIM || (ndim > 0 && shape == NULL) || dtype.lanes != 1 || dtype.bits == 0 ||
+      dtype.bits % 8 != 0)
+    return contiguous_nbytes_error(ndim, shape, dtype);
+  int64_t nbytes = dtype.bits / 8, span = 1; /* span: the first dimension's stride */
+  bool bad = false;
+  for (int32_t i = 0; i < ndim; ++i)
+    bad |= shape[i] < 0 || __builtin_mul_overflow(nbytes, shape[i], &nbytes) ||
+           __builtin_mul_overflow(span, i > 0 && shape[i] > 1 ? shape[i] : 1, &span);
+  return bad ? contiguous_nbytes_error(ndim, shape, dtype) : nbytes;
+}
+
+static ffk_tensor *new_tensor(int32_t ndim, const int64_t *shape, DLDataType dtype, DLDevice device, bool zero) {
+  int64_t nbytes = contiguous_nbytes(ndim, shape, dtype);
+  if (nbytes < 0) return NULL;
+  if (device.device_type == kDLCPU && device.device_id >= 0 && nbytes <= FUSED_MAX && ffk_storage__cpu_is_builtin())
+    return fused_new(device, ndim, shape, dtype, (size_t)nbytes, zero);
   ffk_storage *s = zero ? ffk_storage_new_zeroed(device, (size_t)nbytes, 0) : ffk_storage_new(device, (size_t)nbytes, 0);
   if (s == NULL) return NULL;
-  int64_t strides[FFK_TENSOR_MAX_NDIM];
-  ffk_tensor__contiguous_strides(ndim, shape, strides);
-  ffk_tensor *t = ffk_tensor__new(s, ffk_storage_data(s), device, ndim, shape, strides, 0, dtype);
-  ffk_object_release((ffk_object *)s);
+  ffk_tensor *t = (ffk_tensor *)ffk_object_alloc(FFK_TYPE_TENSOR, tensor_size(ndim), tensor_deleter);
+  if (t == NULL) {
+    ffk_object_release((ffk_object *)s);
+    return NULL;
+  }
+  tensor_init(t, s, ffk_storage_data(s), device, ndim, NULL, NULL, 0, dtype); /* takes our reference */
+  set_contiguous_dims(t, ndim, shape);
   return t;
 }
 
@@ -205,7 +341,7 @@ ffk_tensor *ffk_tensor_from_storage(ffk_storage *storage, int32_t ndim, const in
   if (check_ndim(ndim, shape) != 0) return NULL;
   int64_t contiguous[FFK_TENSOR_MAX_NDIM];
   if (strides == NULL) {
-    ffk_tensor__contiguous_strides(ndim, shape, contiguous);
+    if (ffk_tensor__contiguous_strides(ndim, shape, contiguous) != 0) return NULL;
     strides = contiguous;
   }
   return make_view("ffk_tensor_from_storage", storage, ffk_storage_data(storage), ffk_storage_device(storage),
@@ -291,7 +427,7 @@ ffk_tensor *ffk_tensor_reshape(const ffk_tensor *t, int32_t ndim, const int64_t 
     return NULL;
   }
   int64_t strides[FFK_TENSOR_MAX_NDIM];
-  ffk_tensor__contiguous_strides(ndim, want, strides);
+  if (ffk_tensor__contiguous_strides(ndim, want, strides) != 0) return NULL;
   return view_of("ffk_tensor_reshape", t, ndim, want, strides, t->dl.byte_offset);
 }
 
@@ -414,4 +550,4 @@ int ffk_tensor__repr(ffk_object *self, ffk_repr_ctx *ctx) {
   return ffk_repr_appendf(ctx, "%s%s@%s", dtype, format_dims(dims, sizeof dims, t->dl.ndim, t->dl.shape), dev);
 }
 
-__attribute__((constructor)) static void tensor_init(void) { ffk_type_set_repr(FFK_TYPE_TENSOR, ffk_tensor__repr); }
+__attribute__((constructor)) static void register_repr(void) { ffk_type_set_repr(FFK_TYPE_TENSOR, ffk_tensor__repr); }

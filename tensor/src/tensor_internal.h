@@ -20,6 +20,7 @@ struct ffk_storage {
   void (*release)(struct ffk_storage *); /* NULL: alloc.free(data) */
   void *extra;                           /* owned by `release` (the shm bookkeeping) */
   bool counted;                          /* in the statistics: set once the memory is owned */
+  void (*embedded_done)(void *owner);    /* embedded storage: called at FREE with `extra` */
 };
 
 /*
@@ -45,6 +46,22 @@ static inline void *ffk_aligned__place(void *raw, size_t alignment) {
 }
 static inline void *ffk_aligned__raw(void *block) { return ((void **)block)[-1]; }
 
+/*
+ * Storage that lives inside another object's block (a small tensor's, see tensor.c).
+ * ffk_storage__init_embedded makes `s` a new Storage (strong 1, weak 1) owning the
+ * `nbytes` at `data`, which are the owner's memory, and counts them. Its last release
+ * takes it down as usual, and its FREE step calls `done(owner)` instead of freeing:
+ * the owner gives the block back. ffk_storage__drop_embedded is for an owner that
+ * holds the only reference and no weak one (ffk_object_is_unique): it takes the
+ * Storage down without touching its counts, and `done` is not called. Neither fails.
+ */
+void ffk_storage__init_embedded(ffk_storage *s, DLDevice device, void *data, size_t nbytes, void (*done)(void *),
+                                void *owner);
+void ffk_storage__drop_embedded(ffk_storage *s);
+
+/* True while the CPU allocator is the built-in one (memory of the CPU may come from anywhere). */
+bool ffk_storage__cpu_is_builtin(void);
+
 /* Adds to the statistics of `device` (negative to subtract). */
 void ffk_storage__count(DLDevice device, int64_t bytes, int64_t blocks);
 
@@ -62,6 +79,7 @@ struct ffk_tensor {
   void (*owner_release)(void *owner);
   ffk_tensor *base;                /* a view of an imported tensor holds its base instead */
   bool read_only;                  /* imported with DLPack's read-only flag */
+  bool fused;                      /* storage and bytes share this block (tensor.c) */
   int64_t dims[];
 };
 
@@ -76,8 +94,12 @@ ffk_tensor *ffk_tensor__new(ffk_storage *storage, void *data, DLDevice device, i
 /* The element size in bytes of a dtype tensors can hold, or 0 (with a ValueError raised). */
 size_t ffk_tensor__element_size(DLDataType dtype);
 
-/* Row-major strides for `shape` into `strides`. */
-void ffk_tensor__contiguous_strides(int32_t ndim, const int64_t *shape, int64_t *strides);
+/*
+ * Row-major strides for `shape` (dimensions >= 0) into `strides`. 0, or -1 with a
+ * ValueError when a stride does not fit in 64 bits, which a zero-size shape with huge
+ * other dimensions can reach (PyTorch refuses these too).
+ */
+int ffk_tensor__contiguous_strides(int32_t ndim, const int64_t *shape, int64_t *strides);
 
 int ffk_tensor__repr(ffk_object *self, ffk_repr_ctx *ctx);
 

@@ -2,6 +2,8 @@
 // element addresses, contiguity rules, bounds checks, copies, fill and repr.
 #include <ffikit/ffikit.h>
 
+#include <algorithm>
+#include <atomic>
 #include <cstring>
 #include <thread>
 #include <vector>
@@ -85,6 +87,34 @@ TEST_F(Tensor, CreationErrorsNameTheValues) {
   int64_t huge[3] = {1LL << 40, 1LL << 40, 1LL << 40};
   EXPECT_EQ(ffk_tensor_empty(3, huge, kF32, kCpu), nullptr);
   EXPECT_EQ(FetchError(), "ValueError: shape [1099511627776, 1099511627776, 1099511627776] has too many elements");
+  int64_t bytes_overflow[1] = {INT64_C(1) << 61};  // 2^61 elements fit; 2^63 bytes do not
+  EXPECT_EQ(ffk_tensor_zeros(1, bytes_overflow, kF32, kCpu), nullptr);
+  EXPECT_EQ(FetchError(), "ValueError: shape [2305843009213693952] is too large");
+  EXPECT_EQ(ffk_tensor_empty(2, nullptr, kF32, kCpu), nullptr);
+  EXPECT_EQ(FetchError(), "ValueError: the shape of a 2-d tensor is NULL");
+  int64_t negative_and_bad_dtype[1] = {-1};  // the shape is checked first
+  EXPECT_EQ(ffk_tensor_empty(1, negative_and_bad_dtype, DLDataType{kDLFloat, 4, 1}, kCpu), nullptr);
+  EXPECT_EQ(FetchError(), "ValueError: negative dimension -1 in shape [-1]");
+  // No elements, but strides past 64 bits: refused, as PyTorch does ("Stride calculation overflowed").
+  int64_t zero_then_huge[4] = {0, INT64_C(1) << 40, INT64_C(1) << 40, INT64_C(1) << 40};
+  const char* strides_error =
+      "ValueError: the contiguous strides of shape [0, 1099511627776, 1099511627776, 1099511627776] do not fit "
+      "in 64 bits";
+  EXPECT_EQ(ffk_tensor_empty(4, zero_then_huge, kF32, kCpu), nullptr);
+  EXPECT_EQ(FetchError(), strides_error);
+  ffk_storage* storage = ffk_storage_new(kCpu, 16, 0);
+  EXPECT_EQ(ffk_tensor_from_storage(storage, 4, zero_then_huge, nullptr, 0, kF32), nullptr);
+  EXPECT_EQ(FetchError(), strides_error);
+  ffk_object_release(reinterpret_cast<ffk_object*>(storage));
+  int64_t zero_then_large[3] = {0, INT64_C(1) << 31, INT64_C(1) << 31};  // the strides fit
+  T empty(ffk_tensor_empty(3, zero_then_large, kF32, kCpu));
+  ASSERT_NE(empty.t, nullptr) << FetchError();
+  EXPECT_EQ(ffk_tensor_numel(empty.t), 0);
+  EXPECT_EQ(Strides(empty.t), (std::vector<int64_t>{INT64_C(1) << 62, INT64_C(1) << 31, 1}));
+  int64_t large_zero_large[3] = {INT64_C(1) << 33, 0, INT64_C(1) << 31};  // the first size is in no stride
+  T empty2(ffk_tensor_zeros(3, large_zero_large, kF32, kCpu));
+  ASSERT_NE(empty2.t, nullptr) << FetchError();
+  EXPECT_EQ(Strides(empty2.t), (std::vector<int64_t>{INT64_C(1) << 31, INT64_C(1) << 31, 1}));
 }
 
 TEST_F(Tensor, ContiguityFollowsPyTorchRules) {
@@ -443,6 +473,154 @@ TEST_F(Tensor, ViewsAreSharedAndReleasedAcrossThreads) {
   for (auto& th : threads) th.join();
   EXPECT_EQ(bad.load(), 0);
   ffk_object_release(Obj(base));
+}
+
+// ---- Small CPU tensors: the Tensor, its Storage and the bytes in one block ----------------
+
+// The references one small tensor hands out, released in every order below.
+enum Holder { kTensor, kView, kStorage, kTensorWeak, kStorageWeak, kHolders };
+
+void Drop(Holder h, ffk_tensor* t, ffk_tensor* v, ffk_storage* s) {
+  ffk_object* storage = reinterpret_cast<ffk_object*>(s);
+  switch (h) {
+    case kTensor: ffk_object_release(Obj(t)); break;
+    case kView: ffk_object_release(Obj(v)); break;
+    case kStorage: ffk_object_release(storage); break;
+    case kTensorWeak: ffk_weak_release(Obj(t)); break;
+    case kStorageWeak: ffk_weak_release(storage); break;
+    default: break;
+  }
+}
+
+TEST_F(Tensor, SmallTensorStorageOutlivesItInEveryReleaseOrder) {
+  std::vector<int> order = {kTensor, kView, kStorage, kTensorWeak, kStorageWeak};
+  ffk_storage_stats before = ffk_storage_get_stats(kCpu);
+  int orders = 0;
+  do {
+    int64_t shape[2] = {2, 3};
+    ffk_tensor* t = ffk_tensor_zeros(2, shape, kF32, kCpu);
+    ASSERT_NE(t, nullptr);
+    ffk_storage* s = ffk_tensor_storage_borrow(t);
+    ASSERT_NE(s, nullptr);
+    EXPECT_EQ(ffk_storage_nbytes(s), 24u);
+    EXPECT_EQ(ffk_storage_data(s), ffk_tensor_data_ptr(t));
+    EXPECT_EQ(reinterpret_cast<uintptr_t>(ffk_storage_data(s)) % 64, 0u);
+    EXPECT_EQ(ffk_storage_get_stats(kCpu).bytes_in_use - before.bytes_in_use, 24);
+    EXPECT_EQ(ffk_storage_get_stats(kCpu).blocks_in_use - before.blocks_in_use, 1);
+    ffk_object_retain(reinterpret_cast<ffk_object*>(s));
+    ffk_weak_retain(Obj(t));
+    ffk_weak_retain(reinterpret_cast<ffk_object*>(s));
+    ffk_tensor* v = ffk_tensor_transpose(t, 0, 1);
+    ASSERT_NE(v, nullptr);
+    float* data = static_cast<float*>(ffk_storage_data(s));
+    for (size_t i = 0; i < order.size(); ++i) {
+      Holder h = static_cast<Holder>(order[i]);
+      Drop(h, t, v, s);
+      bool tensor_gone = false, view_gone = false, storage_gone = false;
+      for (size_t j = 0; j <= i; ++j) {
+        tensor_gone |= order[j] == kTensor;
+        view_gone |= order[j] == kView;
+        storage_gone |= order[j] == kStorage;
+      }
+      if (!tensor_gone || !view_gone || !storage_gone) {  // someone still holds the bytes: intact
+        data[5] = static_cast<float>(i);
+        if (!view_gone) {
+          EXPECT_EQ(static_cast<float*>(ffk_tensor_data_ptr(v))[5], static_cast<float>(i));
+        }
+        EXPECT_EQ(ffk_storage_get_stats(kCpu).blocks_in_use - before.blocks_in_use, 1);
+      } else {  // the Storage is destroyed once its last strong holder lets go
+        EXPECT_EQ(ffk_storage_get_stats(kCpu).blocks_in_use, before.blocks_in_use);
+        EXPECT_EQ(ffk_storage_get_stats(kCpu).bytes_in_use, before.bytes_in_use);
+      }
+      bool tensor_weak_held = true;
+      for (size_t j = 0; j <= i; ++j) tensor_weak_held &= order[j] != kTensorWeak;
+      if (tensor_weak_held) {  // a weak holder sees the tensor die with its last strong reference
+        ffk_object* locked = ffk_weak_lock(Obj(t));
+        EXPECT_EQ(locked != nullptr, !tensor_gone);
+        ffk_object_release(locked);
+      }
+    }
+    EXPECT_EQ(ffk_debug_live_objects(-1), 0) << "order #" << orders;
+    ++orders;
+  } while (std::next_permutation(order.begin(), order.end()));
+  EXPECT_EQ(orders, 120);
+  EXPECT_EQ(ffk_storage_get_stats(kCpu).bytes_in_use, before.bytes_in_use);
+}
+
+TEST_F(Tensor, SmallAndLargeTensorsBehaveAlike) {
+  for (int64_t n : {0, 1, 64, 65, 1000}) {  // float32: 0, 4, 256 (one block), 260, 4000 bytes
+    ffk_storage_stats before = ffk_storage_get_stats(kCpu);
+    T e(ffk_tensor_empty(1, &n, kF32, kCpu)), z(ffk_tensor_zeros(1, &n, kF32, kCpu));
+    ASSERT_NE(e.t, nullptr);
+    ASSERT_NE(z.t, nullptr);
+    for (const T* x : {&e, &z}) {
+      EXPECT_EQ(Shape(x->t), std::vector<int64_t>{n});
+      EXPECT_EQ(Strides(x->t), std::vector<int64_t>{1});
+      EXPECT_EQ(reinterpret_cast<uintptr_t>(x->dl()->data) % 64, 0u) << n;
+      EXPECT_EQ(ffk_storage_nbytes(ffk_tensor_storage_borrow(x->t)), static_cast<size_t>(4 * n));
+    }
+    for (int64_t i = 0; i < n; ++i) EXPECT_EQ(static_cast<float*>(ffk_tensor_data_ptr(z.t))[i], 0.0f);
+    std::memset(ffk_tensor_data_ptr(e.t), 0xab, static_cast<size_t>(4 * n));  // ASan: all of it is ours
+    EXPECT_EQ(ffk_storage_get_stats(kCpu).bytes_in_use - before.bytes_in_use, 8 * n);
+    EXPECT_EQ(ffk_storage_get_stats(kCpu).blocks_in_use - before.blocks_in_use, 2);
+  }
+}
+
+TEST_F(Tensor, SmallTensorsGoThroughAUserCpuAllocator) {
+  static int allocs, frees;
+  static ffk_allocator prev;
+  allocs = frees = 0;
+  ffk_allocator mine = {"counting", nullptr,
+                        [](void*, DLDevice d, size_t n, size_t a) -> void* {
+                          ++allocs;
+                          return prev.allocate(prev.ctx, d, n, a);
+                        },
+                        [](void*, DLDevice d, void* p, size_t n) {
+                          ++frees;
+                          prev.free(prev.ctx, d, p, n);
+                        },
+                        nullptr};
+  ASSERT_EQ(ffk_allocator_register(kDLCPU, &mine, &prev), 0);
+  int64_t shape[1] = {4};
+  ffk_tensor* t = ffk_tensor_empty(1, shape, kF32, kCpu);
+  ASSERT_NE(t, nullptr);
+  EXPECT_EQ(allocs, 1) << "16 bytes still come from the registered allocator";
+  ASSERT_EQ(ffk_allocator_register(kDLCPU, &prev, nullptr), 0);  // the built-in one again
+  ffk_tensor* u = ffk_tensor_empty(1, shape, kF32, kCpu);
+  EXPECT_EQ(allocs, 1) << "back to the built-in shortcut";
+  ffk_object_release(Obj(t));
+  EXPECT_EQ(frees, 1);
+  ffk_object_release(Obj(u));
+  EXPECT_EQ(frees, 1);
+}
+
+TEST_F(Tensor, SmallTensorsReleasedFromManyThreadsInAnyOrder) {
+  // Each small tensor hands out four strong references (itself, a view, its storage
+  // twice) that four threads drop at the same time; TSan and ASan watch the block.
+  constexpr int kTensors = 2000, kThreads = 4;
+  ffk_storage_stats before = ffk_storage_get_stats(kCpu);
+  std::vector<std::vector<ffk_object*>> work(kThreads);
+  for (int i = 0; i < kTensors; ++i) {
+    int64_t shape[2] = {4, 4};
+    ffk_tensor* t = ffk_tensor_zeros(2, shape, kI64, kCpu);
+    ASSERT_NE(t, nullptr);
+    ffk_object* s = reinterpret_cast<ffk_object*>(ffk_tensor_storage_borrow(t));
+    ffk_object_retain(s);
+    ffk_object_retain(s);
+    ffk_object* refs[kThreads] = {Obj(t), Obj(ffk_tensor_transpose(t, 0, 1)), s, s};
+    for (int k = 0; k < kThreads; ++k) work[(i + k) % kThreads].push_back(refs[k]);
+  }
+  std::atomic<bool> go{false};
+  std::vector<std::thread> threads;
+  for (int k = 0; k < kThreads; ++k)
+    threads.emplace_back([&go, &w = work[k]] {
+      while (!go.load()) std::this_thread::yield();
+      for (ffk_object* o : w) ffk_object_release(o);
+    });
+  go = true;
+  for (auto& th : threads) th.join();
+  EXPECT_EQ(ffk_storage_get_stats(kCpu).bytes_in_use, before.bytes_in_use);
+  EXPECT_EQ(ffk_storage_get_stats(kCpu).blocks_in_use, before.blocks_in_use);
 }
 
 }  // namespace

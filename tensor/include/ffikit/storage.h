@@ -76,6 +76,11 @@ typedef struct ffk_allocator {
  * Registers `allocator` (copied) for `device_type`, replacing the current one; storage
  * made earlier keeps the allocator it came from. If `previous` is not NULL it receives
  * the replaced allocator (all zero when there was none), so a wrapper can delegate to it.
+ * While the built-in CPU allocator is in place, small CPU storage and tensors skip it:
+ * up to 256 bytes live inside the Storage object, or inside the block of a tensor made
+ * by ffk_tensor_empty/zeros. Registering another CPU allocator routes every CPU
+ * allocation through it; registering the built-in one again (a saved `previous`)
+ * restores the shortcut.
  * 0, or -1 with a ValueError (unknown device type, NULL allocator or allocate/free).
  */
 FFK_API int ffk_allocator_register(int32_t device_type, const ffk_allocator *allocator, ffk_allocator *previous);

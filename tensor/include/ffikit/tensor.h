@@ -33,6 +33,10 @@ typedef struct ffk_tensor ffk_tensor;
  * bfloat16, complex; lanes 1). Returns a new reference, or NULL with a ValueError (ndim,
  * a negative dimension, a dtype, a total size that overflows), the allocator's error, or
  * a MemoryError.
+ * A CPU tensor of up to 256 bytes made while the built-in CPU allocator is in place is
+ * one allocation holding the Tensor, its Storage and the bytes; the Storage is still an
+ * object of its own that may outlive the Tensor (a view or a retained
+ * ffk_tensor_storage_borrow), and the block goes back when both are gone.
  */
 FFK_API ffk_tensor *ffk_tensor_empty(int32_t ndim, const int64_t *shape, DLDataType dtype, DLDevice device);
 
