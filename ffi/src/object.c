@@ -130,13 +130,17 @@ void ffk_mem_free(void *ptr) { free(ptr); }
 #define KNOWN_TYPES (FFK_TYPE_STATIC_END + FFK_TYPE_MAX_DYNAMIC)
 static uint64_t g_known_object_types[(KNOWN_TYPES + 63) / 64];
 
-static bool is_object_type(int32_t type_index) {
-  if (type_index < FFK_TYPE_OBJECT_BEGIN || type_index >= KNOWN_TYPES) return false;
-  uint64_t *word = &g_known_object_types[type_index / 64], bit = UINT64_C(1) << (type_index % 64);
-  if (FFK_LIKELY(__atomic_load_n(word, __ATOMIC_RELAXED) & bit)) return true;
+/* Asks the registry, the first time for each type. */
+static FFK_NOINLINE bool learn_object_type(int32_t type_index) {
   if (!ffk_type_exists(type_index)) return false;
-  __atomic_fetch_or(word, bit, __ATOMIC_RELAXED);
+  __atomic_fetch_or(&g_known_object_types[type_index / 64], UINT64_C(1) << (type_index % 64), __ATOMIC_RELAXED);
   return true;
+}
+
+static inline bool is_object_type(int32_t type_index) {
+  if (type_index < FFK_TYPE_OBJECT_BEGIN || type_index >= KNOWN_TYPES) return false;
+  uint64_t word = __atomic_load_n(&g_known_object_types[type_index / 64], __ATOMIC_RELAXED);
+  return FFK_LIKELY(word & (UINT64_C(1) << (type_index % 64))) || learn_object_type(type_index);
 }
 
 void ffk_object__init(ffk_object *obj, int32_t type_index, ffk_deleter deleter) {
