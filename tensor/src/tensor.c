@@ -48,7 +48,7 @@ static void fused_leave(void *block) {
 /* The DESTROY step of a fused Tensor: drop its Storage, or take it down when nobody else can see it. */
 static void fused_drop_storage(ffk_tensor *t) {
   fused_tail *tail = tail_of(t);
-  if (ffk_object_is_unique(&tail->storage.header)) {
+  if (__atomic_load_n(&tail->storage.header.refcount, __ATOMIC_ACQUIRE) == FFK_REFCOUNT_INIT) { /* is_unique */
     ffk_storage__drop_embedded(&tail->storage);
     __atomic_store_n(&tail->parties, 1, __ATOMIC_RELAXED); /* the Storage has left */
   } else {
@@ -208,20 +208,12 @@ static int64_t checked_numel(int32_t ndim, const int64_t *shape) {
   return n;
 }
 
-/*
- * The error contiguous_nbytes raises: the first of check_ndim, the dtype, checked_numel,
- * the size in bytes and the strides.
- */
+/* The error contiguous_nbytes raises: the first of check_ndim, the dtype, checked_numel and the size in bytes. */
 static FFK_NOINLINE int64_t contiguous_nbytes_error(int32_t ndim, const int64_t *shape, DLDataType dtype) {
   char buf[512];
-  int64_t numel, nbytes, strides[FFK_TENSOR_MAX_NDIM];
-  if (check_ndim(ndim, shape) != 0 || ffk_tensor__element_size(dtype) == 0 || (numel = checked_numel(ndim, shape)) < 0)
+  if (check_ndim(ndim, shape) != 0 || ffk_tensor__element_size(dtype) == 0 || checked_numel(ndim, shape) < 0)
     return -1;
-  if (__builtin_mul_overflow(numel, (int64_t)ffk_tensor__element_size(dtype), &nbytes)) {
-    ffk_error_set(FFK_ERR_VALUE, "shape %s is too large", format_dims(buf, sizeof buf, ndim, shape));
-    return -1;
-  }
-  ffk_tensor__contiguous_strides(ndim, shape, strides);
+  ffk_error_set(FFK_ERR_VALUE, "shape %s is too large", format_dims(buf, sizeof buf, ndim, shape));
   return -1;
 }
 
@@ -233,11 +225,14 @@ static int64_t contiguous_nbytes(int32_t ndim, const int64_t *shape, DLDataType 
   if (ndim < 0 || ndim > FFK_TENSOR_MAX_NDIM || (ndim > 0 && shape == NULL) || dtype.lanes != 1 || dtype.bits == 0 ||
       dtype.bits % 8 != 0)
     return contiguous_nbytes_error(ndim, shape, dtype);
-  int64_t nbytes = dtype.bits / 8, span = 1; /* span: the first dimension's stride */
+  int64_t nbytes = dtype.bits / 8;
   bool bad = false;
-  for (int32_t i = 0; i < ndim; ++i)
-    bad |= shape[i] < 0 || __builtin_mul_overflow(nbytes, shape[i], &nbytes) ||
-           __builtin_mul_overflow(span, i > 0 && shape[i] > 1 ? shape[i] : 1, &span);
+  for (int32_t i = 0; i < ndim; ++i) bad |= shape[i] < 0 || __builtin_mul_overflow(nbytes, shape[i], &nbytes);
+  if (FFK_UNLIKELY(nbytes == 0 && !bad && ndim > 1)) {
+    /* No elements: the strides are not bounded by the size and may not fit (each is at most the size otherwise). */
+    int64_t strides[FFK_TENSOR_MAX_NDIM];
+    if (ffk_tensor__contiguous_strides(ndim, shape, strides) != 0) return -1;
+  }
   return bad ? contiguous_nbytes_error(ndim, shape, dtype) : nbytes;
 }
 
