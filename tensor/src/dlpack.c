@@ -136,7 +136,7 @@ static ffk_tensor *import(const char *what, const DLTensor *d, const ffk_dlpack_
   int64_t compact[FFK_TENSOR_MAX_NDIM];
   const int64_t *strides = d->strides;
   if (strides == NULL) {
-    if (ffk_tensor__contiguous_strides(d->ndim, d->shape, compact) != 0) return NULL;
+    if (ffk_tensor__contiguous_strides(what, d->ndim, d->shape, compact) != 0) return NULL;
     strides = compact;
   }
   ffk_tensor *t = ffk_tensor__new(NULL, d->data, d->device, d->ndim, d->shape, strides, d->byte_offset, d->dtype);

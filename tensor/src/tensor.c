@@ -165,20 +165,20 @@ static const char *format_dims(char *buf, size_t cap, int32_t n, const int64_t *
   return buf;
 }
 
-static FFK_NOINLINE int strides_overflow(int32_t ndim, const int64_t *shape) {
+static FFK_NOINLINE int strides_overflow(const char *what, int32_t ndim, const int64_t *shape) {
   char buf[512];
-  return ffk_error_set(FFK_ERR_VALUE, "the contiguous strides of shape %s do not fit in 64 bits",
-                       format_dims(buf, sizeof buf, ndim, shape));
+  return ffk_error_set(FFK_ERR_VALUE, "%s%sthe contiguous strides of shape %s do not fit in 64 bits",
+                       what ? what : "", what ? ": " : "", format_dims(buf, sizeof buf, ndim, shape));
 }
 
-int ffk_tensor__contiguous_strides(int32_t ndim, const int64_t *shape, int64_t *strides) {
+int ffk_tensor__contiguous_strides(const char *what, int32_t ndim, const int64_t *shape, int64_t *strides) {
   int64_t s = 1;
   bool overflow = false;
   for (int32_t i = ndim - 1; i >= 0; --i) {
     strides[i] = s;
     if (i > 0) overflow |= __builtin_mul_overflow(s, shape[i] > 1 ? shape[i] : 1, &s);
   }
-  return overflow ? strides_overflow(ndim, shape) : 0;
+  return overflow ? strides_overflow(what, ndim, shape) : 0;
 }
 
 static int check_ndim(int32_t ndim, const int64_t *shape) {
@@ -231,7 +231,7 @@ static int64_t contiguous_nbytes(int32_t ndim, const int64_t *shape, DLDataType 
   if (FFK_UNLIKELY(nbytes == 0 && !bad && ndim > 1)) {
     /* No elements: the strides are not bounded by the size and may not fit (each is at most the size otherwise). */
     int64_t strides[FFK_TENSOR_MAX_NDIM];
-    if (ffk_tensor__contiguous_strides(ndim, shape, strides) != 0) return -1;
+    if (ffk_tensor__contiguous_strides(NULL, ndim, shape, strides) != 0) return -1;
   }
   return bad ? contiguous_nbytes_error(ndim, shape, dtype) : nbytes;
 }
@@ -336,7 +336,7 @@ ffk_tensor *ffk_tensor_from_storage(ffk_storage *storage, int32_t ndim, const in
   if (check_ndim(ndim, shape) != 0) return NULL;
   int64_t contiguous[FFK_TENSOR_MAX_NDIM];
   if (strides == NULL) {
-    if (ffk_tensor__contiguous_strides(ndim, shape, contiguous) != 0) return NULL;
+    if (ffk_tensor__contiguous_strides("ffk_tensor_from_storage", ndim, shape, contiguous) != 0) return NULL;
     strides = contiguous;
   }
   return make_view("ffk_tensor_from_storage", storage, ffk_storage_data(storage), ffk_storage_device(storage),
@@ -422,7 +422,7 @@ ffk_tensor *ffk_tensor_reshape(const ffk_tensor *t, int32_t ndim, const int64_t 
     return NULL;
   }
   int64_t strides[FFK_TENSOR_MAX_NDIM];
-  if (ffk_tensor__contiguous_strides(ndim, want, strides) != 0) return NULL;
+  if (ffk_tensor__contiguous_strides("ffk_tensor_reshape", ndim, want, strides) != 0) return NULL;
   return view_of("ffk_tensor_reshape", t, ndim, want, strides, t->dl.byte_offset);
 }
 

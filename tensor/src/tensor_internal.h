@@ -96,10 +96,11 @@ size_t ffk_tensor__element_size(DLDataType dtype);
 
 /*
  * Row-major strides for `shape` (dimensions >= 0) into `strides`. 0, or -1 with a
- * ValueError when a stride does not fit in 64 bits, which a zero-size shape with huge
- * other dimensions can reach (PyTorch refuses these too).
+ * ValueError, prefixed "what: " when `what` is not NULL, when a stride does not fit in
+ * 64 bits, which a zero-size shape with huge other dimensions can reach (PyTorch
+ * refuses these too).
  */
-int ffk_tensor__contiguous_strides(int32_t ndim, const int64_t *shape, int64_t *strides);
+int ffk_tensor__contiguous_strides(const char *what, int32_t ndim, const int64_t *shape, int64_t *strides);
 
 int ffk_tensor__repr(ffk_object *self, ffk_repr_ctx *ctx);
 

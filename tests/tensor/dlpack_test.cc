@@ -125,6 +125,12 @@ TEST_F(DLPack, MalformedTensorsAreRejectedAndNotFreed) {
   EXPECT_EQ(FetchError(), "ValueError: ffk_tensor_from_dlpack_versioned: DLPack version 2.1 is not supported (1.x is)");
   EXPECT_EQ(ffk_tensor_from_dlpack(nullptr, nullptr), nullptr);
   EXPECT_EQ(FetchError(), "ValueError: ffk_tensor_from_dlpack: the managed tensor is NULL");
+  // No elements and NULL strides, but the compact strides would not fit in 64 bits.
+  int64_t huge[3] = {0, INT64_C(1) << 40, INT64_C(1) << 40};
+  p.legacy.dl_tensor.ndim = 3;
+  p.legacy.dl_tensor.shape = huge;
+  reject("ValueError: ffk_tensor_from_dlpack: the contiguous strides of shape [0, 1099511627776, 1099511627776] "
+         "do not fit in 64 bits");
   EXPECT_EQ(Producer::deletes, 0);
 }
 

@@ -104,7 +104,11 @@ TEST_F(Tensor, CreationErrorsNameTheValues) {
   EXPECT_EQ(FetchError(), strides_error);
   ffk_storage* storage = ffk_storage_new(kCpu, 16, 0);
   EXPECT_EQ(ffk_tensor_from_storage(storage, 4, zero_then_huge, nullptr, 0, kF32), nullptr);
-  EXPECT_EQ(FetchError(), strides_error);
+  EXPECT_EQ(FetchError(), std::string("ValueError: ffk_tensor_from_storage: ") + (strides_error + 12));
+  int64_t none[1] = {0};
+  T nothing(ffk_tensor_empty(1, none, kF32, kCpu));
+  EXPECT_EQ(ffk_tensor_reshape(nothing.t, 4, zero_then_huge), nullptr);
+  EXPECT_EQ(FetchError(), std::string("ValueError: ffk_tensor_reshape: ") + (strides_error + 12));
   ffk_object_release(reinterpret_cast<ffk_object*>(storage));
   int64_t zero_then_large[3] = {0, INT64_C(1) << 31, INT64_C(1) << 31};  // the strides fit
   T empty(ffk_tensor_empty(3, zero_then_large, kF32, kCpu));
