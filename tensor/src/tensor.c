@@ -80,29 +80,31 @@ static void tensor_deleter(void *self, int which) {
   }
 }
 
-/* Fills a new Tensor's fields after its header; `storage` is taken as given (no retain), and
- * NULL shape and strides leave t->dims to the caller. */
+/*
+ * Fills every field of a new Tensor after its header except the dims, which the caller
+ * writes; `storage` is taken as given (no retain).
+ */
 static void tensor_init(ffk_tensor *t, ffk_storage *storage, void *data, DLDevice device, int32_t ndim,
-                        const int64_t *shape, const int64_t *strides, uint64_t byte_offset, DLDataType dtype) {
-  if (ndim > 0 && shape != NULL) {
-    memcpy(t->dims, shape, (size_t)ndim * sizeof(int64_t));
-    memcpy(t->dims + ndim, strides, (size_t)ndim * sizeof(int64_t));
-  }
-  t->dl.data = data;
-  t->dl.device = device;
-  t->dl.ndim = ndim;
-  t->dl.dtype = dtype;
-  t->dl.shape = t->dims;
-  t->dl.strides = t->dims + ndim;
-  t->dl.byte_offset = byte_offset;
+                        uint64_t byte_offset, DLDataType dtype) {
+  t->dl = (DLTensor){.data = data, .device = device, .ndim = ndim, .dtype = dtype, .shape = t->dims,
+                     .strides = t->dims + ndim, .byte_offset = byte_offset};
   t->storage = storage;
+  t->owner = NULL;
+  t->owner_release = NULL;
+  t->base = NULL;
+  t->read_only = false;
+  t->fused = false;
 }
 
 ffk_tensor *ffk_tensor__new(ffk_storage *storage, void *data, DLDevice device, int32_t ndim, const int64_t *shape,
                             const int64_t *strides, uint64_t byte_offset, DLDataType dtype) {
   ffk_tensor *t = (ffk_tensor *)ffk_object_alloc(FFK_TYPE_TENSOR, tensor_size(ndim), tensor_deleter);
   if (t == NULL) return NULL;
-  tensor_init(t, storage, data, device, ndim, shape, strides, byte_offset, dtype);
+  tensor_init(t, storage, data, device, ndim, byte_offset, dtype);
+  if (ndim > 0) {
+    memcpy(t->dims, shape, (size_t)ndim * sizeof(int64_t));
+    memcpy(t->dims + ndim, strides, (size_t)ndim * sizeof(int64_t));
+  }
   if (storage != NULL) ffk_object_retain((ffk_object *)storage);
   return t;
 }
@@ -132,13 +134,7 @@ static ffk_tensor *fused_new(DLDevice device, int32_t ndim, const int64_t *shape
   void *data = (void *)(((uintptr_t)(tail + 1) + ALIGN - 1) & ~(uintptr_t)(ALIGN - 1));
   if (zero) memset(data, 0, nbytes);
   ffk_object_init(&t->header, FFK_TYPE_TENSOR, tensor_deleter); /* cannot fail: a built-in type */
-  t->dl = (DLTensor){.data = data, .device = device, .ndim = ndim, .dtype = dtype, .shape = t->dims,
-                     .strides = t->dims + ndim, .byte_offset = 0};
-  t->storage = &tail->storage;
-  t->owner = NULL;
-  t->owner_release = NULL;
-  t->base = NULL;
-  t->read_only = false;
+  tensor_init(t, &tail->storage, data, device, ndim, 0, dtype);
   t->fused = true;
   set_contiguous_dims(t, ndim, shape);
   tail->parties = 2;
@@ -248,7 +244,7 @@ static ffk_tensor *new_tensor(int32_t ndim, const int64_t *shape, DLDataType dty
     ffk_object_release((ffk_object *)s);
     return NULL;
   }
-  tensor_init(t, s, ffk_storage_data(s), device, ndim, NULL, NULL, 0, dtype); /* takes our reference */
+  tensor_init(t, s, ffk_storage_data(s), device, ndim, 0, dtype); /* takes our reference */
   set_contiguous_dims(t, ndim, shape);
   return t;
 }

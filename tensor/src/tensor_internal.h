@@ -52,8 +52,9 @@ static inline void *ffk_aligned__raw(void *block) { return ((void **)block)[-1];
  * `nbytes` at `data`, which are the owner's memory, and counts them. Its last release
  * takes it down as usual, and its FREE step calls `done(owner)` instead of freeing:
  * the owner gives the block back. ffk_storage__drop_embedded is for an owner that
- * holds the only reference and no weak one (ffk_object_is_unique): it takes the
- * Storage down without touching its counts, and `done` is not called. Neither fails.
+ * holds the only reference and no weak one (ffk_object_is_unique): it takes the bytes
+ * out of the statistics and counts the object gone without touching its reference
+ * count, and `done` is not called. Neither fails.
  */
 void ffk_storage__init_embedded(ffk_storage *s, DLDevice device, void *data, size_t nbytes, void (*done)(void *),
                                 void *owner);

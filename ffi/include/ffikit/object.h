@@ -123,7 +123,10 @@ FFK_API void ffk_object_free(ffk_object *obj);
  */
 FFK_API int ffk_object_init(ffk_object *obj, int32_t type_index, ffk_deleter deleter);
 
-/* Counts an object made by ffk_object_init as gone; its memory is the caller's again. */
+/*
+ * Counts an object made by ffk_object_init as gone (only a deleter's FREE part calls
+ * this); its memory is the caller's again. NULL is a no-op. Cannot fail.
+ */
 FFK_API void ffk_object_forget(ffk_object *obj);
 
 /* Adds a strong reference. `obj` must be non-NULL and alive. Cannot fail. */
