@@ -45,7 +45,7 @@ ext = Extension(
     "ffikit._core",
     sources=c_sources(),
     include_dirs=[os.path.join(ROOT, c, "include") for c in COMPONENTS]
-    + [os.path.join(ROOT, "include"), os.path.join(ROOT, TESTING_LIB), os.path.join(HERE, "src")],
+    + [os.path.join(ROOT, "include"), ROOT, os.path.join(HERE, "src")],
     define_macros=[("_GNU_SOURCE", None)] + ([("FFK_TESTING", "1")] if testing else []),
     extra_compile_args=["-std=c11", "-O2", "-fvisibility=hidden", "-Wall", "-Wno-unused-parameter"],
     extra_link_args=["-lrt", "-ldl", "-pthread"],

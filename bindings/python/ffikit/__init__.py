@@ -6,7 +6,17 @@ errors, devices, dtypes, strings, shapes and the registry runs with
 """
 from __future__ import annotations
 
-from . import _core
+import os as _os
+import sys as _sys
+
+# The C library inside _core exports the ffk_* API; loading it RTLD_GLOBAL lets modules
+# loaded later (load_module) bind to this one library instead of finding none.
+_flags = _sys.getdlopenflags()
+_sys.setdlopenflags(_flags | _os.RTLD_GLOBAL)
+try:
+    from . import _core
+finally:
+    _sys.setdlopenflags(_flags)
 from ._core import Object, Function, Error, Device, DataType, convert
 from ._core import __version__
 from ._dtype import dtype, DataTypeCode

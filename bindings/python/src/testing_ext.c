@@ -7,7 +7,7 @@
 
 #include <pthread.h>
 
-#include "testing.h"
+#include "ffi/testing/testing.h"
 
 static PyObject *testing_register(PyObject *mod, PyObject *unused) {
   (void)mod, (void)unused;
