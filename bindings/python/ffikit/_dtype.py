@@ -145,8 +145,9 @@ class dtype(str):  # noqa: N801 - tvm_ffi's spelling
 
     def to_torch(self) -> Any:
         """The torch dtype (TypeError when torch has none for it)."""
-        import torch
+        import importlib
 
+        torch = importlib.import_module("torch")
         name = str(dtype._from_datatype(self._ffikit_dtype))
         name = {"bool": "bool", "float8_e4m3fn": "float8_e4m3fn"}.get(name, name)
         t = getattr(torch, name, None)
@@ -165,9 +166,11 @@ def _foreign_name(content: Any) -> str:
         import numpy as np
 
         npd = np.dtype(content)
-        if npd in dtype._NUMPY_DTYPE_TO_STR:
-            return dtype._NUMPY_DTYPE_TO_STR[npd]
-        return _FOREIGN_ALIASES.get(npd.name, npd.name)
+        known = dtype._NUMPY_DTYPE_TO_STR.get(npd)
+        if known is not None:
+            return known
+        np_name: str = npd.name
+        return _FOREIGN_ALIASES.get(np_name, np_name)
     return str(content)
 
 

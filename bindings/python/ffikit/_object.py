@@ -99,7 +99,8 @@ def load_module(path: Any) -> Module:
     """
     import os
 
-    return _core._module_load(os.fspath(path))
+    module: Module = _core._module_load(os.fspath(path))
+    return module
 
 
 def _make_class(type_key: str, parent: type) -> type:

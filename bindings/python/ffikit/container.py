@@ -17,14 +17,16 @@ from ._core import Object
 def _index(self: Object, i: Any) -> int:
     if isinstance(i, bool) or not hasattr(i, "__index__"):
         raise TypeError(f"{type(self).__name__} indices must be integers or slices, not {type(i).__name__}")
-    return i.__index__()
+    index: int = i.__index__()
+    return index
 
 
 class _SeqBase(Object):
     __slots__ = ()
 
     def __len__(self) -> int:
-        return _core._len(self)
+        n: int = _core._len(self)
+        return n
 
     def __getitem__(self, i: Any) -> Any:
         if isinstance(i, slice):
@@ -58,7 +60,8 @@ class Array(_SeqBase):
     def __new__(cls, iterable: Any = ()) -> Array:
         if not hasattr(iterable, "__iter__"):
             raise TypeError(f"Array() expects an iterable, got {type(iterable).__name__}")
-        return _core._make(0, list(iterable))
+        made: Array = _core._make(0, list(iterable))
+        return made
 
 
 class List(_SeqBase):
@@ -67,14 +70,16 @@ class List(_SeqBase):
     __slots__ = ()
 
     def __new__(cls, iterable: Any = ()) -> List:
-        return _core._make(1, list(iterable))
+        made: List = _core._make(1, list(iterable))
+        return made
 
 
 class _MapBase(Object):
     __slots__ = ()
 
     def __len__(self) -> int:
-        return _core._len(self)
+        n: int = _core._len(self)
+        return n
 
     def __getitem__(self, key: Any) -> Any:
         return _core._map_get(self, key)
@@ -123,7 +128,8 @@ class Map(_MapBase):
     __slots__ = ()
 
     def __new__(cls, mapping: Any = None) -> Map:
-        return _core._make(2, list(mapping.items()) if mapping is not None else [])
+        made: Map = _core._make(2, list(mapping.items()) if mapping is not None else [])
+        return made
 
 
 class Dict(_MapBase):
@@ -132,7 +138,8 @@ class Dict(_MapBase):
     __slots__ = ()
 
     def __new__(cls, mapping: Any = None) -> Dict:
-        return _core._make(3, list(mapping.items()) if mapping is not None else [])
+        made: Dict = _core._make(3, list(mapping.items()) if mapping is not None else [])
+        return made
 
 
 Sequence.register(Array)

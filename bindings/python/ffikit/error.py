@@ -89,7 +89,8 @@ def _frame_for(filename: str, lineno: int, func: str) -> types.FrameType:
         code = code.replace(co_name=func)
         if len(_CODE_CACHE) < 4096:
             _CODE_CACHE[key] = code
-    return eval(code, {"_getframe": sys._getframe})  # noqa: S307 - our own constant code
+    frame: types.FrameType = eval(code, {"_getframe": sys._getframe})  # noqa: S307 - our own constant code
+    return frame
 
 
 def _prepend(tb: types.TracebackType | None, filename: str, lineno: int, func: str) -> types.TracebackType:
@@ -103,8 +104,7 @@ def _from_c(error: Error, exc: BaseException | None) -> BaseException:
     if exc is None:
         cls = _exception_class(error.kind)
         exc = cls(error.message)
-        exc.__ffikit_error__ = error  # type: ignore[attr-defined]
-        exc.__tvm_ffi_error__ = error  # type: ignore[attr-defined]
+        _attach(exc, error)
         start = 0
     else:
         start = getattr(exc, "__ffikit_bt_lines__", 0)
@@ -116,8 +116,8 @@ def _from_c(error: Error, exc: BaseException | None) -> BaseException:
             if where is not None:
                 tb = _prepend(tb, *where)
         exc = exc.with_traceback(tb)
-        exc.__ffikit_bt_lines__ = len(lines)  # type: ignore[attr-defined]
-        exc.__ffikit_tb_mark__ = id(tb)  # type: ignore[attr-defined]
+        setattr(exc, "__ffikit_bt_lines__", len(lines))
+        setattr(exc, "__ffikit_tb_mark__", id(tb))
         return exc
     finally:
         del exc, tb  # no frame of ours keeps the exception alive
@@ -128,8 +128,7 @@ def _to_c(exc: BaseException) -> Error:
     error = getattr(exc, "__ffikit_error__", None)
     if not isinstance(error, Error):
         error = Error(_kind_of(type(exc)), _message(exc))
-        exc.__ffikit_error__ = error  # type: ignore[attr-defined]
-        exc.__tvm_ffi_error__ = error  # type: ignore[attr-defined]
+        _attach(exc, error)
     mark = getattr(exc, "__ffikit_tb_mark__", None)
     frames = []
     tb = exc.__traceback__
@@ -138,9 +137,15 @@ def _to_c(exc: BaseException) -> Error:
         frames.append(f'  File "{code.co_filename}", line {tb.tb_lineno}, in {code.co_name}\n')
         tb = tb.tb_next
     error._append_frames("".join(reversed(frames)))  # innermost first
-    exc.__ffikit_bt_lines__ = len(error.backtrace.splitlines())  # type: ignore[attr-defined]
-    exc.__ffikit_tb_mark__ = id(exc.__traceback__)  # type: ignore[attr-defined]
+    setattr(exc, "__ffikit_bt_lines__", len(error.backtrace.splitlines()))
+    setattr(exc, "__ffikit_tb_mark__", id(exc.__traceback__))
     return error
+
+
+def _attach(exc: BaseException, error: Error) -> None:
+    """The Error rides on the exception under ffikit's and tvm_ffi's names."""
+    setattr(exc, "__ffikit_error__", error)
+    setattr(exc, "__tvm_ffi_error__", error)
 
 
 def _message(exc: BaseException) -> str:

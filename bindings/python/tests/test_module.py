@@ -9,12 +9,10 @@ import ffikit
 
 
 def _testing_module_path() -> str | None:
+    """The module next to the tests in Bazel's runfiles (built for the same configuration)."""
     here = os.path.dirname(os.path.abspath(__file__))
-    for candidate in [os.path.join(here, "..", "..", "..", "ffi", "testing", "libffikit_testing.so"),
-                      os.path.join(here, "..", "..", "..", "bazel-bin", "ffi", "testing", "libffikit_testing.so")]:
-        if os.path.exists(candidate):
-            return os.path.normpath(candidate)
-    return None
+    candidate = os.path.normpath(os.path.join(here, "..", "..", "..", "ffi", "testing", "libffikit_testing.so"))
+    return candidate if os.path.exists(candidate) else None
 
 
 def test_missing_file_is_a_clear_error(tmp_path):
