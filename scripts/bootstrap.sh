@@ -43,4 +43,12 @@ if ! cmp -s requirements-dev.txt "$stamp"; then
   "$venv/bin/python" -m pip install -q --disable-pip-version-check -r requirements-dev.txt >&2
   cp requirements-dev.txt "$stamp"
 fi
+# PyTorch for the DLPack interop tests: the CPU wheel of torch 2.13.0 lies on disk for
+# Python 3.11 (an unpinned or other-version install would download gigabytes).
+if [ "$("$venv/bin/python" -c 'import sys; print(sys.version_info[:2] == (3, 11))')" = True ] &&
+   ! "$venv/bin/python" -c 'import torch' >/dev/null 2>&1; then
+  log "installing torch==2.13.0 (CPU) into $venv for the DLPack tests"
+  "$venv/bin/python" -m pip install -q --disable-pip-version-check torch==2.13.0 >&2 ||
+    log "torch could not be installed: the PyTorch DLPack tests will skip"
+fi
 echo "$PWD/$venv/bin/python"

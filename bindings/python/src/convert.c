@@ -6,7 +6,8 @@
  * asked): None; ffikit wrappers; bool; integral (int, numbers.Integral such as numpy
  * ints); real (float, numbers.Real); dtype; Device; str (String passes its cached
  * object); bytes/bytearray (Bytes passes its object); Shape; list/tuple -> a new Array;
- * dict -> a new Map; callable -> a Function; exception -> an Error; anything else ->
+ * dict -> a new Map; an object with __dlpack__ -> a Tensor sharing its memory (zero
+ * copy); callable -> a Function; exception -> an Error; anything else ->
  * an Opaque object holding a strong reference.
  *
  * In argument mode nothing is copied that need not be: small str/bytes are inline, a
@@ -36,6 +37,7 @@ enum kind {
   K_SHAPE,
   K_SEQ,
   K_DICT,
+  K_DLPACK, /* an object with __dlpack__: a Tensor sharing its memory */
   K_CALLABLE,
   K_EXCEPTION,
   K_OPAQUE,
@@ -75,6 +77,13 @@ static int classify(PyTypeObject *tp) {
   if (PyType_IsSubtype(tp, &PyByteArray_Type)) return K_BYTEARRAY;
   if (PyType_IsSubtype(tp, &PyList_Type) || PyType_IsSubtype(tp, &PyTuple_Type)) return K_SEQ;
   if (PyType_IsSubtype(tp, &PyDict_Type)) return K_DICT;
+  PyObject *dlpack = PyObject_GetAttr((PyObject *)tp, ffkpy_g.str_dlpack);
+  if (dlpack != NULL) {
+    Py_DECREF(dlpack);
+    return K_DLPACK;
+  }
+  if (!PyErr_ExceptionMatches(PyExc_AttributeError)) return K_UNKNOWN;
+  PyErr_Clear();
   if (PyType_IsSubtype(tp, (PyTypeObject *)PyExc_BaseException)) return K_EXCEPTION;
   if (tp->tp_call != NULL) return K_CALLABLE;
   return K_OPAQUE;
@@ -369,6 +378,11 @@ int ffkpy_to_any(PyObject *o, ffk_any *out, ffkpy_temps *temps) {
       return seq_to_array(o, out, temps);
     case K_DICT:
       return dict_to_map(o, out, temps);
+    case K_DLPACK: {
+      ffk_tensor *t = ffkpy_tensor_from_dlpack(o, NULL);
+      if (t == NULL) return -1;
+      return new_object_to_any((ffk_object *)t, out, temps);
+    }
     case K_CALLABLE: {
       ffk_function *f = ffkpy_function_from_callable(o);
       if (f == NULL) return -1;

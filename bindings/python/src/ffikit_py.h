@@ -57,6 +57,7 @@ extern PyTypeObject ffkpy_FunctionType;
 extern PyTypeObject ffkpy_ErrorType;
 extern PyTypeObject ffkpy_DataTypeType;
 extern PyTypeObject ffkpy_DeviceType;
+extern PyTypeObject ffkpy_TensorType;
 
 /* Module state shared by the files (one interpreter: the extension is single-phase). */
 typedef struct {
@@ -165,9 +166,15 @@ extern PyMethodDef ffkpy_convert_methods[];
 extern PyMethodDef ffkpy_testing_methods[];
 extern PyMethodDef ffkpy_value_methods[];
 extern PyMethodDef ffkpy_container_methods[];
+extern PyMethodDef ffkpy_tensor_methods[];
 
 int ffkpy_object_types_init(PyObject *module);
 int ffkpy_value_types_init(PyObject *module);
 int ffkpy_function_types_init(PyObject *module);
+int ffkpy_tensor_types_init(PyObject *module);
+
+/* A Tensor for a DLPack producer, a capsule or an ffikit.Tensor (new reference), or NULL
+ * with a Python exception; a capsule is consumed exactly once. */
+ffk_tensor *ffkpy_tensor_from_dlpack(PyObject *obj, const ffk_dlpack_requirements *req);
 
 #endif /* FFIKIT_PY_H */

@@ -1,0 +1,367 @@
+"""Tensors and DLPack: numpy and PyTorch at the same data pointer both ways, the buffer
+protocol, hostile producers, views, pickling and shared memory across processes."""
+from __future__ import annotations
+
+import concurrent.futures
+import gc
+import multiprocessing
+import os
+import pickle
+import signal
+
+import numpy as np
+import pytest
+
+import ffikit
+from ffikit import testing
+
+from dlpack_producer import Producer
+
+torch = pytest.importorskip("torch") if os.environ.get("FFIKIT_REQUIRE_TORCH") else None
+try:
+    import torch  # noqa: F811
+except ImportError:  # pragma: no cover
+    torch = None
+
+needs_torch = pytest.mark.skipif(torch is None, reason="torch is not installed (pip install torch==2.13.0)")
+
+NUMPY_DTYPES = ["bool", "int8", "int16", "int32", "int64", "uint8", "uint16", "uint32", "uint64", "float16",
+                "float32", "float64", "complex64", "complex128"]
+
+
+def layouts():
+    base = np.arange(24, dtype=np.float32).reshape(4, 6)
+    return {
+        "c-order": base,
+        "f-order": np.asfortranarray(base),
+        "transposed": base.T,
+        "stepped": base[::2, ::3],
+        "offset": base[1:, 2:],
+        "zero-size": base[:0],
+        "0-d": np.array(3.5, dtype=np.float32),
+        "3-d": np.arange(60, dtype=np.int16).reshape(3, 4, 5).transpose(2, 0, 1),
+    }
+
+
+@pytest.mark.parametrize("name", list(layouts()))
+def test_numpy_round_trip_keeps_pointer_shape_and_strides(name):
+    x = layouts()[name]
+    t = ffikit.from_dlpack(x)
+    assert t.shape == x.shape and t.ndim == x.ndim and t.dtype == str(x.dtype)
+    if x.size:
+        assert t.data_ptr() == x.ctypes.data
+        assert t.strides == tuple(s // x.itemsize for s in x.strides)
+    y = np.from_dlpack(t)
+    assert y.shape == x.shape and np.array_equal(y, x)
+    if x.size:
+        assert y.ctypes.data == x.ctypes.data
+    assert t.is_contiguous() == (x.flags.c_contiguous or x.size == 0)
+
+
+@pytest.mark.parametrize("dtype", NUMPY_DTYPES)
+def test_every_numpy_dtype_crosses(dtype):
+    x = np.ones((2, 3), dtype=dtype)
+    t = ffikit.from_dlpack(x)
+    assert t.dtype == dtype and t.data_ptr() == x.ctypes.data
+    assert np.from_dlpack(t).dtype == x.dtype
+    assert np.asarray(t).dtype == x.dtype and np.shares_memory(np.asarray(t), x)
+
+
+def test_read_only_producers_stay_read_only():
+    x = np.arange(4, dtype=np.int32)
+    x.flags.writeable = False
+    t = ffikit.from_dlpack(x)
+    assert t.is_read_only
+    with pytest.raises(BufferError, match="read-only"):
+        t.__dlpack__()  # the legacy struct cannot say read-only
+    assert not np.from_dlpack(t).flags.writeable
+    assert memoryview(t).readonly
+    with pytest.raises(ValueError, match="read-only"):
+        t.fill_(1)
+
+
+def test_capsule_is_consumed_exactly_once():
+    x = np.arange(3.0)
+    cap = x.__dlpack__(max_version=(1, 0))
+    t = ffikit.from_dlpack(cap)
+    assert t.data_ptr() == x.ctypes.data
+    with pytest.raises(ValueError, match="already consumed"):
+        ffikit.from_dlpack(cap)
+
+
+def test_deleter_runs_exactly_once_when_the_last_view_goes():
+    p = Producer(np.arange(6, dtype=np.float64).reshape(2, 3))
+    t = ffikit.from_dlpack(p)
+    v = t.transpose(0, 1)
+    del t
+    gc.collect()
+    assert p.deleted == 0
+    del v
+    assert p.deleted == 1
+
+
+def test_refused_import_leaves_the_capsule_to_its_owner():
+    p = Producer(np.arange(6, dtype=np.float64), ndim=-1)
+    cap = p.capsule()
+    with pytest.raises(ValueError):
+        ffikit.from_dlpack(cap)
+    assert p.deleted == 0  # not taken: the producer still owns it
+    with pytest.raises(ValueError, match="ndim"):
+        ffikit.from_dlpack(p)
+
+
+@pytest.mark.parametrize(
+    "overrides",
+    [{"version": (2, 0)}, {"dtype": (2, 32, 4)}, {"device": (99, 0)}, {"data": 0}, {"ndim": 40}],
+)
+def test_producers_that_lie_get_clear_errors(overrides):
+    p = Producer(np.arange(6, dtype=np.float32), **overrides)
+    with pytest.raises((ValueError, TypeError)):
+        ffikit.from_dlpack(p)
+    assert p.deleted == 0
+
+
+def test_wrong_capsule_names_and_non_capsules():
+    p = Producer(np.arange(2.0))
+    with pytest.raises(ValueError, match="not a DLPack capsule"):
+        ffikit.from_dlpack(p.capsule(b"something_else"))
+
+    class Liar:
+        def __dlpack__(self, **kw):
+            return 42
+
+        def __dlpack_device__(self):
+            return (1, 0)
+
+    with pytest.raises(TypeError, match="not a DLPack capsule"):
+        ffikit.from_dlpack(Liar())
+
+
+def test_producers_without_max_version_get_a_retry():
+    calls = []
+
+    class Old:
+        def __init__(self):
+            self.x = np.arange(3)
+
+        def __dlpack__(self, stream=None):
+            calls.append(stream)
+            return self.x.__dlpack__()
+
+        def __dlpack_device__(self):
+            return (1, 0)
+
+    o = Old()
+    t = ffikit.from_dlpack(o)
+    assert t.data_ptr() == o.x.ctypes.data and calls == [None]
+
+
+def test_requirements_on_import():
+    x = np.arange(10, dtype=np.int8)[1:]
+    with pytest.raises(ValueError):
+        ffikit.from_dlpack(x, require_alignment=64)
+    with pytest.raises(ValueError):
+        ffikit.from_dlpack(np.arange(10)[::2], require_contiguous=True)
+    assert ffikit.from_dlpack(np.arange(4), require_contiguous=True).numel() == 4
+    with pytest.raises(ValueError, match="power of two"):
+        ffikit.from_dlpack(np.arange(4), require_alignment=3)
+
+
+def test_export_keywords_follow_the_array_api():
+    t = ffikit.from_dlpack(np.arange(6, dtype=np.float32))
+    assert t.__dlpack_device__() == (1, 0)
+    assert "dltensor_versioned" in repr(t.__dlpack__(max_version=(1, 0)))
+    assert '"dltensor"' in repr(t.__dlpack__())
+    with pytest.raises(BufferError, match="another device|does not move"):
+        t.__dlpack__(dl_device=(2, 0))
+    assert "dltensor" in repr(t.__dlpack__(dl_device=(1, 0)))
+    with pytest.raises(BufferError, match="stream"):
+        t.__dlpack__(stream=5)
+    copied = np.from_dlpack(ffikit.from_dlpack(t.__dlpack__(max_version=(1, 0), copy=True)))
+    assert copied.ctypes.data != t.data_ptr() and np.array_equal(copied, np.arange(6, dtype=np.float32))
+
+
+def test_arguments_with_dlpack_arrive_as_tensors_without_a_copy():
+    x = np.arange(8, dtype=np.int64)
+    out = testing.schema_id_tensor(x)
+    assert isinstance(out, ffikit.Tensor) and out.data_ptr() == x.ctypes.data
+    arr = testing.make_array_with_tensor(x)
+    assert isinstance(arr[0], ffikit.Tensor) and arr[0].data_ptr() == x.ctypes.data
+    m = testing.make_map_with_tensor(out)
+    assert m["tensor"].same_as(out)
+    assert testing.make_dict_with_tensor(out)["tensor"].same_as(out)
+    assert testing.make_list_with_tensor(out, 1)[0].same_as(out)
+
+
+@pytest.mark.parametrize("name", list(layouts()))
+def test_buffer_protocol_matches_memoryview_and_asarray(name):
+    x = layouts()[name]
+    t = ffikit.from_dlpack(x)
+    m = memoryview(t)
+    assert m.shape == x.shape and m.format == "f" if x.dtype == np.float32 else True
+    assert m.strides == x.strides or x.size == 0
+    a = np.asarray(t)
+    assert np.array_equal(a, x)
+    if x.size:
+        assert a.ctypes.data == x.ctypes.data
+
+
+def test_tensor_from_buffer_is_zero_copy_and_keeps_the_owner():
+    buf = bytearray(range(16))
+    t = ffikit.Tensor.from_buffer(buf)
+    assert t.shape == (16,) and t.dtype == "uint8"
+    np.asarray(t)[0] = 99
+    assert buf[0] == 99
+    x = np.arange(6, dtype=np.float64).reshape(2, 3)[:, ::2]
+    v = ffikit.Tensor.from_buffer(x)
+    assert v.data_ptr() == x.ctypes.data and v.strides == (3, 2)
+    ro = ffikit.Tensor.from_buffer(b"abcd")
+    assert ro.is_read_only
+
+
+def test_views_share_storage():
+    t = ffikit.zeros((4, 6), "float32")
+    row = t[1]
+    row.fill_(2.0)
+    assert np.from_dlpack(t)[1].tolist() == [2.0] * 6
+    assert t[1:3].shape == (2, 6) and t[::2].strides == (12, 1)
+    assert t.slice(1, 0, None, 3).shape == (4, 2)
+    assert t.permute(1, 0).shape == (6, 4) and t.transpose(0, 1).strides == (1, 6)
+    assert t.unsqueeze(0).shape == (1, 4, 6) and t.unsqueeze(0).squeeze(0).shape == (4, 6)
+    assert t.reshape(2, 12).shape == (2, 12) and t.reshape((3, -1)).shape == (3, 8)
+    assert t.as_strided((2, 2), (1, 1)).shape == (2, 2)
+    with pytest.raises(ValueError, match="non-contiguous"):
+        t.transpose(0, 1).reshape(24)
+    c = t.transpose(0, 1).contiguous()
+    assert c.is_contiguous() and c.shape == (6, 4)
+    d = ffikit.empty((4, 6), "float32")
+    d.copy_(np.ones((4, 6), dtype=np.float32))
+    assert np.from_dlpack(d).sum() == 24
+    with pytest.raises(IndexError):
+        t[4]
+    assert t.size(-1) == 6 and t.numel() == 24 and t.byte_offset == 0 and t.device == ffikit.Device("cpu")
+    assert repr(t) == "float32[4, 6]@cpu:0"
+
+
+def test_cpu_tensor_pickles_by_value():
+    x = np.arange(12, dtype=np.int32).reshape(3, 4).T
+    t = ffikit.from_dlpack(x)
+    for protocol in range(pickle.HIGHEST_PROTOCOL + 1):
+        u = pickle.loads(pickle.dumps(t, protocol=protocol))
+        assert u.data_ptr() != t.data_ptr() and np.array_equal(np.from_dlpack(u), x)
+    assert pickle.loads(pickle.dumps(ffikit.zeros((0, 3), "float64"))).shape == (0, 3)
+
+
+@needs_torch
+def test_torch_round_trip_same_pointer_both_ways():
+    x = torch.arange(12, dtype=torch.float32).reshape(3, 4).t()
+    t = ffikit.from_dlpack(x)
+    assert t.data_ptr() == x.data_ptr() and t.strides == tuple(x.stride())
+    y = torch.from_dlpack(t)
+    assert y.data_ptr() == x.data_ptr() and y.stride() == x.stride()
+
+
+@needs_torch
+@pytest.mark.parametrize("dtype", ["bool", "int8", "uint8", "int16", "int32", "int64", "float16", "bfloat16",
+                                   "float32", "float64", "complex64", "complex128", "uint16", "uint32", "uint64"])
+def test_torch_dtypes_cross(dtype):
+    x = torch.zeros((2, 3), dtype=getattr(torch, dtype))
+    t = ffikit.from_dlpack(x)
+    assert t.dtype == dtype and t.data_ptr() == x.data_ptr()
+    assert torch.from_dlpack(t).dtype == x.dtype
+
+
+@needs_torch
+def test_torch_tensor_as_an_argument():
+    x = torch.ones(5)
+    assert testing.schema_id_tensor(x).data_ptr() == x.data_ptr()
+
+
+def test_gpu_round_trips_skip_without_a_device():
+    if torch is None or not torch.cuda.is_available():
+        pytest.skip("no CUDA device on this machine: the CUDA DLPack round trips need one")
+    x = torch.arange(6, device="cuda")
+    t = ffikit.from_dlpack(x)
+    assert t.device.type == "cuda" and torch.from_dlpack(t).data_ptr() == x.data_ptr()
+
+
+# ---- Shared memory across processes --------------------------------------------------------
+
+
+def _child_write(t, value):
+    np.asarray(t)[1, 2] = value
+    return float(np.asarray(t).sum())
+
+
+def _shm_exists(name: str) -> bool:
+    return os.path.exists("/dev/shm/" + name.lstrip("/"))
+
+
+@pytest.mark.parametrize("method", ["fork", "spawn"])
+def test_shared_tensor_crosses_processes_by_name(method):
+    t = ffikit.empty_shared((2, 3), "float32")
+    name = t.shared_name
+    assert _shm_exists(name)
+    assert len(pickle.dumps(t)) < 300  # a handle, not the bytes
+    ctx = multiprocessing.get_context(method)
+    p = ctx.Process(target=_child_write, args=(t, 42.0))
+    p.start()
+    p.join(60)
+    assert p.exitcode == 0
+    assert np.asarray(t)[1, 2] == 42.0
+    del t
+    gc.collect()
+    assert not _shm_exists(name), "the name stays after every holder let go"
+
+
+def test_shared_tensor_through_a_process_pool():
+    t = ffikit.empty_shared((2, 3), "float32")
+    with concurrent.futures.ProcessPoolExecutor(max_workers=1, mp_context=multiprocessing.get_context("spawn")) as ex:
+        assert ex.submit(_child_write, t, 5.0).result(timeout=60) == 5.0
+    assert np.asarray(t)[1, 2] == 5.0
+
+
+def _child_hold_then_wait(t, ready):
+    ready.set()
+    signal.pause()
+
+
+def test_a_killed_child_does_not_keep_the_name_forever():
+    ctx = multiprocessing.get_context("fork")
+    t = ffikit.empty_shared((4,), "int32")
+    name = t.shared_name
+    ready = ctx.Event()
+    p = ctx.Process(target=_child_hold_then_wait, args=(pickle.dumps(t), ready))
+    p.start()
+    assert ready.wait(30)
+    del t
+    gc.collect()
+    os.kill(p.pid, signal.SIGKILL)
+    p.join(30)
+    # The child attached? It only held the pickled bytes here; either way, once every
+    # holder is dead the documented policy removes the name (sweep or the next touch).
+    ffikit.sweep_shared()
+    assert not _shm_exists(name)
+
+
+def _child_attach_and_die(blob, ready):
+    t = pickle.loads(blob)
+    ready.set()
+    signal.pause()
+
+
+def test_a_killed_attached_child_is_pruned_by_the_sweep():
+    ctx = multiprocessing.get_context("fork")
+    t = ffikit.empty_shared((4,), "int32")
+    name = t.shared_name
+    ready = ctx.Event()
+    p = ctx.Process(target=_child_attach_and_die, args=(pickle.dumps(t), ready))
+    p.start()
+    assert ready.wait(30)
+    del t
+    gc.collect()
+    assert _shm_exists(name)  # the child still holds it
+    os.kill(p.pid, signal.SIGKILL)
+    p.join(30)
+    assert ffikit.sweep_shared() >= 1
+    assert not _shm_exists(name)
