@@ -177,4 +177,10 @@ int ffkpy_tensor_types_init(PyObject *module);
  * with a Python exception; a capsule is consumed exactly once. */
 ffk_tensor *ffkpy_tensor_from_dlpack(PyObject *obj, const ffk_dlpack_requirements *req);
 
+/* Through the producer type's DLPack C exchange API: 1 with *out a new Tensor, 0 when the
+ * type offers none (use __dlpack__), -1 with a Python exception. */
+int ffkpy_tensor_from_exchange_api(PyObject *o, const ffk_dlpack_requirements *req, ffk_tensor **out);
+/* Sets ffikit.Tensor.__dlpack_c_exchange_api__. 0 or -1. */
+int ffkpy_dlpack_exchange_init(void);
+
 #endif /* FFIKIT_PY_H */

@@ -63,22 +63,18 @@ static ffk_tensor *import_capsule(PyObject *capsule, const ffk_dlpack_requiremen
   return t;
 }
 
-static PyObject *str_max_version, *str_dlpack_name;
+static PyObject *g_max_version_kwnames; /* ("max_version",) */
+static PyObject *g_max_version;         /* (1, 1) */
 
 /* The capsule of an object with __dlpack__: versioned when the producer can. New reference or NULL. */
 static PyObject *capsule_of(PyObject *obj) {
-  PyObject *method = PyObject_GetAttr(obj, ffkpy_g.str_dlpack);
-  if (method == NULL) return NULL;
-  PyObject *kw = Py_BuildValue("{O(ii)}", str_max_version, 1, 1);
-  PyObject *empty = PyTuple_New(0);
-  PyObject *capsule = kw && empty ? PyObject_Call(method, empty, kw) : NULL;
+  PyObject *args[2] = {obj, g_max_version};
+  PyObject *capsule = PyObject_VectorcallMethod(ffkpy_g.str_dlpack, args, 1 | PY_VECTORCALL_ARGUMENTS_OFFSET,
+                                                g_max_version_kwnames);
   if (capsule == NULL && PyErr_ExceptionMatches(PyExc_TypeError)) {
     PyErr_Clear(); /* a producer older than DLPack 1.0 does not know max_version */
-    capsule = PyObject_CallNoArgs(method);
+    capsule = PyObject_VectorcallMethod(ffkpy_g.str_dlpack, args, 1 | PY_VECTORCALL_ARGUMENTS_OFFSET, NULL);
   }
-  Py_XDECREF(kw);
-  Py_XDECREF(empty);
-  Py_DECREF(method);
   if (capsule != NULL && !PyCapsule_CheckExact(capsule)) {
     PyErr_Format(PyExc_TypeError, "%.200s.__dlpack__() returned %.200s, not a DLPack capsule", Py_TYPE(obj)->tp_name,
                  Py_TYPE(capsule)->tp_name);
@@ -95,6 +91,9 @@ ffk_tensor *ffkpy_tensor_from_dlpack(PyObject *obj, const ffk_dlpack_requirement
     return t;
   }
   if (PyCapsule_CheckExact(obj)) return import_capsule(obj, req);
+  ffk_tensor *fast;
+  int rc = ffkpy_tensor_from_exchange_api(obj, req, &fast);
+  if (rc != 0) return rc > 0 ? fast : NULL;
   PyObject *capsule = capsule_of(obj);
   if (capsule == NULL) return NULL;
   ffk_tensor *t = import_capsule(capsule, req);
@@ -865,12 +864,12 @@ int ffkpy_tensor_types_init(PyObject *module) {
   ffkpy_TensorType.tp_base = &ffkpy_ObjectType;
   if (PyType_Ready(&ffkpy_TensorType) < 0) return -1;
   if (PyModule_AddObjectRef(module, "Tensor", (PyObject *)&ffkpy_TensorType) < 0) return -1;
-  str_max_version = PyUnicode_InternFromString("max_version");
-  str_dlpack_name = PyUnicode_InternFromString("dltensor");
-  if (str_max_version == NULL || str_dlpack_name == NULL) return -1;
+  g_max_version_kwnames = Py_BuildValue("(s)", "max_version");
+  g_max_version = Py_BuildValue("(ii)", 1, 1);
+  if (g_max_version_kwnames == NULL || g_max_version == NULL) return -1;
   PyObject *k = PyLong_FromLong(FFK_TYPE_TENSOR);
   if (k == NULL) return -1;
   int rc = PyDict_SetItem(ffkpy_g.dynamic_classes, k, (PyObject *)&ffkpy_TensorType);
   Py_DECREF(k);
-  return rc;
+  return rc == 0 ? ffkpy_dlpack_exchange_init() : -1;
 }

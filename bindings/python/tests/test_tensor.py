@@ -365,3 +365,55 @@ def test_a_killed_attached_child_is_pruned_by_the_sweep():
     p.join(30)
     assert ffikit.sweep_shared() >= 1
     assert not _shm_exists(name)
+
+
+# ---- The DLPack C exchange API (DLPack 1.3) ----------------------------------------------------
+
+
+def _exchange_table(cls):
+    import ctypes
+
+    from dlpack_producer import DLManagedTensorVersioned
+
+    get = ctypes.pythonapi.PyCapsule_GetPointer
+    get.restype, get.argtypes = ctypes.c_void_p, [ctypes.py_object, ctypes.c_char_p]
+    addr = get(cls.__dlpack_c_exchange_api__, b"dlpack_exchange_api")
+    # PYFUNCTYPE: the table is called with the GIL held, as the protocol says.
+    from_py = ctypes.PYFUNCTYPE(ctypes.c_int, ctypes.py_object, ctypes.POINTER(ctypes.POINTER(DLManagedTensorVersioned)))
+    to_py = ctypes.PYFUNCTYPE(ctypes.c_int, ctypes.POINTER(DLManagedTensorVersioned), ctypes.POINTER(ctypes.py_object))
+
+    class Table(ctypes.Structure):
+        _fields_ = [("major", ctypes.c_uint32), ("minor", ctypes.c_uint32), ("prev", ctypes.c_void_p),
+                    ("allocator", ctypes.c_void_p), ("from_py", from_py), ("to_py", to_py),
+                    ("dltensor_from_py", ctypes.c_void_p), ("stream", ctypes.c_void_p)]
+
+    return Table.from_address(addr), DLManagedTensorVersioned
+
+
+def test_tensor_offers_the_dlpack_c_exchange_api():
+    import ctypes
+
+    table, managed_t = _exchange_table(ffikit.Tensor)
+    assert (table.major, table.minor) == (1, 3) and table.prev is None
+    t = ffikit.from_dlpack(np.arange(5, dtype=np.int32))
+    out = ctypes.POINTER(managed_t)()
+    assert table.from_py(t, ctypes.byref(out)) == 0
+    assert out.contents.dl_tensor.data == t.data_ptr() and out.contents.dl_tensor.ndim == 1
+    back = ctypes.py_object()
+    assert table.to_py(out, ctypes.byref(back)) == 0  # takes ownership of the managed tensor
+    assert isinstance(back.value, ffikit.Tensor) and back.value.data_ptr() == t.data_ptr()
+
+
+@needs_torch
+def test_producers_with_the_exchange_api_skip_the_python_protocol():
+    if not hasattr(torch.Tensor, "__dlpack_c_exchange_api__"):
+        pytest.skip("this torch has no __dlpack_c_exchange_api__")
+
+    class NoPythonProtocol(torch.Tensor):
+        def __dlpack__(self, *args, **kwargs):
+            raise AssertionError("the C exchange API should have been used")
+
+    x = torch.arange(4.0).as_subclass(NoPythonProtocol)
+    t = ffikit.from_dlpack(x)
+    assert t.data_ptr() == x.data_ptr() and t.shape == (4,)
+    assert testing.schema_id_tensor(x).data_ptr() == x.data_ptr()

@@ -1,0 +1,137 @@
+/*
+ * dlpack_exchange.c - the DLPack C exchange API, both ways.
+ *
+ * Producer: ffikit.Tensor carries `__dlpack_c_exchange_api__`, so a framework that knows
+ * the protocol takes our tensors (and allocates through our allocators) without calling
+ * __dlpack__ from Python. Consumer: a producer type that offers the capsule (PyTorch does)
+ * is asked through it first; the table is looked up once per type and cached.
+ */
+#include "ffikit_py.h"
+
+#include "dlpack_exchange.h"
+
+/* ---- Producer --------------------------------------------------------------------- */
+
+static int api_allocate(DLTensor *prototype, DLManagedTensorVersioned **out, void *error_ctx,
+                        void (*set_error)(void *error_ctx, const char *kind, const char *message)) {
+  *out = NULL;
+  ffk_tensor *t = ffk_tensor_empty(prototype->ndim, prototype->shape, prototype->dtype, prototype->device);
+  DLManagedTensorVersioned *m = t ? ffk_tensor_to_dlpack_versioned(t) : NULL;
+  ffk_object_release((ffk_object *)t);
+  if (m == NULL) {
+    ffk_error *err = ffk_error_fetch();
+    if (set_error != NULL) set_error(error_ctx, ffk_error_kind(err), ffk_error_message(err));
+    ffk_object_release((ffk_object *)err);
+    return -1;
+  }
+  *out = m;
+  return 0;
+}
+
+static int api_from_py(void *py_object, DLManagedTensorVersioned **out) {
+  PyObject *o = py_object;
+  if (!PyObject_TypeCheck(o, &ffkpy_TensorType)) {
+    PyErr_Format(PyExc_TypeError, "expected an ffikit.Tensor, got %.200s", Py_TYPE(o)->tp_name);
+    return -1;
+  }
+  *out = ffk_tensor_to_dlpack_versioned((ffk_tensor *)((ffkpy_Object *)o)->obj);
+  return *out ? 0 : ffkpy_raise_from_ffk_int();
+}
+
+static int api_dltensor_from_py(void *py_object, DLTensor *out) {
+  PyObject *o = py_object;
+  if (!PyObject_TypeCheck(o, &ffkpy_TensorType)) {
+    PyErr_Format(PyExc_TypeError, "expected an ffikit.Tensor, got %.200s", Py_TYPE(o)->tp_name);
+    return -1;
+  }
+  *out = *ffk_tensor_dltensor_borrow((ffk_tensor *)((ffkpy_Object *)o)->obj); /* shape/strides live in the Tensor */
+  return 0;
+}
+
+static int api_to_py(DLManagedTensorVersioned *m, void **out) {
+  ffk_tensor *t = ffk_tensor_from_dlpack_versioned(m, NULL);
+  if (t == NULL) {
+    m->deleter(m); /* the table's contract: ownership is stolen, also on failure */
+    return ffkpy_raise_from_ffk_int();
+  }
+  PyObject *w = ffkpy_wrap_steal((ffk_object *)t);
+  *out = w;
+  return w ? 0 : -1;
+}
+
+static int api_current_stream(DLDeviceType device_type, int32_t device_id, void **out) {
+  (void)device_type, (void)device_id;
+  *out = NULL; /* ffikit keeps no stream of its own: the default stream */
+  return 0;
+}
+
+static DLPackExchangeAPI g_api = {
+    .header = {.version = {DLPACK_MAJOR_VERSION, 3}, .prev_api = NULL},
+    .managed_tensor_allocator = api_allocate,
+    .managed_tensor_from_py_object_no_sync = api_from_py,
+    .managed_tensor_to_py_object_no_sync = api_to_py,
+    .dltensor_from_py_object_no_sync = api_dltensor_from_py,
+    .current_work_stream = api_current_stream,
+};
+
+int ffkpy_dlpack_exchange_init(void) {
+  PyObject *capsule = PyCapsule_New(&g_api, FFKPY_DLPACK_EXCHANGE_CAPSULE, NULL);
+  if (capsule == NULL) return -1;
+  int rc = PyDict_SetItemString(ffkpy_TensorType.tp_dict, "__dlpack_c_exchange_api__", capsule);
+  Py_DECREF(capsule);
+  PyType_Modified(&ffkpy_TensorType);
+  return rc;
+}
+
+/* ---- Consumer ----------------------------------------------------------------------- */
+
+static PyObject *g_api_cache; /* dict: type -> capsule, or None when the type has no table */
+
+/* The exchange table of o's type (borrowed, process lifetime), or NULL when it has none. -1 on error. */
+static int lookup_api(PyObject *o, const DLPackExchangeAPI **out) {
+  *out = NULL;
+  if (g_api_cache == NULL && (g_api_cache = PyDict_New()) == NULL) return -1;
+  PyObject *tp = (PyObject *)Py_TYPE(o);
+  PyObject *cap = PyDict_GetItemWithError(g_api_cache, tp);
+  if (cap == NULL) {
+    if (PyErr_Occurred()) return -1;
+    cap = PyObject_GetAttrString(tp, "__dlpack_c_exchange_api__");
+    if (cap == NULL) {
+      if (!PyErr_ExceptionMatches(PyExc_AttributeError)) return -1;
+      PyErr_Clear();
+      cap = Py_NewRef(Py_None);
+    } else if (!PyCapsule_IsValid(cap, FFKPY_DLPACK_EXCHANGE_CAPSULE)) {
+      Py_SETREF(cap, Py_NewRef(Py_None)); /* not the protocol's capsule: use __dlpack__ */
+    }
+    int rc = PyDict_SetItem(g_api_cache, tp, cap);
+    Py_DECREF(cap); /* the cache keeps it */
+    if (rc != 0) return -1;
+  }
+  if (cap == Py_None) return 0;
+  const DLPackExchangeAPI *api = PyCapsule_GetPointer(cap, FFKPY_DLPACK_EXCHANGE_CAPSULE);
+  if (api == NULL) return -1;
+  if (api->header.version.major != 1 || api->managed_tensor_from_py_object_no_sync == NULL) return 0;
+  *out = api;
+  return 1;
+}
+
+int ffkpy_tensor_from_exchange_api(PyObject *o, const ffk_dlpack_requirements *req, ffk_tensor **out) {
+  *out = NULL;
+  const DLPackExchangeAPI *api;
+  int rc = lookup_api(o, &api);
+  if (rc <= 0) return rc;
+  DLManagedTensorVersioned *m = NULL;
+  if (api->managed_tensor_from_py_object_no_sync(o, &m) != 0 || m == NULL) {
+    if (!PyErr_Occurred()) PyErr_SetString(PyExc_BufferError, "the producer's DLPack exchange API failed");
+    return -1;
+  }
+  ffk_tensor *t = ffk_tensor_from_dlpack_versioned(m, req);
+  if (t == NULL) {
+    m->deleter(m); /* refused: we own it now, so give it back */
+    return ffkpy_raise_from_ffk_int();
+  }
+  *out = t;
+  return 1;
+}
+
+void ffkpy_dlpack_exchange_forget(void) { Py_CLEAR(g_api_cache); }

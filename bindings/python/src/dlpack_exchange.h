@@ -1,0 +1,42 @@
+/*
+ * dlpack_exchange.h - DLPack 1.3's C exchange API (`__dlpack_c_exchange_api__`), declared
+ * from the DLPack header's definition because Debian's dlpack.h (0.6) predates it.
+ *
+ * A framework sets, on its tensor type, a PyCapsule named "dlpack_exchange_api" that
+ * points to a process-lifetime DLPackExchangeAPI: C function pointers that move tensors
+ * between the framework's Python objects and DLManagedTensorVersioned without calling
+ * __dlpack__ through Python. The layout below is DLPack 1.3's, field for field.
+ */
+#ifndef FFIKIT_PY_DLPACK_EXCHANGE_H
+#define FFIKIT_PY_DLPACK_EXCHANGE_H
+
+#include <ffikit/dlpack.h>
+
+#define FFKPY_DLPACK_EXCHANGE_CAPSULE "dlpack_exchange_api"
+
+typedef int (*DLPackManagedTensorAllocator)(DLTensor *prototype, DLManagedTensorVersioned **out, void *error_ctx,
+                                            void (*SetError)(void *error_ctx, const char *kind, const char *message));
+typedef int (*DLPackManagedTensorFromPyObjectNoSync)(void *py_object, DLManagedTensorVersioned **out);
+typedef int (*DLPackDLTensorFromPyObjectNoSync)(void *py_object, DLTensor *out);
+typedef int (*DLPackCurrentWorkStream)(DLDeviceType device_type, int32_t device_id, void **out_current_stream);
+typedef int (*DLPackManagedTensorToPyObjectNoSync)(DLManagedTensorVersioned *tensor, void **out_py_object);
+
+typedef struct DLPackExchangeAPIHeader {
+  DLPackVersion version;
+  struct DLPackExchangeAPIHeader *prev_api;
+} DLPackExchangeAPIHeader;
+
+typedef struct DLPackExchangeAPI {
+  DLPackExchangeAPIHeader header;
+  DLPackManagedTensorAllocator managed_tensor_allocator;
+  DLPackManagedTensorFromPyObjectNoSync managed_tensor_from_py_object_no_sync;
+  DLPackManagedTensorToPyObjectNoSync managed_tensor_to_py_object_no_sync;
+  DLPackDLTensorFromPyObjectNoSync dltensor_from_py_object_no_sync;
+  DLPackCurrentWorkStream current_work_stream;
+} DLPackExchangeAPI;
+
+FFK_STATIC_ASSERT(sizeof(DLPackExchangeAPIHeader) == 16, "DLPackExchangeAPIHeader layout (DLPack 1.3)");
+FFK_STATIC_ASSERT(offsetof(DLPackExchangeAPI, managed_tensor_allocator) == 16, "DLPackExchangeAPI layout");
+FFK_STATIC_ASSERT(sizeof(DLPackExchangeAPI) == 56, "DLPackExchangeAPI layout (DLPack 1.3)");
+
+#endif /* FFIKIT_PY_DLPACK_EXCHANGE_H */
