@@ -84,4 +84,32 @@ try:
 except ValueError as e:
     print(f"  Device('gpu:0') -> ValueError: {e}")
 
+section("5. Tensors: numpy and PyTorch memory at the same address, shared memory across processes")
+import multiprocessing  # noqa: E402
+import pickle  # noqa: E402
+
+import numpy as np  # noqa: E402
+
+x = np.arange(12, dtype=np.float32).reshape(3, 4)
+t = ffikit.from_dlpack(x)
+show("from_dlpack(numpy 3x4)", t)
+print(f"  same data pointer as numpy: {t.data_ptr() == x.ctypes.data}; strides {t.strides}")
+show("t.transpose(0, 1) (a view)", t.transpose(0, 1))
+show("np.from_dlpack(t[1:]) shares memory", np.shares_memory(np.from_dlpack(t[1:]), x))
+show("a numpy argument arrives in C as", testing.schema_id_tensor(x))
+try:
+    import torch
+
+    y = torch.from_dlpack(t)
+    print(f"  torch.from_dlpack(t): same data pointer: {y.data_ptr() == x.ctypes.data}")
+except ImportError:
+    print("  (torch is not installed: pip install torch==2.13.0 to see the PyTorch exchange)")
+shared = ffikit.empty_shared((2, 3), "float32")
+print(f"  a shared-memory tensor pickles as a {len(pickle.dumps(shared))}-byte handle to {shared.shared_name}")
+child = multiprocessing.get_context("fork").Process(target=lambda s: np.asarray(s).__setitem__((1, 2), 42.0),
+                                                    args=(shared,))
+child.start()
+child.join()
+print(f"  the child (pid {child.pid}) wrote 42 at [1, 2]; the parent reads {np.asarray(shared)[1, 2]}")
+
 print("\nDone.")
