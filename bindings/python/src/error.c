@@ -85,8 +85,16 @@ int ffkpy_set_ffk_from_py(void) {
   PyObject *w = ffkpy_g.error_to_c ? PyObject_CallOneArg(ffkpy_g.error_to_c, exc) : NULL;
   ffk_object *h = w ? ffkpy_handle(w) : NULL;
   if (h == NULL || h->type_index != FFK_TYPE_ERROR) {
-    /* Converting failed (or ffikit.error is not loaded): keep the text at least. */
+    /* Converting failed (or ffikit.error is not loaded). Out of memory is what happened
+       then; otherwise keep the original's text at least. */
+    int no_memory = PyErr_ExceptionMatches(PyExc_MemoryError);
     PyErr_Clear();
+    if (no_memory) {
+      ffk_error_set(FFK_ERR_MEMORY, "out of memory while passing a %s raised in Python to C", Py_TYPE(exc)->tp_name);
+      Py_XDECREF(w);
+      Py_DECREF(exc);
+      return -1;
+    }
     PyObject *text = PyObject_Str(exc);
     const char *msg = text ? PyUnicode_AsUTF8(text) : NULL;
     if (msg == NULL) PyErr_Clear();

@@ -152,6 +152,9 @@ PyObject *ffkpy_exception_for_kind(const char *kind);
 
 /* ---- Functions ----------------------------------------------------------------------- */
 
+/* Function.__call__ (the vectorcall slot of every Function wrapper). */
+PyObject *ffkpy_function_vectorcall(PyObject *self, PyObject *const *args, size_t nargsf, PyObject *kwnames);
+
 /* A Function wrapping a Python callable (new reference), or NULL with a Python exception. */
 ffk_function *ffkpy_function_from_callable(PyObject *callable);
 

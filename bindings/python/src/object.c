@@ -73,7 +73,6 @@ PyObject *ffkpy_wrap_steal(ffk_object *obj) {
   }
   self->obj = obj;
   if (tp == &ffkpy_FunctionType || PyType_IsSubtype(tp, &ffkpy_FunctionType)) {
-    extern PyObject *ffkpy_function_vectorcall(PyObject *, PyObject *const *, size_t, PyObject *);
     ((ffkpy_Function *)self)->vectorcall = ffkpy_function_vectorcall;
     ((ffkpy_Function *)self)->release_gil = 1;
   }
