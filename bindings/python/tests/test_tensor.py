@@ -401,7 +401,9 @@ def test_tensor_offers_the_dlpack_c_exchange_api():
     assert out.contents.dl_tensor.data == t.data_ptr() and out.contents.dl_tensor.ndim == 1
     back = ctypes.py_object()
     assert table.to_py(out, ctypes.byref(back)) == 0  # takes ownership of the managed tensor
-    assert isinstance(back.value, ffikit.Tensor) and back.value.data_ptr() == t.data_ptr()
+    tensor = back.value
+    assert isinstance(tensor, ffikit.Tensor) and tensor.data_ptr() == t.data_ptr()
+    ctypes.pythonapi.Py_DecRef(ctypes.py_object(tensor))  # the reference to_py wrote behind ctypes' back
 
 
 @needs_torch
