@@ -1,9 +1,9 @@
-// The testing.* Functions (ffi/testing): what the Python and Rust suites rely on.
+// The testing.* Functions (testing/): what the Python and Rust suites rely on.
 #include <ffikit/ffikit.h>
 
 #include <string>
 
-#include "ffi/testing/testing.h"
+#include "testing/testing.h"
 #include "tests/support/ffk_test.h"
 
 namespace {

@@ -1,6 +1,6 @@
 /*
- * ffi/testing/testing.h - the `testing.*` global Functions that the test suites of every
- * language call (not installed; built as //ffi/testing and as the loadable module
+ * testing/testing.h - the `testing.*` global Functions that the test suites of every
+ * language call (not installed; built as //testing and as the loadable module
  * libffikit_testing.so, whose init entry registers them).
  *
  *   testing.echo(x) -> x                 returns its one argument
