@@ -279,9 +279,9 @@ static int copy_dict(copier *c, ffk_object *o, ffk_any *out) {
   }
   int64_t pos = 0;
   for (ffk_table_entry *e; rc == 0 && (e = ffk_table__next(m.table, &pos)) != NULL;) {
-    ffk_any k = ffk_any_none(), v = ffk_any_none();
-    rc = copy(c, &e->key, &k);
-    if (rc == 0) rc = copy(c, &e->value, &v);
+    ffk_any k = e->key, v = ffk_any_none();
+    ffk_any_retain(&k); /* keys are kept: see copy_values */
+    rc = copy(c, &e->value, &v);
     if (rc == 0) rc = ffk_dict_set(d, &k, &v);
     ffk_any_release(&k);
     ffk_any_release(&v);
@@ -294,10 +294,18 @@ static int copy_dict(copier *c, ffk_object *o, ffk_any *out) {
  * Array, Tuple or Map: copies the `n` values at `src` into `dst` first. When every copy
  * is the very same value (no mutable container below), the original is shared instead:
  * it can never change, so sharing it is indistinguishable from copying it.
+ * `keys`: src holds a Map's keys and values interleaved. The keys (even positions) are
+ * kept, not copied, here and in copy_dict: a container key compares by identity, so a
+ * copy of it would be another key and the copy would not equal its source.
  */
-static int copy_values(copier *c, const ffk_any *src, int64_t n, ffk_any *dst, bool *same) {
+static int copy_values(copier *c, const ffk_any *src, int64_t n, bool keys, ffk_any *dst, bool *same) {
   *same = true;
   for (int64_t i = 0; i < n; ++i) {
+    if (keys && i % 2 == 0) {
+      dst[i] = src[i];
+      ffk_any_retain(&dst[i]);
+      continue;
+    }
     if (copy(c, &src[i], &dst[i]) != 0) {
       for (int64_t j = 0; j < i; ++j) ffk_any_release(&dst[j]);
       return -1;
@@ -354,7 +362,7 @@ static int copy_immutable(copier *c, ffk_object *o, ffk_any *out) {
     }
   }
   bool same = false;
-  if (rc == 0) rc = copy_values(c, src, n, copies, &same);
+  if (rc == 0) rc = copy_values(c, src, n, is_map, copies, &same);
   if (rc == 0 && memo_get(c, o, out)) { /* a cycle below made the copy already */
     release_values(copies, n);
   } else if (rc == 0) {
