@@ -83,6 +83,36 @@ TEST_F(DLPack, VersionedExportCarriesReadOnly) {
   EXPECT_EQ(Producer::deletes, 1);
 }
 
+TEST_F(DLPack, MisalignedImportCopiesElementByElement) {
+  // Found by the DLPack fuzzer: data + byte_offset need not be aligned to the element,
+  // and the strided copy loaded such float32 elements as uint32_t (UBSan: misaligned
+  // load). A transposed 2 x 3 float32 view starting one byte into the buffer.
+  alignas(8) unsigned char buf[1 + 6 * sizeof(float)];
+  for (int i = 0; i < 6; ++i) {
+    float f = static_cast<float>(i);
+    std::memcpy(buf + 1 + i * sizeof(float), &f, sizeof f);
+  }
+  int64_t shape[2] = {2, 3}, strides[2] = {1, 2};
+  int deletes = 0;
+  DLManagedTensor m = {{buf, kCpu, 2, kF32, shape, strides, 1}, &deletes,
+                       [](DLManagedTensor* self) { ++*static_cast<int*>(self->manager_ctx); }};
+  ffk_tensor* t = ffk_tensor_from_dlpack(&m, nullptr);
+  ASSERT_NE(t, nullptr) << FetchError();
+  ffk_tensor* c = ffk_tensor_contiguous(t);
+  ASSERT_NE(c, nullptr) << FetchError();
+  const float* got = static_cast<const float*>(ffk_tensor_data_ptr(c));
+  const float want[6] = {0, 2, 4, 1, 3, 5};  // element [i, j] is at i + 2 j
+  for (int i = 0; i < 6; ++i) EXPECT_EQ(got[i], want[i]) << "element " << i;
+  // And back into the misaligned view, through the same loops.
+  ASSERT_EQ(ffk_tensor_fill(t, &(const ffk_any&)ffk_any_float(7.0)), 0) << FetchError();
+  float seven;
+  std::memcpy(&seven, buf + 1 + 5 * sizeof(float), sizeof seven);
+  EXPECT_EQ(seven, 7.0f);
+  ffk_object_release(Obj(c));
+  ffk_object_release(Obj(t));
+  EXPECT_EQ(deletes, 1);
+}
+
 TEST_F(DLPack, LegacyImportOwnsOnlyOnSuccess) {
   Producer p;
   Producer::deletes = 0;
