@@ -85,7 +85,9 @@ int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size) {
   int64_t shape[40], strides[40];
   for (int32_t i = 0; i < ndim; ++i) shape[i] = fuzz_extent(&r);
   for (int32_t i = 0; i < ndim; ++i) strides[i] = fuzz_extent(&r);
-  DLDataType dtype = ffk_dtype(fuzz_u8(&r) % 8, fuzz_u8(&r), 1);
+  /* One read per statement: the order of a call's arguments is unspecified (gcc and clang differ). */
+  uint8_t code = fuzz_u8(&r) % 8;
+  DLDataType dtype = ffk_dtype(code, fuzz_u8(&r), 1);
   uint8_t lanes = fuzz_u8(&r);
   if (lanes >= 0xf0) dtype.lanes = lanes;
   int32_t dev_type = (int32_t)(fuzz_u8(&r) % 20), dev_id = (int32_t)(int8_t)fuzz_u8(&r);
