@@ -50,6 +50,15 @@ static reg regs[NREG];
 static ffk_object *tracked[MAX_TRACKED];
 static int ntracked;
 static int64_t fresh_key;
+/*
+ * Containers stored into containers so far in this program. Structural equality and
+ * hashing walk a shared DAG without memoizing finished pairs, so their cost doubles with
+ * each level of a structure like a = (a_old, a_old); the fuzzer built such chains until
+ * one comparison ran for minutes (timeout-3b6274..., see the report of issue 17). The
+ * cap keeps every program fast until the walk memoizes what it has finished.
+ */
+enum { MAX_NESTINGS = 16 };
+static int nestings;
 
 static const char *const kIndexError[] = {FFK_ERR_INDEX, NULL};
 static const char *const kKeyError[] = {FFK_ERR_KEY, NULL};
@@ -163,7 +172,10 @@ static ffk_any make_value(fuzz_reader *in) {
     case 4: snprintf(text, sizeof text, "a key long enough for the heap, number %d", p); ffk_any_cstr(text, &v); return v;
     case 5: return ffk_any_none();
     case 6: snprintf(text, sizeof text, "b%d", p); ffk_any_bytes(text, strlen(text), &v); return v;
-    default: return regs[p].obj ? ffk_any_object(regs[p].obj) : ffk_any_none();
+    default:
+      if (regs[p].obj == NULL || nestings >= MAX_NESTINGS) return ffk_any_none();
+      ++nestings;
+      return ffk_any_object(regs[p].obj);
   }
 }
 
@@ -595,6 +607,7 @@ int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size) {
   int64_t live_before = ffk_debug_live_objects(-1);
   fuzz_reader in = fuzz_reader_make(data, size);
   fresh_key = 100;
+  nestings = 0;
   int steps = 0;
   while (fuzz_left(&in) > 0 && steps++ < 2000) {
     uint8_t op = fuzz_u8(&in);
