@@ -250,6 +250,33 @@ TEST_F(Structural, DeepCopyKeepsContainerKeysSoTheCopyStaysEqual) {
   EXPECT_NE(value.v.v_obj, source_value.v.v_obj) << "values are still copied";
 }
 
+TEST_F(Structural, SharedContainersAreWalkedOncePerPairNotOncePerPath) {
+  // Found by the containers fuzzer (a timeout): l_k = [l_k-1, l_k-1] has 2^k paths to
+  // l_0. Equality and hashing walked every path (each List visit takes a snapshot, one
+  // allocation), so their cost doubled per level; now they remember finished pairs and
+  // containers. Counting allocations keeps the test free of timing.
+  auto chain = [](int64_t bottom) {
+    ffk_any l = ListOf({I(bottom)});
+    for (int k = 0; k < 18; ++k) {
+      ffk_any next = ListOf({Ref(l), Ref(l)});
+      ffk_any_release(&l);
+      l = next;
+    }
+    return l;
+  };
+  OwnedAny l(chain(0));
+  OwnedAny copy;
+  ASSERT_EQ(ffk_deep_copy(&l.v, &copy.v), 0);
+  int64_t before = ffk_debug_allocation_count();
+  EXPECT_EQ(Eq(l.v, copy.v), 1);
+  EXPECT_EQ(H(l.v), H(copy.v));
+  EXPECT_LT(ffk_debug_allocation_count() - before, 1000) << "allocations for 19 levels";
+  // A difference at the bottom is still found through the shared structure.
+  OwnedAny other(chain(1));
+  EXPECT_EQ(Eq(l.v, other.v), 0);
+  EXPECT_NE(H(l.v), H(other.v));
+}
+
 TEST_F(Structural, DeepCopyOfEveryKindAndOfScalars) {
   OwnedAny m(MapOf({{ffk_any_raw_str("k"), ListOf({I(1)})}}));
   OwnedAny t(TupleOf({ListOf({I(1)}), I(2)}));

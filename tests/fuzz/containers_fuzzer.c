@@ -51,11 +51,11 @@ static ffk_object *tracked[MAX_TRACKED];
 static int ntracked;
 static int64_t fresh_key;
 /*
- * Containers stored into containers so far in this program. Structural equality and
- * hashing walk a shared DAG without memoizing finished pairs, so their cost doubles with
- * each level of a structure like a = (a_old, a_old); the fuzzer built such chains until
- * one comparison ran for minutes (timeout-3b6274..., see the report of issue 17). The
- * cap keeps every program fast until the walk memoizes what it has finished.
+ * Containers stored into containers so far in this program. A structure like
+ * a = (a_old, a_old) doubles its number of paths per level: structural equality and
+ * hashing once walked every path (the fuzzer found a timeout; they now remember what
+ * they finished), and repr still prints every path, as Python's does. The cap keeps
+ * each program's output, and so its run time, small.
  */
 enum { MAX_NESTINGS = 16 };
 static int nestings;
