@@ -29,40 +29,48 @@ static void check_truncation(const char *full, size_t len, size_t (*fmt)(const v
   }
 }
 
+/* What the round trip needs of a kind of value (a DLDataType or a DLDevice, behind void *). */
+typedef struct text_kind {
+  const char *name;
+  size_t max;          /* FFK_*_STR_MAX: room for the longest text, NUL included */
+  const char *unnamed; /* the prefix of the text of a value without a name */
+  size_t (*format)(const void *v, char *buf, size_t cap);
+  int (*parse)(const char *text, size_t size, void *out);
+  bool (*equal)(const void *a, const void *b);
+  bool (*may_not_parse)(const void *v); /* beyond values without a name */
+} text_kind;
+
 static size_t fmt_dtype(const void *v, char *buf, size_t cap) { return ffk_dtype_format(*(const DLDataType *)v, buf, cap); }
+static int parse_dtype(const char *text, size_t size, void *out) { return ffk_dtype_parse(text, size, out); }
+static bool equal_dtype(const void *a, const void *b) { return ffk_dtype_equal(*(const DLDataType *)a, *(const DLDataType *)b); }
+static bool never(const void *v) { return (void)v, false; }
+static const text_kind kDtype = {"dtype", FFK_DTYPE_STR_MAX, "dtype(", fmt_dtype, parse_dtype, equal_dtype, never};
+
 static size_t fmt_device(const void *v, char *buf, size_t cap) { return ffk_device_format(*(const DLDevice *)v, buf, cap); }
+static int parse_device(const char *text, size_t size, void *out) { return ffk_device_parse(text, size, out); }
+static bool equal_device(const void *a, const void *b) { return ffk_device_equal(*(const DLDevice *)a, *(const DLDevice *)b); }
+static bool negative_index(const void *v) { return ((const DLDevice *)v)->device_id < 0; }
+static const text_kind kDevice = {"device", FFK_DEVICE_STR_MAX, "device(", fmt_device, parse_device, equal_device, negative_index};
 
-static void dtype_round_trip(DLDataType t, const char *origin) {
-  char text[FFK_DTYPE_STR_MAX];
-  size_t len = ffk_dtype_format(t, text, sizeof text);
-  FUZZ_CHECK(len < sizeof text && strlen(text) == len, "dtype text of %s is %zu bytes: \"%s\"", origin, len, text);
-  check_truncation(text, len, fmt_dtype, &t);
-  DLDataType back;
-  if (ffk_dtype_parse(text, len, &back) != 0) {
-    /* Only a value without a name may print as text that does not parse. */
-    FUZZ_CHECK(strncmp(text, "dtype(", 6) == 0, "\"%s\" (from %s) does not parse", text, origin);
-    fuzz_expect_error("ffk_dtype_parse(format(t))", kValueError);
+/* Prints `v`, checks the text and its truncations, and parses it back to the same value. */
+static void round_trip(const text_kind *k, const void *v, const char *origin) {
+  char text[64];
+  union {
+    DLDataType t;
+    DLDevice d;
+  } back;
+  size_t len = k->format(v, text, k->max);
+  FUZZ_CHECK(len < k->max && strlen(text) == len, "%s text of %s is %zu bytes: \"%s\"", k->name, origin, len, text);
+  check_truncation(text, len, k->format, v);
+  if (k->parse(text, len, &back) != 0) {
+    /* Only a value without a name (or a device with a negative index) may print as text that does not parse. */
+    FUZZ_CHECK(strncmp(text, k->unnamed, strlen(k->unnamed)) == 0 || k->may_not_parse(v),
+               "\"%s\" (from %s) does not parse", text, origin);
+    fuzz_expect_error("parse(format(v))", kValueError);
     return;
   }
-  fuzz_expect_no_error("ffk_dtype_parse");
-  FUZZ_CHECK(ffk_dtype_equal(back, t), "\"%s\" (from %s: code %d bits %d lanes %d) parses to code %d bits %d lanes %d",
-             text, origin, t.code, t.bits, t.lanes, back.code, back.bits, back.lanes);
-}
-
-static void device_round_trip(DLDevice d, const char *origin) {
-  char text[FFK_DEVICE_STR_MAX];
-  size_t len = ffk_device_format(d, text, sizeof text);
-  FUZZ_CHECK(len < sizeof text && strlen(text) == len, "device text of %s is %zu bytes: \"%s\"", origin, len, text);
-  check_truncation(text, len, fmt_device, &d);
-  DLDevice back;
-  if (ffk_device_parse(text, len, &back) != 0) {
-    FUZZ_CHECK(strncmp(text, "device(", 7) == 0 || d.device_id < 0, "\"%s\" (from %s) does not parse", text, origin);
-    fuzz_expect_error("ffk_device_parse(format(d))", kValueError);
-    return;
-  }
-  fuzz_expect_no_error("ffk_device_parse");
-  FUZZ_CHECK(ffk_device_equal(back, d), "\"%s\" (from %s: type %d id %d) parses to type %d id %d", text, origin,
-             ffk_device_type(d), d.device_id, ffk_device_type(back), back.device_id);
+  fuzz_expect_no_error("parse");
+  FUZZ_CHECK(k->equal(&back, v), "%s \"%s\" (from %s) parses to another value", k->name, text, origin);
 }
 
 int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size) {
@@ -71,7 +79,7 @@ int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size) {
   DLDataType t;
   if (ffk_dtype_parse(text, size, &t) == 0) {
     fuzz_expect_no_error("ffk_dtype_parse");
-    dtype_round_trip(t, "parsed text");
+    round_trip(&kDtype, &t, "parsed text");
   } else {
     fuzz_expect_error("ffk_dtype_parse", kValueError);
   }
@@ -81,7 +89,7 @@ int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size) {
     fuzz_expect_no_error("ffk_device_parse");
     FUZZ_CHECK(d.device_id >= 0, "parsed a negative device index %d", d.device_id);
     FUZZ_CHECK(ffk_device_type_name(ffk_device_type(d)) != NULL, "parsed an unnamed device type %d", ffk_device_type(d));
-    device_round_trip(d, "parsed text");
+    round_trip(&kDevice, &d, "parsed text");
   } else {
     fuzz_expect_error("ffk_device_parse", kValueError);
   }
@@ -99,8 +107,10 @@ int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size) {
   /* The raw bytes as values: code, bits, lanes (4 bytes) and type, id (8 bytes). */
   fuzz_reader r = fuzz_reader_make(data, size);
   uint8_t code = fuzz_u8(&r), bits = fuzz_u8(&r);
-  dtype_round_trip(ffk_dtype(code, bits, (uint16_t)fuzz_u64(&r, 2)), "raw bytes");
+  DLDataType raw_t = ffk_dtype(code, bits, (uint16_t)fuzz_u64(&r, 2));
+  round_trip(&kDtype, &raw_t, "raw bytes");
   int32_t dev_type = (int32_t)fuzz_u64(&r, 4), dev_id = (int32_t)fuzz_u64(&r, 4);
-  device_round_trip(ffk_device(dev_type, dev_id), "raw bytes");
+  DLDevice raw_d = ffk_device(dev_type, dev_id);
+  round_trip(&kDevice, &raw_d, "raw bytes");
   return 0;
 }
