@@ -138,6 +138,25 @@ TEST_F(DLPack, ElementsSpanningMoreThan2To63BytesAreRejected) {
   EXPECT_EQ(Producer::deletes, 1);
 }
 
+TEST_F(DLPack, ViewsOfAnEmptyImportIgnoreItsStrides) {
+  // Found by the DLPack fuzzer: a tensor without elements may carry any strides (they
+  // address nothing), but taking a view multiplied them out to measure the import's
+  // extent: a signed overflow (UBSan) for shape [0, 4] with a stride near 2^61.5.
+  Producer p;
+  Producer::deletes = 0;
+  int64_t shape[2] = {0, 4}, strides[2] = {1, INT64_C(3485786115930260222)};
+  p.legacy.dl_tensor.shape = shape;
+  p.legacy.dl_tensor.strides = strides;
+  ffk_tensor* t = ffk_tensor_from_dlpack(&p.legacy, nullptr);
+  ASSERT_NE(t, nullptr) << FetchError();
+  ffk_tensor* v = ffk_tensor_slice(t, 1, 0, 2, 1);
+  ASSERT_NE(v, nullptr) << FetchError();
+  EXPECT_EQ(ffk_tensor_numel(v), 0);
+  ffk_object_release(Obj(v));
+  ffk_object_release(Obj(t));
+  EXPECT_EQ(Producer::deletes, 1);
+}
+
 TEST_F(DLPack, LegacyImportOwnsOnlyOnSuccess) {
   Producer p;
   Producer::deletes = 0;
