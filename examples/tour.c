@@ -272,7 +272,7 @@ int main(void) {
   ffk_object_release((ffk_object *)scaler);
 
   printf("\n12. Modules: load a shared library of Functions at run time\n");
-  ffk_module *mod = ffk_module_load("ffi/testing/libffikit_testing.so");
+  ffk_module *mod = ffk_module_load("testing/libffikit_testing.so");
   if (mod == NULL) {
     show_error("ffk_module_load");
   } else {

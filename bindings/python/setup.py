@@ -14,12 +14,13 @@ import os
 import re
 
 from setuptools import Extension, setup
+from setuptools.command.build_ext import build_ext
 
 HERE = os.path.dirname(os.path.abspath(__file__))
 ROOT = os.path.normpath(os.path.join(HERE, "..", ".."))
 COMPONENTS = ["ffi", "containers", "tensor"]
 CUDA_ONLY = {os.path.join("tensor", "src", "cuda.c")}
-TESTING_LIB = os.path.join("ffi", "testing")
+TESTING_LIB = "testing"
 
 
 def c_sources():
@@ -51,4 +52,13 @@ ext = Extension(
     extra_link_args=["-lrt", "-ldl", "-pthread"],
 )
 
-setup(version=version(), ext_modules=[ext])
+class BuildExt(build_ext):
+    """Compiles the sources by absolute path, so the objects of ../../ffi/src/*.c land inside
+    the build directory instead of beside the package (setuptools maps '..' literally)."""
+
+    def build_extension(self, extension):
+        extension.sources = [os.path.join(HERE, s) if not os.path.isabs(s) else s for s in extension.sources]
+        super().build_extension(extension)
+
+
+setup(version=version(), ext_modules=[ext], cmdclass={"build_ext": BuildExt})

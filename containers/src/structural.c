@@ -65,12 +65,81 @@ static void map_close(map_view *m) {
   if (m->snapshot != NULL) ffk_object_release(&m->snapshot->header);
 }
 
+/*
+ * What a walk has finished: pairs found equal (b the other container), or containers
+ * hashed (b NULL, value the hash). Without it a structure that shares a container many
+ * times (a = [b, b], b = [c, c], ...: a DAG) is walked once per path, twice as long per
+ * level; with it once per container or pair. A pair found equal while an enclosing pair
+ * was assumed equal (a cycle) stays valid: if that assumption fails, the whole walk
+ * answers 0. Open addressing with linear probing; a NULL `a` marks a free slot.
+ */
+typedef struct memo_slot {
+  const ffk_object *a, *b;
+  uint64_t value;
+} memo_slot;
+
+typedef struct walk_memo {
+  memo_slot *slots;
+  int64_t cap, size; /* cap: 0 or a power of two */
+} walk_memo;
+
 /* The containers a walk is inside: pairs for equality, single objects for hash and copy. */
 typedef struct walk {
   int depth;
   const ffk_object *a[FFK_STRUCTURAL_MAX_DEPTH];
   const ffk_object *b[FFK_STRUCTURAL_MAX_DEPTH];
+  walk_memo done;
 } walk;
+
+static uint64_t memo_index(const walk_memo *m, const ffk_object *a, const ffk_object *b) {
+  uint64_t h = (uint64_t)(uintptr_t)a * UINT64_C(0x9e3779b97f4a7c15) ^ (uint64_t)(uintptr_t)b;
+  h ^= h >> 29;
+  return h & (uint64_t)(m->cap - 1);
+}
+
+/* The slot of (a, b), or NULL when the walk has not finished it. */
+static const memo_slot *memo_find(const walk_memo *m, const ffk_object *a, const ffk_object *b) {
+  if (m->cap == 0) return NULL;
+  for (uint64_t i = memo_index(m, a, b);; i = (i + 1) & (uint64_t)(m->cap - 1)) {
+    const memo_slot *s = &m->slots[i];
+    if (s->a == NULL) return NULL;
+    if (s->a == a && s->b == b) return s;
+  }
+}
+
+static void memo_place(walk_memo *m, memo_slot slot) {
+  uint64_t i = memo_index(m, slot.a, slot.b);
+  while (m->slots[i].a != NULL) i = (i + 1) & (uint64_t)(m->cap - 1);
+  m->slots[i] = slot;
+  ++m->size;
+}
+
+/* Records (a, b) -> value (not yet recorded). 0, or -1 with a MemoryError. */
+static int memo_add(walk_memo *m, const ffk_object *a, const ffk_object *b, uint64_t value) {
+  if (2 * (m->size + 1) > m->cap) { /* at most half full */
+    walk_memo bigger = {ffk_mem_calloc((size_t)(m->cap ? 2 * m->cap : 64), sizeof(memo_slot)), m->cap ? 2 * m->cap : 64, 0};
+    if (bigger.slots == NULL) return -1;
+    for (int64_t i = 0; i < m->cap; ++i)
+      if (m->slots[i].a != NULL) memo_place(&bigger, m->slots[i]);
+    ffk_mem_free(m->slots);
+    *m = bigger;
+  }
+  memo_place(m, (memo_slot){a, b, value});
+  return 0;
+}
+
+static walk *walk_new(void) {
+  walk *w = ffk_mem_alloc(sizeof(walk));
+  if (w == NULL) return NULL;
+  w->depth = 0;
+  w->done = (walk_memo){NULL, 0, 0};
+  return w;
+}
+
+static void walk_free(walk *w) {
+  ffk_mem_free(w->done.slots);
+  ffk_mem_free(w);
+}
 
 static int too_deep(void) {
   return ffk_error_set(FFK_ERR_RUNTIME, "containers nested deeper than %d levels", FFK_STRUCTURAL_MAX_DEPTH);
@@ -124,22 +193,22 @@ static int equal(walk *w, const ffk_any *x, const ffk_any *y) {
   if (!cx && !cy) return ffk_any_equal(x, y);
   if (cx != cy || x->type_index != y->type_index) return 0;
   ffk_object *a = x->v_obj, *b = y->v_obj;
-  if (a == b || on_stack(w, a, b)) return 1;
+  if (a == b || on_stack(w, a, b) || memo_find(&w->done, a, b) != NULL) return 1;
   if (w->depth == FFK_STRUCTURAL_MAX_DEPTH) return too_deep();
   w->a[w->depth] = a;
   w->b[w->depth] = b;
   ++w->depth;
   int rc = is_sequence(x->type_index) ? equal_sequences(w, a, b) : equal_mappings(w, a, b);
   --w->depth;
+  if (rc == 1 && memo_add(&w->done, a, b, 0) != 0) return -1;
   return rc;
 }
 
 int ffk_structural_equal(const ffk_any *a, const ffk_any *b) {
-  walk *w = ffk_mem_alloc(sizeof(walk));
+  walk *w = walk_new();
   if (w == NULL) return -1;
-  w->depth = 0;
   int rc = equal(w, a, b);
-  ffk_mem_free(w);
+  walk_free(w);
   return rc;
 }
 
@@ -197,22 +266,32 @@ static int hash(walk *w, const ffk_any *v, uint64_t *out) {
     *out = HASH_CYCLE;
     return 0;
   }
+  /*
+   * A container hashed before keeps that hash. In an acyclic value that is the hash it
+   * would get again; under a cycle it may differ from a fresh walk's, but equal walks
+   * (a value and its deep copy) meet their containers in the same order and agree.
+   */
+  const memo_slot *done = memo_find(&w->done, v->v_obj, NULL);
+  if (done != NULL) {
+    *out = done->value;
+    return 0;
+  }
   if (w->depth == FFK_STRUCTURAL_MAX_DEPTH) return too_deep();
   w->a[w->depth] = v->v_obj;
   w->b[w->depth] = NULL;
   ++w->depth;
   int rc = hash_container(w, v, out);
   --w->depth;
+  if (rc == 0 && memo_add(&w->done, v->v_obj, NULL, *out) != 0) return -1;
   return rc;
 }
 
 int ffk_structural_hash(const ffk_any *v, uint64_t *out) {
   *out = 0;
-  walk *w = ffk_mem_alloc(sizeof(walk));
+  walk *w = walk_new();
   if (w == NULL) return -1;
-  w->depth = 0;
   int rc = hash(w, v, out);
-  ffk_mem_free(w);
+  walk_free(w);
   return rc;
 }
 
@@ -279,9 +358,9 @@ static int copy_dict(copier *c, ffk_object *o, ffk_any *out) {
   }
   int64_t pos = 0;
   for (ffk_table_entry *e; rc == 0 && (e = ffk_table__next(m.table, &pos)) != NULL;) {
-    ffk_any k = ffk_any_none(), v = ffk_any_none();
-    rc = copy(c, &e->key, &k);
-    if (rc == 0) rc = copy(c, &e->value, &v);
+    ffk_any k = e->key, v = ffk_any_none();
+    ffk_any_retain(&k); /* keys are kept: see copy_values */
+    rc = copy(c, &e->value, &v);
     if (rc == 0) rc = ffk_dict_set(d, &k, &v);
     ffk_any_release(&k);
     ffk_any_release(&v);
@@ -294,10 +373,18 @@ static int copy_dict(copier *c, ffk_object *o, ffk_any *out) {
  * Array, Tuple or Map: copies the `n` values at `src` into `dst` first. When every copy
  * is the very same value (no mutable container below), the original is shared instead:
  * it can never change, so sharing it is indistinguishable from copying it.
+ * `keys`: src holds a Map's keys and values interleaved. The keys (even positions) are
+ * kept, not copied, here and in copy_dict: a container key compares by identity, so a
+ * copy of it would be another key and the copy would not equal its source.
  */
-static int copy_values(copier *c, const ffk_any *src, int64_t n, ffk_any *dst, bool *same) {
+static int copy_values(copier *c, const ffk_any *src, int64_t n, bool keys, ffk_any *dst, bool *same) {
   *same = true;
   for (int64_t i = 0; i < n; ++i) {
+    if (keys && i % 2 == 0) {
+      dst[i] = src[i];
+      ffk_any_retain(&dst[i]);
+      continue;
+    }
     if (copy(c, &src[i], &dst[i]) != 0) {
       for (int64_t j = 0; j < i; ++j) ffk_any_release(&dst[j]);
       return -1;
@@ -354,7 +441,7 @@ static int copy_immutable(copier *c, ffk_object *o, ffk_any *out) {
     }
   }
   bool same = false;
-  if (rc == 0) rc = copy_values(c, src, n, copies, &same);
+  if (rc == 0) rc = copy_values(c, src, n, is_map, copies, &same);
   if (rc == 0 && memo_get(c, o, out)) { /* a cycle below made the copy already */
     release_values(copies, n);
   } else if (rc == 0) {

@@ -43,13 +43,17 @@ static int kernel_fill(ffk_tensor *t, const void *elem, size_t size) {
 }
 #endif
 
-/* Copies `n` elements of `size` bytes from src (stride ss elements) to dst (stride ds). */
-static void copy_row(char *dst, int64_t ds, const char *src, int64_t ss, int64_t n, size_t size) {
+/*
+ * Copies `n` elements of `size` bytes from src (stride ss elements) to dst (stride ds).
+ * `aligned`: both start addresses are multiples of `size`, so elements of 1, 2, 4 and 8
+ * bytes may be moved as integers of that size (see host_copy).
+ */
+static void copy_row(char *dst, int64_t ds, const char *src, int64_t ss, int64_t n, size_t size, bool aligned) {
   if (ds == 1 && ss == 1) {
     memcpy(dst, src, (size_t)n * size);
     return;
   }
-  switch (size) {
+  switch (aligned ? size : 0) {
 #define ROW(T)                                                                 \
   for (int64_t i = 0; i < n; ++i) ((T *)dst)[i * ds] = ((const T *)src)[i * ss]; \
   return;
@@ -221,7 +225,13 @@ static void host_copy(const ffk_tensor *dst, const ffk_tensor *src, size_t size)
     return;
   }
   const int64_t *shape = dst->dl.shape, *dstr = dst->dl.strides, *sstr = src->dl.strides;
-  int32_t k = panel_dim(nd, shape, dstr, sstr, size);
+  /*
+   * The typed loops load and store whole integers, which needs element-aligned data: a
+   * tensor imported through DLPack may start anywhere (data + byte_offset). Every element
+   * lies a whole number of elements from the first, so the first addresses decide.
+   */
+  bool aligned = (size & (size - 1)) == 0 && (((uintptr_t)d | (uintptr_t)s) & (size - 1)) == 0;
+  int32_t k = aligned ? panel_dim(nd, shape, dstr, sstr, size) : -1;
   if (k >= 0) {
     panel_copy(d, dstr, s, sstr, shape, nd, k, size);
     return;
@@ -234,7 +244,7 @@ static void host_copy(const ffk_tensor *dst, const ffk_tensor *src, size_t size)
       doff += index[i] * dstr[i];
       soff += index[i] * sstr[i];
     }
-    copy_row(d + doff * (int64_t)size, dstr[nd - 1], s + soff * (int64_t)size, sstr[nd - 1], inner, size);
+    copy_row(d + doff * (int64_t)size, dstr[nd - 1], s + soff * (int64_t)size, sstr[nd - 1], inner, size, aligned);
     int32_t i = nd - 2;
     for (; i >= 0; --i) {
       if (++index[i] < shape[i]) break;

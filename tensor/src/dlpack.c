@@ -131,6 +131,30 @@ static int validate(const char *what, const DLTensor *d, const ffk_dlpack_requir
   return 0;
 }
 
+/*
+ * Checks that the bytes from data to the end of the furthest element (byte_offset plus
+ * that element's offset and size) fit in an int64_t, so that no offset or size computed
+ * from the tensor later overflows. A producer's strides, or a shape whose compact
+ * strides fit but whose bytes do not, can describe more. 0, or -1 with a ValueError.
+ */
+static int check_span(const char *what, const DLTensor *d, const int64_t *strides) {
+  for (int32_t i = 0; i < d->ndim; ++i)
+    if (d->shape[i] == 0) return 0; /* no elements */
+  uint64_t last = 0, end = 0;
+  bool overflow = false;
+  for (int32_t i = 0; i < d->ndim; ++i) {
+    uint64_t step;
+    overflow |= __builtin_mul_overflow((uint64_t)(d->shape[i] - 1), (uint64_t)strides[i], &step) ||
+                __builtin_add_overflow(last, step, &last);
+  }
+  overflow |= last >= (uint64_t)INT64_MAX || __builtin_mul_overflow(last + 1, (uint64_t)(d->dtype.bits / 8), &end) ||
+              __builtin_add_overflow(end, d->byte_offset, &end) || end > (uint64_t)INT64_MAX;
+  if (overflow)
+    return ffk_error_set(FFK_ERR_VALUE, "%s: the elements reach more than 2^63 bytes past data (byte_offset %llu)",
+                         what, (unsigned long long)d->byte_offset);
+  return 0;
+}
+
 static ffk_tensor *import(const char *what, const DLTensor *d, const ffk_dlpack_requirements *req) {
   if (validate(what, d, req) != 0) return NULL;
   int64_t compact[FFK_TENSOR_MAX_NDIM];
@@ -139,6 +163,7 @@ static ffk_tensor *import(const char *what, const DLTensor *d, const ffk_dlpack_
     if (ffk_tensor__contiguous_strides(what, d->ndim, d->shape, compact) != 0) return NULL;
     strides = compact;
   }
+  if (check_span(what, d, strides) != 0) return NULL;
   ffk_tensor *t = ffk_tensor__new(NULL, d->data, d->device, d->ndim, d->shape, strides, d->byte_offset, d->dtype);
   if (t != NULL && req != NULL && req->contiguous && !ffk_tensor_is_contiguous(t)) {
     ffk_object_release(&t->header);

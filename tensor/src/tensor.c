@@ -304,13 +304,18 @@ static ffk_tensor *view_of(const char *what, const ffk_tensor *t, int32_t ndim, 
   if (t->storage != NULL) {
     limit = ffk_storage_nbytes(t->storage);
   } else {
-    /* An imported tensor: its own extent is all that is known to be valid. */
-    int64_t last = 0;
-    for (int32_t i = 0; i < t->dl.ndim; ++i)
-      if (t->dl.shape[i] > 0) last += (t->dl.shape[i] - 1) * t->dl.strides[i];
-    /* (A view of a view measures the view: the base's extent is not kept.) */
-    limit = ffk_tensor_numel(t) == 0 ? t->dl.byte_offset
-                                     : t->dl.byte_offset + (uint64_t)(last + 1) * (t->dl.dtype.bits / 8);
+    /*
+     * An imported tensor: its own extent is all that is known to be valid. Without
+     * elements that is byte_offset, and its strides may be anything (DLPack import checks
+     * the span only of tensors with elements), so they are not multiplied out.
+     * (A view of a view measures the view: the base's extent is not kept.)
+     */
+    limit = t->dl.byte_offset;
+    if (ffk_tensor_numel(t) != 0) {
+      int64_t last = 0; /* fits: import checked the span */
+      for (int32_t i = 0; i < t->dl.ndim; ++i) last += (t->dl.shape[i] - 1) * t->dl.strides[i];
+      limit += (uint64_t)(last + 1) * (t->dl.dtype.bits / 8);
+    }
   }
   ffk_tensor *v =
       make_view(what, t->storage, t->dl.data, t->dl.device, limit, ndim, shape, strides, byte_offset, t->dl.dtype);

@@ -227,6 +227,56 @@ TEST_F(Structural, DeepCopyKeepsCyclesThroughImmutableContainers) {
   ASSERT_EQ(ffk_list_clear(L(cl.v)), 0);
 }
 
+TEST_F(Structural, DeepCopyKeepsContainerKeysSoTheCopyStaysEqual) {
+  // Found by the containers fuzzer: a container key compares by identity, so copying it
+  // made the copy's key another key, and the copy was not equal to its source.
+  OwnedAny key_map(MapOf({{ffk_any_raw_str("a key long enough for the heap"), ListOf({ArrayOf({})})}}));
+  OwnedAny key_list(ListOf({I(1)}));
+  OwnedAny d(DictOf({{Ref(key_map.v), ListOf({I(2)})}, {Ref(key_list.v), I(3)}}));
+  OwnedAny m(MapOf({{Ref(key_list.v), Ref(d.v)}}));
+  for (const OwnedAny* v : {&d, &m}) {
+    OwnedAny copy;
+    ASSERT_EQ(ffk_deep_copy(&v->v, &copy.v), 0);
+    EXPECT_NE(copy.v.v_obj, v->v.v_obj);
+    EXPECT_EQ(Eq(copy.v, v->v), 1);
+    EXPECT_EQ(Eq(v->v, copy.v), 1);
+    EXPECT_EQ(H(copy.v), H(v->v));
+  }
+  OwnedAny copy, value;
+  ASSERT_EQ(ffk_deep_copy(&d.v, &copy.v), 0);
+  ASSERT_EQ(ffk_dict_get(D(copy.v), &key_map.v, &value.v), 1) << "the same key object finds the copied value";
+  OwnedAny source_value;
+  ASSERT_EQ(ffk_dict_get(D(d.v), &key_map.v, &source_value.v), 1);
+  EXPECT_NE(value.v.v_obj, source_value.v.v_obj) << "values are still copied";
+}
+
+TEST_F(Structural, SharedContainersAreWalkedOncePerPairNotOncePerPath) {
+  // Found by the containers fuzzer (a timeout): l_k = [l_k-1, l_k-1] has 2^k paths to
+  // l_0. Equality and hashing walked every path (each List visit takes a snapshot, one
+  // allocation), so their cost doubled per level; now they remember finished pairs and
+  // containers. Counting allocations keeps the test free of timing.
+  auto chain = [](int64_t bottom) {
+    ffk_any l = ListOf({I(bottom)});
+    for (int k = 0; k < 18; ++k) {
+      ffk_any next = ListOf({Ref(l), Ref(l)});
+      ffk_any_release(&l);
+      l = next;
+    }
+    return l;
+  };
+  OwnedAny l(chain(0));
+  OwnedAny copy;
+  ASSERT_EQ(ffk_deep_copy(&l.v, &copy.v), 0);
+  int64_t before = ffk_debug_allocation_count();
+  EXPECT_EQ(Eq(l.v, copy.v), 1);
+  EXPECT_EQ(H(l.v), H(copy.v));
+  EXPECT_LT(ffk_debug_allocation_count() - before, 1000) << "allocations for 19 levels";
+  // A difference at the bottom is still found through the shared structure.
+  OwnedAny other(chain(1));
+  EXPECT_EQ(Eq(l.v, other.v), 0);
+  EXPECT_NE(H(l.v), H(other.v));
+}
+
 TEST_F(Structural, DeepCopyOfEveryKindAndOfScalars) {
   OwnedAny m(MapOf({{ffk_any_raw_str("k"), ListOf({I(1)})}}));
   OwnedAny t(TupleOf({ListOf({I(1)}), I(2)}));

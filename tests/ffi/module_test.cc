@@ -184,7 +184,7 @@ TEST_F(Module, ErrorsCrossModuleCallsWithEveryHop) {
 }
 
 TEST_F(Module, TheTestingLibraryLoadsAsAModule) {
-  ffk_module* m = ffk_module_load("ffi/testing/libffikit_testing.so");
+  ffk_module* m = ffk_module_load("testing/libffikit_testing.so");
   ASSERT_NE(m, nullptr) << FetchError();
   ffk_function* f;
   ASSERT_EQ(ffk_function_get_global("testing.schema_id_device", &f), 1);

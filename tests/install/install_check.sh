@@ -1,7 +1,8 @@
 #!/usr/bin/env bash
 # Installs ffikit under a temporary prefix with `bazel run //:install` and builds a C
 # program against it with pkg-config, outside Bazel, once against the shared library and
-# once statically. Exits non-zero on any failure.
+# once statically. Exits non-zero on any failure. FFK_RUN_UNDER prefixes the two runs of
+# the program (.ci/run: valgrind).
 set -euo pipefail
 cd "$(dirname "$0")/../.."
 prefix=$(mktemp -d)
@@ -9,12 +10,12 @@ trap 'rm -rf "$prefix"' EXIT
 bazel run //:install -- "$prefix" 2>/dev/null
 export PKG_CONFIG_PATH="$prefix/lib/pkgconfig"
 cc -std=c11 -Wall -Wextra -Werror tests/install/hello.c $(pkg-config --cflags --libs ffikit) -o "$prefix/hello"
-out=$("$prefix/hello")
+out=$(${FFK_RUN_UNDER:-} "$prefix/hello")
 echo "$out"
 [ "$out" = "ffikit $(pkg-config --modversion ffikit): [\"installed\", 7] ok" ]
 # Static: the archive plus the libraries ffikit.pc lists as private (with their -L and
 # rpath: cudart, in a build with CUDA, is not in the linker's default path).
 cc -std=c11 tests/install/hello.c $(pkg-config --cflags ffikit) "$prefix/lib/libffikit.a" \
    $(pkg-config --static --libs ffikit | sed 's/-lffikit\b//') -o "$prefix/hello_static"
-[ "$("$prefix/hello_static")" = "$out" ]
+[ "$(${FFK_RUN_UNDER:-} "$prefix/hello_static")" = "$out" ]
 echo "install check passed"

@@ -83,6 +83,80 @@ TEST_F(DLPack, VersionedExportCarriesReadOnly) {
   EXPECT_EQ(Producer::deletes, 1);
 }
 
+TEST_F(DLPack, MisalignedImportCopiesElementByElement) {
+  // Found by the DLPack fuzzer: data + byte_offset need not be aligned to the element,
+  // and the strided copy loaded such float32 elements as uint32_t (UBSan: misaligned
+  // load). A transposed 2 x 3 float32 view starting one byte into the buffer.
+  alignas(8) unsigned char buf[1 + 6 * sizeof(float)];
+  for (int i = 0; i < 6; ++i) {
+    float f = static_cast<float>(i);
+    std::memcpy(buf + 1 + i * sizeof(float), &f, sizeof f);
+  }
+  int64_t shape[2] = {2, 3}, strides[2] = {1, 2};
+  int deletes = 0;
+  DLManagedTensor m = {{buf, kCpu, 2, kF32, shape, strides, 1}, &deletes,
+                       [](DLManagedTensor* self) { ++*static_cast<int*>(self->manager_ctx); }};
+  ffk_tensor* t = ffk_tensor_from_dlpack(&m, nullptr);
+  ASSERT_NE(t, nullptr) << FetchError();
+  ffk_tensor* c = ffk_tensor_contiguous(t);
+  ASSERT_NE(c, nullptr) << FetchError();
+  const float* got = static_cast<const float*>(ffk_tensor_data_ptr(c));
+  const float want[6] = {0, 2, 4, 1, 3, 5};  // element [i, j] is at i + 2 j
+  for (int i = 0; i < 6; ++i) EXPECT_EQ(got[i], want[i]) << "element " << i;
+  // And back into the misaligned view, through the same loops.
+  ASSERT_EQ(ffk_tensor_fill(t, &(const ffk_any&)ffk_any_float(7.0)), 0) << FetchError();
+  float seven;
+  std::memcpy(&seven, buf + 1 + 5 * sizeof(float), sizeof seven);
+  EXPECT_EQ(seven, 7.0f);
+  ffk_object_release(Obj(c));
+  ffk_object_release(Obj(t));
+  EXPECT_EQ(deletes, 1);
+}
+
+TEST_F(DLPack, ElementsSpanningMoreThan2To63BytesAreRejected) {
+  // Found by the DLPack fuzzer: import checked that the shape's element count fits but
+  // not where the strides (or the bytes of a huge compact shape) put the last element.
+  Producer p;
+  Producer::deletes = 0;
+  int64_t shape[1] = {3}, strides[1] = {INT64_MAX / 2 + 1};  // last element at index 2^63
+  p.legacy.dl_tensor.ndim = 1;
+  p.legacy.dl_tensor.shape = shape;
+  p.legacy.dl_tensor.strides = strides;
+  EXPECT_EQ(ffk_tensor_from_dlpack(&p.legacy, nullptr), nullptr);
+  EXPECT_TRUE(PendingError("ValueError", {"ffk_tensor_from_dlpack", "2^63 bytes"}));
+  shape[0] = INT64_C(1) << 62;  // compact strides fit; 2^62 float32 are 2^64 bytes
+  p.versioned.dl_tensor.ndim = 1;
+  p.versioned.dl_tensor.shape = shape;
+  EXPECT_EQ(ffk_tensor_from_dlpack_versioned(&p.versioned, nullptr), nullptr);
+  EXPECT_TRUE(PendingError("ValueError", {"ffk_tensor_from_dlpack_versioned", "2^63 bytes"}));
+  shape[0] = 2;
+  strides[0] = INT64_C(1) << 40;
+  p.legacy.dl_tensor.byte_offset = INT64_MAX - ((INT64_C(1) << 40) + 1) * 4;  // ends at byte 2^63 - 1
+  ffk_tensor* t = ffk_tensor_from_dlpack(&p.legacy, nullptr);
+  ASSERT_NE(t, nullptr) << FetchError();  // large but representable: accepted (never read here)
+  ffk_object_release(Obj(t));
+  EXPECT_EQ(Producer::deletes, 1);
+}
+
+TEST_F(DLPack, ViewsOfAnEmptyImportIgnoreItsStrides) {
+  // Found by the DLPack fuzzer: a tensor without elements may carry any strides (they
+  // address nothing), but taking a view multiplied them out to measure the import's
+  // extent: a signed overflow (UBSan) for shape [0, 4] with a stride near 2^61.5.
+  Producer p;
+  Producer::deletes = 0;
+  int64_t shape[2] = {0, 4}, strides[2] = {1, INT64_C(3485786115930260222)};
+  p.legacy.dl_tensor.shape = shape;
+  p.legacy.dl_tensor.strides = strides;
+  ffk_tensor* t = ffk_tensor_from_dlpack(&p.legacy, nullptr);
+  ASSERT_NE(t, nullptr) << FetchError();
+  ffk_tensor* v = ffk_tensor_slice(t, 1, 0, 2, 1);
+  ASSERT_NE(v, nullptr) << FetchError();
+  EXPECT_EQ(ffk_tensor_numel(v), 0);
+  ffk_object_release(Obj(v));
+  ffk_object_release(Obj(t));
+  EXPECT_EQ(Producer::deletes, 1);
+}
+
 TEST_F(DLPack, LegacyImportOwnsOnlyOnSuccess) {
   Producer p;
   Producer::deletes = 0;

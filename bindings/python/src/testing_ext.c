@@ -7,7 +7,7 @@
 
 #include <pthread.h>
 
-#include "ffi/testing/testing.h"
+#include "testing/testing.h"
 
 static PyObject *testing_register(PyObject *mod, PyObject *unused) {
   (void)mod, (void)unused;

@@ -11,7 +11,7 @@ import ffikit
 def _testing_module_path() -> str | None:
     """The module next to the tests in Bazel's runfiles (built for the same configuration)."""
     here = os.path.dirname(os.path.abspath(__file__))
-    candidate = os.path.normpath(os.path.join(here, "..", "..", "..", "ffi", "testing", "libffikit_testing.so"))
+    candidate = os.path.normpath(os.path.join(here, "..", "..", "..", "testing", "libffikit_testing.so"))
     return candidate if os.path.exists(candidate) else None
 
 

@@ -35,8 +35,10 @@ FFK_API int ffk_structural_hash(const ffk_any *v, uint64_t *out);
 
 /*
  * A deep copy of `v` (borrowed) in *out (owned): every Array, Tuple, Map, List and Dict
- * reachable from it is copied; other values (strings, tensors, functions, foreign
- * objects) are shared. Sharing and cycles are kept: a container reached twice is copied
+ * reachable from it through elements and values is copied; other values (strings,
+ * tensors, functions, foreign objects) are shared, and so are the keys of a Map or Dict
+ * (a container key compares by identity, so a copy of it would be another key: the copy
+ * stays structurally equal to `v`). Sharing and cycles are kept: a container reached twice is copied
  * once, and a List that contains itself yields a copy that contains itself. 0, or -1
  * with *out None (MemoryError, RuntimeError for nesting deeper than the limit).
  */

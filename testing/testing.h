@@ -1,0 +1,47 @@
+/*
+ * testing/testing.h - the `testing.*` global Functions that the test suites of every
+ * language call (not installed; built as //testing and as the loadable module
+ * libffikit_testing.so, whose init entry registers them).
+ *
+ *   testing.echo(x) -> x                 returns its one argument
+ *   testing.nop(...) -> None             accepts anything, does nothing
+ *   testing.apply(f, *args)              calls the Function f with the rest of the arguments
+ *   testing.raise_error(kind, message)   raises from the non-inlined C function
+ *                                        ffk_testing_raise_error (its name shows in the backtrace)
+ *   testing.add_one(0: int) -> int       typed
+ *   testing.object_use_count(0: Object) -> int   the strong count the callee sees
+ *   testing.get_add_one_c_symbol() -> ptr        a plain ffk_safe_call adding one
+ *   testing.schema_id_<T>(0: T) -> T     typed identities for T in int, float, bool, device
+ *                                        (Device), dtype, string (str), bytes, func (Function),
+ *                                        any (Any), object (Object), tensor (Tensor), arr_int (Array<int>),
+ *                                        arr_str (Array<str>), arr (Array), list_int (List<int>),
+ *                                        map_str_int (Map<str, int>), map (Map),
+ *                                        dict_str_int (Dict<str, int>)
+ *   testing.make_array_with_tensor(0: Tensor) -> Array              [t]
+ *   testing.make_map_with_tensor(0: Tensor) -> Map<str, Tensor>     {"tensor": t}
+ *   testing.make_dict_with_tensor(0: Tensor) -> Dict<str, Tensor>   {"tensor": t}
+ *   testing.make_list_with_tensor(0: Tensor, 1: Any) -> List        [t, x]
+ *                                        (the containers hold the caller's tensor, not a copy)
+ */
+#ifndef FFIKIT_FFI_TESTING_H
+#define FFIKIT_FFI_TESTING_H
+
+#include <ffikit/ffi.h>
+
+FFK_EXTERN_C_BEGIN
+
+/* Registers every testing.* Function (replacing earlier ones). 0, or -1 (MemoryError). */
+int ffk_testing_register(void);
+
+/* Removes every testing.* Function from the registry (tests end with no live objects). */
+void ffk_testing_unregister(void);
+
+/* Raises an error of `kind` with `message` from a named, never-inlined frame. Returns -1. */
+int ffk_testing_raise_error(const char *kind, const char *message);
+
+/* The plain safe-call behind testing.add_one (what get_add_one_c_symbol returns). */
+int ffk_testing_add_one(void *self, const ffk_any *args, int32_t nargs, ffk_any *result);
+
+FFK_EXTERN_C_END
+
+#endif /* FFIKIT_FFI_TESTING_H */
