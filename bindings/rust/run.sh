@@ -1,0 +1,45 @@
+#!/usr/bin/env bash
+# The Rust workspace's steps, for setup.sh, test.sh and .ci/run (logs go to stderr):
+#   run.sh build      install ffikit into .prefix (bazel run //:install) and build every target
+#   run.sh tour       run the Rust tour (ffikit/examples/tour.rs)
+#   run.sh test       cargo test; the last stdout line is "passed failed skipped"
+#   run.sh valgrind   the test binaries under valgrind memcheck; last line "passed failed skipped"
+#   run.sh bench      the peer benchmarks (release build)
+set -uo pipefail
+here=$(cd "$(dirname "$0")" && pwd)
+root=$(cd "$here/../.." && pwd)
+cd "$here"
+export CARGO_TERM_COLOR=never
+
+install_prefix() {
+  (cd "$root" && bazel run //:install -- "$here/.prefix" >/dev/null 2>&1) ||
+    { echo "[rust] bazel run //:install failed" >&2; return 1; }
+}
+
+# Sums libtest's "test result: ok. 3 passed; 0 failed; 1 ignored; ..." lines.
+count() {
+  awk '/^test result:/ { for (i = 1; i <= NF; i++) {
+         if ($(i) ~ /^passed;?$/) p += $(i-1); if ($(i) ~ /^failed;?$/) f += $(i-1);
+         if ($(i) ~ /^ignored;?$/) s += $(i-1) } }
+       END { print p + 0, f + 0, s + 0 }' "$1"
+}
+
+case "${1:-}" in
+  build)
+    install_prefix && cargo build --offline --all-targets >&2 && cargo build --offline --examples >&2 ;;
+  tour)
+    cargo run --offline -q --example tour ;;
+  test)
+    log=$(mktemp); trap 'rm -f "$log"' EXIT
+    if ! install_prefix; then echo "0 1 0"; exit 1; fi
+    cargo test --offline --no-fail-fast 2>&1 | tee "$log" >&2
+    rc=${PIPESTATUS[0]}
+    read -r p f s < <(count "$log")
+    # A build failure runs no test: count it so it cannot pass silently.
+    if [ "$rc" -ne 0 ] && [ "$f" -eq 0 ]; then f=1; fi
+    echo "cargo test: $p passed, $f failed, $s skipped" >&2
+    echo "$p $f $s"
+    [ "$f" -eq 0 ] ;;
+  *)
+    echo "usage: $0 build|tour|test|valgrind|bench" >&2; exit 2 ;;
+esac
