@@ -1,0 +1,351 @@
+//! `Array<T>` and `Tuple`: copy-on-write sequences. Mutators take `&mut self`; when the
+//! object is shared, C copies it first, so a clone never sees a change.
+use crate::any::{Any, AnyView, Element};
+use crate::elemref::ElementRef;
+use crate::error::{check, check_ptr, Error, Result};
+use crate::object::{expect_instance, handle_common, object_handle, ObjectRef, ObjectType};
+use crate::sys;
+use std::marker::PhantomData;
+
+/// A copy-on-write sequence of `T` (default `Any`, i.e. untyped).
+///
+/// Every element is a `T`: pushes convert to a value, and a downcast from an untyped
+/// object checks every element once (a TypeError naming the first bad one).
+///
+/// ```
+/// use ffikit::Array;
+/// let mut a: Array<i64> = Array::new().unwrap();
+/// a.push(1).unwrap();
+/// a.push(2).unwrap();
+/// let b = a.clone();          // retains: both handles share one object
+/// a.set(0, 10).unwrap();      // copy-on-write: `b` is unchanged
+/// assert_eq!((a[0], b[0]), (10, 1));
+/// assert_eq!(a.iter().sum::<i64>(), 12);
+/// assert_eq!(a.to_string(), "(10, 2)");
+/// let v: Vec<i64> = b.into();
+/// assert_eq!(v, vec![1, 2]);
+/// ```
+#[repr(transparent)]
+pub struct Array<T: Element = Any>(pub(crate) ObjectRef, PhantomData<fn() -> T>);
+
+const ARRAY: i32 = sys::ffk_type_index::FFK_TYPE_ARRAY.0 as i32;
+
+impl<T: Element> Clone for Array<T> {
+    fn clone(&self) -> Self {
+        Array(self.0.clone(), PhantomData)
+    }
+}
+
+/// Checks every element of an Array/Tuple object against `T` (C's TypeError text).
+pub(crate) fn check_items<T: Element>(items: &[sys::ffk_any], what: &str) -> Result<()> {
+    for (i, v) in items.iter().enumerate() {
+        if !T::accepts(v) {
+            let e = T::from_view(v).err().unwrap_or_else(|| crate::object::type_error(&T::schema(), v));
+            return Err(Error::new(e.kind().as_str(), &format!("{} item #{}: {}", what, i, e.message())));
+        }
+    }
+    Ok(())
+}
+
+unsafe impl<T: Element> ObjectType for Array<T> {
+    const TYPE_INDEX: i32 = ARRAY;
+    fn schema() -> String {
+        format!("Array<{}>", T::schema())
+    }
+    fn from_object(o: ObjectRef) -> Result<Self> {
+        expect_instance(&o, ARRAY)?;
+        let a = Array::<T>(o, PhantomData);
+        check_items::<T>(a.raw_items(), "Array")?;
+        Ok(a)
+    }
+    fn as_object(&self) -> &ObjectRef {
+        &self.0
+    }
+    fn into_object(self) -> ObjectRef {
+        self.0
+    }
+}
+handle_common!(Array<T>);
+
+impl<T: Element> Array<T> {
+    fn raw(&self) -> *mut sys::ffk_array {
+        self.0.as_ptr().cast()
+    }
+
+    /// Runs a C copy-on-write mutator on the handle's address, storing what it leaves there.
+    fn cow(&mut self, f: impl FnOnce(*mut *mut sys::ffk_array) -> i32) -> Result<()> {
+        let mut raw = self.raw();
+        let rc = f(&mut raw);
+        // SAFETY: the mutator leaves a valid handle in `raw` (ours, maybe moved or copied).
+        // SAFETY: the mutator took care of the old reference (kept, moved or released).
+        unsafe { self.0.set_raw(raw.cast()) };
+        check(rc)
+    }
+
+    /// A new empty Array.
+    pub fn new() -> Result<Self> {
+        Self::with_capacity(0)
+    }
+
+    /// A new empty Array with room for `n` elements.
+    pub fn with_capacity(n: usize) -> Result<Self> {
+        // SAFETY: returns a new reference or NULL.
+        check_ptr(unsafe { sys::ffk_array_with_capacity(n as i64) }).map(|o| Array(o, PhantomData))
+    }
+
+    /// The stored values, borrowed (valid while `self` is borrowed: mutation needs `&mut`).
+    pub(crate) fn raw_items(&self) -> &[sys::ffk_any] {
+        // SAFETY: data/size are the live array's own elements; the header fields are read
+        // directly, as the C inline helpers do (the layout tests vouch for the offsets).
+        unsafe {
+            let a = self.raw();
+            if (*a).size == 0 {
+                &[]
+            } else {
+                std::slice::from_raw_parts((*a).data, (*a).size as usize)
+            }
+        }
+    }
+
+    /// The elements as borrowed values.
+    pub fn as_views(&self) -> &[AnyView<'_>] {
+        let items = self.raw_items();
+        // SAFETY: AnyView is repr(transparent) over ffk_any; the items live while &self does.
+        unsafe { AnyView::slice_from_raw(items.as_ptr(), items.len()) }
+    }
+
+    /// The number of elements.
+    pub fn len(&self) -> usize {
+        // SAFETY: reads the live array's size field.
+        unsafe { (*self.raw()).size as usize }
+    }
+
+    /// True when empty.
+    pub fn is_empty(&self) -> bool {
+        self.len() == 0
+    }
+
+    /// Element `index` (negative counts from the end), or C's IndexError
+    /// "Array index 7 out of range for size 3".
+    pub fn get(&self, index: i64) -> Result<T> {
+        let items = self.raw_items();
+        let i = if index < 0 { index + items.len() as i64 } else { index };
+        if i >= 0 && (i as usize) < items.len() {
+            return T::from_view(&items[i as usize]);
+        }
+        let mut out = crate::any::none_raw();
+        // SAFETY: the C call raises the IndexError with its own text.
+        check(unsafe { sys::ffk_array_get(self.raw(), index, &mut out) })?;
+        T::from_view(&Any(out).0)
+    }
+
+    /// Replaces element `index`.
+    pub fn set(&mut self, index: i64, value: T) -> Result<()> {
+        let v = value.into_any()?;
+        // SAFETY: a valid handle address and a borrowed value.
+        self.cow(|a| unsafe { sys::ffk_array_set(a, index, v.as_raw()) })
+    }
+
+    /// Appends `value`.
+    #[inline]
+    pub fn push(&mut self, value: T) -> Result<()> {
+        let mut v = value.into_any()?.into_raw();
+        // SAFETY: push_steal consumes v, even on failure.
+        self.cow(|a| unsafe { sys::ffk_array_push_steal(a, &mut v) })
+    }
+
+    /// Removes and returns the last element (IndexError "pop from empty Array").
+    pub fn pop(&mut self) -> Result<T> {
+        self.remove(-1)
+    }
+
+    /// Removes and returns element `index` (negative counts from the end).
+    pub fn remove(&mut self, index: i64) -> Result<T> {
+        let mut out = crate::any::none_raw();
+        // SAFETY: `out` receives an owned value.
+        self.cow(|a| unsafe { sys::ffk_array_pop(a, index, &mut out) })?;
+        T::from_view(&Any(out).0)
+    }
+
+    /// Inserts `value` before `index` (clamped as in Python's list.insert).
+    pub fn insert(&mut self, index: i64, value: T) -> Result<()> {
+        let v = value.into_any()?;
+        // SAFETY: as for set.
+        self.cow(|a| unsafe { sys::ffk_array_insert(a, index, v.as_raw()) })
+    }
+
+    /// Removes every element.
+    pub fn clear(&mut self) -> Result<()> {
+        let n = self.len() as i64;
+        // SAFETY: a valid range.
+        self.cow(|a| unsafe { sys::ffk_array_erase(a, 0, n) })
+    }
+
+    /// Makes room for `capacity` elements in all (unshares).
+    pub fn reserve(&mut self, capacity: usize) -> Result<()> {
+        // SAFETY: plain call.
+        self.cow(|a| unsafe { sys::ffk_array_reserve(a, capacity as i64) })
+    }
+
+    /// Appends every value of `iter`, stopping at the first error.
+    pub fn try_extend<I: IntoIterator<Item = T>>(&mut self, iter: I) -> Result<()> {
+        for v in iter {
+            self.push(v)?;
+        }
+        Ok(())
+    }
+
+    /// True when some element is key-equal (C's `ffk_any_equal`) to `value`.
+    pub fn contains(&self, value: &T) -> bool {
+        match value.clone().into_any() {
+            // SAFETY: borrowed values.
+            Ok(v) => unsafe { sys::ffk_array_contains(self.raw(), v.as_raw()) },
+            Err(_) => false,
+        }
+    }
+
+    /// Iterates over the elements, converted to `T`.
+    pub fn iter(&self) -> Iter<'_, T> {
+        Iter { items: self.raw_items().iter(), _t: PhantomData }
+    }
+
+    /// The elements in a `Vec`.
+    pub fn to_vec(&self) -> Vec<T> {
+        self.iter().collect()
+    }
+
+    /// The elements as a shared `List<T>`.
+    pub fn to_list(&self) -> Result<crate::List<T>> {
+        // SAFETY: a new reference or NULL.
+        check_ptr(unsafe { sys::ffk_list_from_array(self.raw()) }).map(crate::List::wrap)
+    }
+}
+
+impl<T: ElementRef> std::ops::Index<usize> for Array<T> {
+    type Output = T;
+    /// Panics when `index` is out of range, or when the stored value converts to `T` but
+    /// is not stored as one (a `true` in an `Array<i64>`): use `get` for those.
+    fn index(&self, index: usize) -> &T {
+        let items = self.raw_items();
+        let v = items
+            .get(index)
+            .unwrap_or_else(|| panic!("Array index {} out of range for size {}", index, items.len()));
+        T::ref_from(v).unwrap_or_else(|| panic!("Array item #{} is not stored as {}", index, T::schema()))
+    }
+}
+
+/// The iterator of `Array::iter`.
+pub struct Iter<'a, T> {
+    items: std::slice::Iter<'a, sys::ffk_any>,
+    _t: PhantomData<fn() -> T>,
+}
+
+impl<T: Element> Iterator for Iter<'_, T> {
+    type Item = T;
+    #[inline]
+    fn next(&mut self) -> Option<T> {
+        // Every element was checked on entry, so the conversion cannot fail.
+        self.items.next().map(|v| T::from_view(v).expect("Array element of the checked type"))
+    }
+    fn size_hint(&self) -> (usize, Option<usize>) {
+        self.items.size_hint()
+    }
+}
+impl<T: Element> ExactSizeIterator for Iter<'_, T> {}
+
+impl<'a, T: Element> IntoIterator for &'a Array<T> {
+    type Item = T;
+    type IntoIter = Iter<'a, T>;
+    fn into_iter(self) -> Iter<'a, T> {
+        self.iter()
+    }
+}
+
+impl<T: Element> FromIterator<T> for Array<T> {
+    /// Panics only when out of memory.
+    fn from_iter<I: IntoIterator<Item = T>>(iter: I) -> Self {
+        let iter = iter.into_iter();
+        let mut a = Array::with_capacity(iter.size_hint().0).expect("out of memory");
+        a.try_extend(iter).expect("out of memory");
+        a
+    }
+}
+
+impl<T: Element> Extend<T> for Array<T> {
+    /// Panics only when out of memory (use `try_extend` to get the error).
+    fn extend<I: IntoIterator<Item = T>>(&mut self, iter: I) {
+        self.try_extend(iter).expect("out of memory")
+    }
+}
+
+impl<T: Element> From<Vec<T>> for Array<T> {
+    fn from(v: Vec<T>) -> Self {
+        v.into_iter().collect()
+    }
+}
+impl<T: Element> From<Array<T>> for Vec<T> {
+    fn from(a: Array<T>) -> Vec<T> {
+        a.to_vec()
+    }
+}
+
+object_handle!(
+    /// A Tuple: a fixed-size sequence with copy-on-write `set`.
+    ///
+    /// ```
+    /// use ffikit::{Any, Tuple};
+    /// let mut t = Tuple::new(&[Any::from(1i64), Any::from("x")]).unwrap();
+    /// let u = t.clone();
+    /// t.set(0, Any::from(2i64)).unwrap();
+    /// assert_eq!((t.to_string(), u.to_string()), ("(2, \"x\")".to_string(), "(1, \"x\")".to_string()));
+    /// ```
+    Tuple, FFK_TYPE_TUPLE, "Tuple"
+);
+
+impl Tuple {
+    /// A new Tuple of copies of `items`.
+    pub fn new(items: &[Any]) -> Result<Tuple> {
+        // SAFETY: Any is repr(transparent) over ffk_any; items are borrowed.
+        check_ptr(unsafe { sys::ffk_tuple_new(items.len() as i64, items.as_ptr().cast()) }).map(Tuple)
+    }
+    fn raw(&self) -> *mut sys::ffk_array {
+        self.0.as_ptr().cast()
+    }
+    /// The number of elements.
+    pub fn len(&self) -> usize {
+        // SAFETY: reads the live tuple's size.
+        unsafe { (*self.raw()).size as usize }
+    }
+    /// True when empty.
+    pub fn is_empty(&self) -> bool {
+        self.len() == 0
+    }
+    /// The elements, borrowed.
+    pub fn as_slice(&self) -> &[Any] {
+        // SAFETY: the live tuple's elements; Any is repr(transparent) over ffk_any.
+        unsafe {
+            let a = self.raw();
+            if (*a).size == 0 {
+                &[]
+            } else {
+                std::slice::from_raw_parts((*a).data.cast(), (*a).size as usize)
+            }
+        }
+    }
+    /// Replaces element `index` (copy-on-write).
+    pub fn set(&mut self, index: i64, value: Any) -> Result<()> {
+        let mut raw = self.raw();
+        // SAFETY: a valid handle address; the handle left there is ours.
+        let rc = unsafe { sys::ffk_tuple_set(&mut raw, index, value.as_raw()) };
+        // SAFETY: the mutator took care of the old reference.
+        unsafe { self.0.set_raw(raw.cast()) };
+        check(rc)
+    }
+}
+
+impl std::ops::Index<usize> for Tuple {
+    type Output = Any;
+    fn index(&self, i: usize) -> &Any {
+        &self.as_slice()[i]
+    }
+}

@@ -1,0 +1,254 @@
+//! `Dict<K, V>`: a shared, mutable mapping in insertion order. Every operation is atomic
+//! in C, so mutators take `&self` and every clone sees every change.
+use crate::any::{none_raw, Any, Element};
+use crate::error::{check, check_ptr, Error, Result};
+use crate::map::{check_pairs, Map};
+use crate::object::{expect_instance, handle_common, ObjectRef, ObjectType};
+use crate::sys;
+use std::collections::{BTreeMap, HashMap};
+use std::marker::PhantomData;
+
+/// A shared mutable mapping from `K` to `V` in insertion order.
+///
+/// ```
+/// use ffikit::Dict;
+/// let d: Dict<i64, String> = Dict::new().unwrap();
+/// let alias = d.clone();
+/// d.insert(2, "two".into()).unwrap();
+/// alias.insert(1, "one".into()).unwrap();
+/// assert_eq!(d.get(&1).unwrap(), Some("one".to_string()));
+/// assert_eq!(d.keys().unwrap(), vec![2, 1]);
+/// assert_eq!(d.remove(&2).unwrap(), Some("two".to_string()));
+/// assert_eq!(alias.len(), 1);
+/// ```
+#[repr(transparent)]
+pub struct Dict<K: Element = Any, V: Element = Any>(pub(crate) ObjectRef, PhantomData<fn() -> (K, V)>);
+
+const DICT: i32 = sys::ffk_type_index::FFK_TYPE_DICT.0 as i32;
+
+impl<K: Element, V: Element> Clone for Dict<K, V> {
+    fn clone(&self) -> Self {
+        Dict(self.0.clone(), PhantomData)
+    }
+}
+
+unsafe impl<K: Element, V: Element> ObjectType for Dict<K, V> {
+    const TYPE_INDEX: i32 = DICT;
+    fn schema() -> String {
+        format!("Dict<{}, {}>", K::schema(), V::schema())
+    }
+    /// Checks the entries present now; reads check again on the way out, since other
+    /// handles may store anything later.
+    fn from_object(o: ObjectRef) -> Result<Self> {
+        expect_instance(&o, DICT)?;
+        let d = Dict::<K, V>(o, PhantomData);
+        let snap = d.snapshot()?;
+        check_pairs::<K, V>("Dict", snap.raw_iter())?;
+        Ok(d)
+    }
+    fn as_object(&self) -> &ObjectRef {
+        &self.0
+    }
+    fn into_object(self) -> ObjectRef {
+        self.0
+    }
+}
+handle_common!(Dict<K, V>);
+
+impl<K: Element, V: Element> Dict<K, V> {
+    pub(crate) fn wrap(o: ObjectRef) -> Self {
+        Dict(o, PhantomData)
+    }
+    fn raw(&self) -> *mut sys::ffk_dict {
+        self.0.as_ptr().cast()
+    }
+
+    /// A new empty Dict.
+    pub fn new() -> Result<Self> {
+        // SAFETY: a new reference or NULL.
+        check_ptr(unsafe { sys::ffk_dict_new() }).map(Dict::wrap)
+    }
+
+    /// The number of entries now.
+    pub fn len(&self) -> usize {
+        // SAFETY: a valid handle.
+        unsafe { sys::ffk_dict_size(self.raw()) as usize }
+    }
+
+    /// True when empty now.
+    pub fn is_empty(&self) -> bool {
+        self.len() == 0
+    }
+
+    /// The value of `key` now, if present (a TypeError when another handle stored a
+    /// value that is not a `V`).
+    pub fn get(&self, key: &K) -> Result<Option<V>> {
+        let k = key.clone().into_any()?;
+        let mut out = none_raw();
+        // SAFETY: borrowed key; out receives a new reference.
+        match unsafe { sys::ffk_dict_get(self.raw(), k.as_raw(), &mut out) } {
+            1 => V::from_view(&Any(out).0).map(Some),
+            0 => Ok(None),
+            _ => Err(Error::fetch()),
+        }
+    }
+
+    /// True when `key` is present now.
+    pub fn contains_key(&self, key: &K) -> bool {
+        match key.clone().into_any() {
+            // SAFETY: borrowed key.
+            Ok(k) => unsafe { sys::ffk_dict_contains(self.raw(), k.as_raw()) },
+            Err(_) => false,
+        }
+    }
+
+    /// Sets `key` to `value`.
+    pub fn insert(&self, key: K, value: V) -> Result<()> {
+        let (k, v) = (key.into_any()?, value.into_any()?);
+        // SAFETY: borrowed key and value.
+        check(unsafe { sys::ffk_dict_set(self.raw(), k.as_raw(), v.as_raw()) })
+    }
+
+    /// Removes `key`, returning its value if it was present.
+    pub fn remove(&self, key: &K) -> Result<Option<V>> {
+        let k = key.clone().into_any()?;
+        let (dflt, mut out) = (none_raw(), none_raw());
+        // SAFETY: borrowed key and default; out receives an owned value.
+        match unsafe { sys::ffk_dict_pop_default(self.raw(), k.as_raw(), &dflt, &mut out) } {
+            1 => V::from_view(&Any(out).0).map(Some),
+            0 => Ok(None),
+            _ => Err(Error::fetch()),
+        }
+    }
+
+    /// Removes every entry.
+    pub fn clear(&self) -> Result<()> {
+        // SAFETY: a valid handle.
+        check(unsafe { sys::ffk_dict_clear(self.raw()) })
+    }
+
+    /// A consistent snapshot as an untyped Map.
+    pub fn snapshot(&self) -> Result<Map<Any, Any>> {
+        // SAFETY: a new reference or NULL.
+        check_ptr(unsafe { sys::ffk_dict_to_map(self.raw()) }).map(|o| Map::from_object(o).unwrap())
+    }
+
+    /// The keys now, in insertion order.
+    pub fn keys(&self) -> Result<Vec<K>> {
+        self.snapshot()?.raw_iter().map(|(k, _)| K::from_view(k)).collect()
+    }
+
+    /// The values now, in insertion order.
+    pub fn values(&self) -> Result<Vec<V>> {
+        self.snapshot()?.raw_iter().map(|(_, v)| V::from_view(v)).collect()
+    }
+
+    /// The (key, value) pairs now, in insertion order.
+    pub fn to_vec(&self) -> Result<Vec<(K, V)>> {
+        self.snapshot()?.raw_iter().map(|(k, v)| Ok((K::from_view(k)?, V::from_view(v)?))).collect()
+    }
+
+    /// Inserts every pair, stopping at the first error.
+    pub fn try_extend<I: IntoIterator<Item = (K, V)>>(&self, iter: I) -> Result<()> {
+        for (k, v) in iter {
+            self.insert(k, v)?;
+        }
+        Ok(())
+    }
+
+    /// Iterates in insertion order; yields an `Err` (RuntimeError "Dict changed during
+    /// iteration") and stops if a key is added or removed meanwhile, from any thread.
+    pub fn iter(&self) -> DictIter<'_, K, V> {
+        let mut it = sys::ffk_dict_iter { dict: std::ptr::null_mut(), pos: 0, version: 0 };
+        // SAFETY: the iterator borrows the Dict, which '_ keeps alive.
+        unsafe { sys::ffk_dict_iter_init(&mut it, self.raw()) };
+        DictIter { it, done: false, _d: PhantomData }
+    }
+}
+
+/// The iterator of `Dict::iter`.
+pub struct DictIter<'a, K, V> {
+    it: sys::ffk_dict_iter,
+    done: bool,
+    _d: PhantomData<(&'a (), fn() -> (K, V))>,
+}
+
+impl<K: Element, V: Element> Iterator for DictIter<'_, K, V> {
+    type Item = Result<(K, V)>;
+    fn next(&mut self) -> Option<Self::Item> {
+        if self.done {
+            return None;
+        }
+        let (mut k, mut v) = (none_raw(), none_raw());
+        // SAFETY: a live iterator over a live Dict.
+        match unsafe { sys::ffk_dict_iter_next(&mut self.it, &mut k, &mut v) } {
+            1 => {
+                let (k, v) = (Any(k), Any(v));
+                Some(K::from_view(&k.0).and_then(|k| Ok((k, V::from_view(&v.0)?))))
+            }
+            0 => {
+                self.done = true;
+                None
+            }
+            _ => {
+                self.done = true;
+                Some(Err(Error::fetch()))
+            }
+        }
+    }
+}
+
+impl<'a, K: Element, V: Element> IntoIterator for &'a Dict<K, V> {
+    type Item = Result<(K, V)>;
+    type IntoIter = DictIter<'a, K, V>;
+    fn into_iter(self) -> DictIter<'a, K, V> {
+        self.iter()
+    }
+}
+
+impl<K: Element, V: Element> FromIterator<(K, V)> for Dict<K, V> {
+    /// Panics only when out of memory.
+    fn from_iter<I: IntoIterator<Item = (K, V)>>(iter: I) -> Self {
+        let d = Dict::new().expect("out of memory");
+        d.try_extend(iter).expect("out of memory");
+        d
+    }
+}
+impl<K: Element, V: Element> Extend<(K, V)> for Dict<K, V> {
+    fn extend<I: IntoIterator<Item = (K, V)>>(&mut self, iter: I) {
+        self.try_extend(iter).expect("out of memory")
+    }
+}
+impl<K: Element, V: Element> From<Vec<(K, V)>> for Dict<K, V> {
+    fn from(v: Vec<(K, V)>) -> Self {
+        v.into_iter().collect()
+    }
+}
+impl<K: Element, V: Element> From<HashMap<K, V>> for Dict<K, V> {
+    fn from(h: HashMap<K, V>) -> Self {
+        h.into_iter().collect()
+    }
+}
+impl<K: Element, V: Element> From<BTreeMap<K, V>> for Dict<K, V> {
+    fn from(h: BTreeMap<K, V>) -> Self {
+        h.into_iter().collect()
+    }
+}
+impl<K: Element, V: Element> TryFrom<Dict<K, V>> for Vec<(K, V)> {
+    type Error = Error;
+    fn try_from(d: Dict<K, V>) -> Result<Self> {
+        d.to_vec()
+    }
+}
+impl<K: Element + Eq + std::hash::Hash, V: Element> TryFrom<Dict<K, V>> for HashMap<K, V> {
+    type Error = Error;
+    fn try_from(d: Dict<K, V>) -> Result<Self> {
+        Ok(d.to_vec()?.into_iter().collect())
+    }
+}
+impl<K: Element + Ord, V: Element> TryFrom<Dict<K, V>> for BTreeMap<K, V> {
+    type Error = Error;
+    fn try_from(d: Dict<K, V>) -> Result<Self> {
+        Ok(d.to_vec()?.into_iter().collect())
+    }
+}

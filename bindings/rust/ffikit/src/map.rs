@@ -1,0 +1,239 @@
+//! `Map<K, V>`: a copy-on-write mapping in insertion order (`&mut self` mutators).
+use crate::any::{none_raw, Any, Element};
+use crate::error::{check_ptr, Error, Result};
+use crate::object::{expect_instance, handle_common, ObjectRef, ObjectType};
+use crate::sys;
+use std::collections::{BTreeMap, HashMap};
+use std::marker::PhantomData;
+
+/// A copy-on-write mapping from `K` to `V` that keeps insertion order.
+///
+/// ```
+/// use ffikit::Map;
+/// let mut m: Map<String, i64> = Map::new().unwrap();
+/// m.insert("a".into(), 1).unwrap();
+/// m.insert("b".into(), 2).unwrap();
+/// let snapshot = m.clone();
+/// m.insert("a".into(), 10).unwrap();       // keeps its position; `snapshot` unchanged
+/// assert_eq!(m.get(&"a".to_string()), Some(10));
+/// assert_eq!(snapshot.get(&"a".to_string()), Some(1));
+/// assert_eq!(m.keys(), vec!["a".to_string(), "b".to_string()]);
+/// assert_eq!(m.to_string(), "{\"a\": 10, \"b\": 2}");
+/// ```
+#[repr(transparent)]
+pub struct Map<K: Element = Any, V: Element = Any>(pub(crate) ObjectRef, PhantomData<fn() -> (K, V)>);
+
+const MAP: i32 = sys::ffk_type_index::FFK_TYPE_MAP.0 as i32;
+
+impl<K: Element, V: Element> Clone for Map<K, V> {
+    fn clone(&self) -> Self {
+        Map(self.0.clone(), PhantomData)
+    }
+}
+
+/// Checks every (key, value) pair against K and V.
+pub(crate) fn check_pairs<'a, K: Element, V: Element>(
+    what: &str,
+    pairs: impl Iterator<Item = (&'a sys::ffk_any, &'a sys::ffk_any)>,
+) -> Result<()> {
+    for (i, (k, v)) in pairs.enumerate() {
+        for (x, ok, schema, part) in [(k, K::accepts(k), K::schema(), "key"), (v, V::accepts(v), V::schema(), "value")] {
+            if !ok {
+                let got = crate::object::type_error(&schema, x);
+                return Err(Error::new("TypeError", &format!("{} entry #{} {}: {}", what, i, part, got.message())));
+            }
+        }
+    }
+    Ok(())
+}
+
+unsafe impl<K: Element, V: Element> ObjectType for Map<K, V> {
+    const TYPE_INDEX: i32 = MAP;
+    fn schema() -> String {
+        format!("Map<{}, {}>", K::schema(), V::schema())
+    }
+    fn from_object(o: ObjectRef) -> Result<Self> {
+        expect_instance(&o, MAP)?;
+        let m = Map::<K, V>(o, PhantomData);
+        check_pairs::<K, V>("Map", m.raw_iter())?;
+        Ok(m)
+    }
+    fn as_object(&self) -> &ObjectRef {
+        &self.0
+    }
+    fn into_object(self) -> ObjectRef {
+        self.0
+    }
+}
+handle_common!(Map<K, V>);
+
+/// Borrowed (key, value) pairs in insertion order, no reference counting.
+pub struct RawIter<'a> {
+    map: *const sys::ffk_map,
+    pos: i64,
+    _m: PhantomData<&'a ()>,
+}
+
+impl<'a> Iterator for RawIter<'a> {
+    type Item = (&'a sys::ffk_any, &'a sys::ffk_any);
+    fn next(&mut self) -> Option<Self::Item> {
+        let (mut k, mut v) = (std::ptr::null(), std::ptr::null());
+        // SAFETY: pointers borrowed from a Map that 'a keeps alive and unmutated.
+        if unsafe { sys::ffk_map_next(self.map, &mut self.pos, &mut k, &mut v) } {
+            Some(unsafe { (&*k, &*v) })
+        } else {
+            None
+        }
+    }
+}
+
+impl<K: Element, V: Element> Map<K, V> {
+    fn raw(&self) -> *mut sys::ffk_map {
+        self.0.as_ptr().cast()
+    }
+
+    fn cow(&mut self, f: impl FnOnce(*mut *mut sys::ffk_map) -> i32) -> Result<i32> {
+        let mut raw = self.raw();
+        let rc = f(&mut raw);
+        // SAFETY: the mutator took care of the old reference and left ours in `raw`.
+        unsafe { self.0.set_raw(raw.cast()) };
+        if rc < 0 {
+            Err(Error::fetch())
+        } else {
+            Ok(rc)
+        }
+    }
+
+    /// A new empty Map.
+    pub fn new() -> Result<Self> {
+        // SAFETY: a new reference or NULL.
+        check_ptr(unsafe { sys::ffk_map_new() }).map(|o| Map(o, PhantomData))
+    }
+
+    /// The number of entries.
+    pub fn len(&self) -> usize {
+        // SAFETY: a valid handle.
+        unsafe { sys::ffk_map_size(self.raw()) as usize }
+    }
+
+    /// True when empty.
+    pub fn is_empty(&self) -> bool {
+        self.len() == 0
+    }
+
+    /// The value of `key`, if present.
+    pub fn get(&self, key: &K) -> Option<V> {
+        let k = key.clone().into_any().ok()?;
+        let mut out = none_raw();
+        // SAFETY: borrowed key; out receives a new reference.
+        if unsafe { sys::ffk_map_get(self.raw(), k.as_raw(), &mut out) } == 1 {
+            let out = Any(out);
+            Some(V::from_view(&out.0).expect("Map value of the checked type"))
+        } else {
+            None
+        }
+    }
+
+    /// True when `key` is present.
+    pub fn contains_key(&self, key: &K) -> bool {
+        match key.clone().into_any() {
+            // SAFETY: borrowed key.
+            Ok(k) => unsafe { sys::ffk_map_contains(self.raw(), k.as_raw()) },
+            Err(_) => false,
+        }
+    }
+
+    /// Sets `key` to `value` (an existing key keeps its position).
+    pub fn insert(&mut self, key: K, value: V) -> Result<()> {
+        let (k, v) = (key.into_any()?, value.into_any()?);
+        // SAFETY: borrowed key and value.
+        self.cow(|m| unsafe { sys::ffk_map_set(m, k.as_raw(), v.as_raw()) }).map(|_| ())
+    }
+
+    /// Removes `key`; true when it was present.
+    pub fn remove(&mut self, key: &K) -> Result<bool> {
+        let k = key.clone().into_any()?;
+        // SAFETY: borrowed key.
+        self.cow(|m| unsafe { sys::ffk_map_erase(m, k.as_raw()) }).map(|rc| rc == 1)
+    }
+
+    pub(crate) fn raw_iter(&self) -> RawIter<'_> {
+        RawIter { map: self.raw(), pos: 0, _m: PhantomData }
+    }
+
+    /// The (key, value) pairs in insertion order.
+    pub fn iter(&self) -> impl Iterator<Item = (K, V)> + '_ {
+        self.raw_iter().map(|(k, v)| {
+            (K::from_view(k).expect("Map key of the checked type"), V::from_view(v).expect("Map value of the checked type"))
+        })
+    }
+
+    /// The keys in insertion order.
+    pub fn keys(&self) -> Vec<K> {
+        self.raw_iter().map(|(k, _)| K::from_view(k).expect("checked key")).collect()
+    }
+
+    /// The values in insertion order.
+    pub fn values(&self) -> Vec<V> {
+        self.raw_iter().map(|(_, v)| V::from_view(v).expect("checked value")).collect()
+    }
+
+    /// Inserts every pair, stopping at the first error.
+    pub fn try_extend<I: IntoIterator<Item = (K, V)>>(&mut self, iter: I) -> Result<()> {
+        for (k, v) in iter {
+            self.insert(k, v)?;
+        }
+        Ok(())
+    }
+
+    /// The entries as a shared `Dict<K, V>`.
+    pub fn to_dict(&self) -> Result<crate::Dict<K, V>> {
+        // SAFETY: a new reference or NULL.
+        check_ptr(unsafe { sys::ffk_dict_from_map(self.raw()) }).map(crate::Dict::wrap)
+    }
+}
+
+impl<K: Element, V: Element> FromIterator<(K, V)> for Map<K, V> {
+    /// Panics only when out of memory.
+    fn from_iter<I: IntoIterator<Item = (K, V)>>(iter: I) -> Self {
+        let mut m = Map::new().expect("out of memory");
+        m.try_extend(iter).expect("out of memory");
+        m
+    }
+}
+impl<K: Element, V: Element> Extend<(K, V)> for Map<K, V> {
+    fn extend<I: IntoIterator<Item = (K, V)>>(&mut self, iter: I) {
+        self.try_extend(iter).expect("out of memory")
+    }
+}
+impl<K: Element, V: Element> From<Vec<(K, V)>> for Map<K, V> {
+    fn from(v: Vec<(K, V)>) -> Self {
+        v.into_iter().collect()
+    }
+}
+impl<K: Element, V: Element> From<Map<K, V>> for Vec<(K, V)> {
+    fn from(m: Map<K, V>) -> Self {
+        m.iter().collect()
+    }
+}
+impl<K: Element + Eq + std::hash::Hash, V: Element> From<Map<K, V>> for HashMap<K, V> {
+    fn from(m: Map<K, V>) -> Self {
+        m.iter().collect()
+    }
+}
+impl<K: Element + Ord, V: Element> From<Map<K, V>> for BTreeMap<K, V> {
+    fn from(m: Map<K, V>) -> Self {
+        m.iter().collect()
+    }
+}
+impl<K: Element, V: Element> From<HashMap<K, V>> for Map<K, V> {
+    fn from(h: HashMap<K, V>) -> Self {
+        h.into_iter().collect()
+    }
+}
+impl<K: Element, V: Element> From<BTreeMap<K, V>> for Map<K, V> {
+    fn from(h: BTreeMap<K, V>) -> Self {
+        h.into_iter().collect()
+    }
+}
+
