@@ -9,3 +9,6 @@ echo "[setup] building ffikit" >&2
 bazel build //... >&2
 echo "[setup] running the tour (examples/tour.c)" >&2
 bazel run //examples:tour 2>/dev/null
+echo "[setup] building the Rust crates and running the Rust tour (bindings/rust)" >&2
+bindings/rust/run.sh build
+bindings/rust/run.sh tour
