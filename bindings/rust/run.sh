@@ -28,7 +28,8 @@ case "${1:-}" in
   build)
     install_prefix && cargo build --offline --all-targets >&2 && cargo build --offline --examples >&2 ;;
   tour)
-    cargo run --offline -q --example tour ;;
+    # The tour also loads the Rust-built module (rustmod/), which `build` made.
+    FFIKIT_RUSTMOD_LIB="$here/target/debug/libffikit_rustmod.so" cargo run --offline -q --example tour ;;
   test)
     log=$(mktemp); trap 'rm -f "$log"' EXIT
     if ! install_prefix; then echo "0 1 0"; exit 1; fi

@@ -307,7 +307,7 @@ macro_rules! module_abi_version {
 /// `name` (symbol `ffikit_fn_<name>`), optionally with a signature that makes it typed
 /// (`ffikit_sig_<name>`).
 ///
-/// ```ignore
+/// ```
 /// use ffikit::{Any, AnyView, Result};
 /// ffikit::module_abi_version!();
 /// fn add(args: &[AnyView]) -> Result<Any> {
