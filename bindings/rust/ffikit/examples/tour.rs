@@ -1,6 +1,6 @@
 //! The Rust tour: the C tour's main sections (examples/tour.c) through the safe crate.
 //! Run it with `./setup.sh`, or `bindings/rust/run.sh tour`.
-use ffikit::{Any, AnyView, Array, DataType, Device, Dict, Error, Function, Kind, List, Map, Module, ObjectRef, Result, Shape, Str};
+use ffikit::{Any, AnyView, Array, DataType, Device, Dict, Error, Function, Kind, List, Map, Module, ObjectRef, Result, Shape, Str, Tensor};
 
 fn show(label: &str, v: &Any) {
     println!("  {:<34} {:<26} ({})", label, v.to_string(), v.type_name());
@@ -126,6 +126,26 @@ fn main() -> Result<()> {
         let m = Module::load(&path)?;
         let f = m.get_function("rs_add")?;
         println!("  a Rust-built module: {} -> {}", f.signature().unwrap_or_default(), f.call(&[AnyView::from(1i64), AnyView::from(2i64)])?);
+    }
+
+    println!("\n13. Tensors: storage, views that share it, slices, DLPack, shared memory, CUDA");
+    let t = Tensor::from_slice(&[1.0f32, 2.0, 3.0, 4.0, 5.0, 6.0], &[2, 3])?;
+    let tt = t.transpose(0, 1)?;
+    show("a tensor", &Any::from(&t));
+    show("its transpose (a view)", &Any::from(&tt));
+    println!("  transpose contiguous: {}; shares storage: {}; as a Vec: {:?}", tt.is_contiguous(), tt.shares_storage(&t), tt.to_vec::<f32>()?);
+    println!("  as_slice::<f32>() of the view -> {}", tt.as_slice::<f32>().unwrap_err());
+    let m = t.to_dlpack()?;
+    let back = Tensor::from_dlpack(m).map_err(|(e, _)| e)?;
+    println!("  DLPack round trip: same data pointer: {}", back.data_ptr() == t.data_ptr());
+    let mut shm = Tensor::new_shared(None, &[3], DataType::of::<f32>())?;
+    shm.write_from(&[1.0f32, 2.0, 3.0])?;
+    let name = shm.shared_name().unwrap_or_default();
+    let other = Tensor::attach_shared(&name, &[3], DataType::of::<f32>())?;
+    println!("  shared memory {}: attached again, reads {:?}", name, other.to_vec::<f32>()?);
+    match Tensor::zeros(&[2], DataType::of::<f32>(), "cuda:0".parse()?) {
+        Ok(c) => println!("  on the GPU: {}", c),
+        Err(e) => println!("  Tensor::zeros(.., cuda:0) -> {}", e),
     }
 
     let o: ObjectRef = a.into();

@@ -57,6 +57,7 @@ pub mod list;
 pub mod map;
 mod object;
 mod string;
+pub mod tensor;
 mod types;
 
 pub use any::{Any, AnyView, Element, Kind};
@@ -69,6 +70,7 @@ pub use list::List;
 pub use map::Map;
 pub use object::{ObjectRef, ObjectType};
 pub use string::{Bytes, Shape, Str};
+pub use tensor::{DLPack, Tensor};
 pub use types::{DataType, Device, Scalar};
 
 /// The ABI version of the loaded library (`major << 16 | minor`).
