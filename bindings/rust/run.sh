@@ -41,6 +41,23 @@ case "${1:-}" in
     echo "cargo test: $p passed, $f failed, $s skipped" >&2
     echo "$p $f $s"
     [ "$f" -eq 0 ] ;;
+  valgrind)
+    # Every test binary under memcheck (cargo's runner, so the environment is cargo's):
+    # no errors and no definite leaks (libtest's own thread bookkeeping shows as
+    # "possibly lost", hence the leak kinds). A binary valgrind fails counts as failed.
+    log=$(mktemp); trap 'rm -f "$log"' EXIT
+    if ! install_prefix; then echo "0 1 0"; exit 1; fi
+    CARGO_TARGET_X86_64_UNKNOWN_LINUX_GNU_RUNNER="valgrind -q --error-exitcode=9 --leak-check=full \
+--errors-for-leak-kinds=definite --show-leak-kinds=definite" \
+      cargo test --offline --no-fail-fast --tests -- --test-threads=1 2>&1 | tee "$log" >&2
+    rc=${PIPESTATUS[0]}
+    read -r p f s < <(count "$log")
+    bad=$(grep -c "process didn't exit successfully" "$log")
+    f=$((f + bad))
+    if [ "$rc" -ne 0 ] && [ "$f" -eq 0 ]; then f=1; fi
+    echo "valgrind: $p passed, $f failed, $s skipped" >&2
+    echo "$p $f $s"
+    [ "$f" -eq 0 ] ;;
   *)
     echo "usage: $0 build|tour|test|valgrind|bench" >&2; exit 2 ;;
 esac
