@@ -41,6 +41,8 @@ case "${1:-}" in
     echo "cargo test: $p passed, $f failed, $s skipped" >&2
     echo "$p $f $s"
     [ "$f" -eq 0 ] ;;
+  bench)
+    install_prefix && cargo bench --offline --bench peers ;;
   valgrind)
     # Every test binary under memcheck (cargo's runner, so the environment is cargo's):
     # no errors and no definite leaks (libtest's own thread bookkeeping shows as

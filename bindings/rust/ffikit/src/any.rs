@@ -176,6 +176,7 @@ impl Any {
     }
 
     /// Gives up ownership of the raw value.
+    #[inline]
     pub fn into_raw(self) -> sys::ffk_any {
         let v = self.0;
         std::mem::forget(self);
@@ -215,6 +216,7 @@ impl Any {
     }
 
     /// Converts to `T` with C's rules (`Any::try_into` does the same).
+    #[inline]
     pub fn to<T: Element>(&self) -> Result<T> {
         T::from_view(&self.0)
     }
@@ -259,6 +261,7 @@ impl<'a> AnyView<'a> {
     }
 
     /// Converts to `T` with C's rules.
+    #[inline]
     pub fn to<T: Element>(&self) -> Result<T> {
         T::from_view(&self.0)
     }
@@ -348,6 +351,7 @@ impl Clone for Any {
 }
 
 impl Drop for Any {
+    #[inline]
     fn drop(&mut self) {
         if self.0.type_index >= OBJECT_BEGIN {
             // SAFETY: we own the value.
@@ -459,6 +463,13 @@ pub trait Element: Sized + Clone {
             Err(_) => false,
         }
     }
+    /// `from_view` for a value already known to pass `accepts` (a typed Array's or Map's
+    /// element): lets the hot loops skip the tag test where the payload alone suffices.
+    #[doc(hidden)]
+    #[inline]
+    fn from_accepted(v: &sys::ffk_any) -> Self {
+        Self::from_view(v).expect("a value of the checked type")
+    }
 }
 
 impl Element for Any {
@@ -481,6 +492,7 @@ impl Element for i64 {
     fn schema() -> String {
         "int".into()
     }
+    #[inline]
     fn into_any(self) -> Result<Any> {
         Ok(Any(int_raw(self)))
     }
@@ -497,6 +509,11 @@ impl Element for i64 {
     }
     fn accepts(v: &sys::ffk_any) -> bool {
         v.type_index == INT || v.type_index == BOOL
+    }
+    #[inline]
+    fn from_accepted(v: &sys::ffk_any) -> Self {
+        // SAFETY: an accepted value is an Int or a Bool, both stored in v_int (Bool as 0/1).
+        unsafe { v.__bindgen_anon_1.v_int }
     }
 }
 
@@ -613,18 +630,21 @@ macro_rules! try_from_any {
     ($($t:ty),*) => {$(
         impl TryFrom<&Any> for $t {
             type Error = Error;
+            #[inline]
             fn try_from(v: &Any) -> Result<$t> {
                 <$t as Element>::from_view(&v.0)
             }
         }
         impl TryFrom<Any> for $t {
             type Error = Error;
+            #[inline]
             fn try_from(v: Any) -> Result<$t> {
                 <$t as Element>::from_view(&v.0)
             }
         }
         impl TryFrom<AnyView<'_>> for $t {
             type Error = Error;
+            #[inline]
             fn try_from(v: AnyView<'_>) -> Result<$t> {
                 <$t as Element>::from_view(&v.0)
             }

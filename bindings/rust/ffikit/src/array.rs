@@ -245,7 +245,11 @@ impl<T: Element> Iterator for Iter<'_, T> {
     #[inline]
     fn next(&mut self) -> Option<T> {
         // Every element was checked on entry, so the conversion cannot fail.
-        self.items.next().map(|v| T::from_view(v).expect("Array element of the checked type"))
+        self.items.next().map(T::from_accepted)
+    }
+    #[inline]
+    fn fold<B, F: FnMut(B, T) -> B>(self, init: B, mut f: F) -> B {
+        self.items.fold(init, |acc, v| f(acc, T::from_accepted(v)))
     }
     fn size_hint(&self) -> (usize, Option<usize>) {
         self.items.size_hint()

@@ -28,6 +28,7 @@ object_handle!(
 /// Runs a Rust packed callback for C: the result goes to `*result`; an `Err` goes into
 /// the thread's error slot as the very Error object; a panic becomes a RuntimeError.
 #[doc(hidden)]
+#[inline]
 pub unsafe fn __call_packed<F>(name: &str, f: &F, args: *const sys::ffk_any, nargs: i32, result: *mut sys::ffk_any) -> i32
 where
     F: Fn(&[AnyView<'_>]) -> Result<Any>,

@@ -128,7 +128,7 @@ impl<K: Element, V: Element> Map<K, V> {
         // SAFETY: borrowed key; out receives a new reference.
         if unsafe { sys::ffk_map_get(self.raw(), k.as_raw(), &mut out) } == 1 {
             let out = Any(out);
-            Some(V::from_view(&out.0).expect("Map value of the checked type"))
+            Some(V::from_accepted(&out.0))
         } else {
             None
         }
@@ -164,18 +164,18 @@ impl<K: Element, V: Element> Map<K, V> {
     /// The (key, value) pairs in insertion order.
     pub fn iter(&self) -> impl Iterator<Item = (K, V)> + '_ {
         self.raw_iter().map(|(k, v)| {
-            (K::from_view(k).expect("Map key of the checked type"), V::from_view(v).expect("Map value of the checked type"))
+            (K::from_accepted(k), V::from_accepted(v))
         })
     }
 
     /// The keys in insertion order.
     pub fn keys(&self) -> Vec<K> {
-        self.raw_iter().map(|(k, _)| K::from_view(k).expect("checked key")).collect()
+        self.raw_iter().map(|(k, _)| K::from_accepted(k)).collect()
     }
 
     /// The values in insertion order.
     pub fn values(&self) -> Vec<V> {
-        self.raw_iter().map(|(_, v)| V::from_view(v).expect("checked value")).collect()
+        self.raw_iter().map(|(_, v)| V::from_accepted(v)).collect()
     }
 
     /// Inserts every pair, stopping at the first error.
