@@ -37,7 +37,7 @@ fn variadic_calls_work_from_rust() {
         assert_eq!(out.__bindgen_anon_1.v_float, 2.5);
         sys::ffk_object_release(tup.cast());
 
-        let rc = sys::ffk_error_set(sys::FFK_ERR_VALUE.as_ptr().cast(), b"%s %d\0".as_ptr().cast(), b"bad value\0".as_ptr(), 42i32);
+        let rc = sys::ffk_error_set(sys::FFK_ERR_VALUE.as_ptr().cast(), c"%s %d".as_ptr(), c"bad value".as_ptr(), 42i32);
         assert_eq!(rc, -1);
         assert!(sys::ffk_error_matches(sys::FFK_ERR_VALUE.as_ptr().cast()));
         let err = sys::ffk_error_fetch();

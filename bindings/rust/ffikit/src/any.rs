@@ -401,7 +401,7 @@ macro_rules! pod_from {
         }
     };
 }
-pod_from!(i64, |x| int_raw(x));
+pod_from!(i64, int_raw);
 pod_from!(i32, |x: i32| int_raw(x as i64));
 pod_from!(bool, |x| sys::ffk_any_bool(x));
 pod_from!(f64, |x| sys::ffk_any_float(x));
@@ -458,10 +458,7 @@ pub trait Element: Sized + Clone {
     fn from_view(v: &sys::ffk_any) -> Result<Self>;
     /// Whether `from_view` would succeed (used to check a container's elements once).
     fn accepts(v: &sys::ffk_any) -> bool {
-        match Self::from_view(v) {
-            Ok(_) => true,
-            Err(_) => false,
-        }
+        Self::from_view(v).is_ok()
     }
     /// `from_view` for a value already known to pass `accepts` (a typed Array's or Map's
     /// element): lets the hot loops skip the tag test where the payload alone suffices.

@@ -167,10 +167,10 @@ impl<K: Element, V: Element> Dict<K, V> {
 }
 
 /// The iterator of `Dict::iter`.
-pub struct DictIter<'a, K, V> {
+pub struct DictIter<'a, K: Element, V: Element> {
     it: sys::ffk_dict_iter,
     done: bool,
-    _d: PhantomData<(&'a (), fn() -> (K, V))>,
+    _d: PhantomData<&'a Dict<K, V>>,
 }
 
 impl<K: Element, V: Element> Iterator for DictIter<'_, K, V> {

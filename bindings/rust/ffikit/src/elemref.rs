@@ -23,13 +23,13 @@ unsafe impl ElementRef for Any {
 unsafe impl ElementRef for i64 {
     fn ref_from(v: &sys::ffk_any) -> Option<&i64> {
         // SAFETY: the tag says the payload is an i64.
-        (v.type_index == INT).then(|| unsafe { &v.__bindgen_anon_1.v_int })
+        (v.type_index == INT).then_some(unsafe { &v.__bindgen_anon_1.v_int })
     }
 }
 unsafe impl ElementRef for f64 {
     fn ref_from(v: &sys::ffk_any) -> Option<&f64> {
         // SAFETY: the tag says the payload is an f64.
-        (v.type_index == FLOAT).then(|| unsafe { &v.__bindgen_anon_1.v_float })
+        (v.type_index == FLOAT).then_some(unsafe { &v.__bindgen_anon_1.v_float })
     }
 }
 unsafe impl<T: ObjectType> ElementRef for T {

@@ -174,10 +174,10 @@ impl<T: Element> List<T> {
 }
 
 /// The iterator of `List::iter`.
-pub struct ListIter<'a, T> {
+pub struct ListIter<'a, T: Element> {
     it: sys::ffk_list_iter,
     done: bool,
-    _l: PhantomData<(&'a (), fn() -> T)>,
+    _l: PhantomData<&'a List<T>>,
 }
 
 impl<T: Element> Iterator for ListIter<'_, T> {

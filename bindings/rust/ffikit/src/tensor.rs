@@ -8,6 +8,7 @@
 //! * `as_mut_slice`, `fill` and `copy_from` (`&mut self`) also need an *exclusive*
 //!   tensor: the only handle to the Tensor, the only Tensor over its Storage, and not
 //!   read-only or imported through DLPack (whose producer still holds the memory).
+//!
 //! Everything else goes through copies: `to_vec` and `write_from`.
 use crate::any::Any;
 use crate::error::{check, check_ptr, cstring, Error, Result};

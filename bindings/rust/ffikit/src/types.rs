@@ -53,7 +53,7 @@ impl DataType {
     }
     /// Bytes per element.
     pub fn itemsize(&self) -> usize {
-        (self.0.bits as usize * self.0.lanes as usize + 7) / 8
+        (self.0.bits as usize * self.0.lanes as usize).div_ceil(8)
     }
 }
 

@@ -27,7 +27,7 @@ fn list_op() -> impl Strategy<Value = ListOp> {
 /// Python's index rules: negative counts from the end; None when out of range.
 fn norm(i: i64, len: usize) -> Option<usize> {
     let j = if i < 0 { i + len as i64 } else { i };
-    (j >= 0 && (j as usize) < len).then(|| j as usize)
+    (j >= 0 && (j as usize) < len).then_some(j as usize)
 }
 
 proptest! {
