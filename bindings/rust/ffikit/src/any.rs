@@ -578,33 +578,27 @@ impl Element for Vec<u8> {
     }
 }
 
-impl Element for crate::DataType {
-    fn schema() -> String {
-        "dtype".into()
-    }
-    fn into_any(self) -> Result<Any> {
-        Ok(Any::from(self))
-    }
-    fn from_view(v: &sys::ffk_any) -> Result<Self> {
-        let mut out = sys::DLDataType::default();
-        check(unsafe { sys::ffk_any_as_dtype(v, &mut out) })?;
-        Ok(crate::DataType(out))
-    }
+/// `Element` for a plain DLPack struct read back through its C accessor.
+macro_rules! dlpack_element {
+    ($t:ident, $raw:ident, $schema:expr, $accessor:ident) => {
+        impl Element for crate::$t {
+            fn schema() -> String {
+                $schema.into()
+            }
+            fn into_any(self) -> Result<Any> {
+                Ok(Any::from(self))
+            }
+            fn from_view(v: &sys::ffk_any) -> Result<Self> {
+                let mut out = sys::$raw::default();
+                // SAFETY: a valid value and an out parameter of the accessor's type.
+                check(unsafe { sys::$accessor(v, &mut out) })?;
+                Ok(crate::$t(out))
+            }
+        }
+    };
 }
-
-impl Element for crate::Device {
-    fn schema() -> String {
-        "Device".into()
-    }
-    fn into_any(self) -> Result<Any> {
-        Ok(Any::from(self))
-    }
-    fn from_view(v: &sys::ffk_any) -> Result<Self> {
-        let mut out = sys::DLDevice::default();
-        check(unsafe { sys::ffk_any_as_device(v, &mut out) })?;
-        Ok(crate::Device(out))
-    }
-}
+dlpack_element!(DataType, DLDataType, "dtype", ffk_any_as_dtype);
+dlpack_element!(Device, DLDevice, "Device", ffk_any_as_device);
 
 impl<T: ObjectType> Element for T {
     fn schema() -> String {

@@ -3,7 +3,7 @@
 use crate::any::{Any, AnyView, Element};
 use crate::elemref::ElementRef;
 use crate::error::{check, check_ptr, Error, Result};
-use crate::object::{expect_instance, handle_common, object_handle, ObjectRef, ObjectType};
+use crate::object::{container_handle, object_handle, ObjectRef};
 use crate::sys;
 use std::marker::PhantomData;
 
@@ -28,14 +28,6 @@ use std::marker::PhantomData;
 #[repr(transparent)]
 pub struct Array<T: Element = Any>(pub(crate) ObjectRef, PhantomData<fn() -> T>);
 
-const ARRAY: i32 = sys::ffk_type_index::FFK_TYPE_ARRAY.0 as i32;
-
-impl<T: Element> Clone for Array<T> {
-    fn clone(&self) -> Self {
-        Array(self.0.clone(), PhantomData)
-    }
-}
-
 /// Checks every element of an Array/Tuple object against `T` (C's TypeError text).
 pub(crate) fn check_items<T: Element>(items: &[sys::ffk_any], what: &str) -> Result<()> {
     for (i, v) in items.iter().enumerate() {
@@ -47,27 +39,13 @@ pub(crate) fn check_items<T: Element>(items: &[sys::ffk_any], what: &str) -> Res
     Ok(())
 }
 
-unsafe impl<T: Element> ObjectType for Array<T> {
-    const TYPE_INDEX: i32 = ARRAY;
-    fn schema() -> String {
-        format!("Array<{}>", T::schema())
-    }
-    fn from_object(o: ObjectRef) -> Result<Self> {
-        expect_instance(&o, ARRAY)?;
-        let a = Array::<T>(o, PhantomData);
-        check_items::<T>(a.raw_items(), "Array")?;
-        Ok(a)
-    }
-    fn as_object(&self) -> &ObjectRef {
-        &self.0
-    }
-    fn into_object(self) -> ObjectRef {
-        self.0
-    }
-}
-handle_common!(Array<T>);
+container_handle!(Array<T>, FFK_TYPE_ARRAY);
 
 impl<T: Element> Array<T> {
+    fn check_elements(&self) -> Result<()> {
+        check_items::<T>(self.raw_items(), "Array")
+    }
+
     fn raw(&self) -> *mut sys::ffk_array {
         self.0.as_ptr().cast()
     }
@@ -90,7 +68,7 @@ impl<T: Element> Array<T> {
     /// A new empty Array with room for `n` elements.
     pub fn with_capacity(n: usize) -> Result<Self> {
         // SAFETY: returns a new reference or NULL.
-        check_ptr(unsafe { sys::ffk_array_with_capacity(n as i64) }).map(|o| Array(o, PhantomData))
+        check_ptr(unsafe { sys::ffk_array_with_capacity(n as i64) }).map(Array::wrap)
     }
 
     /// The stored values, borrowed (valid while `self` is borrowed: mutation needs `&mut`).
@@ -189,6 +167,10 @@ impl<T: Element> Array<T> {
 
     /// Appends every value of `iter`, stopping at the first error.
     pub fn try_extend<I: IntoIterator<Item = T>>(&mut self, iter: I) -> Result<()> {
+        let iter = iter.into_iter();
+        if iter.size_hint().0 > 0 {
+            self.reserve(self.len() + iter.size_hint().0)?;
+        }
         for v in iter {
             self.push(v)?;
         }
@@ -265,28 +247,8 @@ impl<'a, T: Element> IntoIterator for &'a Array<T> {
     }
 }
 
-impl<T: Element> FromIterator<T> for Array<T> {
-    /// Panics only when out of memory.
-    fn from_iter<I: IntoIterator<Item = T>>(iter: I) -> Self {
-        let iter = iter.into_iter();
-        let mut a = Array::with_capacity(iter.size_hint().0).expect("out of memory");
-        a.try_extend(iter).expect("out of memory");
-        a
-    }
-}
+crate::object::collection_impls!(seq Array);
 
-impl<T: Element> Extend<T> for Array<T> {
-    /// Panics only when out of memory (use `try_extend` to get the error).
-    fn extend<I: IntoIterator<Item = T>>(&mut self, iter: I) {
-        self.try_extend(iter).expect("out of memory")
-    }
-}
-
-impl<T: Element> From<Vec<T>> for Array<T> {
-    fn from(v: Vec<T>) -> Self {
-        v.into_iter().collect()
-    }
-}
 impl<T: Element> From<Array<T>> for Vec<T> {
     fn from(a: Array<T>) -> Vec<T> {
         a.to_vec()

@@ -1,9 +1,9 @@
 //! `Dict<K, V>`: a shared, mutable mapping in insertion order. Every operation is atomic
 //! in C, so mutators take `&self` and every clone sees every change.
 use crate::any::{none_raw, Any, Element};
-use crate::error::{check, check_ptr, Error, Result};
+use crate::error::{check, check_ptr, iter_step, Error, Result};
 use crate::map::{check_pairs, Map};
-use crate::object::{expect_instance, handle_common, ObjectRef, ObjectType};
+use crate::object::{container_handle, ObjectRef, ObjectType};
 use crate::sys;
 use std::collections::{BTreeMap, HashMap};
 use std::marker::PhantomData;
@@ -24,41 +24,15 @@ use std::marker::PhantomData;
 #[repr(transparent)]
 pub struct Dict<K: Element = Any, V: Element = Any>(pub(crate) ObjectRef, PhantomData<fn() -> (K, V)>);
 
-const DICT: i32 = sys::ffk_type_index::FFK_TYPE_DICT.0 as i32;
-
-impl<K: Element, V: Element> Clone for Dict<K, V> {
-    fn clone(&self) -> Self {
-        Dict(self.0.clone(), PhantomData)
-    }
-}
-
-unsafe impl<K: Element, V: Element> ObjectType for Dict<K, V> {
-    const TYPE_INDEX: i32 = DICT;
-    fn schema() -> String {
-        format!("Dict<{}, {}>", K::schema(), V::schema())
-    }
-    /// Checks the entries present now; reads check again on the way out, since other
-    /// handles may store anything later.
-    fn from_object(o: ObjectRef) -> Result<Self> {
-        expect_instance(&o, DICT)?;
-        let d = Dict::<K, V>(o, PhantomData);
-        let snap = d.snapshot()?;
-        check_pairs::<K, V>("Dict", snap.raw_iter())?;
-        Ok(d)
-    }
-    fn as_object(&self) -> &ObjectRef {
-        &self.0
-    }
-    fn into_object(self) -> ObjectRef {
-        self.0
-    }
-}
-handle_common!(Dict<K, V>);
+container_handle!(Dict<K, V>, FFK_TYPE_DICT);
 
 impl<K: Element, V: Element> Dict<K, V> {
-    pub(crate) fn wrap(o: ObjectRef) -> Self {
-        Dict(o, PhantomData)
+    /// Checks the entries present now; reads check again on the way out, since other
+    /// handles may store anything later.
+    fn check_elements(&self) -> Result<()> {
+        check_pairs::<K, V>("Dict", self.snapshot()?.raw_iter())
     }
+
     fn raw(&self) -> *mut sys::ffk_dict {
         self.0.as_ptr().cast()
     }
@@ -181,20 +155,11 @@ impl<K: Element, V: Element> Iterator for DictIter<'_, K, V> {
         }
         let (mut k, mut v) = (none_raw(), none_raw());
         // SAFETY: a live iterator over a live Dict.
-        match unsafe { sys::ffk_dict_iter_next(&mut self.it, &mut k, &mut v) } {
-            1 => {
-                let (k, v) = (Any(k), Any(v));
-                Some(K::from_view(&k.0).and_then(|k| Ok((k, V::from_view(&v.0)?))))
-            }
-            0 => {
-                self.done = true;
-                None
-            }
-            _ => {
-                self.done = true;
-                Some(Err(Error::fetch()))
-            }
-        }
+        let rc = unsafe { sys::ffk_dict_iter_next(&mut self.it, &mut k, &mut v) };
+        iter_step(&mut self.done, rc, || {
+            let (k, v) = (Any(k), Any(v));
+            Ok((K::from_view(&k.0)?, V::from_view(&v.0)?))
+        })
     }
 }
 
@@ -206,34 +171,8 @@ impl<'a, K: Element, V: Element> IntoIterator for &'a Dict<K, V> {
     }
 }
 
-impl<K: Element, V: Element> FromIterator<(K, V)> for Dict<K, V> {
-    /// Panics only when out of memory.
-    fn from_iter<I: IntoIterator<Item = (K, V)>>(iter: I) -> Self {
-        let d = Dict::new().expect("out of memory");
-        d.try_extend(iter).expect("out of memory");
-        d
-    }
-}
-impl<K: Element, V: Element> Extend<(K, V)> for Dict<K, V> {
-    fn extend<I: IntoIterator<Item = (K, V)>>(&mut self, iter: I) {
-        self.try_extend(iter).expect("out of memory")
-    }
-}
-impl<K: Element, V: Element> From<Vec<(K, V)>> for Dict<K, V> {
-    fn from(v: Vec<(K, V)>) -> Self {
-        v.into_iter().collect()
-    }
-}
-impl<K: Element, V: Element> From<HashMap<K, V>> for Dict<K, V> {
-    fn from(h: HashMap<K, V>) -> Self {
-        h.into_iter().collect()
-    }
-}
-impl<K: Element, V: Element> From<BTreeMap<K, V>> for Dict<K, V> {
-    fn from(h: BTreeMap<K, V>) -> Self {
-        h.into_iter().collect()
-    }
-}
+crate::object::collection_impls!(map Dict);
+
 impl<K: Element, V: Element> TryFrom<Dict<K, V>> for Vec<(K, V)> {
     type Error = Error;
     fn try_from(d: Dict<K, V>) -> Result<Self> {

@@ -152,3 +152,20 @@ pub(crate) fn check_ptr<T>(p: *mut T) -> Result<ObjectRef> {
 pub(crate) fn cstring(s: &str) -> Result<CString> {
     CString::new(s).map_err(|e| Error::new("ValueError", &format!("string has a NUL byte at offset {}", e.nul_position())))
 }
+
+/// One step of a C iterator (1: an item, 0: the end, -1: an error such as "List changed
+/// during iteration") as what a Rust iterator yields; `done` ends it after the end or
+/// after the error item.
+pub(crate) fn iter_step<T>(done: &mut bool, rc: i32, item: impl FnOnce() -> Result<T>) -> Option<Result<T>> {
+    match rc {
+        1 => Some(item()),
+        0 => {
+            *done = true;
+            None
+        }
+        _ => {
+            *done = true;
+            Some(Err(Error::fetch()))
+        }
+    }
+}

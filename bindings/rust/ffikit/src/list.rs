@@ -2,8 +2,8 @@
 //! lock), so mutators take `&self` and every clone sees every change.
 use crate::any::{none_raw, Any, Element};
 use crate::array::{check_items, Array};
-use crate::error::{check, check_ptr, Error, Result};
-use crate::object::{expect_instance, handle_common, ObjectRef, ObjectType};
+use crate::error::{check, check_ptr, iter_step, Error, Result};
+use crate::object::{container_handle, ObjectRef, ObjectType};
 use crate::sys;
 use std::marker::PhantomData;
 
@@ -22,40 +22,15 @@ use std::marker::PhantomData;
 #[repr(transparent)]
 pub struct List<T: Element = Any>(pub(crate) ObjectRef, PhantomData<fn() -> T>);
 
-const LIST: i32 = sys::ffk_type_index::FFK_TYPE_LIST.0 as i32;
-
-impl<T: Element> Clone for List<T> {
-    fn clone(&self) -> Self {
-        List(self.0.clone(), PhantomData)
-    }
-}
-
-unsafe impl<T: Element> ObjectType for List<T> {
-    const TYPE_INDEX: i32 = LIST;
-    fn schema() -> String {
-        format!("List<{}>", T::schema())
-    }
-    /// Checks the elements present now; since other handles may add any value later,
-    /// reads check each element again on the way out.
-    fn from_object(o: ObjectRef) -> Result<Self> {
-        expect_instance(&o, LIST)?;
-        let l = List::<T>(o, PhantomData);
-        check_items::<T>(l.snapshot()?.raw_items(), "List")?;
-        Ok(l)
-    }
-    fn as_object(&self) -> &ObjectRef {
-        &self.0
-    }
-    fn into_object(self) -> ObjectRef {
-        self.0
-    }
-}
-handle_common!(List<T>);
+container_handle!(List<T>, FFK_TYPE_LIST);
 
 impl<T: Element> List<T> {
-    pub(crate) fn wrap(o: ObjectRef) -> Self {
-        List(o, PhantomData)
+    /// Checks the elements present now; since other handles may add any value later,
+    /// reads check each element again on the way out.
+    fn check_elements(&self) -> Result<()> {
+        check_items::<T>(self.snapshot()?.raw_items(), "List")
     }
+
     fn raw(&self) -> *mut sys::ffk_list {
         self.0.as_ptr().cast()
     }
@@ -188,17 +163,8 @@ impl<T: Element> Iterator for ListIter<'_, T> {
         }
         let mut out = none_raw();
         // SAFETY: a live iterator over a live List.
-        match unsafe { sys::ffk_list_iter_next(&mut self.it, &mut out) } {
-            1 => Some(T::from_view(&Any(out).0)),
-            0 => {
-                self.done = true;
-                None
-            }
-            _ => {
-                self.done = true;
-                Some(Err(Error::fetch()))
-            }
-        }
+        let rc = unsafe { sys::ffk_list_iter_next(&mut self.it, &mut out) };
+        iter_step(&mut self.done, rc, || T::from_view(&Any(out).0))
     }
 }
 
@@ -210,26 +176,7 @@ impl<'a, T: Element> IntoIterator for &'a List<T> {
     }
 }
 
-impl<T: Element> FromIterator<T> for List<T> {
-    /// Panics only when out of memory.
-    fn from_iter<I: IntoIterator<Item = T>>(iter: I) -> Self {
-        let l = List::new().expect("out of memory");
-        l.try_extend(iter).expect("out of memory");
-        l
-    }
-}
-
-impl<T: Element> Extend<T> for List<T> {
-    fn extend<I: IntoIterator<Item = T>>(&mut self, iter: I) {
-        self.try_extend(iter).expect("out of memory")
-    }
-}
-
-impl<T: Element> From<Vec<T>> for List<T> {
-    fn from(v: Vec<T>) -> Self {
-        v.into_iter().collect()
-    }
-}
+crate::object::collection_impls!(seq List);
 
 impl<T: Element> TryFrom<List<T>> for Vec<T> {
     type Error = Error;

@@ -1,7 +1,7 @@
 //! `Map<K, V>`: a copy-on-write mapping in insertion order (`&mut self` mutators).
 use crate::any::{none_raw, Any, Element};
 use crate::error::{check_ptr, Error, Result};
-use crate::object::{expect_instance, handle_common, ObjectRef, ObjectType};
+use crate::object::{container_handle, ObjectRef};
 use crate::sys;
 use std::collections::{BTreeMap, HashMap};
 use std::marker::PhantomData;
@@ -23,14 +23,6 @@ use std::marker::PhantomData;
 #[repr(transparent)]
 pub struct Map<K: Element = Any, V: Element = Any>(pub(crate) ObjectRef, PhantomData<fn() -> (K, V)>);
 
-const MAP: i32 = sys::ffk_type_index::FFK_TYPE_MAP.0 as i32;
-
-impl<K: Element, V: Element> Clone for Map<K, V> {
-    fn clone(&self) -> Self {
-        Map(self.0.clone(), PhantomData)
-    }
-}
-
 /// Checks every (key, value) pair against K and V.
 pub(crate) fn check_pairs<'a, K: Element, V: Element>(
     what: &str,
@@ -47,25 +39,7 @@ pub(crate) fn check_pairs<'a, K: Element, V: Element>(
     Ok(())
 }
 
-unsafe impl<K: Element, V: Element> ObjectType for Map<K, V> {
-    const TYPE_INDEX: i32 = MAP;
-    fn schema() -> String {
-        format!("Map<{}, {}>", K::schema(), V::schema())
-    }
-    fn from_object(o: ObjectRef) -> Result<Self> {
-        expect_instance(&o, MAP)?;
-        let m = Map::<K, V>(o, PhantomData);
-        check_pairs::<K, V>("Map", m.raw_iter())?;
-        Ok(m)
-    }
-    fn as_object(&self) -> &ObjectRef {
-        &self.0
-    }
-    fn into_object(self) -> ObjectRef {
-        self.0
-    }
-}
-handle_common!(Map<K, V>);
+container_handle!(Map<K, V>, FFK_TYPE_MAP);
 
 /// Borrowed (key, value) pairs in insertion order, no reference counting.
 pub struct RawIter<'a> {
@@ -88,6 +62,10 @@ impl<'a> Iterator for RawIter<'a> {
 }
 
 impl<K: Element, V: Element> Map<K, V> {
+    fn check_elements(&self) -> Result<()> {
+        check_pairs::<K, V>("Map", self.raw_iter())
+    }
+
     fn raw(&self) -> *mut sys::ffk_map {
         self.0.as_ptr().cast()
     }
@@ -107,7 +85,7 @@ impl<K: Element, V: Element> Map<K, V> {
     /// A new empty Map.
     pub fn new() -> Result<Self> {
         // SAFETY: a new reference or NULL.
-        check_ptr(unsafe { sys::ffk_map_new() }).map(|o| Map(o, PhantomData))
+        check_ptr(unsafe { sys::ffk_map_new() }).map(Map::wrap)
     }
 
     /// The number of entries.
@@ -193,24 +171,8 @@ impl<K: Element, V: Element> Map<K, V> {
     }
 }
 
-impl<K: Element, V: Element> FromIterator<(K, V)> for Map<K, V> {
-    /// Panics only when out of memory.
-    fn from_iter<I: IntoIterator<Item = (K, V)>>(iter: I) -> Self {
-        let mut m = Map::new().expect("out of memory");
-        m.try_extend(iter).expect("out of memory");
-        m
-    }
-}
-impl<K: Element, V: Element> Extend<(K, V)> for Map<K, V> {
-    fn extend<I: IntoIterator<Item = (K, V)>>(&mut self, iter: I) {
-        self.try_extend(iter).expect("out of memory")
-    }
-}
-impl<K: Element, V: Element> From<Vec<(K, V)>> for Map<K, V> {
-    fn from(v: Vec<(K, V)>) -> Self {
-        v.into_iter().collect()
-    }
-}
+crate::object::collection_impls!(map Map);
+
 impl<K: Element, V: Element> From<Map<K, V>> for Vec<(K, V)> {
     fn from(m: Map<K, V>) -> Self {
         m.iter().collect()
@@ -226,14 +188,3 @@ impl<K: Element + Ord, V: Element> From<Map<K, V>> for BTreeMap<K, V> {
         m.iter().collect()
     }
 }
-impl<K: Element, V: Element> From<HashMap<K, V>> for Map<K, V> {
-    fn from(h: HashMap<K, V>) -> Self {
-        h.into_iter().collect()
-    }
-}
-impl<K: Element, V: Element> From<BTreeMap<K, V>> for Map<K, V> {
-    fn from(h: BTreeMap<K, V>) -> Self {
-        h.into_iter().collect()
-    }
-}
-

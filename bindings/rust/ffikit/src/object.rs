@@ -330,3 +330,100 @@ macro_rules! handle_common {
 }
 pub(crate) use handle_common;
 
+
+/// `FromIterator`, `Extend` and `From<Vec<_>>` for a sequence (`seq`), plus `From<HashMap>`
+/// and `From<BTreeMap>` for a mapping (`map`), all through `new()` and `try_extend`.
+/// They panic only when out of memory, as std's collections do.
+macro_rules! collection_impls {
+    (seq $name:ident) => {
+        impl<T: $crate::any::Element> FromIterator<T> for $name<T> {
+            fn from_iter<I: IntoIterator<Item = T>>(iter: I) -> Self {
+                #[allow(unused_mut)]
+                let mut c = $name::new().expect("out of memory");
+                c.try_extend(iter).expect("out of memory");
+                c
+            }
+        }
+        impl<T: $crate::any::Element> Extend<T> for $name<T> {
+            fn extend<I: IntoIterator<Item = T>>(&mut self, iter: I) {
+                self.try_extend(iter).expect("out of memory")
+            }
+        }
+        impl<T: $crate::any::Element> From<Vec<T>> for $name<T> {
+            fn from(v: Vec<T>) -> Self {
+                v.into_iter().collect()
+            }
+        }
+    };
+    (map $name:ident) => {
+        impl<K: $crate::any::Element, V: $crate::any::Element> FromIterator<(K, V)> for $name<K, V> {
+            fn from_iter<I: IntoIterator<Item = (K, V)>>(iter: I) -> Self {
+                #[allow(unused_mut)]
+                let mut c = $name::new().expect("out of memory");
+                c.try_extend(iter).expect("out of memory");
+                c
+            }
+        }
+        impl<K: $crate::any::Element, V: $crate::any::Element> Extend<(K, V)> for $name<K, V> {
+            fn extend<I: IntoIterator<Item = (K, V)>>(&mut self, iter: I) {
+                self.try_extend(iter).expect("out of memory")
+            }
+        }
+        impl<K: $crate::any::Element, V: $crate::any::Element> From<Vec<(K, V)>> for $name<K, V> {
+            fn from(v: Vec<(K, V)>) -> Self {
+                v.into_iter().collect()
+            }
+        }
+        impl<K: $crate::any::Element, V: $crate::any::Element> From<std::collections::HashMap<K, V>> for $name<K, V> {
+            fn from(h: std::collections::HashMap<K, V>) -> Self {
+                h.into_iter().collect()
+            }
+        }
+        impl<K: $crate::any::Element, V: $crate::any::Element> From<std::collections::BTreeMap<K, V>> for $name<K, V> {
+            fn from(h: std::collections::BTreeMap<K, V>) -> Self {
+                h.into_iter().collect()
+            }
+        }
+    };
+}
+pub(crate) use collection_impls;
+
+/// Declares the shared parts of a typed container handle `Name<T, ...>` (a tuple struct
+/// of `ObjectRef` and `PhantomData`): `Clone`, `ObjectType` (the downcast checks the
+/// object's type, then calls the handle's own `check_elements`), `wrap`, and
+/// `handle_common!`.
+macro_rules! container_handle {
+    ($name:ident<$($g:ident),+>, $index:ident) => {
+        impl<$($g: $crate::any::Element),+> Clone for $name<$($g),+> {
+            fn clone(&self) -> Self {
+                $name(self.0.clone(), std::marker::PhantomData)
+            }
+        }
+        unsafe impl<$($g: $crate::any::Element),+> $crate::object::ObjectType for $name<$($g),+> {
+            const TYPE_INDEX: i32 = $crate::sys::ffk_type_index::$index.0 as i32;
+            fn schema() -> String {
+                let params: Vec<String> = vec![$($g::schema()),+];
+                format!("{}<{}>", stringify!($name), params.join(", "))
+            }
+            fn from_object(o: $crate::object::ObjectRef) -> $crate::Result<Self> {
+                $crate::object::expect_instance(&o, Self::TYPE_INDEX)?;
+                let h = $name::wrap(o);
+                h.check_elements()?;
+                Ok(h)
+            }
+            fn as_object(&self) -> &$crate::object::ObjectRef {
+                &self.0
+            }
+            fn into_object(self) -> $crate::object::ObjectRef {
+                self.0
+            }
+        }
+        impl<$($g: $crate::any::Element),+> $name<$($g),+> {
+            pub(crate) fn wrap(o: $crate::object::ObjectRef) -> Self {
+                $name(o, std::marker::PhantomData)
+            }
+        }
+        $crate::object::handle_common!($name<$($g),+>);
+    };
+}
+pub(crate) use container_handle;

@@ -64,15 +64,6 @@ impl PartialEq for DataType {
 }
 impl Eq for DataType {}
 
-impl std::str::FromStr for DataType {
-    type Err = crate::Error;
-    fn from_str(s: &str) -> Result<DataType> {
-        let mut out = sys::DLDataType::default();
-        // SAFETY: data/size describe s.
-        check(unsafe { sys::ffk_dtype_parse(s.as_ptr().cast(), s.len(), &mut out) })?;
-        Ok(DataType(out))
-    }
-}
 
 fn format_with(f: &mut fmt::Formatter<'_>, fill: impl Fn(*mut std::os::raw::c_char, usize) -> usize) -> fmt::Result {
     let mut buf = [0u8; 64];
@@ -80,17 +71,6 @@ fn format_with(f: &mut fmt::Formatter<'_>, fill: impl Fn(*mut std::os::raw::c_ch
     f.write_str(std::str::from_utf8(&buf[..n.min(buf.len() - 1)]).unwrap_or("?"))
 }
 
-impl fmt::Display for DataType {
-    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
-        // SAFETY: the buffer and its capacity are passed together.
-        format_with(f, |b, n| unsafe { sys::ffk_dtype_format(self.0, b, n) })
-    }
-}
-impl fmt::Debug for DataType {
-    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
-        fmt::Display::fmt(self, f)
-    }
-}
 
 impl Device {
     /// `cpu:0`.
@@ -120,23 +100,31 @@ impl PartialEq for Device {
 }
 impl Eq for Device {}
 
-impl std::str::FromStr for Device {
-    type Err = crate::Error;
-    fn from_str(s: &str) -> Result<Device> {
-        let mut out = sys::DLDevice::default();
-        // SAFETY: data/size describe s.
-        check(unsafe { sys::ffk_device_parse(s.as_ptr().cast(), s.len(), &mut out) })?;
-        Ok(Device(out))
-    }
+
+/// `FromStr` through C's parser and `Display`/`Debug` through C's formatter.
+macro_rules! parse_and_format {
+    ($t:ident, $raw:ident, $parse:ident, $format:ident) => {
+        impl std::str::FromStr for $t {
+            type Err = crate::Error;
+            fn from_str(s: &str) -> Result<$t> {
+                let mut out = sys::$raw::default();
+                // SAFETY: data/size describe s.
+                check(unsafe { sys::$parse(s.as_ptr().cast(), s.len(), &mut out) })?;
+                Ok($t(out))
+            }
+        }
+        impl fmt::Display for $t {
+            fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+                // SAFETY: the buffer and its capacity are passed together.
+                format_with(f, |b, n| unsafe { sys::$format(self.0, b, n) })
+            }
+        }
+        impl fmt::Debug for $t {
+            fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+                fmt::Display::fmt(self, f)
+            }
+        }
+    };
 }
-impl fmt::Display for Device {
-    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
-        // SAFETY: the buffer and its capacity are passed together.
-        format_with(f, |b, n| unsafe { sys::ffk_device_format(self.0, b, n) })
-    }
-}
-impl fmt::Debug for Device {
-    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
-        fmt::Display::fmt(self, f)
-    }
-}
+parse_and_format!(DataType, DLDataType, ffk_dtype_parse, ffk_dtype_format);
+parse_and_format!(Device, DLDevice, ffk_device_parse, ffk_device_format);
