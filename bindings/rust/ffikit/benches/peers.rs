@@ -73,6 +73,18 @@ fn push() {
     });
     report("Array<i64>::push", array_push, "Vec<i64>::push", vec_push);
     report("List<i64>::push", list_push, "Vec<i64>::push", vec_push);
+    // Bulk: collect() goes through try_extend, one C call per 256 values.
+    let vec_collect = time(N, || {
+        black_box((0..N).map(black_box).collect::<Vec<i64>>());
+    });
+    let array_collect = time(N, || {
+        black_box((0..N).map(black_box).collect::<Array<i64>>());
+    });
+    let list_collect = time(N, || {
+        black_box((0..N).map(black_box).collect::<List<i64>>());
+    });
+    report("Array<i64>: collect (chunked extend)", array_collect, "Vec<i64>: collect", vec_collect);
+    report("List<i64>: collect (chunked extend)", list_collect, "Vec<i64>: collect", vec_collect);
 }
 
 fn get() {

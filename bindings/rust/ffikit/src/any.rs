@@ -643,3 +643,23 @@ macro_rules! try_from_any {
     )*};
 }
 try_from_any!(i64, f64, bool, String, Vec<u8>, crate::DataType, crate::Device);
+
+/// Feeds the values of `iter` to `sink` as owned values, 256 at a time, so bulk inserts
+/// make one C call (one lock, one growth check) per chunk instead of one per value.
+/// Stops at the first error; chunks already given stay given.
+pub(crate) fn in_chunks<T: Element>(iter: impl Iterator<Item = T>, mut sink: impl FnMut(&[Any]) -> Result<()>) -> Result<()> {
+    const CHUNK: usize = 256;
+    let mut buf: Vec<Any> = Vec::with_capacity(iter.size_hint().0.clamp(1, CHUNK));
+    for v in iter {
+        buf.push(v.into_any()?);
+        if buf.len() == CHUNK {
+            sink(&buf)?;
+            buf.clear();
+        }
+    }
+    if buf.is_empty() {
+        Ok(())
+    } else {
+        sink(&buf)
+    }
+}

@@ -1,6 +1,6 @@
 //! `Array<T>` and `Tuple`: copy-on-write sequences. Mutators take `&mut self`; when the
 //! object is shared, C copies it first, so a clone never sees a change.
-use crate::any::{Any, AnyView, Element};
+use crate::any::{in_chunks, Any, AnyView, Element};
 use crate::elemref::ElementRef;
 use crate::error::{check, check_ptr, Error, Result};
 use crate::object::{container_handle, object_handle, ObjectRef};
@@ -171,10 +171,8 @@ impl<T: Element> Array<T> {
         if iter.size_hint().0 > 0 {
             self.reserve(self.len() + iter.size_hint().0)?;
         }
-        for v in iter {
-            self.push(v)?;
-        }
-        Ok(())
+        // SAFETY: Any is repr(transparent) over ffk_any; C copies the borrowed values.
+        in_chunks(iter, |c| self.cow(|a| unsafe { sys::ffk_array_extend(a, c.as_ptr().cast(), c.len() as i64) }))
     }
 
     /// True when some element is key-equal (C's `ffk_any_equal`) to `value`.

@@ -1,6 +1,6 @@
 //! `List<T>`: a shared, mutable sequence. Every operation is atomic in C (a per-object
 //! lock), so mutators take `&self` and every clone sees every change.
-use crate::any::{none_raw, Any, Element};
+use crate::any::{in_chunks, none_raw, Any, Element};
 use crate::array::{check_items, Array};
 use crate::error::{check, check_ptr, iter_step, Error, Result};
 use crate::object::{container_handle, ObjectRef, ObjectType};
@@ -118,11 +118,10 @@ impl<T: Element> List<T> {
     }
 
     /// Appends every value, stopping at the first error.
+    /// Each chunk of 256 values is appended atomically (one lock).
     pub fn try_extend<I: IntoIterator<Item = T>>(&self, iter: I) -> Result<()> {
-        for v in iter {
-            self.push(v)?;
-        }
-        Ok(())
+        // SAFETY: Any is repr(transparent) over ffk_any; C copies the borrowed values.
+        in_chunks(iter.into_iter(), |c| check(unsafe { sys::ffk_list_extend(self.raw(), c.as_ptr().cast(), c.len() as i64) }))
     }
 
     /// A consistent snapshot of the elements as an Array (untyped: other handles may have
