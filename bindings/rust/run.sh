@@ -3,6 +3,7 @@
 #   run.sh build      install ffikit into .prefix (bazel run //:install) and build every target
 #   run.sh tour       run the Rust tour (ffikit/examples/tour.rs)
 #   run.sh test       cargo test; the last stdout line is "passed failed skipped"
+#   run.sh static     cargo test of ffikit with the `static` feature (libffikit.a linked in)
 #   run.sh valgrind   the test binaries under valgrind memcheck; last line "passed failed skipped"
 #   run.sh bench      the peer benchmarks (release build)
 set -uo pipefail
@@ -30,15 +31,16 @@ case "${1:-}" in
   tour)
     # The tour also loads the Rust-built module (rustmod/), which `build` made.
     FFIKIT_RUSTMOD_LIB="$here/target/debug/libffikit_rustmod.so" cargo run --offline -q --example tour ;;
-  test)
+  test|static)
     log=$(mktemp); trap 'rm -f "$log"' EXIT
     if ! install_prefix; then echo "0 1 0"; exit 1; fi
-    cargo test --offline --no-fail-fast 2>&1 | tee "$log" >&2
+    args=(); [ "$1" = static ] && args=(-p ffikit --features static)
+    cargo test --offline --no-fail-fast "${args[@]}" 2>&1 | tee "$log" >&2
     rc=${PIPESTATUS[0]}
     read -r p f s < <(count "$log")
     # A build failure runs no test: count it so it cannot pass silently.
     if [ "$rc" -ne 0 ] && [ "$f" -eq 0 ]; then f=1; fi
-    echo "cargo test: $p passed, $f failed, $s skipped" >&2
+    echo "cargo test ${args[*]}: $p passed, $f failed, $s skipped" >&2
     echo "$p $f $s"
     [ "$f" -eq 0 ] ;;
   bench)
@@ -61,5 +63,5 @@ case "${1:-}" in
     echo "$p $f $s"
     [ "$f" -eq 0 ] ;;
   *)
-    echo "usage: $0 build|tour|test|valgrind|bench" >&2; exit 2 ;;
+    echo "usage: $0 build|tour|test|static|valgrind|bench" >&2; exit 2 ;;
 esac

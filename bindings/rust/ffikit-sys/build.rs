@@ -35,8 +35,10 @@ fn main() {
             println!("cargo:rustc-link-search=native={}", d);
             libdir.get_or_insert(d.to_string());
         } else if let Some(l) = f.strip_prefix("-l") {
-            // Only ffikit itself goes static; system libraries stay dynamic.
-            let kind = if statik && l == "ffikit" { "static=" } else { "" };
+            // Only ffikit itself goes static; system libraries stay dynamic. The whole
+            // archive: ffikit's layers register their repr and converter slots from
+            // constructors that nothing references, which a plain archive link drops.
+            let kind = if statik && l == "ffikit" { "static:+whole-archive=" } else { "" };
             println!("cargo:rustc-link-lib={}{}", kind, l);
         } else if let Some(d) = f.strip_prefix("-Wl,-rpath,") {
             if !rpaths.contains(&d.to_string()) {
