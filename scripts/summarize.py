@@ -4,6 +4,7 @@
                               counting test cases from each target's test.xml (gtest and
                               pytest write one <testcase> per test), a whole target as one
                               case when it has no XML, and SKIPPED targets as skipped.
+  summarize.py junit XML      the same three numbers from one pytest --junitxml file.
   summarize.py total [--append FILE]
                               sums "passed failed skipped" lines from stdin, prints the
                               closing line "N passed, N failed, N skipped" (appending the
@@ -66,8 +67,29 @@ def total(args):
     sys.exit(1 if f else 0)
 
 
+def junit(xml_path):
+    """Counts the test cases of one pytest --junitxml file (a missing file is one failure)."""
+    passed = failed = skipped = 0
+    try:
+        cases = list(ET.parse(xml_path).getroot().iter("testcase"))
+    except (OSError, ET.ParseError):
+        cases = []
+    if not cases:
+        failed = 1
+    for c in cases:
+        if c.find("failure") is not None or c.find("error") is not None:
+            failed += 1
+        elif c.find("skipped") is not None:
+            skipped += 1
+        else:
+            passed += 1
+    print(passed, failed, skipped)
+
+
 if __name__ == "__main__":
     if sys.argv[1] == "bazel":
         bazel(sys.argv[2])
+    elif sys.argv[1] == "junit":
+        junit(sys.argv[2])
     else:
         total(sys.argv[2:])

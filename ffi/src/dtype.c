@@ -5,6 +5,11 @@
  * bool (code 6, 8 bits), handle (64 bits), the fixed-name float8/6/4 family, each
  * optionally followed by x<lanes> with lanes in 1..65535. Printing gives back the
  * canonical text, omitting "x1".
+ *
+ * TVM-FFI's short spellings are accepted as aliases and rewritten to the canonical
+ * prefix before parsing: i<N> u<N> f<N> bf<N> (int, uint, float, bfloat), fp8_/f8_,
+ * fp6_/f6_, fp4_/f4_ (float8_, float6_, float4_), and an underscore before the lanes
+ * of float4 ("float4_e2m1fn_x2"). Errors quote the text as given.
  */
 #include "internal.h"
 
@@ -108,8 +113,58 @@ static bool parse_base(const char *text, size_t len, uint8_t *code, uint8_t *bit
   return false;
 }
 
+/* Short spelling -> canonical prefix; a prefix that needs a digit after it says so. */
+static const struct {
+  const char *alias, *canonical;
+  bool digit_after;
+} k_aliases[] = {
+    {"fp8_", "float8_", false}, {"f8_", "float8_", false}, {"fp6_", "float6_", false},
+    {"f6_", "float6_", false},  {"fp4_", "float4_", false}, {"f4_", "float4_", false},
+    {"bf", "bfloat", true},     {"i", "int", true},         {"u", "uint", true},
+    {"f", "float", true},
+};
+
+/*
+ * When the text uses an alias, writes the canonical spelling into buf (NUL-terminated)
+ * and points the text and size at it; otherwise leaves them alone. False when the rewrite
+ * does not fit in cap bytes (such text is not a dtype anyway).
+ */
+static bool unalias(const char **text, size_t *size, char *buf, size_t cap) {
+  const char *t = *text;
+  size_t n = *size;
+  static const char fp4_lanes[] = "float4_e2m1fn_x"; /* drop the '_' before the lanes */
+  size_t fp4_len = sizeof fp4_lanes - 1;
+  if (n > fp4_len && memcmp(t, fp4_lanes, fp4_len) == 0) {
+    if (n >= cap) return false;
+    memcpy(buf, t, fp4_len - 2);
+    memcpy(buf + fp4_len - 2, t + fp4_len - 1, n - (fp4_len - 1));
+    buf[n - 1] = '\0';
+    *text = buf;
+    *size = n - 1;
+    return true;
+  }
+  for (size_t i = 0; i < sizeof k_aliases / sizeof k_aliases[0]; ++i) {
+    size_t a = strlen(k_aliases[i].alias);
+    if (n <= a || memcmp(t, k_aliases[i].alias, a) != 0) continue;
+    if (k_aliases[i].digit_after && (t[a] < '0' || t[a] > '9')) continue;
+    size_t c = strlen(k_aliases[i].canonical);
+    if (c + n - a >= cap) return false;
+    memcpy(buf, k_aliases[i].canonical, c);
+    memcpy(buf + c, t + a, n - a);
+    buf[c + n - a] = '\0';
+    *text = buf;
+    *size = c + n - a;
+    return true;
+  }
+  return true;
+}
+
 int ffk_dtype_parse(const char *text, size_t size, DLDataType *out) {
   if (text == NULL) return ffk_error_set(FFK_ERR_VALUE, "Invalid dtype: text is NULL");
+  const char *given = text;
+  size_t given_size = size;
+  char canonical[64];
+  if (!unalias(&text, &size, canonical, sizeof canonical)) return invalid(given, given_size);
   uint8_t code, bits;
   /* The whole text first: "complex64" must not read as "comple" with 64 lanes. */
   if (parse_base(text, size, &code, &bits)) {
@@ -126,7 +181,7 @@ int ffk_dtype_parse(const char *text, size_t size, DLDataType *out) {
     *out = ffk_dtype(code, bits, (uint16_t)lanes);
     return 0;
   }
-  return invalid(text, size);
+  return invalid(given, given_size);
 }
 
 size_t ffk_dtype_format(DLDataType t, char *buf, size_t cap) {

@@ -37,6 +37,7 @@ struct ffk_error {
   void *frames[MAX_NATIVE_FRAMES];
   ffk_buf appended; /* appended frames, each ending in '\n' */
   ffk_buf text;     /* the cached backtrace text; empty when stale */
+  ffk_object *payload; /* a binding's own error value (e.g. the Python exception), or NULL */
 };
 
 static bool g_backtrace_enabled = true;
@@ -64,6 +65,9 @@ static void error_deleter(void *self, int which) {
   if (which & FFK_DELETER_DESTROY) {
     ffk_buf__free(&err->appended);
     ffk_buf__free(&err->text);
+    ffk_object *payload = err->payload;
+    err->payload = NULL;
+    ffk_object_release(payload);
   }
   if (which & FFK_DELETER_FREE) ffk_object_free(&err->header);
 }
@@ -273,6 +277,18 @@ const char *ffk_error_backtrace(ffk_error *err) {
   }
   return err->text.data;
 }
+
+int ffk_error_set_payload(ffk_error *err, ffk_object *payload) {
+  if (err == NULL) return ffk_error_set(FFK_ERR_VALUE, "ffk_error_set_payload: err is NULL");
+  if (err->header.flags & FFK_OBJECT_IMMORTAL) return 0;
+  if (payload != NULL) ffk_object_retain(payload);
+  ffk_object *old = err->payload;
+  err->payload = payload;
+  ffk_object_release(old); /* may run a binding's code: the error is consistent already */
+  return 0;
+}
+
+ffk_object *ffk_error_payload_borrow(const ffk_error *err) { return err ? err->payload : NULL; }
 
 int ffk_error_append_frame(ffk_error *err, const char *frame) {
   if (err == NULL || frame == NULL) return ffk_error_set(FFK_ERR_VALUE, "ffk_error_append_frame: %s is NULL",

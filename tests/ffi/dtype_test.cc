@@ -164,6 +164,33 @@ TEST_F(DataType, MalformedTextFailsWithValueErrorQuotingIt) {
   }
 }
 
+TEST_F(DataType, TvmFfiShortSpellingsParseToCanonicalTypes) {
+  const struct {
+    const char* text;
+    const char* canonical;
+  } cases[] = {{"i8", "int8"},           {"u16", "uint16"},
+               {"f32", "float32"},       {"f16x4", "float16x4"},
+               {"bf16", "bfloat16"},     {"fp8_e4m3fn", "float8_e4m3fn"},
+               {"f8_e5m2", "float8_e5m2"}, {"fp6_e2m3fn", "float6_e2m3fn"},
+               {"f6_e3m2fn", "float6_e3m2fn"}, {"fp4_e2m1fn", "float4_e2m1fn"},
+               {"f4_e2m1fnx2", "float4_e2m1fnx2"}, {"float4_e2m1fn_x2", "float4_e2m1fnx2"}};
+  for (const auto& c : cases) {
+    SCOPED_TRACE(c.text);
+    DLDataType t;
+    ASSERT_EQ(ffk_dtype_parse(c.text, std::strlen(c.text), &t), 0) << FetchError();
+    EXPECT_EQ(Format(t), c.canonical);
+  }
+}
+
+TEST_F(DataType, AliasPrefixWithoutItsDigitsStaysInvalidAndQuotesTheGivenText) {
+  for (const char* text : {"i", "ix4", "bf", "f", "fp8_", "fp8_e9m9", "f32_x2", "float4_e2m1fn_", "u"}) {
+    SCOPED_TRACE(text);
+    DLDataType t;
+    EXPECT_EQ(ffk_dtype_parse(text, std::strlen(text), &t), -1);
+    EXPECT_EQ(FetchError(), std::string("ValueError: Invalid dtype \"") + text + "\"");
+  }
+}
+
 TEST_F(DataType, NullTextFailsWithValueError) {
   DLDataType t;
   EXPECT_EQ(ffk_dtype_parse(nullptr, 0, &t), -1);

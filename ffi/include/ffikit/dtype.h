@@ -3,7 +3,9 @@
  *
  * Text forms: int8 int16 int32 int64, uint8 ... uint64, float16 float32 float64,
  * bfloat16, complex64 complex128, bool, handle, the float8/6/4 family (float8_e4m3fn,
- * float8_e5m2, ...), and a lane suffix for vectors: "float32x4". Debian's dlpack.h
+ * float8_e5m2, ...), and a lane suffix for vectors: "float32x4". TVM-FFI's short
+ * spellings parse too (i8 u16 f32 bf16 fp8_e4m3fn f8_e5m2 fp6_/f6_ fp4_/f4_ and
+ * "float4_e2m1fn_x2") and print in the canonical form. Debian's dlpack.h
  * (0.6) predates the newer type codes, so they are defined here with DLPack 1.1's
  * values.
  */

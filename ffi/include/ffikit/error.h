@@ -101,6 +101,19 @@ FFK_API const char *ffk_error_backtrace(ffk_error *err);
 FFK_API int ffk_error_append_frame(ffk_error *err, const char *frame);
 
 /*
+ * Attaches `payload` (borrowed: the error keeps its own reference) to `err`, replacing
+ * and releasing an earlier one; NULL detaches. Bindings keep their own error value here
+ * (the Python exception a callback raised) so that it comes back as the very same
+ * value when the error returns to that language. The preallocated out-of-memory Error
+ * takes no payload (the call succeeds and keeps nothing). Only the thread holding `err`
+ * may call this. Returns 0, or -1 with a ValueError for a NULL err.
+ */
+FFK_API int ffk_error_set_payload(ffk_error *err, ffk_object *payload);
+
+/* The payload of `err` (NULL when none or err is NULL), borrowed from `err` until it changes. */
+FFK_API ffk_object *ffk_error_payload_borrow(const ffk_error *err);
+
+/*
  * Turns native backtrace capture on or off for the whole process (on by default; the
  * environment variable FFK_BACKTRACE=0 turns it off at start). Returns the previous
  * setting. Capturing costs a few microseconds per raised error.

@@ -19,5 +19,6 @@
 #include <ffikit/schema.h>
 #include <ffikit/function.h>
 #include <ffikit/module.h>
+#include <ffikit/opaque.h>
 
 #endif /* FFIKIT_FFI_H */

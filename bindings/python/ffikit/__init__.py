@@ -1,0 +1,74 @@
+"""ffikit: pass values between C, Python and Rust at near-zero cost.
+
+A tvm_ffi-style API over the ffikit C library: code written for ``tvm_ffi`` functions,
+errors, devices, dtypes, strings, shapes and the registry runs with
+``import ffikit as tvm_ffi``.
+"""
+from __future__ import annotations
+
+import os as _os
+import sys as _sys
+
+# The C library inside _core exports the ffk_* API; loading it RTLD_GLOBAL lets modules
+# loaded later (load_module) bind to this one library instead of finding none.
+_flags = _sys.getdlopenflags()
+_sys.setdlopenflags(_flags | _os.RTLD_GLOBAL)
+try:
+    from . import _core
+finally:
+    _sys.setdlopenflags(_flags)
+from ._core import Object, Function, Error, Device, DataType, convert
+from ._core import __version__
+from ._dtype import dtype, DataTypeCode
+from ._device import DLDeviceType, device
+from ._object import String, Bytes, Shape, Module, load_module, _make_class
+from .container import Array, List, Map, Dict
+from .error import register_error
+from .registry import register_global_func, get_global_func, remove_global_func, list_global_func_names
+from . import error as _error
+
+Tuple = Array  # tvm_ffi backs tuples by Array
+
+_core._set_hooks(dtype=dtype, string=String, bytes=Bytes, shape=Shape, error_to_c=_error._to_c,
+                 error_from_c=_error._from_c, make_class=_make_class)
+_core._register_class(73, Module)  # FFK_TYPE_MODULE
+_core._register_class(71, Array)
+_core._register_class(78, Array)  # Tuple objects read as Arrays
+_core._register_class(72, Map)
+_core._register_class(75, List)
+_core._register_class(76, Dict)
+
+# Module-level dtype constants (tvm_ffi's list).
+bool = dtype("bool")  # noqa: A001
+int8, int16, int32, int64 = dtype("int8"), dtype("int16"), dtype("int32"), dtype("int64")
+uint8, uint16, uint32, uint64 = dtype("uint8"), dtype("uint16"), dtype("uint32"), dtype("uint64")
+float16, float32, float64, bfloat16 = dtype("float16"), dtype("float32"), dtype("float64"), dtype("bfloat16")
+float8_e3m4, float8_e4m3, float8_e4m3b11fnuz = dtype("float8_e3m4"), dtype("float8_e4m3"), dtype("float8_e4m3b11fnuz")
+float8_e4m3fn, float8_e4m3fnuz, float8_e5m2 = dtype("float8_e4m3fn"), dtype("float8_e4m3fnuz"), dtype("float8_e5m2")
+float8_e5m2fnuz, float8_e8m0fnu = dtype("float8_e5m2fnuz"), dtype("float8_e8m0fnu")
+float6_e2m3fn, float6_e3m2fn = dtype("float6_e2m3fn"), dtype("float6_e3m2fn")
+float4_e2m1fn, float4_e2m1fnx2 = dtype("float4_e2m1fn"), dtype("float4_e2m1fnx2")
+
+
+def __getattr__(name: str) -> object:
+    if name == "testing":  # imported on first use: it registers the testing.* globals
+        import importlib
+
+        return importlib.import_module(".testing", __name__)
+    raise AttributeError(f"module 'ffikit' has no attribute '{name}'")
+
+
+__all__ = [
+    "Object", "Function", "Error", "Device", "DataType", "DLDeviceType", "device", "dtype", "DataTypeCode",
+    "String", "Bytes", "Shape", "Module", "Array", "List", "Map", "Dict", "Tuple", "convert",
+    "register_error", "register_global_func", "get_global_func", "remove_global_func",
+    "list_global_func_names", "load_module", "testing", "__version__",
+    "bool", "int8", "int16", "int32", "int64", "uint8", "uint16", "uint32", "uint64", "float16", "float32",
+    "float64", "bfloat16", "float8_e3m4", "float8_e4m3", "float8_e4m3b11fnuz", "float8_e4m3fn",
+    "float8_e4m3fnuz", "float8_e5m2", "float8_e5m2fnuz", "float8_e8m0fnu", "float6_e2m3fn", "float6_e3m2fn",
+    "float4_e2m1fn", "float4_e2m1fnx2",
+]
+
+for _cls in (String, Bytes, Shape, Module, Array, List, Map, Dict, dtype, DLDeviceType, DataTypeCode):
+    _cls.__module__ = "ffikit"
+del _cls

@@ -1,0 +1,110 @@
+"""Python-side object classes: String, Bytes and Shape (builtin subclasses that keep
+their C object), the auto-made classes of run-time types, and Module."""
+from __future__ import annotations
+
+from typing import Any, Iterable
+
+from . import _core
+from ._core import Function, Object
+
+
+class String(str):
+    """A ``str`` that keeps the ffikit String object it came from, so passing it back
+    to C costs no copy. ``_ffikit_object`` (also ``_tvm_ffi_cached_object``) is that object."""
+
+    __slots__ = ("_ffikit_object",)
+    _ffikit_object: Object
+
+    def __new__(cls, value: str = "") -> String:
+        s = str.__new__(cls, value)
+        s._ffikit_object = _core._make_string_object(str(value))
+        return s
+
+    @property
+    def _tvm_ffi_cached_object(self) -> Object:
+        return self._ffikit_object
+
+    def __reduce__(self) -> Any:
+        return (String, (str(self),))
+
+
+class Bytes(bytes):
+    """A ``bytes`` that keeps the ffikit Bytes object it came from (``_ffikit_object``)."""
+
+    _ffikit_object: Object
+
+    def __new__(cls, value: bytes = b"") -> Bytes:
+        b = bytes.__new__(cls, value)
+        b._ffikit_object = _core._make_string_object(bytes(value))
+        return b
+
+    @property
+    def _tvm_ffi_cached_object(self) -> Object:
+        return self._ffikit_object
+
+    def __reduce__(self) -> Any:
+        return (Bytes, (bytes(self),))
+
+
+class Shape(tuple):  # type: ignore[type-arg]
+    """An immutable tuple of ints backed by an ffikit Shape object (``_ffikit_object``)."""
+
+    _ffikit_object: Object
+
+    def __new__(cls, dims: Iterable[int] = ()) -> Shape:
+        obj = _core._make_shape_object(list(dims))
+        s = tuple.__new__(cls, _core._shape_dims(obj))
+        s._ffikit_object = obj
+        return s
+
+    @property
+    def _tvm_ffi_cached_object(self) -> Object:
+        return self._ffikit_object
+
+    def __repr__(self) -> str:
+        return tuple.__repr__(self)
+
+    def __reduce__(self) -> Any:
+        return (Shape, (tuple(self),))
+
+
+class Module(Object):
+    """A loaded library of Functions (see :func:`load_module`): ``m.name`` and
+    ``m.get_function("name")`` give its Functions."""
+
+    __slots__ = ("__dict__",)
+
+    def get_function(self, name: str) -> Function:
+        """The Function the module exports as ``name`` (AttributeError when it has none)."""
+        return _core._module_get_function(self, name)
+
+    def __getattr__(self, name: str) -> Function:
+        if name.startswith("__"):
+            raise AttributeError(name)
+        f = self.get_function(name)
+        self.__dict__[name] = f
+        return f
+
+    @property
+    def path(self) -> str:
+        """The path the module was loaded from."""
+        return _core._module_path(self)
+
+
+def load_module(path: Any) -> Module:
+    """Loads a shared library of ffikit Functions (the ``ffikit_fn_<name>`` convention).
+
+    Raises RuntimeError for a missing file, a library that is not an ffikit module, or an
+    ABI mismatch, with the loader's reason in the message.
+    """
+    import os
+
+    module: Module = _core._module_load(os.fspath(path))
+    return module
+
+
+def _make_class(type_key: str, parent: type) -> type:
+    """The wrapper class of a type registered at run time, named after its key."""
+    name = type_key.rsplit(".", 1)[-1] or type_key
+    return type(name, (parent,), {"__slots__": (), "__module__": "ffikit.types", "_type_key": type_key,
+                                  "__qualname__": type_key})

@@ -1,0 +1,54 @@
+"""Builds ffikit._core with the ffikit C library compiled into it (no Bazel needed).
+
+The C sources are the ones Bazel builds, found with the same globs as the BUILD files
+(`<component>/src/*.c`; tensor's CUDA file only with CUDA, which this build leaves out),
+so the two source lists cannot drift apart; tests/python_sources_test.py checks that the
+globs here and in the BUILD files agree. The version comes from FFK_VERSION in
+ffi/include/ffikit/base.h, the one place the C library and the package share.
+
+FFIKIT_TESTING=1 builds the testing variant (live-object counters and the failing
+allocator of ffikit/debug.h), which the leak checks of the test suite use.
+"""
+import glob
+import os
+import re
+
+from setuptools import Extension, setup
+
+HERE = os.path.dirname(os.path.abspath(__file__))
+ROOT = os.path.normpath(os.path.join(HERE, "..", ".."))
+COMPONENTS = ["ffi", "containers", "tensor"]
+CUDA_ONLY = {os.path.join("tensor", "src", "cuda.c")}
+TESTING_LIB = os.path.join("ffi", "testing")
+
+
+def c_sources():
+    """The C library's sources as Bazel's globs give them, without CUDA, plus testing.c."""
+    srcs = []
+    for comp in COMPONENTS:
+        for path in sorted(glob.glob(os.path.join(ROOT, comp, "src", "*.c"))):
+            if os.path.relpath(path, ROOT) not in CUDA_ONLY:
+                srcs.append(path)
+    srcs.append(os.path.join(ROOT, TESTING_LIB, "testing.c"))
+    srcs += sorted(glob.glob(os.path.join(HERE, "src", "*.c")))
+    # setuptools wants paths relative to setup.py's directory.
+    return [os.path.relpath(p, HERE) for p in srcs]
+
+
+def version():
+    with open(os.path.join(ROOT, "ffi", "include", "ffikit", "base.h"), encoding="utf-8") as f:
+        return re.search(r'#define FFK_VERSION "([^"]+)"', f.read()).group(1)
+
+
+testing = os.environ.get("FFIKIT_TESTING", "") == "1"
+ext = Extension(
+    "ffikit._core",
+    sources=c_sources(),
+    include_dirs=[os.path.join(ROOT, c, "include") for c in COMPONENTS]
+    + [os.path.join(ROOT, "include"), ROOT, os.path.join(HERE, "src")],
+    define_macros=[("_GNU_SOURCE", None)] + ([("FFK_TESTING", "1")] if testing else []),
+    extra_compile_args=["-std=c11", "-O2", "-fvisibility=hidden", "-Wall", "-Wno-unused-parameter"],
+    extra_link_args=["-lrt", "-ldl", "-pthread"],
+)
+
+setup(version=version(), ext_modules=[ext])

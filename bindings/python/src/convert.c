@@ -1,0 +1,558 @@
+/*
+ * convert.c - Python values to ffk_any and back (the rules of spec/python-api.md).
+ *
+ * Python -> Any takes the first rule that matches, decided once per exact Python type
+ * and cached in a dict (the builtin types are tested by pointer before the dict is
+ * asked): None; ffikit wrappers; bool; integral (int, numbers.Integral such as numpy
+ * ints); real (float, numbers.Real); dtype; Device; str (String passes its cached
+ * object); bytes/bytearray (Bytes passes its object); Shape; list/tuple -> a new Array;
+ * dict -> a new Map; callable -> a Function; exception -> an Error; anything else ->
+ * an Opaque object holding a strong reference.
+ *
+ * In argument mode nothing is copied that need not be: small str/bytes are inline, a
+ * longer str is a view of the Python object's UTF-8 (RAW_STR) and longer bytes a view of
+ * its buffer (BYTE_ARRAY_PTR), valid for the call; wrappers lend their handle without a
+ * reference count change. Objects made for the call live in the temps until it returns.
+ */
+#include "ffikit_py.h"
+
+enum kind {
+  K_UNKNOWN = 0,
+  K_NONE,
+  K_WRAPPER,
+  K_BOOL,
+  K_INT,
+  K_INDEX, /* numbers.Integral that is not an int: via __index__ */
+  K_FLOAT,
+  K_REAL, /* numbers.Real that is not a float: via __float__ */
+  K_DTYPE,
+  K_DATATYPE,
+  K_DEVICE,
+  K_STRING, /* ffikit.String: its cached object */
+  K_STR,
+  K_BYTES_OBJ, /* ffikit.Bytes */
+  K_BYTES,
+  K_BYTEARRAY,
+  K_SHAPE,
+  K_SEQ,
+  K_DICT,
+  K_CALLABLE,
+  K_EXCEPTION,
+  K_OPAQUE,
+};
+
+static PyObject *g_integral, *g_real; /* numbers.Integral, numbers.Real */
+
+void ffkpy_convert_reset_cache(void) {
+  if (ffkpy_g.type_cache != NULL) PyDict_Clear(ffkpy_g.type_cache);
+}
+
+static int subtype(PyTypeObject *tp, PyObject *cls) {
+  return cls != NULL && PyType_Check(cls) && PyType_IsSubtype(tp, (PyTypeObject *)cls);
+}
+
+/* The kind of a type that is not one of the exact builtins (K_UNKNOWN with an exception). */
+static int classify(PyTypeObject *tp) {
+  if (PyType_IsSubtype(tp, &ffkpy_ObjectType)) return K_WRAPPER;
+  if (PyType_IsSubtype(tp, &PyBool_Type)) return K_BOOL;
+  if (strcmp(tp->tp_name, "numpy.bool_") == 0 || strcmp(tp->tp_name, "numpy.bool") == 0) return K_BOOL;
+  if (subtype(tp, ffkpy_g.dtype_cls)) return K_DTYPE; /* a str subclass: before str and ints */
+  if (subtype(tp, ffkpy_g.string_cls)) return K_STRING;
+  if (subtype(tp, ffkpy_g.bytes_cls)) return K_BYTES_OBJ;
+  if (subtype(tp, ffkpy_g.shape_cls)) return K_SHAPE;
+  if (PyType_IsSubtype(tp, &PyLong_Type)) return K_INT;
+  if (PyType_IsSubtype(tp, &PyFloat_Type)) return K_FLOAT;
+  int r = g_integral ? PyObject_IsSubclass((PyObject *)tp, g_integral) : 0;
+  if (r < 0) return K_UNKNOWN;
+  if (r) return K_INDEX;
+  r = g_real ? PyObject_IsSubclass((PyObject *)tp, g_real) : 0;
+  if (r < 0) return K_UNKNOWN;
+  if (r) return K_REAL;
+  if (PyType_IsSubtype(tp, &ffkpy_DataTypeType)) return K_DATATYPE;
+  if (PyType_IsSubtype(tp, &ffkpy_DeviceType)) return K_DEVICE;
+  if (PyType_IsSubtype(tp, &PyUnicode_Type)) return K_STR;
+  if (PyType_IsSubtype(tp, &PyBytes_Type)) return K_BYTES;
+  if (PyType_IsSubtype(tp, &PyByteArray_Type)) return K_BYTEARRAY;
+  if (PyType_IsSubtype(tp, &PyList_Type) || PyType_IsSubtype(tp, &PyTuple_Type)) return K_SEQ;
+  if (PyType_IsSubtype(tp, &PyDict_Type)) return K_DICT;
+  if (PyType_IsSubtype(tp, (PyTypeObject *)PyExc_BaseException)) return K_EXCEPTION;
+  if (tp->tp_call != NULL) return K_CALLABLE;
+  return K_OPAQUE;
+}
+
+static int kind_of(PyObject *o) {
+  PyTypeObject *tp = Py_TYPE(o);
+  if (o == Py_None) return K_NONE;
+  if (tp == &PyLong_Type) return K_INT;
+  if (tp == &PyFloat_Type) return K_FLOAT;
+  if (tp == &PyBool_Type) return K_BOOL;
+  if (tp == &PyUnicode_Type) return K_STR;
+  if (tp == &PyBytes_Type) return K_BYTES;
+  if (tp == &ffkpy_FunctionType || tp == &ffkpy_ObjectType) return K_WRAPPER;
+  PyObject *cached = PyDict_GetItemWithError(ffkpy_g.type_cache, (PyObject *)tp);
+  if (cached != NULL) return (int)PyLong_AS_LONG(cached);
+  if (PyErr_Occurred()) return K_UNKNOWN;
+  int k = classify(tp);
+  if (k == K_UNKNOWN) return K_UNKNOWN;
+  PyObject *v = PyLong_FromLong(k);
+  if (v == NULL || PyDict_SetItem(ffkpy_g.type_cache, (PyObject *)tp, v) != 0) k = K_UNKNOWN;
+  Py_XDECREF(v);
+  return k;
+}
+
+/* ---- Temps -------------------------------------------------------------------------- */
+
+void ffkpy_temps_init(ffkpy_temps *t) {
+  t->items = t->inline_items;
+  t->size = 0;
+  t->capacity = (Py_ssize_t)(sizeof t->inline_items / sizeof t->inline_items[0]);
+  t->nbyte_views = 0;
+}
+
+void ffkpy_temps_release(ffkpy_temps *t) {
+  for (Py_ssize_t i = 0; i < t->size; ++i) ffk_any_release(&t->items[i]);
+  if (t->items != t->inline_items) PyMem_Free(t->items);
+  ffkpy_temps_init(t);
+}
+
+/* Keeps the owned value `*v` alive for the call; *v becomes a borrowed copy. */
+static int temps_keep(ffkpy_temps *t, ffk_any *v) {
+  if (t->size == t->capacity) {
+    Py_ssize_t cap = t->capacity * 2;
+    ffk_any *items = PyMem_Malloc(sizeof(ffk_any) * (size_t)cap);
+    if (items == NULL) {
+      ffk_any_release(v);
+      PyErr_NoMemory();
+      return -1;
+    }
+    memcpy(items, t->items, sizeof(ffk_any) * (size_t)t->size);
+    if (t->items != t->inline_items) PyMem_Free(t->items);
+    t->items = items;
+    t->capacity = cap;
+  }
+  t->items[t->size++] = *v;
+  return 0;
+}
+
+/* ---- Python -> Any ----------------------------------------------------------------- */
+
+static int overflow(PyObject *o) {
+  PyErr_Format(PyExc_OverflowError, "%R does not fit in a 64-bit signed integer", o);
+  return -1;
+}
+
+static int int_to_any(PyObject *o, ffk_any *out) {
+  int of;
+  long long x = PyLong_AsLongLongAndOverflow(o, &of);
+  if (of != 0) return overflow(o);
+  if (x == -1 && PyErr_Occurred()) return -1;
+  *out = ffk_any_int(x);
+  return 0;
+}
+
+static int str_to_any(PyObject *o, ffk_any *out, ffkpy_temps *temps) {
+  Py_ssize_t n;
+  const char *data = PyUnicode_AsUTF8AndSize(o, &n);
+  if (data == NULL) return -1;
+  if (temps != NULL && n > FFK_SMALL_STR_MAX && strlen(data) == (size_t)n) {
+    *out = ffk_any_raw_str(data); /* a view of the Python object's UTF-8, for the call */
+    return 0;
+  }
+  if (ffk_any_str(data, (size_t)n, out) != 0) return ffkpy_raise_from_ffk_int();
+  if (temps != NULL && ffk_any_is_object(out)) return temps_keep(temps, out);
+  return 0;
+}
+
+static int bytes_to_any(const char *data, Py_ssize_t n, ffk_any *out, ffkpy_temps *temps) {
+  if (temps != NULL && n > FFK_SMALL_STR_MAX && temps->nbyte_views < 8) {
+    ffk_byte_array *view = &temps->byte_views[temps->nbyte_views++];
+    view->data = data;
+    view->size = (size_t)n;
+    *out = ffk_any_byte_array(view);
+    return 0;
+  }
+  if (ffk_any_bytes(data, (size_t)n, out) != 0) return ffkpy_raise_from_ffk_int();
+  if (temps != NULL && ffk_any_is_object(out)) return temps_keep(temps, out);
+  return 0;
+}
+
+/* A wrapper's handle: lent in argument mode, retained in owned mode. */
+static int handle_to_any(ffk_object *obj, ffk_any *out, ffkpy_temps *temps) {
+  if (temps != NULL) {
+    *out = ffk_any_none();
+    out->type_index = obj->type_index;
+    out->v_obj = obj;
+  } else {
+    *out = ffk_any_object(obj);
+  }
+  return 0;
+}
+
+/* An owned new object value: kept in the temps (argument mode) or handed over. */
+static int new_object_to_any(ffk_object *obj, ffk_any *out, ffkpy_temps *temps) {
+  if (obj == NULL) return ffkpy_raise_from_ffk_int();
+  *out = ffk_any_object_steal(obj);
+  return temps != NULL ? temps_keep(temps, out) : 0;
+}
+
+/* The C object a String/Bytes/Shape keeps (borrowed), or NULL when it has none. */
+static ffk_object *cached_object(PyObject *o, int use_slot) {
+  if (use_slot && ffkpy_g.string_slot >= 0 && Py_TYPE(o) == (PyTypeObject *)ffkpy_g.string_cls) {
+    PyObject *w = *(PyObject **)((char *)o + ffkpy_g.string_slot);
+    return w != NULL ? ffkpy_handle(w) : NULL;
+  }
+  PyObject *w = PyObject_GetAttr(o, ffkpy_g.str_ffikit_object);
+  if (w == NULL) {
+    PyErr_Clear();
+    return NULL;
+  }
+  ffk_object *h = ffkpy_handle(w);
+  Py_DECREF(w); /* the Python object keeps it alive */
+  return h;
+}
+
+static int seq_to_array(PyObject *o, ffk_any *out, ffkpy_temps *temps) {
+  PyObject *seq = PySequence_Fast(o, "expected a sequence");
+  if (seq == NULL) return -1;
+  Py_ssize_t n = PySequence_Fast_GET_SIZE(seq);
+  ffk_any stack[8];
+  ffk_any *items = n <= 8 ? stack : PyMem_Malloc(sizeof(ffk_any) * (size_t)n);
+  if (items == NULL) {
+    Py_DECREF(seq);
+    PyErr_NoMemory();
+    return -1;
+  }
+  Py_ssize_t i = 0;
+  int rc = 0;
+  if (Py_EnterRecursiveCall(" while converting a sequence to an ffikit Array") != 0) {
+    rc = -1;
+  } else {
+    for (; i < n; ++i)
+      if ((rc = ffkpy_to_any(PySequence_Fast_GET_ITEM(seq, i), &items[i], NULL)) != 0) break;
+    Py_LeaveRecursiveCall();
+  }
+  ffk_array *a = NULL;
+  if (rc == 0) {
+    a = ffk_array_new_steal(items, n); /* steals every item, also on failure */
+  } else {
+    while (i-- > 0) ffk_any_release(&items[i]);
+  }
+  if (items != stack) PyMem_Free(items);
+  Py_DECREF(seq);
+  if (rc != 0) return -1;
+  return new_object_to_any(&a->header, out, temps);
+}
+
+static int dict_to_map(PyObject *o, ffk_any *out, ffkpy_temps *temps) {
+  Py_ssize_t n = PyDict_Size(o);
+  ffk_any *keys = PyMem_Malloc(sizeof(ffk_any) * (size_t)(2 * n + 1));
+  if (keys == NULL) {
+    PyErr_NoMemory();
+    return -1;
+  }
+  ffk_any *values = keys + n;
+  Py_ssize_t pos = 0, i = 0;
+  PyObject *k, *v;
+  int rc = 0;
+  if (Py_EnterRecursiveCall(" while converting a dict to an ffikit Map") != 0) {
+    rc = -1;
+  } else {
+    while (rc == 0 && i < n && PyDict_Next(o, &pos, &k, &v)) {
+      if ((rc = ffkpy_to_any(k, &keys[i], NULL)) != 0) break;
+      if ((rc = ffkpy_to_any(v, &values[i], NULL)) != 0) {
+        ffk_any_release(&keys[i]);
+        break;
+      }
+      ++i;
+    }
+    Py_LeaveRecursiveCall();
+  }
+  ffk_map *m = rc == 0 ? ffk_map_from_pairs(keys, values, i) : NULL;
+  for (Py_ssize_t j = 0; j < i; ++j) {
+    ffk_any_release(&keys[j]);
+    ffk_any_release(&values[j]);
+  }
+  PyMem_Free(keys);
+  if (rc != 0) return -1;
+  return new_object_to_any((ffk_object *)m, out, temps);
+}
+
+static int exception_to_any(PyObject *o, ffk_any *out, ffkpy_temps *temps) {
+  PyObject *err = PyObject_CallOneArg(ffkpy_g.error_to_c, o);
+  if (err == NULL) return -1;
+  ffk_object *h = ffkpy_handle(err);
+  if (h == NULL || h->type_index != FFK_TYPE_ERROR) {
+    Py_DECREF(err);
+    PyErr_SetString(PyExc_TypeError, "ffikit.error._to_c did not return an ffikit.Error");
+    return -1;
+  }
+  /* The exception rides along, so it comes back as the very same object. */
+  Py_INCREF(o);
+  ffk_object *payload = ffk_opaque_new(o, ffkpy_opaque_release);
+  int rc = payload ? ffk_error_set_payload((ffk_error *)h, payload) : -1;
+  ffk_object_release(payload);
+  if (rc != 0) {
+    Py_DECREF(err);
+    return ffkpy_raise_from_ffk_int();
+  }
+  ffk_object_retain(h);
+  Py_DECREF(err);
+  return new_object_to_any(h, out, temps);
+}
+
+int ffkpy_to_any(PyObject *o, ffk_any *out, ffkpy_temps *temps) {
+  *out = ffk_any_none();
+  switch (kind_of(o)) {
+    case K_NONE:
+      return 0;
+    case K_WRAPPER:
+      return handle_to_any(((ffkpy_Object *)o)->obj, out, temps);
+    case K_BOOL: {
+      int b = PyObject_IsTrue(o);
+      if (b < 0) return -1;
+      *out = ffk_any_bool(b);
+      return 0;
+    }
+    case K_INT:
+      return int_to_any(o, out);
+    case K_INDEX: {
+      PyObject *i = PyNumber_Index(o);
+      if (i == NULL) return -1;
+      int rc = int_to_any(i, out);
+      Py_DECREF(i);
+      return rc;
+    }
+    case K_FLOAT:
+    case K_REAL: {
+      double d = PyFloat_AsDouble(o);
+      if (d == -1.0 && PyErr_Occurred()) return -1;
+      *out = ffk_any_float(d);
+      return 0;
+    }
+    case K_DTYPE:
+    case K_DATATYPE: {
+      DLDataType t;
+      int rc = ffkpy_dtype_read(o, &t);
+      if (rc < 0) return -1;
+      if (rc == 0) return str_to_any(o, out, temps);
+      *out = ffk_any_dtype(t);
+      return 0;
+    }
+    case K_DEVICE:
+      *out = ffk_any_device(((ffkpy_Device *)o)->device);
+      return 0;
+    case K_STRING: {
+      ffk_object *h = cached_object(o, 1);
+      if (h != NULL) return handle_to_any(h, out, temps);
+      return str_to_any(o, out, temps);
+    }
+    case K_STR:
+      return str_to_any(o, out, temps);
+    case K_BYTES_OBJ: {
+      ffk_object *h = cached_object(o, 0);
+      if (h != NULL) return handle_to_any(h, out, temps);
+      return bytes_to_any(PyBytes_AS_STRING(o), PyBytes_GET_SIZE(o), out, temps);
+    }
+    case K_BYTES:
+      return bytes_to_any(PyBytes_AS_STRING(o), PyBytes_GET_SIZE(o), out, temps);
+    case K_BYTEARRAY:
+      /* A bytearray may change under a view: always copy. */
+      return bytes_to_any(PyByteArray_AS_STRING(o), PyByteArray_GET_SIZE(o), out, NULL) != 0 ? -1
+             : (temps != NULL && ffk_any_is_object(out))                                  ? temps_keep(temps, out)
+                                                                                            : 0;
+    case K_SHAPE: {
+      ffk_object *h = cached_object(o, 0);
+      if (h != NULL) return handle_to_any(h, out, temps);
+      return seq_to_array(o, out, temps);
+    }
+    case K_SEQ:
+      return seq_to_array(o, out, temps);
+    case K_DICT:
+      return dict_to_map(o, out, temps);
+    case K_CALLABLE: {
+      ffk_function *f = ffkpy_function_from_callable(o);
+      if (f == NULL) return -1;
+      return new_object_to_any((ffk_object *)f, out, temps);
+    }
+    case K_EXCEPTION:
+      return exception_to_any(o, out, temps);
+    case K_OPAQUE: {
+      Py_INCREF(o);
+      return new_object_to_any(ffk_opaque_new(o, ffkpy_opaque_release), out, temps);
+    }
+    default:
+      return -1;
+  }
+}
+
+/* ---- Any -> Python ----------------------------------------------------------------- */
+
+PyObject *ffkpy_str_from_utf8(const char *data, size_t size) {
+  return PyUnicode_DecodeUTF8(data, (Py_ssize_t)size, "surrogateescape");
+}
+
+/* A String/Bytes/Shape instance: the Python value plus the C object it came from. */
+static PyObject *cached_instance(PyObject *cls, PyTypeObject *base, PyObject *value, ffk_object *obj, int use_slot) {
+  if (value == NULL) return NULL;
+  if (cls == NULL) return value; /* the Python modules have not set the class: the plain value */
+  PyObject *args = PyTuple_Pack(1, value);
+  Py_DECREF(value);
+  if (args == NULL) return NULL;
+  PyObject *inst = base->tp_new((PyTypeObject *)cls, args, NULL);
+  Py_DECREF(args);
+  if (inst == NULL) return NULL;
+  ffk_object_retain(obj);
+  PyObject *w = ffkpy_wrap_steal(obj);
+  if (w == NULL) {
+    Py_DECREF(inst);
+    return NULL;
+  }
+  if (use_slot && ffkpy_g.string_slot >= 0) {
+    Py_XSETREF(*(PyObject **)((char *)inst + ffkpy_g.string_slot), w);
+    return inst;
+  }
+  int rc = PyObject_SetAttr(inst, ffkpy_g.str_ffikit_object, w);
+  Py_DECREF(w);
+  if (rc != 0) Py_CLEAR(inst);
+  return inst;
+}
+
+static PyObject *error_to_python(ffk_error *err) {
+  ffk_object *payload = ffk_error_payload_borrow(err);
+  if (payload != NULL && ffk_opaque_release_fn(payload) == ffkpy_opaque_release) {
+    PyObject *exc = ffk_opaque_handle(payload);
+    Py_INCREF(exc);
+    return exc;
+  }
+  ffk_object_retain((ffk_object *)err);
+  PyObject *w = ffkpy_wrap_steal((ffk_object *)err);
+  if (w == NULL) return NULL;
+  PyObject *exc = PyObject_CallFunctionObjArgs(ffkpy_g.error_from_c, w, Py_None, NULL);
+  Py_DECREF(w);
+  return exc;
+}
+
+PyObject *ffkpy_from_any(const ffk_any *v) {
+  switch (v->type_index) {
+    case FFK_TYPE_NONE:
+      Py_RETURN_NONE;
+    case FFK_TYPE_INT:
+      return PyLong_FromLongLong(v->v_int);
+    case FFK_TYPE_BOOL:
+      return PyBool_FromLong(v->v_int != 0);
+    case FFK_TYPE_FLOAT:
+      return PyFloat_FromDouble(v->v_float);
+    case FFK_TYPE_OPAQUE_PTR:
+      if (v->v_ptr == NULL) Py_RETURN_NONE;
+      return PyLong_FromVoidPtr(v->v_ptr);
+    case FFK_TYPE_DATATYPE:
+      return ffkpy_dtype_from_dl(v->v_dtype);
+    case FFK_TYPE_DEVICE:
+      return ffkpy_device_from_dl(v->v_device);
+    case FFK_TYPE_SMALL_STR:
+      return ffkpy_str_from_utf8(v->v_bytes, v->aux);
+    case FFK_TYPE_SMALL_BYTES:
+      return PyBytes_FromStringAndSize(v->v_bytes, v->aux);
+    case FFK_TYPE_RAW_STR:
+      return v->v_ptr ? ffkpy_str_from_utf8(v->v_ptr, strlen(v->v_ptr)) : Py_NewRef(Py_None);
+    case FFK_TYPE_BYTE_ARRAY_PTR: {
+      const ffk_byte_array *b = v->v_ptr;
+      return b ? PyBytes_FromStringAndSize(b->data, (Py_ssize_t)b->size) : Py_NewRef(Py_None);
+    }
+    case FFK_TYPE_DLTENSOR_PTR:
+      return PyLong_FromVoidPtr(v->v_ptr);
+    default:
+      break;
+  }
+  if (!ffk_any_is_object(v) || v->v_obj == NULL)
+    return PyErr_Format(PyExc_TypeError, "cannot convert an ffikit value of type index %d to Python",
+                        (int)v->type_index);
+  ffk_object *obj = v->v_obj;
+  switch (obj->type_index) {
+    case FFK_TYPE_STRING: {
+      const ffk_string *s = (const ffk_string *)obj;
+      return cached_instance(ffkpy_g.string_cls, &PyUnicode_Type, ffkpy_str_from_utf8(s->data, s->size), obj, 1);
+    }
+    case FFK_TYPE_BYTES: {
+      const ffk_bytes *b = (const ffk_bytes *)obj;
+      return cached_instance(ffkpy_g.bytes_cls, &PyBytes_Type, PyBytes_FromStringAndSize(b->data, (Py_ssize_t)b->size),
+                             obj, 0);
+    }
+    case FFK_TYPE_SHAPE: {
+      const ffk_shape *s = (const ffk_shape *)obj;
+      PyObject *t = PyTuple_New((Py_ssize_t)s->size);
+      for (size_t i = 0; t != NULL && i < s->size; ++i) {
+        PyObject *d = PyLong_FromLongLong(s->data[i]);
+        if (d == NULL) Py_CLEAR(t);
+        else PyTuple_SET_ITEM(t, (Py_ssize_t)i, d);
+      }
+      return cached_instance(ffkpy_g.shape_cls, &PyTuple_Type, t, obj, 0);
+    }
+    case FFK_TYPE_ERROR:
+      return error_to_python((ffk_error *)obj);
+    case FFK_TYPE_OPAQUE:
+      if (ffk_opaque_release_fn(obj) == ffkpy_opaque_release) return Py_NewRef((PyObject *)ffk_opaque_handle(obj));
+      break;
+    default:
+      break;
+  }
+  ffk_object_retain(obj);
+  return ffkpy_wrap_steal(obj);
+}
+
+PyObject *ffkpy_from_any_steal(ffk_any *v) {
+  PyObject *r;
+  if (ffk_any_is_object(v) && v->v_obj != NULL && v->v_obj->type_index != FFK_TYPE_STRING &&
+      v->v_obj->type_index != FFK_TYPE_BYTES && v->v_obj->type_index != FFK_TYPE_SHAPE &&
+      v->v_obj->type_index != FFK_TYPE_ERROR && v->v_obj->type_index != FFK_TYPE_OPAQUE) {
+    r = ffkpy_wrap_steal(v->v_obj); /* hand the reference over: no count traffic */
+    *v = ffk_any_none();
+    return r;
+  }
+  r = ffkpy_from_any(v);
+  ffk_any_release(v);
+  return r;
+}
+
+/* ---- Module functions ----------------------------------------------------------------- */
+
+/* convert(value): the ffikit form of a Python value, seen from Python. */
+static PyObject *convert(PyObject *mod, PyObject *o) {
+  (void)mod;
+  ffk_any v;
+  if (ffkpy_to_any(o, &v, NULL) != 0) return NULL;
+  return ffkpy_from_any_steal(&v);
+}
+
+/* _any_type_index(value) -> the type index the value converts to (for tests). */
+static PyObject *any_type_index(PyObject *mod, PyObject *o) {
+  (void)mod;
+  ffk_any v;
+  ffkpy_temps temps;
+  ffkpy_temps_init(&temps);
+  if (ffkpy_to_any(o, &v, &temps) != 0) {
+    ffkpy_temps_release(&temps);
+    return NULL;
+  }
+  long t = v.type_index;
+  ffkpy_temps_release(&temps);
+  return PyLong_FromLong(t);
+}
+
+PyMethodDef ffkpy_convert_methods[] = {
+    {"convert", convert, METH_O,
+     "convert(value) -> the value as ffikit stores it, seen from Python: lists and tuples\n"
+     "become Arrays, dicts Maps, callables Functions, exceptions keep their Error, other\n"
+     "objects pass through an Opaque object unchanged."},
+    {"_any_type_index", any_type_index, METH_O, NULL},
+    {NULL, NULL, 0, NULL},
+};
+
+int ffkpy_convert_init(void) {
+  PyObject *numbers = PyImport_ImportModule("numbers");
+  if (numbers == NULL) return -1;
+  g_integral = PyObject_GetAttrString(numbers, "Integral");
+  g_real = PyObject_GetAttrString(numbers, "Real");
+  Py_DECREF(numbers);
+  return g_integral && g_real ? 0 : -1;
+}

@@ -1,0 +1,173 @@
+/*
+ * ffikit_py.h - what the files of the extension `ffikit._core` share.
+ *
+ * The extension is a thin layer over the C API: every Python object that stands for an
+ * ffikit object (a wrapper) holds one strong reference to it (`ffkpy_Object.obj`, never
+ * NULL once the wrapper is built). Values cross with two conversions:
+ *
+ *   ffkpy_to_any    Python -> ffk_any, by the ordered rules of spec/python-api.md, decided
+ *                   once per exact Python type and cached. In argument mode (a temps
+ *                   list is given) the result may borrow: wrappers lend their handle,
+ *                   strings are views of the Python object's UTF-8, and objects made for
+ *                   the call go into the temps, released when the call returns. In owned
+ *                   mode (temps NULL) the result owns what it holds.
+ *   ffkpy_from_any  ffk_any -> Python (a new reference), by the spec's table.
+ *
+ * Errors: an ffikit error becomes a Python exception through ffkpy_raise_from_ffk (one
+ * table of kinds, kept by ffikit.error.register_error), and a Python exception becomes an
+ * ffikit error through ffkpy_set_ffk_from_py (the exception rides along as the Error's
+ * payload so that it comes back as the same object).
+ *
+ * Every function here runs with the GIL held unless it says otherwise.
+ */
+#ifndef FFIKIT_PY_H
+#define FFIKIT_PY_H
+
+#define PY_SSIZE_T_CLEAN
+#include <Python.h>
+
+#include <ffikit/ffikit.h>
+
+/* ---- Wrappers ------------------------------------------------------------------------ */
+
+typedef struct {
+  PyObject_HEAD
+  ffk_object *obj; /* owned; NULL only while a wrapper is being built */
+  PyObject *weakreflist;
+} ffkpy_Object;
+
+typedef struct {
+  ffkpy_Object base;
+  vectorcallfunc vectorcall;
+  char release_gil; /* release the GIL around the C call (default on) */
+} ffkpy_Function;
+
+typedef struct {
+  PyObject_HEAD
+  DLDataType dtype;
+} ffkpy_DataType;
+
+typedef struct {
+  PyObject_HEAD
+  DLDevice device;
+} ffkpy_Device;
+
+extern PyTypeObject ffkpy_ObjectType;
+extern PyTypeObject ffkpy_FunctionType;
+extern PyTypeObject ffkpy_ErrorType;
+extern PyTypeObject ffkpy_DataTypeType;
+extern PyTypeObject ffkpy_DeviceType;
+
+/* Module state shared by the files (one interpreter: the extension is single-phase). */
+typedef struct {
+  PyObject *dtype_cls;      /* ffikit.dtype (a str subclass made in Python) */
+  PyObject *string_cls;     /* ffikit.String */
+  PyObject *bytes_cls;      /* ffikit.Bytes */
+  PyObject *shape_cls;      /* ffikit.Shape */
+  PyObject *error_to_c;     /* ffikit.error._to_c(exc) -> Error */
+  PyObject *error_from_c;   /* ffikit.error._from_c(error, exc_or_None) -> exception */
+  PyObject *type_cache;     /* dict: exact Python type -> conversion kind (int) */
+  PyObject *dynamic_classes;/* dict: type index (int) -> wrapper class, for every type */
+  PyObject *make_class;     /* ffikit._make_class(type_key, parent_cls) -> new class */
+  PyObject *dtype_cache;    /* dict: packed DLDataType -> dtype instance */
+  Py_ssize_t string_slot;   /* offset of String._ffikit_object, or -1 */
+  Py_ssize_t dtype_slot;    /* offset of dtype._ffikit_dtype, or -1 */
+  PyObject *str_ffikit_object; /* interned "_ffikit_object" */
+  PyObject *str_dlpack;        /* interned "__dlpack__" */
+} ffkpy_state;
+
+extern ffkpy_state ffkpy_g;
+
+/* A new wrapper for `obj` (steals the reference, also on failure) of the class that the
+ * type registry maps its type index to. NULL with a Python exception. */
+PyObject *ffkpy_wrap_steal(ffk_object *obj);
+
+/* The handle of a wrapper (borrowed), or NULL when `o` is not one (no exception set). */
+static inline ffk_object *ffkpy_handle(PyObject *o) {
+  return PyObject_TypeCheck(o, &ffkpy_ObjectType) ? ((ffkpy_Object *)o)->obj : NULL;
+}
+
+/* CPython's pointer hash (rotated so the alignment bits do not collide), never -1. */
+static inline Py_hash_t ffkpy_hash_pointer(const void *p) {
+  size_t y = (size_t)p;
+  y = (y >> 4) | (y << (8 * sizeof(void *) - 4));
+  Py_hash_t h = (Py_hash_t)y;
+  return h == -1 ? -2 : h;
+}
+
+/* tp_traverse of every wrapper type (visits a Python-made subclass). */
+int ffkpy_object_traverse(PyObject *self, visitproc visit, void *arg);
+
+/* The wrapper class for a type index (borrowed), making one for a run-time type. */
+PyObject *ffkpy_class_for(int32_t type_index);
+
+/* ---- Conversions --------------------------------------------------------------------- */
+
+/* Owned values made for one call, released when it returns. Small calls never allocate. */
+typedef struct {
+  ffk_any inline_items[8];
+  ffk_any *items;
+  Py_ssize_t size, capacity;
+  ffk_byte_array byte_views[8]; /* targets of BYTE_ARRAY_PTR argument views */
+  int nbyte_views;
+} ffkpy_temps;
+
+void ffkpy_temps_init(ffkpy_temps *t);
+void ffkpy_temps_release(ffkpy_temps *t);
+
+/* Python -> Any (see the top of this file). 0, or -1 with a Python exception (*out None). */
+int ffkpy_to_any(PyObject *o, ffk_any *out, ffkpy_temps *temps);
+
+/* Any (borrowed) -> Python (new reference), or NULL with a Python exception. */
+PyObject *ffkpy_from_any(const ffk_any *v);
+
+/* Any (stolen: released also on failure) -> Python. */
+PyObject *ffkpy_from_any_steal(ffk_any *v);
+
+/* Forgets the cached conversion kinds (types changed, or a dtype/Device class was set). */
+void ffkpy_convert_reset_cache(void);
+
+/* The Python str of a str value (SmallStr, String, raw string), or NULL with an exception. */
+PyObject *ffkpy_str_from_utf8(const char *data, size_t size);
+
+/* DataType / Device values as Python objects (new references). */
+PyObject *ffkpy_dtype_from_dl(DLDataType t);
+PyObject *ffkpy_device_from_dl(DLDevice d);
+/* Reads a dtype/Device given as ffikit.dtype, DataType, Device, or text. 1 done, 0 not such a value, -1 error. */
+int ffkpy_dtype_read(PyObject *o, DLDataType *out);
+
+/* ---- Errors -------------------------------------------------------------------------- */
+
+/* Raises the pending ffikit error (fetched from the slot) as a Python exception. Returns NULL. */
+PyObject *ffkpy_raise_from_ffk(void);
+/* Same, returning -1. */
+int ffkpy_raise_from_ffk_int(void);
+
+/* Moves the pending Python exception into the ffikit slot. Returns -1. */
+int ffkpy_set_ffk_from_py(void);
+
+/* The Python exception class for an error kind (borrowed; RuntimeError when unknown). */
+PyObject *ffkpy_exception_for_kind(const char *kind);
+
+/* ---- Functions ----------------------------------------------------------------------- */
+
+/* A Function wrapping a Python callable (new reference), or NULL with a Python exception. */
+ffk_function *ffkpy_function_from_callable(PyObject *callable);
+
+/* The release routine of the Opaque objects that hold Python objects. */
+void ffkpy_opaque_release(void *handle);
+
+/* Module-level functions defined in each file, gathered by module.c. */
+extern PyMethodDef ffkpy_function_methods[];
+extern PyMethodDef ffkpy_object_methods[];
+extern PyMethodDef ffkpy_error_methods[];
+extern PyMethodDef ffkpy_convert_methods[];
+extern PyMethodDef ffkpy_testing_methods[];
+extern PyMethodDef ffkpy_value_methods[];
+extern PyMethodDef ffkpy_container_methods[];
+
+int ffkpy_object_types_init(PyObject *module);
+int ffkpy_value_types_init(PyObject *module);
+int ffkpy_function_types_init(PyObject *module);
+
+#endif /* FFIKIT_PY_H */

@@ -1,0 +1,341 @@
+/*
+ * function.c - ffikit.Function: calling C from Python (vectorcall) and Python from C.
+ *
+ * Python -> C: arguments are converted into a stack array in argument mode (no
+ * allocation for up to 8 small values), the GIL is released around ffk_function_call
+ * unless the Function's release_gil is off, and the result is handed to Python without
+ * reference-count traffic.
+ *
+ * C -> Python: a Python callable becomes a Function whose safe-call takes the GIL with
+ * PyGILState_Ensure, so it may be called from any thread, including native threads that
+ * Python never saw. A Python exception becomes the pending ffikit Error (error.c).
+ */
+#include "ffikit_py.h"
+
+#include <pthread.h>
+
+/* ---- Python callables as Functions ----------------------------------------------- */
+
+static int call_python(void *self, const ffk_any *args, int32_t nargs, ffk_any *result) {
+  PyGILState_STATE g = PyGILState_Ensure();
+  PyObject *stack[9];
+  PyObject **argv = nargs <= 8 ? stack : PyMem_Malloc(sizeof(PyObject *) * (size_t)(nargs + 1));
+  int rc = -1;
+  int32_t i = 0;
+  if (argv == NULL) {
+    PyErr_NoMemory();
+    goto done;
+  }
+  for (; i < nargs; ++i)
+    if ((argv[i + 1] = ffkpy_from_any(&args[i])) == NULL) goto done;
+  PyObject *r = PyObject_Vectorcall((PyObject *)self, argv + 1, (size_t)nargs | PY_VECTORCALL_ARGUMENTS_OFFSET, NULL);
+  if (r != NULL) {
+    rc = ffkpy_to_any(r, result, NULL);
+    Py_DECREF(r);
+  }
+done:
+  while (i-- > 0) Py_DECREF(argv[i + 1]);
+  if (argv != stack) PyMem_Free(argv);
+  if (rc != 0) ffkpy_set_ffk_from_py();
+  PyGILState_Release(g);
+  return rc;
+}
+
+static void release_python(void *context) { ffkpy_opaque_release(context); }
+
+ffk_function *ffkpy_function_from_callable(PyObject *callable) {
+  PyObject *name = PyObject_GetAttrString(callable, "__qualname__");
+  if (name == NULL) PyErr_Clear();
+  const char *cname = name && PyUnicode_Check(name) ? PyUnicode_AsUTF8(name) : NULL;
+  if (cname == NULL) PyErr_Clear();
+  Py_INCREF(callable);
+  ffk_function *f = ffk_function_new(cname, call_python, callable, release_python);
+  Py_XDECREF(name);
+  if (f == NULL) ffkpy_raise_from_ffk();
+  return f;
+}
+
+/* ---- Calling ---------------------------------------------------------------------- */
+
+PyObject *ffkpy_function_vectorcall(PyObject *self, PyObject *const *args, size_t nargsf, PyObject *kwnames) {
+  if (kwnames != NULL && PyTuple_GET_SIZE(kwnames) > 0)
+    return PyErr_Format(PyExc_TypeError, "`%s` takes positional arguments only",
+                        ffk_function_name((ffk_function *)((ffkpy_Object *)self)->obj));
+  Py_ssize_t n = PyVectorcall_NARGS(nargsf);
+  if (n > INT32_MAX) return PyErr_Format(PyExc_ValueError, "too many arguments: %zd", n);
+  ffk_any stack[8];
+  ffk_any *argv = n <= 8 ? stack : PyMem_Malloc(sizeof(ffk_any) * (size_t)n);
+  if (argv == NULL) return PyErr_NoMemory();
+  ffkpy_temps temps;
+  ffkpy_temps_init(&temps);
+  PyObject *r = NULL;
+  for (Py_ssize_t i = 0; i < n; ++i)
+    if (ffkpy_to_any(args[i], &argv[i], &temps) != 0) goto done;
+  ffk_function *f = (ffk_function *)((ffkpy_Object *)self)->obj;
+  ffk_any result;
+  int rc;
+  if (((ffkpy_Function *)self)->release_gil) {
+    PyThreadState *ts = PyEval_SaveThread();
+    rc = ffk_function_call(f, argv, (int32_t)n, &result);
+    PyEval_RestoreThread(ts);
+  } else {
+    rc = ffk_function_call(f, argv, (int32_t)n, &result);
+  }
+  r = rc == 0 ? ffkpy_from_any_steal(&result) : ffkpy_raise_from_ffk();
+done:
+  ffkpy_temps_release(&temps);
+  if (argv != stack) PyMem_Free(argv);
+  return r;
+}
+
+static PyObject *function_get_release_gil(PyObject *self, void *c) {
+  (void)c;
+  return PyBool_FromLong(((ffkpy_Function *)self)->release_gil);
+}
+
+static int function_set_release_gil(PyObject *self, PyObject *v, void *c) {
+  (void)c;
+  if (v == NULL) {
+    PyErr_SetString(PyExc_AttributeError, "cannot delete release_gil");
+    return -1;
+  }
+  int b = PyObject_IsTrue(v);
+  if (b < 0) return -1;
+  ((ffkpy_Function *)self)->release_gil = (char)b;
+  return 0;
+}
+
+static PyObject *function_name(PyObject *self, void *c) {
+  (void)c;
+  return PyUnicode_FromString(ffk_function_name((ffk_function *)((ffkpy_Object *)self)->obj));
+}
+
+static PyObject *function_signature(PyObject *self, void *c) {
+  (void)c;
+  const char *sig = ffk_function_signature((ffk_function *)((ffkpy_Object *)self)->obj);
+  if (sig == NULL) Py_RETURN_NONE;
+  return PyUnicode_FromString(sig);
+}
+
+/* __from_extern_c__(address, *, keep_alive_object=None): a Function over a C safe-call. */
+typedef struct {
+  ffk_safe_call fn;
+  PyObject *keep_alive;
+} extern_fn;
+
+static int call_extern(void *self, const ffk_any *args, int32_t nargs, ffk_any *result) {
+  return ((extern_fn *)self)->fn(NULL, args, nargs, result);
+}
+
+static void release_extern(void *context) {
+  extern_fn *e = context;
+  if (e->keep_alive != NULL) ffkpy_opaque_release(e->keep_alive);
+  PyMem_RawFree(e);
+}
+
+static PyObject *function_from_extern_c(PyObject *cls, PyObject *args, PyObject *kwds) {
+  (void)cls;
+  static char *kwlist[] = {"c_symbol", "keep_alive_object", NULL};
+  PyObject *addr, *keep = Py_None;
+  if (!PyArg_ParseTupleAndKeywords(args, kwds, "O|$O:__from_extern_c__", kwlist, &addr, &keep)) return NULL;
+  void *p = PyLong_AsVoidPtr(addr);
+  if (p == NULL) {
+    if (!PyErr_Occurred()) PyErr_SetString(PyExc_ValueError, "__from_extern_c__: the address is NULL");
+    return NULL;
+  }
+  extern_fn *e = PyMem_RawMalloc(sizeof *e);
+  if (e == NULL) return PyErr_NoMemory();
+  memcpy(&e->fn, &p, sizeof p);
+  e->keep_alive = keep == Py_None ? NULL : Py_NewRef(keep);
+  ffk_function *f = ffk_function_new(NULL, call_extern, e, release_extern);
+  if (f == NULL) return ffkpy_raise_from_ffk();
+  return ffkpy_wrap_steal((ffk_object *)f);
+}
+
+static PyObject *function_repr(PyObject *self) {
+  const ffk_function *f = (const ffk_function *)((ffkpy_Object *)self)->obj;
+  const char *sig = ffk_function_signature(f);
+  return PyUnicode_FromFormat("<ffikit.Function %s>", sig ? sig : ffk_function_name(f));
+}
+
+static PyMethodDef function_methods[] = {
+    {"__from_extern_c__", (PyCFunction)(void (*)(void))function_from_extern_c,
+     METH_VARARGS | METH_KEYWORDS | METH_STATIC,
+     "__from_extern_c__(c_symbol: int, *, keep_alive_object=None) -> Function\n\n"
+     "Wraps the address of a C function with the ffk_safe_call signature."},
+    {NULL, NULL, 0, NULL},
+};
+
+static PyGetSetDef function_getset[] = {
+    {"release_gil", function_get_release_gil, function_set_release_gil,
+     "Whether calls release the GIL around the C call (default True).", NULL},
+    {"name", function_name, NULL, "The Function's name (\"<anonymous>\" when it has none).", NULL},
+    {"signature", function_signature, NULL, "The typed signature text, or None for an untyped Function.", NULL},
+    {NULL, NULL, NULL, NULL, NULL},
+};
+
+PyTypeObject ffkpy_FunctionType = {
+    PyVarObject_HEAD_INIT(NULL, 0).tp_name = "ffikit.Function",
+    .tp_doc = "An ffikit Function: a callable that C, Python and Rust can all call.\n\n"
+              "Calling it converts the positional arguments (lists to Arrays, dicts to Maps,\n"
+              "callables to Functions ...), releases the GIL around the C call unless\n"
+              "release_gil is False, and converts the result back. Errors raised anywhere\n"
+              "along the call come back as the mapped Python exception.",
+    .tp_basicsize = sizeof(ffkpy_Function),
+    .tp_flags = Py_TPFLAGS_DEFAULT | Py_TPFLAGS_BASETYPE | Py_TPFLAGS_HAVE_GC | Py_TPFLAGS_HAVE_VECTORCALL,
+    .tp_vectorcall_offset = offsetof(ffkpy_Function, vectorcall),
+    .tp_traverse = ffkpy_object_traverse,
+    .tp_call = PyVectorcall_Call,
+    .tp_repr = function_repr,
+    .tp_methods = function_methods,
+    .tp_getset = function_getset,
+};
+
+/* ---- The registry ------------------------------------------------------------------ */
+
+static PyObject *to_function(PyObject *f) {
+  if (PyObject_TypeCheck(f, &ffkpy_FunctionType)) return Py_NewRef(f);
+  if (!PyCallable_Check(f))
+    return PyErr_Format(PyExc_TypeError, "expected a callable or an ffikit.Function, got %.200s", Py_TYPE(f)->tp_name);
+  ffk_function *fn = ffkpy_function_from_callable(f);
+  return fn ? ffkpy_wrap_steal((ffk_object *)fn) : NULL;
+}
+
+/* _register_global_func(name, f, override) -> Function */
+static PyObject *register_global(PyObject *mod, PyObject *args) {
+  (void)mod;
+  const char *name;
+  PyObject *f;
+  int override = 0;
+  if (!PyArg_ParseTuple(args, "sO|p:_register_global_func", &name, &f, &override)) return NULL;
+  if (!override) {
+    ffk_function *existing = NULL;
+    int found = ffk_function_get_global(name, &existing);
+    if (found < 0) return ffkpy_raise_from_ffk();
+    if (found) {
+      ffk_object_release((ffk_object *)existing);
+      return PyErr_Format(PyExc_RuntimeError, "Global Function `%s` is already registered", name);
+    }
+  }
+  PyObject *w = to_function(f);
+  if (w == NULL) return NULL;
+  if (ffk_function_register(name, (ffk_function *)((ffkpy_Object *)w)->obj, override != 0) != 0) {
+    Py_DECREF(w);
+    if (ffk_error_matches(FFK_ERR_VALUE) && strstr(ffk_error_message(ffk_error_peek_borrow()), "already registered")) {
+      ffk_error_clear();
+      return PyErr_Format(PyExc_RuntimeError, "Global Function `%s` is already registered", name);
+    }
+    return ffkpy_raise_from_ffk();
+  }
+  return w;
+}
+
+/* _get_global_func(name, allow_missing) -> Function or None */
+static PyObject *get_global(PyObject *mod, PyObject *args) {
+  (void)mod;
+  const char *name;
+  int allow_missing = 0;
+  if (!PyArg_ParseTuple(args, "s|p:get_global_func", &name, &allow_missing)) return NULL;
+  ffk_function *f = NULL;
+  int found = ffk_function_get_global(name, &f);
+  if (found < 0) return ffkpy_raise_from_ffk();
+  if (!found) {
+    if (allow_missing) Py_RETURN_NONE;
+    return PyErr_Format(PyExc_ValueError, "Cannot find global function %s", name);
+  }
+  return ffkpy_wrap_steal((ffk_object *)f);
+}
+
+static PyObject *remove_global(PyObject *mod, PyObject *arg) {
+  (void)mod;
+  const char *name = PyUnicode_AsUTF8(arg);
+  if (name == NULL) return NULL;
+  int rc = ffk_function_remove_global(name);
+  if (rc < 0) return ffkpy_raise_from_ffk();
+  return PyBool_FromLong(rc);
+}
+
+static int collect_name(const char *name, ffk_function *f, void *ctx) {
+  (void)f;
+  PyObject *s = PyUnicode_FromString(name);
+  if (s == NULL || PyList_Append((PyObject *)ctx, s) != 0) {
+    Py_XDECREF(s);
+    return 1;
+  }
+  Py_DECREF(s);
+  return 0;
+}
+
+static PyObject *list_global_names(PyObject *mod, PyObject *unused) {
+  (void)mod, (void)unused;
+  PyObject *names = PyList_New(0);
+  if (names == NULL) return NULL;
+  int rc = ffk_function_for_each_global(collect_name, names);
+  if (rc == 1) {
+    Py_DECREF(names);
+    return NULL;
+  }
+  if (rc != 0) {
+    Py_DECREF(names);
+    return ffkpy_raise_from_ffk();
+  }
+  return names;
+}
+
+/* ---- Modules ------------------------------------------------------------------------ */
+
+static PyObject *module_load(PyObject *mod, PyObject *arg) {
+  (void)mod;
+  PyObject *path = NULL;
+  if (!PyUnicode_FSConverter(arg, &path)) return NULL;
+  ffk_module *m;
+  Py_BEGIN_ALLOW_THREADS;
+  m = ffk_module_load(PyBytes_AS_STRING(path));
+  Py_END_ALLOW_THREADS;
+  Py_DECREF(path);
+  if (m == NULL) return ffkpy_raise_from_ffk();
+  return ffkpy_wrap_steal((ffk_object *)m);
+}
+
+static PyObject *module_get_function(PyObject *mod, PyObject *args) {
+  (void)mod;
+  PyObject *m;
+  const char *name;
+  if (!PyArg_ParseTuple(args, "O!s:_module_get_function", &ffkpy_ObjectType, &m, &name)) return NULL;
+  ffk_object *h = ((ffkpy_Object *)m)->obj;
+  if (h->type_index != FFK_TYPE_MODULE) return PyErr_Format(PyExc_TypeError, "expected an ffikit.Module");
+  ffk_function *f = ffk_module_get_function((ffk_module *)h, name);
+  if (f == NULL) return ffkpy_raise_from_ffk();
+  return ffkpy_wrap_steal((ffk_object *)f);
+}
+
+static PyObject *module_path(PyObject *mod, PyObject *m) {
+  (void)mod;
+  ffk_object *h = ffkpy_handle(m);
+  if (h == NULL || h->type_index != FFK_TYPE_MODULE) return PyErr_Format(PyExc_TypeError, "expected an ffikit.Module");
+  return PyUnicode_DecodeFSDefault(ffk_module_path((ffk_module *)h));
+}
+
+PyMethodDef ffkpy_function_methods[] = {
+    {"_register_global_func", register_global, METH_VARARGS, NULL},
+    {"_get_global_func", get_global, METH_VARARGS, NULL},
+    {"remove_global_func", remove_global, METH_O,
+     "remove_global_func(name) -> bool: removes a global Function; whether it was registered."},
+    {"list_global_func_names", list_global_names, METH_NOARGS,
+     "list_global_func_names() -> list[str]: the names of every global Function, sorted."},
+    {"_module_load", module_load, METH_O, NULL},
+    {"_module_get_function", module_get_function, METH_VARARGS, NULL},
+    {"_module_path", module_path, METH_O, NULL},
+    {NULL, NULL, 0, NULL},
+};
+
+int ffkpy_function_types_init(PyObject *module) {
+  ffkpy_FunctionType.tp_base = &ffkpy_ObjectType;
+  if (PyType_Ready(&ffkpy_FunctionType) < 0) return -1;
+  if (PyModule_AddObjectRef(module, "Function", (PyObject *)&ffkpy_FunctionType) < 0) return -1;
+  PyObject *k = PyLong_FromLong(FFK_TYPE_FUNCTION);
+  if (k == NULL) return -1;
+  int rc = PyDict_SetItem(ffkpy_g.dynamic_classes, k, (PyObject *)&ffkpy_FunctionType);
+  Py_DECREF(k);
+  return rc;
+}

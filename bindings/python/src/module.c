@@ -1,0 +1,49 @@
+/*
+ * module.c - the extension module ffikit._core: its types and functions.
+ *
+ * The extension carries the C library inside it (linked statically) together with the
+ * testing.* Functions, so `pip install` gives a self-contained package. The Python
+ * modules of the package finish the set-up through _set_hooks and _register_class.
+ */
+#include "ffikit_py.h"
+
+int ffkpy_convert_init(void);
+
+static PyObject *abi_version(PyObject *mod, PyObject *unused) {
+  (void)mod, (void)unused;
+  uint32_t v = ffk_abi_version();
+  return Py_BuildValue("(II)", (unsigned)(v >> 16), (unsigned)(v & 0xffff));
+}
+
+static PyMethodDef core_methods[] = {
+    {"_abi_version", abi_version, METH_NOARGS, "The (major, minor) ffikit ABI of the C library inside."},
+    {NULL, NULL, 0, NULL},
+};
+
+static struct PyModuleDef core_module = {
+    PyModuleDef_HEAD_INIT,
+    .m_name = "ffikit._core",
+    .m_doc = "The C core of the ffikit package: wrappers, conversions, Functions and errors.",
+    .m_size = -1,
+    .m_methods = core_methods,
+};
+
+static int add_methods(PyObject *m, PyMethodDef *defs) {
+  return PyModule_AddFunctions(m, defs);
+}
+
+PyMODINIT_FUNC PyInit__core(void) {
+  PyObject *m = PyModule_Create(&core_module);
+  if (m == NULL) return NULL;
+  if (ffkpy_object_types_init(m) < 0 || ffkpy_value_types_init(m) < 0 || ffkpy_function_types_init(m) < 0 ||
+      ffkpy_convert_init() < 0 || add_methods(m, ffkpy_object_methods) < 0 ||
+      add_methods(m, ffkpy_function_methods) < 0 || add_methods(m, ffkpy_error_methods) < 0 ||
+      add_methods(m, ffkpy_convert_methods) < 0 || add_methods(m, ffkpy_value_methods) < 0 ||
+      add_methods(m, ffkpy_testing_methods) < 0 || add_methods(m, ffkpy_container_methods) < 0 ||
+      PyModule_AddStringConstant(m, "__version__", ffk_version()) < 0 ||
+      PyModule_AddIntConstant(m, "HOOKS_AVAILABLE", ffk_debug_hooks_available()) < 0) {
+    Py_DECREF(m);
+    return NULL;
+  }
+  return m;
+}

@@ -1,0 +1,535 @@
+/*
+ * object.c - ffikit.Object (the base of every wrapper), ffikit.Error, the class table
+ * that maps ffikit type indices to wrapper classes, and the Opaque objects that carry
+ * Python objects through C.
+ *
+ * A wrapper's class is looked up by its object's type index: classes registered by the
+ * Python modules for the static types (Array, Map, ...), and for a type registered at
+ * run time an auto-made subclass named after its type key, cached. A wrapper holds one
+ * strong reference and releases it in tp_dealloc; identity (same_as, ==, hash) is the
+ * handle's address unless a subclass decides otherwise.
+ */
+#include "ffikit_py.h"
+
+#include <structmember.h>
+
+ffkpy_state ffkpy_g;
+
+/* ---- Opaque objects holding Python objects ------------------------------------------ */
+
+void ffkpy_opaque_release(void *handle) {
+  /* The last reference may be dropped on any thread, with or without the GIL. */
+  if (!Py_IsInitialized()) return; /* at exit: the interpreter has gone; leak quietly */
+  PyGILState_STATE g = PyGILState_Ensure();
+  Py_DECREF((PyObject *)handle);
+  PyGILState_Release(g);
+}
+
+/* ---- The class table ----------------------------------------------------------------- */
+
+PyObject *ffkpy_class_for(int32_t type_index) {
+  PyObject *key = PyLong_FromLong(type_index);
+  if (key == NULL) return NULL;
+  PyObject *cls = PyDict_GetItemWithError(ffkpy_g.dynamic_classes, key);
+  if (cls != NULL || PyErr_Occurred()) {
+    Py_DECREF(key);
+    return cls;
+  }
+  /* Not yet known: the nearest registered ancestor's class, or a new subclass of it. */
+  int32_t parent = ffk_type_parent(type_index);
+  PyObject *parent_cls = parent >= 0 ? ffkpy_class_for(parent) : (PyObject *)&ffkpy_ObjectType;
+  if (parent_cls == NULL) {
+    Py_DECREF(key);
+    return NULL;
+  }
+  const char *type_key = ffk_type_key(type_index);
+  if (type_index < FFK_TYPE_STATIC_END || type_key == NULL || ffkpy_g.make_class == NULL) {
+    cls = parent_cls; /* a static type without a class of its own: its parent's */
+    Py_INCREF(cls);
+  } else {
+    cls = PyObject_CallFunction(ffkpy_g.make_class, "sO", type_key, parent_cls);
+    if (cls == NULL) {
+      Py_DECREF(key);
+      return NULL;
+    }
+  }
+  int rc = PyDict_SetItem(ffkpy_g.dynamic_classes, key, cls);
+  Py_DECREF(key);
+  Py_DECREF(cls); /* the table keeps it */
+  return rc == 0 ? cls : NULL;
+}
+
+PyObject *ffkpy_wrap_steal(ffk_object *obj) {
+  PyObject *cls = ffkpy_class_for(obj->type_index);
+  if (cls == NULL) {
+    ffk_object_release(obj);
+    return NULL;
+  }
+  PyTypeObject *tp = (PyTypeObject *)cls;
+  ffkpy_Object *self = (ffkpy_Object *)tp->tp_alloc(tp, 0);
+  if (self == NULL) {
+    ffk_object_release(obj);
+    return NULL;
+  }
+  self->obj = obj;
+  if (tp == &ffkpy_FunctionType || PyType_IsSubtype(tp, &ffkpy_FunctionType)) {
+    extern PyObject *ffkpy_function_vectorcall(PyObject *, PyObject *const *, size_t, PyObject *);
+    ((ffkpy_Function *)self)->vectorcall = ffkpy_function_vectorcall;
+    ((ffkpy_Function *)self)->release_gil = 1;
+  }
+  return (PyObject *)self;
+}
+
+/* _register_class(type_index, cls): cls wraps objects of that type (and untaken subtypes). */
+static PyObject *register_class(PyObject *mod, PyObject *args) {
+  (void)mod;
+  int type_index;
+  PyObject *cls;
+  if (!PyArg_ParseTuple(args, "iO!:_register_class", &type_index, &PyType_Type, &cls)) return NULL;
+  if (!PyType_IsSubtype((PyTypeObject *)cls, &ffkpy_ObjectType))
+    return PyErr_Format(PyExc_TypeError, "_register_class: %R is not a subclass of ffikit.Object", cls);
+  PyObject *key = PyLong_FromLong(type_index);
+  if (key == NULL || PyDict_SetItem(ffkpy_g.dynamic_classes, key, cls) != 0) {
+    Py_XDECREF(key);
+    return NULL;
+  }
+  Py_DECREF(key);
+  Py_RETURN_NONE;
+}
+
+/* ---- ffikit.Object -------------------------------------------------------------------- */
+
+static void object_dealloc(PyObject *self) {
+  ffkpy_Object *o = (ffkpy_Object *)self;
+  PyObject_GC_UnTrack(self);
+  if (o->weakreflist != NULL) PyObject_ClearWeakRefs(self);
+  ffk_object *obj = o->obj;
+  o->obj = NULL;
+  /* Releasing may run deleters (a Python callable's, an Opaque's) that take the GIL: we hold it. */
+  ffk_object_release(obj);
+  Py_TYPE(self)->tp_free(self);
+}
+
+int ffkpy_object_traverse(PyObject *self, visitproc visit, void *arg) {
+  if (Py_TYPE(self)->tp_flags & Py_TPFLAGS_HEAPTYPE) Py_VISIT(Py_TYPE(self)); /* subclasses made in Python */
+  return 0;
+}
+
+static PyObject *object_new(PyTypeObject *type, PyObject *args, PyObject *kwds) {
+  (void)args, (void)kwds;
+  return PyErr_Format(PyExc_TypeError, "cannot create '%s' instances directly", type->tp_name);
+}
+
+static PyObject *object_repr(PyObject *self) {
+  ffk_any v = ffk_any_object(((ffkpy_Object *)self)->obj); /* a new reference for the repr */
+  ffk_string *r = ffk_any_repr(&v);
+  ffk_any_release(&v);
+  if (r == NULL) return ffkpy_raise_from_ffk();
+  PyObject *s = PyUnicode_DecodeUTF8(ffk_string_data(r), (Py_ssize_t)ffk_string_size(r), "replace");
+  ffk_object_release(&r->header);
+  return s;
+}
+
+static Py_hash_t object_hash(PyObject *self) { return ffkpy_hash_pointer(((ffkpy_Object *)self)->obj); }
+
+static PyObject *object_richcompare(PyObject *self, PyObject *other, int op) {
+  if ((op != Py_EQ && op != Py_NE) || !PyObject_TypeCheck(other, &ffkpy_ObjectType)) Py_RETURN_NOTIMPLEMENTED;
+  int same = ((ffkpy_Object *)self)->obj == ((ffkpy_Object *)other)->obj;
+  return PyBool_FromLong(op == Py_EQ ? same : !same);
+}
+
+/* same_as(other): the same C object (a String/Bytes/Shape passes through its cached object). */
+static PyObject *object_same_as(PyObject *self, PyObject *other) {
+  ffk_object *h = ffkpy_handle(other);
+  if (h == NULL && !PyObject_TypeCheck(other, &ffkpy_ObjectType)) {
+    PyObject *cached = PyObject_GetAttr(other, ffkpy_g.str_ffikit_object);
+    if (cached == NULL) {
+      PyErr_Clear();
+      Py_RETURN_FALSE;
+    }
+    h = ffkpy_handle(cached);
+    Py_DECREF(cached);
+  }
+  return PyBool_FromLong(h != NULL && h == ((ffkpy_Object *)self)->obj);
+}
+
+static PyObject *object_chandle(PyObject *self, PyObject *unused) {
+  (void)unused;
+  return PyLong_FromVoidPtr(((ffkpy_Object *)self)->obj);
+}
+
+static PyObject *object_type_index(PyObject *self, void *closure) {
+  (void)closure;
+  return PyLong_FromLong(((ffkpy_Object *)self)->obj->type_index);
+}
+
+static PyObject *object_type_key(PyObject *self, void *closure) {
+  (void)closure;
+  const char *key = ffk_type_key(((ffkpy_Object *)self)->obj->type_index);
+  return PyUnicode_FromString(key ? key : "<unknown>");
+}
+
+static PyObject *object_use_count(PyObject *self, PyObject *unused) {
+  (void)unused;
+  return PyLong_FromUnsignedLong(ffk_object_use_count(((ffkpy_Object *)self)->obj));
+}
+
+static PyMethodDef object_methods[] = {
+    {"same_as", object_same_as, METH_O, "same_as(other) -> bool: whether both stand for the same C object."},
+    {"__chandle__", object_chandle, METH_NOARGS, "The address of the C object, as an int."},
+    {"_use_count", object_use_count, METH_NOARGS, "The C object's strong reference count (a snapshot)."},
+    {NULL, NULL, 0, NULL},
+};
+
+static PyGetSetDef object_getset[] = {
+    {"type_index", object_type_index, NULL, "The ffikit type index of the C object.", NULL},
+    {"type_key", object_type_key, NULL, "The ffikit type key (\"ffikit.Array\", \"mylib.Point\").", NULL},
+    {NULL, NULL, NULL, NULL, NULL},
+};
+
+PyTypeObject ffkpy_ObjectType = {
+    PyVarObject_HEAD_INIT(NULL, 0).tp_name = "ffikit.Object",
+    .tp_doc = "The base class of every ffikit object: a handle holding one reference to a C object.\n\n"
+              "Equality and hashing are by identity of the C object unless a subclass says otherwise.",
+    .tp_basicsize = sizeof(ffkpy_Object),
+    .tp_flags = Py_TPFLAGS_DEFAULT | Py_TPFLAGS_BASETYPE | Py_TPFLAGS_HAVE_GC,
+    .tp_new = object_new,
+    .tp_dealloc = object_dealloc,
+    .tp_traverse = ffkpy_object_traverse,
+    .tp_repr = object_repr,
+    .tp_hash = object_hash,
+    .tp_richcompare = object_richcompare,
+    .tp_weaklistoffset = offsetof(ffkpy_Object, weakreflist),
+    .tp_methods = object_methods,
+    .tp_getset = object_getset,
+};
+
+/* ---- ffikit.Error ---------------------------------------------------------------------- */
+
+static ffk_error *error_of(PyObject *self) { return (ffk_error *)((ffkpy_Object *)self)->obj; }
+
+/*
+ * An exception passed as a value keeps its Error (`__ffikit_error__`) and the Error keeps
+ * the exception as its payload: a cycle through C. The collector can see it when this
+ * wrapper is the only holder of the Error and the Error the only holder of the payload.
+ */
+static PyObject *sole_payload(PyObject *self) {
+  ffk_error *err = error_of(self);
+  if (err == NULL || ffk_object_use_count((ffk_object *)err) != 1) return NULL;
+  ffk_object *payload = ffk_error_payload_borrow(err);
+  if (payload == NULL || ffk_opaque_release_fn(payload) != ffkpy_opaque_release || ffk_object_use_count(payload) != 1)
+    return NULL;
+  return ffk_opaque_handle(payload);
+}
+
+static int error_traverse(PyObject *self, visitproc visit, void *arg) {
+  PyObject *payload = sole_payload(self);
+  Py_VISIT(payload);
+  return ffkpy_object_traverse(self, visit, arg);
+}
+
+static int error_clear(PyObject *self) {
+  if (sole_payload(self) != NULL) ffk_error_set_payload(error_of(self), NULL);
+  return 0;
+}
+
+static PyObject *error_new(PyTypeObject *type, PyObject *args, PyObject *kwds) {
+  static char *kwlist[] = {"kind", "message", "backtrace", NULL};
+  const char *kind, *message, *backtrace = "";
+  if (!PyArg_ParseTupleAndKeywords(args, kwds, "ss|s:Error", kwlist, &kind, &message, &backtrace)) return NULL;
+  ffk_error *err = ffk_error_new(kind, message);
+  if (err == NULL) return ffkpy_raise_from_ffk();
+  if (backtrace[0] != '\0' && ffk_error_append_frame(err, backtrace) != 0) {
+    ffk_object_release((ffk_object *)err);
+    return ffkpy_raise_from_ffk();
+  }
+  ffkpy_Object *self = (ffkpy_Object *)type->tp_alloc(type, 0);
+  if (self == NULL) {
+    ffk_object_release((ffk_object *)err);
+    return NULL;
+  }
+  self->obj = (ffk_object *)err;
+  return (PyObject *)self;
+}
+
+static PyObject *error_kind(PyObject *self, void *c) {
+  (void)c;
+  return PyUnicode_FromString(ffk_error_kind(error_of(self)));
+}
+static PyObject *error_message(PyObject *self, void *c) {
+  (void)c;
+  return PyUnicode_DecodeUTF8(ffk_error_message(error_of(self)), (Py_ssize_t)strlen(ffk_error_message(error_of(self))),
+                              "replace");
+}
+static PyObject *error_backtrace(PyObject *self, void *c) {
+  (void)c;
+  const char *bt = ffk_error_backtrace(error_of(self));
+  return PyUnicode_DecodeUTF8(bt, (Py_ssize_t)strlen(bt), "replace");
+}
+
+/* _append_frames(text): adds backtrace lines (as an error crosses into C from Python). */
+static PyObject *error_append_frames(PyObject *self, PyObject *arg) {
+  const char *text = PyUnicode_AsUTF8(arg);
+  if (text == NULL) return NULL;
+  if (text[0] != '\0' && ffk_error_append_frame(error_of(self), text) != 0) return ffkpy_raise_from_ffk();
+  Py_RETURN_NONE;
+}
+
+static PyObject *error_reduce(PyObject *self, PyObject *unused) {
+  (void)unused;
+  PyObject *kind = error_kind(self, NULL), *msg = error_message(self, NULL), *bt = error_backtrace(self, NULL);
+  PyObject *r = (kind && msg && bt) ? Py_BuildValue("O(OOO)", (PyObject *)Py_TYPE(self), kind, msg, bt) : NULL;
+  Py_XDECREF(kind);
+  Py_XDECREF(msg);
+  Py_XDECREF(bt);
+  return r;
+}
+
+static PyObject *error_deepcopy(PyObject *self, PyObject *memo) {
+  (void)memo; /* immutable as far as Python can see: share it */
+  Py_INCREF(self);
+  return self;
+}
+
+static PyObject *error_py_error(PyObject *self, PyObject *unused) {
+  (void)unused;
+  return PyObject_CallFunctionObjArgs(ffkpy_g.error_from_c, self, Py_None, NULL);
+}
+
+static PyMethodDef error_methods[] = {
+    {"_append_frames", error_append_frames, METH_O, NULL},
+    {"__reduce__", error_reduce, METH_NOARGS, NULL},
+    {"__copy__", (PyCFunction)error_deepcopy, METH_NOARGS, NULL},
+    {"__deepcopy__", error_deepcopy, METH_O, NULL},
+    {"py_error", error_py_error, METH_NOARGS, "py_error() -> BaseException: the Python exception for this error."},
+    {NULL, NULL, 0, NULL},
+};
+
+static PyGetSetDef error_getset[] = {
+    {"kind", error_kind, NULL, "The error kind (\"ValueError\", or a library's own name).", NULL},
+    {"message", error_message, NULL, "The error message.", NULL},
+    {"backtrace", error_backtrace, NULL, "The backtrace text, innermost frame first.", NULL},
+    {NULL, NULL, NULL, NULL, NULL},
+};
+
+PyTypeObject ffkpy_ErrorType = {
+    PyVarObject_HEAD_INIT(NULL, 0).tp_name = "ffikit.Error",
+    .tp_doc = "Error(kind, message, backtrace='')\n\n"
+              "An ffikit error object: what crosses C, Python and Rust when a call fails. A raised\n"
+              "exception carries it as `__ffikit_error__` (and `__tvm_ffi_error__`).",
+    .tp_basicsize = sizeof(ffkpy_Object),
+    .tp_flags = Py_TPFLAGS_DEFAULT | Py_TPFLAGS_BASETYPE | Py_TPFLAGS_HAVE_GC,
+    .tp_new = error_new,
+    .tp_traverse = error_traverse,
+    .tp_clear = error_clear,
+    .tp_methods = error_methods,
+    .tp_getset = error_getset,
+};
+
+/* ---- Module functions ------------------------------------------------------------------ */
+
+static int slot_offset(PyObject *cls, const char *name, Py_ssize_t *out) {
+  *out = -1;
+  PyObject *descr = PyObject_GetAttrString(cls, name);
+  if (descr == NULL) return -1;
+  if (Py_IS_TYPE(descr, &PyMemberDescr_Type) && ((PyMemberDescrObject *)descr)->d_member->type == T_OBJECT_EX)
+    *out = ((PyMemberDescrObject *)descr)->d_member->offset;
+  Py_DECREF(descr);
+  return 0;
+}
+
+/* _set_hooks(**classes and callables made by the Python modules). */
+static PyObject *set_hooks(PyObject *mod, PyObject *args, PyObject *kwds) {
+  (void)mod;
+  static char *kwlist[] = {"dtype", "string", "bytes", "shape", "error_to_c", "error_from_c", "make_class", NULL};
+  PyObject *v[7] = {NULL};
+  if (!PyArg_ParseTupleAndKeywords(args, kwds, "|OOOOOOO:_set_hooks", kwlist, &v[0], &v[1], &v[2], &v[3], &v[4],
+                                   &v[5], &v[6]))
+    return NULL;
+  PyObject **slots[7] = {&ffkpy_g.dtype_cls,  &ffkpy_g.string_cls,   &ffkpy_g.bytes_cls, &ffkpy_g.shape_cls,
+                         &ffkpy_g.error_to_c, &ffkpy_g.error_from_c, &ffkpy_g.make_class};
+  for (int i = 0; i < 7; ++i) {
+    if (v[i] == NULL) continue;
+    Py_INCREF(v[i]);
+    Py_XSETREF(*slots[i], v[i]);
+  }
+  /* The offsets of String._ffikit_object and dtype._ffikit_dtype, read directly by conversion. */
+  if (v[1] != NULL && slot_offset(v[1], "_ffikit_object", &ffkpy_g.string_slot) != 0) return NULL;
+  if (v[0] != NULL && slot_offset(v[0], "_ffikit_dtype", &ffkpy_g.dtype_slot) != 0) return NULL;
+  ffkpy_convert_reset_cache();
+  Py_RETURN_NONE;
+}
+
+/* _wrap_string(cls, value: str|bytes) -> the C String/Bytes object for a new String/Bytes. */
+static PyObject *make_string_object(PyObject *mod, PyObject *arg) {
+  (void)mod;
+  ffk_any v;
+  if (PyUnicode_Check(arg)) {
+    Py_ssize_t n;
+    const char *data = PyUnicode_AsUTF8AndSize(arg, &n);
+    if (data == NULL) return NULL;
+    ffk_string *s = ffk_string_new(data, (size_t)n);
+    if (s == NULL) return ffkpy_raise_from_ffk();
+    v = ffk_any_object_steal(&s->header);
+  } else {
+    Py_buffer view;
+    if (PyObject_GetBuffer(arg, &view, PyBUF_SIMPLE) != 0) return NULL;
+    ffk_bytes *b = ffk_bytes_new(view.buf, (size_t)view.len);
+    PyBuffer_Release(&view);
+    if (b == NULL) return ffkpy_raise_from_ffk();
+    v = ffk_any_object_steal(&b->header);
+  }
+  return ffkpy_wrap_steal(v.v_obj);
+}
+
+/* _make_shape_object(dims) -> the C Shape object for a new Shape. */
+static PyObject *make_shape_object(PyObject *mod, PyObject *arg) {
+  (void)mod;
+  PyObject *seq = PySequence_Fast(arg, "Shape() takes a sequence of ints");
+  if (seq == NULL) return NULL;
+  Py_ssize_t n = PySequence_Fast_GET_SIZE(seq);
+  int64_t stack[16];
+  int64_t *dims = n <= 16 ? stack : PyMem_Malloc(sizeof(int64_t) * (size_t)n);
+  if (dims == NULL) {
+    Py_DECREF(seq);
+    return PyErr_NoMemory();
+  }
+  for (Py_ssize_t i = 0; i < n; ++i) {
+    PyObject *item = PySequence_Fast_GET_ITEM(seq, i);
+    PyObject *index = PyNumber_Index(item);
+    long long x = index ? PyLong_AsLongLong(index) : -1;
+    Py_XDECREF(index);
+    if (x == -1 && PyErr_Occurred()) {
+      if (dims != stack) PyMem_Free(dims);
+      Py_DECREF(seq);
+      return NULL;
+    }
+    dims[i] = x;
+  }
+  ffk_shape *s = ffk_shape_new(dims, (size_t)n);
+  if (dims != stack) PyMem_Free(dims);
+  Py_DECREF(seq);
+  if (s == NULL) return ffkpy_raise_from_ffk();
+  return ffkpy_wrap_steal(&s->header);
+}
+
+/* _shape_dims(obj) -> tuple of the dimensions of a C Shape object. */
+static PyObject *shape_dims(PyObject *mod, PyObject *arg) {
+  (void)mod;
+  ffk_object *h = ffkpy_handle(arg);
+  if (h == NULL || h->type_index != FFK_TYPE_SHAPE) return PyErr_Format(PyExc_TypeError, "expected a Shape object");
+  const ffk_shape *s = (const ffk_shape *)h;
+  PyObject *t = PyTuple_New((Py_ssize_t)s->size);
+  for (size_t i = 0; t != NULL && i < s->size; ++i) {
+    PyObject *d = PyLong_FromLongLong(s->data[i]);
+    if (d == NULL) {
+      Py_CLEAR(t);
+      break;
+    }
+    PyTuple_SET_ITEM(t, (Py_ssize_t)i, d);
+  }
+  return t;
+}
+
+/* _type_key_to_index(key) -> int or None. */
+static PyObject *type_key_to_index(PyObject *mod, PyObject *arg) {
+  (void)mod;
+  const char *key = PyUnicode_AsUTF8(arg);
+  if (key == NULL) return NULL;
+  int32_t index;
+  int rc = ffk_type_lookup(key, &index);
+  if (rc < 0) return ffkpy_raise_from_ffk();
+  if (rc == 0) Py_RETURN_NONE;
+  return PyLong_FromLong(index);
+}
+
+/* _type_register(key, parent_index) -> the type index (for tests and user types). */
+static PyObject *type_register(PyObject *mod, PyObject *args) {
+  (void)mod;
+  const char *key;
+  int parent = FFK_TYPE_OBJECT;
+  if (!PyArg_ParseTuple(args, "s|i:_type_register", &key, &parent)) return NULL;
+  int32_t index = ffk_type_register(key, parent);
+  if (index < 0) return ffkpy_raise_from_ffk();
+  return PyLong_FromLong(index);
+}
+
+/* _new_object(type_index) -> a bare object of a registered type (for tests of the class table). */
+static void plain_deleter(void *self, int which) {
+  if (which & FFK_DELETER_FREE) ffk_object_free(self);
+}
+static PyObject *new_object(PyObject *mod, PyObject *arg) {
+  (void)mod;
+  long index = PyLong_AsLong(arg);
+  if (index == -1 && PyErr_Occurred()) return NULL;
+  if (index < FFK_TYPE_STATIC_END || !ffk_type_exists((int32_t)index))
+    return PyErr_Format(PyExc_ValueError, "_new_object: %ld is not a type registered at run time", index);
+  ffk_object *o = ffk_object_alloc((int32_t)index, sizeof(ffk_object), plain_deleter);
+  if (o == NULL) return ffkpy_raise_from_ffk();
+  return ffkpy_wrap_steal(o);
+}
+
+/* _live_objects(type_index=-1) -> int, or None without the test hooks. */
+static PyObject *live_objects(PyObject *mod, PyObject *args) {
+  (void)mod;
+  int index = -1;
+  if (!PyArg_ParseTuple(args, "|i:_live_objects", &index)) return NULL;
+  if (!ffk_debug_hooks_available()) Py_RETURN_NONE;
+  return PyLong_FromLongLong(ffk_debug_live_objects(index));
+}
+
+/* _fail_allocation(n): the n-th next C allocation of this thread fails (0 disarms). */
+static PyObject *fail_allocation(PyObject *mod, PyObject *arg) {
+  (void)mod;
+  long long n = PyLong_AsLongLong(arg);
+  if (n == -1 && PyErr_Occurred()) return NULL;
+  if (ffk_debug_fail_allocation(n) != 0) return ffkpy_raise_from_ffk();
+  Py_RETURN_NONE;
+}
+
+static PyObject *fail_allocation_armed(PyObject *mod, PyObject *unused) {
+  (void)mod, (void)unused;
+  return PyBool_FromLong(ffk_debug_fail_allocation_armed());
+}
+
+PyMethodDef ffkpy_object_methods[] = {
+    {"_register_class", register_class, METH_VARARGS, NULL},
+    {"_set_hooks", (PyCFunction)(void (*)(void))set_hooks, METH_VARARGS | METH_KEYWORDS, NULL},
+    {"_make_string_object", make_string_object, METH_O, NULL},
+    {"_make_shape_object", make_shape_object, METH_O, NULL},
+    {"_shape_dims", shape_dims, METH_O, NULL},
+    {"_type_key_to_index", type_key_to_index, METH_O, NULL},
+    {"_type_register", type_register, METH_VARARGS, NULL},
+    {"_new_object", new_object, METH_O, NULL},
+    {"_live_objects", live_objects, METH_VARARGS, NULL},
+    {"_fail_allocation", fail_allocation, METH_O, NULL},
+    {"_fail_allocation_armed", fail_allocation_armed, METH_NOARGS, NULL},
+    {NULL, NULL, 0, NULL},
+};
+
+int ffkpy_object_types_init(PyObject *module) {
+  ffkpy_ErrorType.tp_base = &ffkpy_ObjectType;
+  if (PyType_Ready(&ffkpy_ObjectType) < 0 || PyType_Ready(&ffkpy_ErrorType) < 0) return -1;
+  if (PyModule_AddObjectRef(module, "Object", (PyObject *)&ffkpy_ObjectType) < 0 ||
+      PyModule_AddObjectRef(module, "Error", (PyObject *)&ffkpy_ErrorType) < 0)
+    return -1;
+  ffkpy_g.dynamic_classes = PyDict_New();
+  ffkpy_g.type_cache = PyDict_New();
+  ffkpy_g.dtype_cache = PyDict_New();
+  ffkpy_g.str_ffikit_object = PyUnicode_InternFromString("_ffikit_object");
+  ffkpy_g.str_dlpack = PyUnicode_InternFromString("__dlpack__");
+  ffkpy_g.string_slot = -1;
+  if (!ffkpy_g.dynamic_classes || !ffkpy_g.type_cache || !ffkpy_g.dtype_cache || !ffkpy_g.str_ffikit_object ||
+      !ffkpy_g.str_dlpack)
+    return -1;
+  /* The static wrapper classes of this file; the Python modules register the rest. */
+  PyObject *k;
+  int rc = 0;
+  if ((k = PyLong_FromLong(FFK_TYPE_OBJECT)) == NULL) return -1;
+  rc |= PyDict_SetItem(ffkpy_g.dynamic_classes, k, (PyObject *)&ffkpy_ObjectType);
+  Py_DECREF(k);
+  if ((k = PyLong_FromLong(FFK_TYPE_ERROR)) == NULL) return -1;
+  rc |= PyDict_SetItem(ffkpy_g.dynamic_classes, k, (PyObject *)&ffkpy_ErrorType);
+  Py_DECREF(k);
+  return rc == 0 ? 0 : -1;
+}

@@ -1,0 +1,163 @@
+"""Errors across the boundary: the kind table, identity, backtraces, no cycles."""
+from __future__ import annotations
+
+import copy
+import gc
+import pickle
+import traceback
+import weakref
+
+import pytest
+
+import ffikit
+from ffikit import _core, testing
+
+KINDS = ["RuntimeError", "ValueError", "TypeError", "AttributeError", "KeyError", "IndexError",
+         "AssertionError", "MemoryError", "NotImplementedError", "OverflowError"]
+
+
+@pytest.mark.parametrize("kind", KINDS)
+def test_c_kinds_map_to_python_exceptions(kind):
+    import builtins
+
+    with pytest.raises(getattr(builtins, kind)) as info:
+        testing.raise_error(kind, "boom")
+    err = info.value.__ffikit_error__
+    assert isinstance(err, ffikit.Error)
+    assert err.kind == kind and err.message == "boom"
+    assert info.value.__tvm_ffi_error__ is err
+    assert type(info.value).__name__ == kind
+
+
+def test_unknown_kinds_become_runtime_error_keeping_the_kind():
+    with pytest.raises(RuntimeError) as info:
+        testing.raise_error("mylib.Broken", "it broke")
+    assert type(info.value) is RuntimeError
+    assert info.value.__ffikit_error__.kind == "mylib.Broken"
+    assert str(info.value) == "it broke"
+
+
+def test_register_error_adds_a_kind_as_a_decorator():
+    @ffikit.register_error("mylib.Custom")
+    class CustomError(Exception):
+        pass
+
+    with pytest.raises(CustomError, match="custom"):
+        testing.raise_error("mylib.Custom", "custom")
+
+    @ffikit.register_error
+    class SecondError(ValueError):
+        pass
+
+    with pytest.raises(SecondError):
+        testing.raise_error("SecondError", "x")
+
+
+def test_backtrace_names_the_raising_c_function_and_each_hop():
+    with pytest.raises(ValueError) as info:
+        testing.apply(testing.raise_error, "ValueError", "deep")
+    bt = info.value.__ffikit_error__.backtrace
+    assert "ffk_testing_raise_error" in bt
+    assert "in call to Function `testing.raise_error`" in bt
+    assert bt.index("testing.raise_error`") < bt.index("testing.apply`")
+    names = [f.name for f in traceback.extract_tb(info.value.__traceback__)]
+    assert "ffk_testing_raise_error" in names and "testing.apply" in names
+
+
+def test_python_exception_in_a_callback_comes_back_as_the_same_object():
+    raised = []
+
+    def cb():
+        e = LookupError("from python")
+        raised.append(e)
+        raise e
+
+    with pytest.raises(LookupError) as info:
+        testing.apply(cb)
+    assert info.value is raised[0]
+    names = [f.name for f in traceback.extract_tb(info.value.__traceback__)]
+    assert names.index("testing.apply") < names.index("cb")  # C frames outside the callback
+    assert "cb" in info.value.__ffikit_error__.backtrace
+
+
+def test_error_keeps_identity_through_python_c_python_c_python():
+    first = []
+
+    def inner():
+        e = ValueError("innermost")
+        first.append(e)
+        raise e
+
+    def middle():
+        testing.apply(inner)  # Python -> C -> Python, re-raised into C below
+
+    with pytest.raises(ValueError) as info:
+        testing.apply(middle)
+    assert info.value is first[0]
+    bt = info.value.__ffikit_error__.backtrace
+    assert "inner" in bt and "middle" in bt
+    assert bt.count("in call to Function `testing.apply`") == 2
+    assert bt.index("inner") < bt.index("middle")
+
+
+def test_no_reference_cycle_after_catching():
+    class Marker(Exception):
+        pass
+
+    def cb():
+        raise Marker("x")
+
+    gc.collect()
+    gc.disable()
+    try:
+        try:
+            testing.apply(cb)
+        except Marker as e:
+            ref = weakref.ref(e)
+            err_ref = weakref.ref(e.__ffikit_error__)
+        assert ref() is None, "the exception is kept alive by a reference cycle"
+        assert err_ref() is None
+    finally:
+        gc.enable()
+
+
+def test_error_object_pickles_and_survives_exception_pickle_and_deepcopy():
+    with pytest.raises(KeyError) as info:
+        testing.raise_error("KeyError", "k")
+    exc = info.value
+    err = exc.__ffikit_error__
+    again = pickle.loads(pickle.dumps(err))
+    assert isinstance(again, ffikit.Error) and again.kind == "KeyError" and again.message == "k"
+    assert again.backtrace == err.backtrace
+    for clone in (pickle.loads(pickle.dumps(exc)), copy.deepcopy(exc)):
+        assert isinstance(clone.__ffikit_error__, ffikit.Error)
+        assert clone.__ffikit_error__.message == "k"
+    assert copy.deepcopy(err) is err
+
+
+def test_error_constructor_and_same_as():
+    e = ffikit.Error("ValueError", "made in python", "  at somewhere (file.c:1)\n")
+    assert e.kind == "ValueError" and "file.c:1" in e.backtrace
+    assert e.same_as(e) and not e.same_as(ffikit.Error("ValueError", "other"))
+    py = e.py_error()
+    assert isinstance(py, ValueError) and py.__ffikit_error__ is e
+
+
+def test_memory_error_from_c_is_a_memory_error():
+    with pytest.raises(MemoryError):
+        testing.raise_error("MemoryError", "no memory")
+
+
+def test_failed_allocation_in_a_call_is_a_memory_error(hooks):
+    s = "x" * 100
+    hooks._fail_allocation(1)
+    try:
+        with pytest.raises(MemoryError):
+            ffikit.convert([s])
+    finally:
+        hooks._fail_allocation(0)
+
+
+def test_raise_from_c_helper():
+    with pytest.raises(IndexError, match="^out of range$"):
+        _core._raise_ffk("IndexError", "out of range")
