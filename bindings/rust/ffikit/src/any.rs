@@ -163,6 +163,10 @@ unsafe impl Sync for AnyView<'_> {}
 
 impl Any {
     /// None.
+    ///
+    /// ```
+    /// assert!(ffikit::Any::none().is_none());
+    /// ```
     pub fn none() -> Any {
         Any(none_raw())
     }
@@ -189,17 +193,32 @@ impl Any {
     }
 
     /// A borrowed view.
+    ///
+    /// ```
+    /// let v = ffikit::Any::from(1.5);
+    /// assert_eq!(v.view().to::<f64>().unwrap(), 1.5);
+    /// ```
     pub fn view(&self) -> AnyView<'_> {
         AnyView(self.0, PhantomData)
     }
 
     /// A value holding `o` (takes over the handle's reference).
+    ///
+    /// ```
+    /// let s = ffikit::Str::new("an object string").unwrap();
+    /// let v = ffikit::Any::from_object(s.into());
+    /// assert_eq!(v.kind(), ffikit::Kind::Str);
+    /// ```
     pub fn from_object(o: ObjectRef) -> Any {
         // SAFETY: ffk_any_object_steal takes over the reference.
         Any(unsafe { sys::ffk_any_object_steal(o.into_raw()) })
     }
 
     /// A str value (inline when at most 7 bytes). Fails only when out of memory.
+    ///
+    /// ```
+    /// assert_eq!(ffikit::Any::str("abc").unwrap().as_str().unwrap(), "abc");
+    /// ```
     pub fn str(s: &str) -> Result<Any> {
         let mut out = none_raw();
         // SAFETY: data/size describe a valid UTF-8 buffer.
@@ -208,6 +227,10 @@ impl Any {
     }
 
     /// A bytes value (inline when at most 7 bytes). Fails only when out of memory.
+    ///
+    /// ```
+    /// assert_eq!(ffikit::Any::bytes(b"\x00\x01").unwrap().as_bytes().unwrap(), b"\x00\x01");
+    /// ```
     pub fn bytes(b: &[u8]) -> Result<Any> {
         let mut out = none_raw();
         // SAFETY: data/size describe a valid buffer.
@@ -240,6 +263,11 @@ impl<'a> AnyView<'a> {
     }
 
     /// A view of a NUL-terminated string (no copy).
+    ///
+    /// ```
+    /// let c = std::ffi::CString::new("view").unwrap();
+    /// assert_eq!(ffikit::AnyView::from_cstr(&c).as_str().unwrap(), "view");
+    /// ```
     pub fn from_cstr(s: &'a CStr) -> AnyView<'a> {
         // SAFETY: a raw-str view of memory that 'a keeps alive.
         AnyView(unsafe { sys::ffk_any_raw_str(s.as_ptr()) }, PhantomData)
@@ -251,6 +279,13 @@ impl<'a> AnyView<'a> {
     }
 
     /// An owned copy (objects retained, string views copied into str values).
+    ///
+    /// ```
+    /// let c = std::ffi::CString::new("copied into a String object").unwrap();
+    /// let owned = ffikit::AnyView::from_cstr(&c).to_any();
+    /// drop(c);
+    /// assert_eq!(owned.as_str().unwrap(), "copied into a String object");
+    /// ```
     pub fn to_any(&self) -> Any {
         let mut out = none_raw();
         // SAFETY: a valid value; only a DLTensor* view or OOM can fail.
@@ -450,7 +485,7 @@ impl<'a, T: ObjectType> From<&'a T> for AnyView<'a> {
 /// assert_eq!(i64::from_view(v.as_raw()).unwrap(), 7);
 /// ```
 pub trait Element: Sized + Clone {
-    /// The type's name in a signature ("int", "Array<str>").
+    /// The type's name in a signature (`"int"`, `"Array<str>"`).
     fn schema() -> String;
     /// An owned value.
     fn into_any(self) -> Result<Any>;

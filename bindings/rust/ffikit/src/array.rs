@@ -66,6 +66,12 @@ impl<T: Element> Array<T> {
     }
 
     /// A new empty Array with room for `n` elements.
+    ///
+    /// ```
+    /// let mut a: ffikit::Array<i64> = ffikit::Array::with_capacity(8).unwrap();
+    /// a.push(1).unwrap();
+    /// assert_eq!(a.len(), 1);
+    /// ```
     pub fn with_capacity(n: usize) -> Result<Self> {
         // SAFETY: returns a new reference or NULL.
         check_ptr(unsafe { sys::ffk_array_with_capacity(n as i64) }).map(Array::wrap)
@@ -86,6 +92,11 @@ impl<T: Element> Array<T> {
     }
 
     /// The elements as borrowed values.
+    ///
+    /// ```
+    /// let a: ffikit::Array<i64> = vec![1, 2].into();
+    /// assert_eq!(a.as_views()[1].to::<i64>().unwrap(), 2);
+    /// ```
     pub fn as_views(&self) -> &[AnyView<'_>] {
         let items = self.raw_items();
         // SAFETY: AnyView is repr(transparent) over ffk_any; the items live while &self does.
@@ -105,6 +116,12 @@ impl<T: Element> Array<T> {
 
     /// Element `index` (negative counts from the end), or C's IndexError
     /// "Array index 7 out of range for size 3".
+    ///
+    /// ```
+    /// let a: ffikit::Array<i64> = vec![1, 2, 3].into();
+    /// assert_eq!((a.get(0).unwrap(), a.get(-1).unwrap()), (1, 3));
+    /// assert_eq!(a.get(3).unwrap_err().to_string(), "IndexError: Array index 3 out of range for size 3");
+    /// ```
     pub fn get(&self, index: i64) -> Result<T> {
         let items = self.raw_items();
         let i = if index < 0 { index + items.len() as i64 } else { index };
@@ -118,6 +135,13 @@ impl<T: Element> Array<T> {
     }
 
     /// Replaces element `index`.
+    ///
+    /// ```
+    /// let mut a: ffikit::Array<String> = vec!["a".to_string()].into();
+    /// let b = a.clone();
+    /// a.set(0, "z".into()).unwrap();
+    /// assert_eq!((a.get(0).unwrap(), b.get(0).unwrap()), ("z".to_string(), "a".to_string()));
+    /// ```
     pub fn set(&mut self, index: i64, value: T) -> Result<()> {
         let v = value.into_any()?;
         // SAFETY: a valid handle address and a borrowed value.
@@ -125,6 +149,12 @@ impl<T: Element> Array<T> {
     }
 
     /// Appends `value`.
+    ///
+    /// ```
+    /// let mut a: ffikit::Array<f64> = ffikit::Array::new().unwrap();
+    /// a.push(0.5).unwrap();
+    /// assert_eq!(a.to_vec(), vec![0.5]);
+    /// ```
     #[inline]
     pub fn push(&mut self, value: T) -> Result<()> {
         let mut v = value.into_any()?.into_raw();
@@ -133,11 +163,23 @@ impl<T: Element> Array<T> {
     }
 
     /// Removes and returns the last element (IndexError "pop from empty Array").
+    ///
+    /// ```
+    /// let mut a: ffikit::Array<i64> = vec![1, 2].into();
+    /// assert_eq!(a.pop().unwrap(), 2);
+    /// assert_eq!(a.len(), 1);
+    /// ```
     pub fn pop(&mut self) -> Result<T> {
         self.remove(-1)
     }
 
     /// Removes and returns element `index` (negative counts from the end).
+    ///
+    /// ```
+    /// let mut a: ffikit::Array<i64> = vec![1, 2, 3].into();
+    /// assert_eq!(a.remove(0).unwrap(), 1);
+    /// assert_eq!(a.to_vec(), vec![2, 3]);
+    /// ```
     pub fn remove(&mut self, index: i64) -> Result<T> {
         let mut out = crate::any::none_raw();
         // SAFETY: `out` receives an owned value.
@@ -146,6 +188,13 @@ impl<T: Element> Array<T> {
     }
 
     /// Inserts `value` before `index` (clamped as in Python's list.insert).
+    ///
+    /// ```
+    /// let mut a: ffikit::Array<i64> = vec![1, 3].into();
+    /// a.insert(1, 2).unwrap();
+    /// a.insert(100, 4).unwrap(); // clamped, as in Python
+    /// assert_eq!(a.to_vec(), vec![1, 2, 3, 4]);
+    /// ```
     pub fn insert(&mut self, index: i64, value: T) -> Result<()> {
         let v = value.into_any()?;
         // SAFETY: as for set.
@@ -153,6 +202,12 @@ impl<T: Element> Array<T> {
     }
 
     /// Removes every element.
+    ///
+    /// ```
+    /// let mut a: ffikit::Array<i64> = vec![1].into();
+    /// a.clear().unwrap();
+    /// assert!(a.is_empty());
+    /// ```
     pub fn clear(&mut self) -> Result<()> {
         let n = self.len() as i64;
         // SAFETY: a valid range.
@@ -166,6 +221,12 @@ impl<T: Element> Array<T> {
     }
 
     /// Appends every value of `iter`, stopping at the first error.
+    ///
+    /// ```
+    /// let mut a: ffikit::Array<i64> = ffikit::Array::new().unwrap();
+    /// a.try_extend(0..1000).unwrap();
+    /// assert_eq!(a.len(), 1000);
+    /// ```
     pub fn try_extend<I: IntoIterator<Item = T>>(&mut self, iter: I) -> Result<()> {
         let iter = iter.into_iter();
         if iter.size_hint().0 > 0 {
@@ -176,6 +237,11 @@ impl<T: Element> Array<T> {
     }
 
     /// True when some element is key-equal (C's `ffk_any_equal`) to `value`.
+    ///
+    /// ```
+    /// let a: ffikit::Array<i64> = vec![1, 2].into();
+    /// assert!(a.contains(&2) && !a.contains(&3));
+    /// ```
     pub fn contains(&self, value: &T) -> bool {
         match value.clone().into_any() {
             // SAFETY: borrowed values.
@@ -185,6 +251,11 @@ impl<T: Element> Array<T> {
     }
 
     /// Iterates over the elements, converted to `T`.
+    ///
+    /// ```
+    /// let a: ffikit::Array<i64> = vec![1, 2, 3].into();
+    /// assert_eq!(a.iter().map(|x| x * 2).collect::<Vec<_>>(), vec![2, 4, 6]);
+    /// ```
     pub fn iter(&self) -> Iter<'_, T> {
         Iter { items: self.raw_items().iter(), _t: PhantomData }
     }
@@ -195,6 +266,13 @@ impl<T: Element> Array<T> {
     }
 
     /// The elements as a shared `List<T>`.
+    ///
+    /// ```
+    /// let a: ffikit::Array<i64> = vec![1].into();
+    /// let l = a.to_list().unwrap();
+    /// l.push(2).unwrap();
+    /// assert_eq!((a.len(), l.len()), (1, 2));
+    /// ```
     pub fn to_list(&self) -> Result<crate::List<T>> {
         // SAFETY: a new reference or NULL.
         check_ptr(unsafe { sys::ffk_list_from_array(self.raw()) }).map(crate::List::wrap)
@@ -285,6 +363,11 @@ impl Tuple {
         self.len() == 0
     }
     /// The elements, borrowed.
+    ///
+    /// ```
+    /// let t = ffikit::Tuple::new(&[ffikit::Any::from(1i64)]).unwrap();
+    /// assert_eq!(t.as_slice()[0].to::<i64>().unwrap(), 1);
+    /// ```
     pub fn as_slice(&self) -> &[Any] {
         // SAFETY: the live tuple's elements; Any is repr(transparent) over ffk_any.
         unsafe {

@@ -56,6 +56,11 @@ impl<K: Element, V: Element> Dict<K, V> {
 
     /// The value of `key` now, if present (a TypeError when another handle stored a
     /// value that is not a `V`).
+    ///
+    /// ```
+    /// let d: ffikit::Dict<String, i64> = vec![("a".to_string(), 1)].into();
+    /// assert_eq!(d.get(&"a".to_string()).unwrap(), Some(1));
+    /// ```
     pub fn get(&self, key: &K) -> Result<Option<V>> {
         let k = key.clone().into_any()?;
         let mut out = none_raw();
@@ -68,6 +73,11 @@ impl<K: Element, V: Element> Dict<K, V> {
     }
 
     /// True when `key` is present now.
+    ///
+    /// ```
+    /// let d: ffikit::Dict<i64, i64> = vec![(1, 1)].into();
+    /// assert!(d.contains_key(&1));
+    /// ```
     pub fn contains_key(&self, key: &K) -> bool {
         match key.clone().into_any() {
             // SAFETY: borrowed key.
@@ -77,6 +87,13 @@ impl<K: Element, V: Element> Dict<K, V> {
     }
 
     /// Sets `key` to `value`.
+    ///
+    /// ```
+    /// let d: ffikit::Dict<i64, i64> = ffikit::Dict::new().unwrap();
+    /// let alias = d.clone();
+    /// d.insert(1, 2).unwrap();
+    /// assert_eq!(alias.get(&1).unwrap(), Some(2));
+    /// ```
     pub fn insert(&self, key: K, value: V) -> Result<()> {
         let (k, v) = (key.into_any()?, value.into_any()?);
         // SAFETY: borrowed key and value.
@@ -96,12 +113,25 @@ impl<K: Element, V: Element> Dict<K, V> {
     }
 
     /// Removes every entry.
+    ///
+    /// ```
+    /// let d: ffikit::Dict<i64, i64> = vec![(1, 1)].into();
+    /// d.clear().unwrap();
+    /// assert!(d.is_empty());
+    /// ```
     pub fn clear(&self) -> Result<()> {
         // SAFETY: a valid handle.
         check(unsafe { sys::ffk_dict_clear(self.raw()) })
     }
 
     /// A consistent snapshot as an untyped Map.
+    ///
+    /// ```
+    /// let d: ffikit::Dict<i64, i64> = vec![(1, 1)].into();
+    /// let m = d.snapshot().unwrap();
+    /// d.clear().unwrap();
+    /// assert_eq!(m.len(), 1);
+    /// ```
     pub fn snapshot(&self) -> Result<Map<Any, Any>> {
         // SAFETY: a new reference or NULL.
         check_ptr(unsafe { sys::ffk_dict_to_map(self.raw()) }).map(|o| Map::from_object(o).unwrap())
@@ -118,6 +148,11 @@ impl<K: Element, V: Element> Dict<K, V> {
     }
 
     /// The (key, value) pairs now, in insertion order.
+    ///
+    /// ```
+    /// let d: ffikit::Dict<i64, i64> = vec![(3, 30), (1, 10)].into();
+    /// assert_eq!(d.to_vec().unwrap(), vec![(3, 30), (1, 10)]);
+    /// ```
     pub fn to_vec(&self) -> Result<Vec<(K, V)>> {
         self.snapshot()?.raw_iter().map(|(k, v)| Ok((K::from_view(k)?, V::from_view(v)?))).collect()
     }
@@ -132,6 +167,12 @@ impl<K: Element, V: Element> Dict<K, V> {
 
     /// Iterates in insertion order; yields an `Err` (RuntimeError "Dict changed during
     /// iteration") and stops if a key is added or removed meanwhile, from any thread.
+    ///
+    /// ```
+    /// let d: ffikit::Dict<i64, i64> = vec![(1, 10), (2, 20)].into();
+    /// let total: i64 = d.iter().map(|kv| kv.unwrap().1).sum();
+    /// assert_eq!(total, 30);
+    /// ```
     pub fn iter(&self) -> DictIter<'_, K, V> {
         let mut it = sys::ffk_dict_iter { dict: std::ptr::null_mut(), pos: 0, version: 0 };
         // SAFETY: the iterator borrows the Dict, which '_ keeps alive.

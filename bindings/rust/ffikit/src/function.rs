@@ -163,6 +163,12 @@ impl Function {
     }
 
     /// Calls with borrowed arguments.
+    ///
+    /// ```
+    /// use ffikit::{Any, AnyView, Function};
+    /// let f = Function::from_packed("count", |args: &[AnyView]| Ok(Any::from(args.len() as i64))).unwrap();
+    /// assert_eq!(f.call(&[AnyView::from(1i64), AnyView::from(true)]).unwrap().to::<i64>().unwrap(), 2);
+    /// ```
     #[inline]
     pub fn call(&self, args: &[AnyView<'_>]) -> Result<Any> {
         let mut out = none_raw();
@@ -183,6 +189,11 @@ impl Function {
     }
 
     /// The name given at creation.
+    ///
+    /// ```
+    /// let f = ffikit::Function::from_typed("doc.id", |(x,): (i64,)| Ok(x)).unwrap();
+    /// assert_eq!(f.name(), "doc.id");
+    /// ```
     pub fn name(&self) -> String {
         // SAFETY: borrowed from the live Function.
         unsafe { CStr::from_ptr(sys::ffk_function_name(self.raw())) }.to_string_lossy().into_owned()
@@ -261,6 +272,11 @@ object_handle!(
 
 impl Module {
     /// Loads the shared library at `path` (runs its init entry the first time).
+    ///
+    /// ```
+    /// let e = ffikit::Module::load("/no/such/module.so").unwrap_err();
+    /// assert_eq!(e.kind(), "RuntimeError");
+    /// ```
     pub fn load(path: &str) -> Result<Module> {
         let p = cstring(path)?;
         // SAFETY: a new reference or NULL.

@@ -59,6 +59,11 @@ impl<T: Element> List<T> {
     }
 
     /// Element `index` (negative counts from the end); IndexError or TypeError.
+    ///
+    /// ```
+    /// let l: ffikit::List<i64> = vec![5, 6].into();
+    /// assert_eq!(l.get(-1).unwrap(), 6);
+    /// ```
     pub fn get(&self, index: i64) -> Result<T> {
         let mut out = none_raw();
         // SAFETY: out receives a new reference.
@@ -67,6 +72,13 @@ impl<T: Element> List<T> {
     }
 
     /// Replaces element `index`.
+    ///
+    /// ```
+    /// let l: ffikit::List<i64> = vec![5].into();
+    /// let alias = l.clone();
+    /// l.set(0, 7).unwrap();
+    /// assert_eq!(alias.get(0).unwrap(), 7);
+    /// ```
     pub fn set(&self, index: i64, value: T) -> Result<()> {
         let v = value.into_any()?;
         // SAFETY: borrowed value.
@@ -74,6 +86,12 @@ impl<T: Element> List<T> {
     }
 
     /// Appends `value`.
+    ///
+    /// ```
+    /// let l: ffikit::List<String> = ffikit::List::new().unwrap();
+    /// l.push("x".into()).unwrap();
+    /// assert_eq!(l.len(), 1);
+    /// ```
     #[inline]
     pub fn push(&self, value: T) -> Result<()> {
         let mut v = value.into_any()?.into_raw();
@@ -82,6 +100,12 @@ impl<T: Element> List<T> {
     }
 
     /// Inserts `value` before `index` (clamped).
+    ///
+    /// ```
+    /// let l: ffikit::List<i64> = vec![2].into();
+    /// l.insert(0, 1).unwrap();
+    /// assert_eq!(l.to_vec().unwrap(), vec![1, 2]);
+    /// ```
     pub fn insert(&self, index: i64, value: T) -> Result<()> {
         let v = value.into_any()?;
         // SAFETY: borrowed value.
@@ -89,6 +113,12 @@ impl<T: Element> List<T> {
     }
 
     /// Removes and returns element `index` (-1: the last).
+    ///
+    /// ```
+    /// let l: ffikit::List<i64> = vec![1, 2].into();
+    /// assert_eq!(l.pop(-1).unwrap(), 2);
+    /// assert_eq!(l.pop(5).unwrap_err().kind(), "IndexError");
+    /// ```
     pub fn pop(&self, index: i64) -> Result<T> {
         let mut out = none_raw();
         // SAFETY: out receives an owned value.
@@ -97,18 +127,35 @@ impl<T: Element> List<T> {
     }
 
     /// Removes every element.
+    ///
+    /// ```
+    /// let l: ffikit::List<i64> = vec![1].into();
+    /// l.clear().unwrap();
+    /// assert!(l.is_empty());
+    /// ```
     pub fn clear(&self) -> Result<()> {
         // SAFETY: a valid handle.
         check(unsafe { sys::ffk_list_clear(self.raw()) })
     }
 
     /// Reverses in place.
+    ///
+    /// ```
+    /// let l: ffikit::List<i64> = vec![1, 2].into();
+    /// l.reverse().unwrap();
+    /// assert_eq!(l.to_vec().unwrap(), vec![2, 1]);
+    /// ```
     pub fn reverse(&self) -> Result<()> {
         // SAFETY: a valid handle.
         check(unsafe { sys::ffk_list_reverse(self.raw()) })
     }
 
     /// True when some element is key-equal to `value`.
+    ///
+    /// ```
+    /// let l: ffikit::List<i64> = vec![1].into();
+    /// assert!(l.contains(&1));
+    /// ```
     pub fn contains(&self, value: &T) -> bool {
         match value.clone().into_any() {
             // SAFETY: borrowed value.
@@ -126,6 +173,13 @@ impl<T: Element> List<T> {
 
     /// A consistent snapshot of the elements as an Array (untyped: other handles may have
     /// stored any value).
+    ///
+    /// ```
+    /// let l: ffikit::List<i64> = vec![1].into();
+    /// let snap = l.snapshot().unwrap();
+    /// l.push(2).unwrap();
+    /// assert_eq!(snap.len(), 1);
+    /// ```
     pub fn snapshot(&self) -> Result<Array<Any>> {
         // SAFETY: a new reference or NULL.
         check_ptr(unsafe { sys::ffk_list_to_array(self.raw()) }).map(|o| Array::from_object(o).unwrap())
@@ -133,12 +187,23 @@ impl<T: Element> List<T> {
 
     /// The elements now, converted to `T` (a TypeError when another handle stored
     /// something else).
+    ///
+    /// ```
+    /// let l: ffikit::List<i64> = (1..=3).collect();
+    /// assert_eq!(l.to_vec().unwrap(), vec![1, 2, 3]);
+    /// ```
     pub fn to_vec(&self) -> Result<Vec<T>> {
         self.snapshot()?.as_views().iter().map(|v| v.to::<T>()).collect()
     }
 
     /// Iterates; yields an `Err` (RuntimeError "List changed during iteration") and then
     /// stops if the List's shape changes meanwhile, from any thread.
+    ///
+    /// ```
+    /// let l: ffikit::List<i64> = vec![1, 2].into();
+    /// let sum: i64 = l.iter().map(|x| x.unwrap()).sum();
+    /// assert_eq!(sum, 3);
+    /// ```
     pub fn iter(&self) -> ListIter<'_, T> {
         let mut it = sys::ffk_list_iter { list: std::ptr::null_mut(), index: 0, version: 0 };
         // SAFETY: the iterator borrows the List, which `'_` keeps alive.

@@ -100,6 +100,11 @@ impl<K: Element, V: Element> Map<K, V> {
     }
 
     /// The value of `key`, if present.
+    ///
+    /// ```
+    /// let m: ffikit::Map<i64, f64> = vec![(1, 0.5)].into();
+    /// assert_eq!((m.get(&1), m.get(&2)), (Some(0.5), None));
+    /// ```
     pub fn get(&self, key: &K) -> Option<V> {
         let k = key.clone().into_any().ok()?;
         let mut out = none_raw();
@@ -113,6 +118,11 @@ impl<K: Element, V: Element> Map<K, V> {
     }
 
     /// True when `key` is present.
+    ///
+    /// ```
+    /// let m: ffikit::Map<i64, i64> = vec![(1, 1)].into();
+    /// assert!(m.contains_key(&1));
+    /// ```
     pub fn contains_key(&self, key: &K) -> bool {
         match key.clone().into_any() {
             // SAFETY: borrowed key.
@@ -122,6 +132,12 @@ impl<K: Element, V: Element> Map<K, V> {
     }
 
     /// Sets `key` to `value` (an existing key keeps its position).
+    ///
+    /// ```
+    /// let mut m: ffikit::Map<String, i64> = ffikit::Map::new().unwrap();
+    /// m.insert("k".into(), 1).unwrap();
+    /// assert_eq!(m.len(), 1);
+    /// ```
     pub fn insert(&mut self, key: K, value: V) -> Result<()> {
         let (k, v) = (key.into_any()?, value.into_any()?);
         // SAFETY: borrowed key and value.
@@ -129,6 +145,13 @@ impl<K: Element, V: Element> Map<K, V> {
     }
 
     /// Removes `key`; true when it was present.
+    ///
+    /// ```
+    /// let mut m: ffikit::Map<i64, i64> = vec![(1, 1)].into();
+    /// let before = m.clone();
+    /// assert!(m.remove(&1).unwrap());
+    /// assert_eq!((m.len(), before.len()), (0, 1));
+    /// ```
     pub fn remove(&mut self, key: &K) -> Result<bool> {
         let k = key.clone().into_any()?;
         // SAFETY: borrowed key.
@@ -140,6 +163,11 @@ impl<K: Element, V: Element> Map<K, V> {
     }
 
     /// The (key, value) pairs in insertion order.
+    ///
+    /// ```
+    /// let m: ffikit::Map<i64, i64> = vec![(2, 20), (1, 10)].into();
+    /// assert_eq!(m.iter().collect::<Vec<_>>(), vec![(2, 20), (1, 10)]); // insertion order
+    /// ```
     pub fn iter(&self) -> impl Iterator<Item = (K, V)> + '_ {
         self.raw_iter().map(|(k, v)| {
             (K::from_accepted(k), V::from_accepted(v))
@@ -152,6 +180,11 @@ impl<K: Element, V: Element> Map<K, V> {
     }
 
     /// The values in insertion order.
+    ///
+    /// ```
+    /// let m: ffikit::Map<i64, i64> = vec![(2, 20), (1, 10)].into();
+    /// assert_eq!(m.values(), vec![20, 10]);
+    /// ```
     pub fn values(&self) -> Vec<V> {
         self.raw_iter().map(|(_, v)| V::from_accepted(v)).collect()
     }
@@ -165,6 +198,13 @@ impl<K: Element, V: Element> Map<K, V> {
     }
 
     /// The entries as a shared `Dict<K, V>`.
+    ///
+    /// ```
+    /// let m: ffikit::Map<i64, i64> = vec![(1, 1)].into();
+    /// let d = m.to_dict().unwrap();
+    /// d.insert(2, 2).unwrap();
+    /// assert_eq!((m.len(), d.len()), (1, 2));
+    /// ```
     pub fn to_dict(&self) -> Result<crate::Dict<K, V>> {
         // SAFETY: a new reference or NULL.
         check_ptr(unsafe { sys::ffk_dict_from_map(self.raw()) }).map(crate::Dict::wrap)

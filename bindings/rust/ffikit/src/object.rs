@@ -77,6 +77,11 @@ impl ObjectRef {
     }
 
     /// The type's short name (`"Array"`, `"str"`, `"mylib.Point"`).
+    ///
+    /// ```
+    /// let o: ffikit::ObjectRef = ffikit::Array::<i64>::new().unwrap().into();
+    /// assert_eq!(o.type_name(), "Array");
+    /// ```
     pub fn type_name(&self) -> String {
         // SAFETY: names are static in the registry.
         unsafe { CStr::from_ptr(sys::ffk_type_name(self.type_index())) }.to_string_lossy().into_owned()
@@ -89,6 +94,14 @@ impl ObjectRef {
     }
 
     /// True when this handle is the only reference.
+    ///
+    /// ```
+    /// let a: ffikit::ObjectRef = ffikit::List::<i64>::new().unwrap().into();
+    /// assert!(a.is_unique());
+    /// let b = a.clone();
+    /// assert!(!a.is_unique());
+    /// drop(b);
+    /// ```
     pub fn is_unique(&self) -> bool {
         // SAFETY: live object.
         unsafe { sys::ffk_object_is_unique(self.as_ptr()) }
@@ -107,6 +120,11 @@ impl ObjectRef {
     }
 
     /// Whether two handles point at the same object.
+    ///
+    /// ```
+    /// let a: ffikit::ObjectRef = ffikit::List::<i64>::new().unwrap().into();
+    /// assert!(a.ptr_eq(&a.clone()));
+    /// ```
     pub fn ptr_eq(&self, other: &ObjectRef) -> bool {
         self.0 == other.0
     }

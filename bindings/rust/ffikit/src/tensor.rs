@@ -51,6 +51,12 @@ impl Tensor {
     }
 
     /// A new contiguous tensor of zeros.
+    ///
+    /// ```
+    /// use ffikit::{DataType, Device, Tensor};
+    /// let t = Tensor::zeros(&[2, 2], DataType::of::<f64>(), Device::cpu()).unwrap();
+    /// assert_eq!(t.as_slice::<f64>().unwrap(), &[0.0; 4]);
+    /// ```
     pub fn zeros(shape: &[i64], dtype: DataType, device: Device) -> Result<Tensor> {
         // SAFETY: shape pointer and length go together.
         Tensor::wrap(unsafe { sys::ffk_tensor_zeros(shape.len() as i32, shape.as_ptr(), dtype.0, device.0) })
@@ -73,6 +79,14 @@ impl Tensor {
 
     /// A new zeroed CPU tensor in POSIX shared memory (`name` like "/my-tensor", or a
     /// made-up one), which another process attaches to with `attach_shared`.
+    ///
+    /// ```
+    /// use ffikit::{DataType, Tensor};
+    /// let mut a = Tensor::new_shared(None, &[2], DataType::of::<i32>()).unwrap();
+    /// let b = Tensor::attach_shared(&a.shared_name().unwrap(), &[2], DataType::of::<i32>()).unwrap();
+    /// a.write_from(&[7i32, 8]).unwrap();
+    /// assert_eq!(b.to_vec::<i32>().unwrap(), vec![7, 8]);
+    /// ```
     pub fn new_shared(name: Option<&str>, shape: &[i64], dtype: DataType) -> Result<Tensor> {
         let n: i64 = shape.iter().product::<i64>() * dtype.itemsize() as i64;
         let cname = name.map(cstring).transpose()?;
@@ -229,6 +243,13 @@ impl Tensor {
     }
 
     /// Copies `src` (same shape and dtype, any layout or device) into this exclusive tensor.
+    ///
+    /// ```
+    /// let src = ffikit::Tensor::from_slice(&[1i32, 2, 3, 4], &[2, 2]).unwrap();
+    /// let mut dst = ffikit::Tensor::from_slice(&[0i32; 4], &[2, 2]).unwrap();
+    /// dst.copy_from(&src.transpose(0, 1).unwrap()).unwrap();
+    /// assert_eq!(dst.as_slice::<i32>().unwrap(), &[1, 3, 2, 4]);
+    /// ```
     pub fn copy_from(&mut self, src: &Tensor) -> Result<()> {
         self.check_exclusive()?;
         // SAFETY: both valid; nothing in Rust borrows our memory.
@@ -236,6 +257,12 @@ impl Tensor {
     }
 
     /// Sets every element of this exclusive tensor to `value` (an int, float or bool).
+    ///
+    /// ```
+    /// let mut t = ffikit::Tensor::from_slice(&[0.0f32; 3], &[3]).unwrap();
+    /// t.fill(2.5).unwrap();
+    /// assert_eq!(t.as_slice::<f32>().unwrap(), &[2.5; 3]);
+    /// ```
     pub fn fill(&mut self, value: impl Into<Any>) -> Result<()> {
         self.check_exclusive()?;
         let v = value.into();
@@ -260,12 +287,22 @@ impl Tensor {
     }
 
     /// Another shape over the same elements (one dimension may be -1).
+    ///
+    /// ```
+    /// let t = ffikit::Tensor::from_slice(&[1u8, 2, 3, 4], &[4]).unwrap();
+    /// assert_eq!(t.reshape(&[2, -1]).unwrap().shape(), &[2, 2]);
+    /// ```
     pub fn reshape(&self, shape: &[i64]) -> Result<Tensor> {
         // SAFETY: a new reference or NULL.
         Tensor::wrap(unsafe { sys::ffk_tensor_reshape(self.raw(), shape.len() as i32, shape.as_ptr()) })
     }
 
     /// Elements start, start+step, ... below stop along `dim`.
+    ///
+    /// ```
+    /// let t = ffikit::Tensor::from_slice(&[0i64, 1, 2, 3, 4], &[5]).unwrap();
+    /// assert_eq!(t.slice(0, 1, 5, 2).unwrap().to_vec::<i64>().unwrap(), vec![1, 3]);
+    /// ```
     pub fn slice(&self, dim: i32, start: i64, stop: i64, step: i64) -> Result<Tensor> {
         // SAFETY: a new reference or NULL.
         Tensor::wrap(unsafe { sys::ffk_tensor_slice(self.raw(), dim, start, stop, step) })
@@ -314,6 +351,14 @@ impl Tensor {
     }
 
     /// Exports as a `DLManagedTensorVersioned` (DLPack 1.1) that keeps this tensor alive.
+    ///
+    /// ```
+    /// let t = ffikit::Tensor::from_slice(&[1.0f32], &[1]).unwrap();
+    /// let m = t.to_dlpack().unwrap();
+    /// assert_eq!((m.version(), m.dl_tensor().ndim), ((1, 1), 1));
+    /// let back = ffikit::Tensor::from_dlpack(m).map_err(|(e, _)| e).unwrap();
+    /// assert_eq!(back.data_ptr(), t.data_ptr());
+    /// ```
     pub fn to_dlpack(&self) -> Result<DLPack> {
         // SAFETY: new memory the consumer frees through its deleter, or NULL.
         let p = unsafe { sys::ffk_tensor_to_dlpack_versioned(self.raw()) };
