@@ -5,4 +5,6 @@
 //! `UINT64_C` macros bindgen cannot evaluate.
 #![allow(non_camel_case_types, non_upper_case_globals, non_snake_case)]
 #![allow(clippy::all)]
+// DLPack's Doxygen comments come through as docs; they are not rustdoc.
+#![allow(rustdoc::broken_intra_doc_links, rustdoc::invalid_html_tags)]
 include!(concat!(env!("OUT_DIR"), "/bindings.rs"));

@@ -9,6 +9,65 @@ use std::ffi::{CStr, CString};
 use std::fmt;
 use std::sync::Mutex;
 
+/// The error kinds ffikit itself raises (ffikit/error.h), for `match`; any other name a
+/// library chose is `Other`. The one table that maps C's kind names to Rust.
+#[derive(Clone, Debug, PartialEq, Eq, Hash)]
+pub enum ErrorKind {
+    /// `RuntimeError`
+    Runtime,
+    /// `ValueError`
+    Value,
+    /// `TypeError`
+    Type,
+    /// `IndexError`
+    Index,
+    /// `KeyError`
+    Key,
+    /// `MemoryError`
+    Memory,
+    /// `AttributeError`
+    Attribute,
+    /// `NotImplementedError`
+    NotImplemented,
+    /// `AssertionError`
+    Assertion,
+    /// Any other kind name.
+    Other(String),
+}
+
+const KINDS: [(&[u8], ErrorKind); 9] = [
+    (sys::FFK_ERR_RUNTIME, ErrorKind::Runtime),
+    (sys::FFK_ERR_VALUE, ErrorKind::Value),
+    (sys::FFK_ERR_TYPE, ErrorKind::Type),
+    (sys::FFK_ERR_INDEX, ErrorKind::Index),
+    (sys::FFK_ERR_KEY, ErrorKind::Key),
+    (sys::FFK_ERR_MEMORY, ErrorKind::Memory),
+    (sys::FFK_ERR_ATTRIBUTE, ErrorKind::Attribute),
+    (sys::FFK_ERR_NOT_IMPLEMENTED, ErrorKind::NotImplemented),
+    (sys::FFK_ERR_ASSERTION, ErrorKind::Assertion),
+];
+
+impl ErrorKind {
+    /// The kind named `name` ("TypeError" gives `Type`).
+    pub fn from_name(name: &str) -> ErrorKind {
+        KINDS
+            .iter()
+            .find(|(n, _)| &n[..n.len() - 1] == name.as_bytes())
+            .map_or_else(|| ErrorKind::Other(name.to_string()), |(_, k)| k.clone())
+    }
+
+    /// The C name of the kind ("TypeError").
+    pub fn name(&self) -> &str {
+        match self {
+            ErrorKind::Other(name) => name,
+            k => {
+                let (n, _) = KINDS.iter().find(|(_, x)| x == k).expect("every named kind is in KINDS");
+                std::str::from_utf8(&n[..n.len() - 1]).expect("ASCII")
+            }
+        }
+    }
+}
+
 /// What every fallible call returns.
 pub type Result<T> = std::result::Result<T, Error>;
 
@@ -71,6 +130,31 @@ impl Error {
     pub fn kind(&self) -> String {
         // SAFETY: the kind is borrowed from the live, immutable error object.
         unsafe { CStr::from_ptr(sys::ffk_error_kind(self.raw())) }.to_string_lossy().into_owned()
+    }
+
+    /// The kind as an `ErrorKind`, for `match`.
+    ///
+    /// ```
+    /// use ffikit::{Array, ErrorKind};
+    /// let a: Array<i64> = Array::new().unwrap();
+    /// match a.get(0) {
+    ///     Err(e) if e.error_kind() == ErrorKind::Index => {}
+    ///     other => panic!("{:?}", other),
+    /// }
+    /// assert_eq!(ffikit::Error::new("mylib.Oops", "").error_kind(), ErrorKind::Other("mylib.Oops".into()));
+    /// ```
+    pub fn error_kind(&self) -> ErrorKind {
+        ErrorKind::from_name(&self.kind())
+    }
+
+    /// A new Error of a standard kind.
+    ///
+    /// ```
+    /// let e = ffikit::Error::of(ffikit::ErrorKind::Value, "bad");
+    /// assert_eq!(e.to_string(), "ValueError: bad");
+    /// ```
+    pub fn of(kind: ErrorKind, message: &str) -> Error {
+        Error::new(kind.name(), message)
     }
 
     /// The message.

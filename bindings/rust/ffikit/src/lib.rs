@@ -64,7 +64,7 @@ pub use any::{Any, AnyView, Element, Kind};
 pub use array::{Array, Tuple};
 pub use dict::Dict;
 pub use elemref::ElementRef;
-pub use error::{Error, Result};
+pub use error::{Error, ErrorKind, Result};
 pub use function::{Args, Function, Module};
 pub use list::List;
 pub use map::Map;
