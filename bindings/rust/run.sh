@@ -12,6 +12,16 @@ root=$(cd "$here/../.." && pwd)
 cd "$here"
 export CARGO_TERM_COLOR=never
 
+# Rust comes from rustup (stable; 1.77 or newer), not from Debian's older rustc.
+if ! command -v cargo >/dev/null; then
+  [ -x "$HOME/.cargo/bin/cargo" ] && export PATH="$HOME/.cargo/bin:$PATH"
+fi
+if ! command -v cargo >/dev/null; then
+  echo "[rust] cargo not found: install Rust with rustup (https://rustup.rs), stable 1.77+" >&2
+  [ "${1:-}" = test ] || [ "${1:-}" = static ] || [ "${1:-}" = valgrind ] && echo "0 1 0"
+  exit 1
+fi
+
 install_prefix() {
   (cd "$root" && bazel run //:install -- "$here/.prefix" >/dev/null 2>&1) ||
     { echo "[rust] bazel run //:install failed" >&2; return 1; }
