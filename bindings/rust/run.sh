@@ -37,7 +37,7 @@ count() {
 
 case "${1:-}" in
   build)
-    install_prefix && cargo build --offline --all-targets >&2 && cargo build --offline --examples >&2 ;;
+    install_prefix && cargo build --offline --all-targets >&2 ;;
   tour)
     # The tour also loads the Rust-built module (rustmod/), which `build` made.
     FFIKIT_RUSTMOD_LIB="$here/target/debug/libffikit_rustmod.so" cargo run --offline -q --example tour ;;
