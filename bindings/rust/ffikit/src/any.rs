@@ -520,6 +520,23 @@ impl Element for Any {
     }
 }
 
+/// `()` is None: what a typed Function that returns nothing declares (`-> None`).
+impl Element for () {
+    fn schema() -> String {
+        "None".into()
+    }
+    fn into_any(self) -> Result<Any> {
+        Ok(Any::none())
+    }
+    fn from_view(v: &sys::ffk_any) -> Result<Self> {
+        if v.type_index == 0 {
+            Ok(())
+        } else {
+            Err(crate::object::type_error("None", v))
+        }
+    }
+}
+
 impl Element for i64 {
     fn schema() -> String {
         "int".into()

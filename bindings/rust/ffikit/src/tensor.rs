@@ -73,7 +73,9 @@ impl Tensor {
         let mut t = Tensor::wrap(unsafe {
             sys::ffk_tensor_empty(shape.len() as i32, shape.as_ptr(), DataType::of::<T>().0, Device::cpu().0)
         })?;
-        t.as_mut_slice::<T>()?.copy_from_slice(data);
+        if !data.is_empty() {
+            t.as_mut_slice::<T>()?.copy_from_slice(data);
+        }
         Ok(t)
     }
 

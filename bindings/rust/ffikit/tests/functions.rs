@@ -169,3 +169,18 @@ fn module_load_and_missing_function() {
     let o: ObjectRef = m.clone().into();
     assert_eq!(o.type_name(), "Module");
 }
+
+#[test]
+fn typed_closure_returning_nothing_declares_none() {
+    let seen = std::sync::Arc::new(std::sync::Mutex::new(Vec::new()));
+    let s = seen.clone();
+    let f = Function::from_typed("rs.record", move |(x,): (String,)| {
+        s.lock().unwrap().push(x);
+        Ok(())
+    })
+    .unwrap();
+    assert_eq!(f.signature().unwrap(), "rs.record(0: str) -> None");
+    f.call_typed::<_, ()>(("a".to_string(),)).unwrap();
+    assert!(testing("apply").call(&[AnyView::from(&f), Any::from("b").view()]).unwrap().is_none());
+    assert_eq!(*seen.lock().unwrap(), vec!["a".to_string(), "b".to_string()]);
+}

@@ -94,3 +94,14 @@ fn cuda_allocation_without_a_device_is_an_error_not_a_crash() {
         Err(e) => assert_eq!(e.kind(), "RuntimeError", "{}", e),
     }
 }
+
+#[test]
+fn empty_and_scalar_tensors() {
+    let e = Tensor::from_slice::<f32>(&[], &[0, 3]).unwrap();
+    assert_eq!((e.numel(), e.shape()), (0, &[0i64, 3][..]));
+    assert_eq!(e.as_slice::<f32>().unwrap(), &[] as &[f32]);
+    assert_eq!(e.to_vec::<f32>().unwrap(), Vec::<f32>::new());
+    let s = Tensor::from_slice(&[42i16], &[]).unwrap();
+    assert_eq!((s.numel(), s.shape().len()), (1, 0));
+    assert_eq!(s.to_vec::<i16>().unwrap(), vec![42]);
+}
