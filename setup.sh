@@ -12,3 +12,6 @@ echo "[setup] installing the Python package into .venv (pip install ./bindings/p
 echo "[setup] running the tour (examples/tour.c, then examples/tour.py)" >&2
 bazel run //examples:tour 2>/dev/null
 (cd examples && "$FFK_PYTHON" tour.py)
+echo "[setup] building the Rust crates and running the Rust tour (bindings/rust)" >&2
+bindings/rust/run.sh build
+bindings/rust/run.sh tour

@@ -1,7 +1,7 @@
 #!/usr/bin/env bash
 # The second command: runs every test suite and ends with "N passed, N failed, N skipped".
 #   ./test.sh                    all suites: the C tests and the Python suite (Bazel), the
-#                                install check
+#                                install check, the Rust tests (cargo)
 #   ./test.sh --config=asan      the C and Python suites under ASan+UBSan (--config=tsan:
 #                                the C suites under TSan)
 # Extra arguments go to `bazel test`. Exit status 0 only when nothing failed.
@@ -30,6 +30,11 @@ if ! $sanitized; then
   else
     cat "$logs/install.log"; echo "install_check: FAILED"; echo "0 1 0" > "$logs/counts.install"
   fi
+fi
+
+# 3. The Rust workspace (bindings/rust): cargo test, counted per test case.
+if ! $sanitized; then
+  bindings/rust/run.sh test > "$logs/counts.rust"
 fi
 
 cat "$logs"/counts.* | "$FFK_PYTHON" scripts/summarize.py total ${FFK_COUNTS_FILE:+--append "$FFK_COUNTS_FILE"}

@@ -12,6 +12,7 @@ APT_PACKAGES=(
   libgtest-dev libgmock-dev libbenchmark-dev libxxhash-dev libdlpack-dev
   python3 python3-dev python3-venv
   clang libclang-rt-14-dev bindgen
+  valgrind librust-proptest-dev librust-proptest+std-dev
 )
 
 log() { echo "[setup] $*" >&2; }

@@ -1,0 +1,48 @@
+//! The raw layer: the shimmed static-inline helpers, the restored UINT64_C constants,
+//! variadic calls, and the thread-local error slot. (Layout tests are bindgen's own.)
+use ffikit_sys as sys;
+use std::ffi::CStr;
+
+#[test]
+fn inline_helpers_and_the_any_union() {
+    unsafe {
+        let v = sys::ffk_any_int(-5);
+        assert_eq!(v.type_index, sys::ffk_type_index::FFK_TYPE_INT.0 as i32);
+        assert_eq!(v.__bindgen_anon_1.v_int, -5);
+        let d = sys::ffk_any_device(sys::ffk_device(sys::FFK_DEVICE_TRN as i32, 3)); // past DLPack 0.6's enum
+        assert_eq!(sys::ffk_device_type(d.__bindgen_anon_1.v_device), 18);
+        assert_eq!(sys::ffk_dtype_itemsize(sys::ffk_dtype(sys::FFK_DTYPE_FLOAT as u8, 32, 4)), 16);
+        let a = sys::ffk_array_new(std::ptr::null(), 0);
+        assert_eq!((sys::ffk_array_size(a), (*a).size), (0, 0));
+        sys::ffk_object_release(a.cast());
+    }
+}
+
+#[test]
+fn uint64_constants_are_restored() {
+    assert_eq!(sys::FFKRS_REFCOUNT_STRONG_ONE, 1);
+    assert_eq!(sys::FFKRS_REFCOUNT_WEAK_ONE, 1u64 << 32);
+    assert_eq!(sys::FFKRS_REFCOUNT_INIT, (1u64 << 32) | 1);
+    assert_eq!(sys::FFKRS_DLPACK_FLAG_BITMASK_READ_ONLY, 1);
+    assert_eq!(sys::FFKRS_DLPACK_FLAG_BITMASK_IS_COPIED, 2);
+    assert_eq!(unsafe { sys::ffk_abi_version() }, sys::FFK_ABI_VERSION);
+}
+
+#[test]
+fn variadic_calls_work_from_rust() {
+    unsafe {
+        let tup = sys::ffk_tuple_pack(2, sys::ffk_any_int(1), sys::ffk_any_float(2.5));
+        let mut out = sys::ffk_any_none();
+        assert_eq!((sys::ffk_tuple_size(tup), sys::ffk_tuple_get(tup, 1, &mut out)), (2, 0));
+        assert_eq!(out.__bindgen_anon_1.v_float, 2.5);
+        sys::ffk_object_release(tup.cast());
+
+        let rc = sys::ffk_error_set(sys::FFK_ERR_VALUE.as_ptr().cast(), c"%s %d".as_ptr(), c"bad value".as_ptr(), 42i32);
+        assert_eq!(rc, -1);
+        assert!(sys::ffk_error_matches(sys::FFK_ERR_VALUE.as_ptr().cast()));
+        let err = sys::ffk_error_fetch();
+        assert_eq!(CStr::from_ptr(sys::ffk_error_message(err)).to_str().unwrap(), "bad value 42");
+        assert!(!sys::ffk_error_occurred());
+        sys::ffk_object_release(err.cast());
+    }
+}

@@ -1,0 +1,174 @@
+//! ffikit's Rust API beside its std peers, in the same run, as ratios.
+//! Run: `bindings/rust/run.sh bench` (release build). Each case reports the median of
+//! several repetitions in ns per operation and the ratio to its peer.
+use ffikit::{Any, AnyView, Array, Dict, Function, List, Map};
+use std::collections::HashMap;
+use std::hint::black_box;
+use std::time::Instant;
+
+const N: i64 = 1_000_000;
+const LOOKUPS: i64 = 100_000;
+const REPS: usize = 9;
+
+/// Median ns per op of `f`, which performs `ops` operations per run.
+fn time(ops: i64, mut f: impl FnMut()) -> f64 {
+    f(); // warm up
+    let mut runs: Vec<f64> = (0..REPS)
+        .map(|_| {
+            let t = Instant::now();
+            f();
+            t.elapsed().as_nanos() as f64 / ops as f64
+        })
+        .collect();
+    runs.sort_by(|a, b| a.partial_cmp(b).unwrap());
+    runs[REPS / 2]
+}
+
+fn report(name: &str, ns: f64, peer_name: &str, peer: f64) {
+    println!("{:<44} {:>9.3} ns   {:<30} {:>9.3} ns   ratio {:>6.2}x", name, ns, peer_name, peer, ns / peer);
+}
+
+/// `cargo bench --bench peers -- call` runs only the sections whose name contains "call".
+fn wanted(section: &str) -> bool {
+    std::env::args().skip(1).filter(|a| !a.starts_with('-')).all(|a| section.contains(&a))
+}
+
+fn main() {
+    println!("N = {} ({} for lookups), median of {} runs", N, LOOKUPS, REPS);
+    if wanted("push") {
+        push();
+    }
+    if wanted("get") {
+        get();
+    }
+    if wanted("iterate") {
+        iterate();
+    }
+    if wanted("call") {
+        call();
+    }
+}
+
+fn push() {
+    let vec_push = time(N, || {
+        let mut v = Vec::new();
+        for i in 0..N {
+            v.push(black_box(i));
+        }
+        black_box(v);
+    });
+    let array_push = time(N, || {
+        let mut a: Array<i64> = Array::new().unwrap();
+        for i in 0..N {
+            a.push(black_box(i)).unwrap();
+        }
+        black_box(a);
+    });
+    let list_push = time(N, || {
+        let l: List<i64> = List::new().unwrap();
+        for i in 0..N {
+            l.push(black_box(i)).unwrap();
+        }
+        black_box(l);
+    });
+    report("Array<i64>::push", array_push, "Vec<i64>::push", vec_push);
+    report("List<i64>::push", list_push, "Vec<i64>::push", vec_push);
+    // Bulk: collect() goes through try_extend, one C call per 256 values.
+    let vec_collect = time(N, || {
+        black_box((0..N).map(black_box).collect::<Vec<i64>>());
+    });
+    let array_collect = time(N, || {
+        black_box((0..N).map(black_box).collect::<Array<i64>>());
+    });
+    let list_collect = time(N, || {
+        black_box((0..N).map(black_box).collect::<List<i64>>());
+    });
+    report("Array<i64>: collect (chunked extend)", array_collect, "Vec<i64>: collect", vec_collect);
+    report("List<i64>: collect (chunked extend)", list_collect, "Vec<i64>: collect", vec_collect);
+}
+
+fn get() {
+    let keys: Vec<i64> = (0..LOOKUPS).map(|i| i * 7919 % LOOKUPS).collect();
+    let h: HashMap<i64, i64> = (0..LOOKUPS).map(|i| (i, i)).collect();
+    let m: Map<i64, i64> = (0..LOOKUPS).map(|i| (i, i)).collect();
+    let d: Dict<i64, i64> = m.to_dict().unwrap();
+    let hash_get = time(LOOKUPS, || {
+        let mut s = 0;
+        for k in &keys {
+            s += h.get(black_box(k)).unwrap();
+        }
+        black_box(s);
+    });
+    let map_get = time(LOOKUPS, || {
+        let mut s = 0;
+        for k in &keys {
+            s += m.get(black_box(k)).unwrap();
+        }
+        black_box(s);
+    });
+    let dict_get = time(LOOKUPS, || {
+        let mut s = 0;
+        for k in &keys {
+            s += d.get(black_box(k)).unwrap().unwrap();
+        }
+        black_box(s);
+    });
+    report("Map<i64, i64>::get", map_get, "HashMap<i64, i64>::get", hash_get);
+    report("Dict<i64, i64>::get", dict_get, "HashMap<i64, i64>::get", hash_get);
+}
+
+fn iterate() {
+    // 1M elements do not fit in cache: a 16-byte ffk_any moves twice the bytes of an i64.
+    // 10k elements do (160 KB), which shows the per-element work instead.
+    for n in [N, 10_000] {
+        let v: Vec<i64> = (0..n).collect();
+        let a: Array<i64> = (0..n).collect();
+        let reps = N / n;
+        let vec_sum = time(N, || {
+            for _ in 0..reps {
+                black_box(black_box(&v).iter().sum::<i64>());
+            }
+        });
+        let array_sum = time(N, || {
+            for _ in 0..reps {
+                black_box(black_box(&a).iter().sum::<i64>());
+            }
+        });
+        let array_index_sum = time(N, || {
+            for _ in 0..reps {
+                let a = black_box(&a);
+                let mut s = 0i64;
+                for i in 0..a.len() {
+                    s += a[i];
+                }
+                black_box(s);
+            }
+        });
+        report(&format!("Array<i64>::iter().sum(), {} elements", n), array_sum, "Vec<i64>::iter().sum()", vec_sum);
+        report(&format!("Array<i64> a[i] loop sum, {} elements", n), array_index_sum, "Vec<i64>::iter().sum()", vec_sum);
+    }
+}
+
+fn call() {
+    let f = Function::from_packed("bench.add", |args: &[AnyView]| Ok(Any::from(args[0].to::<i64>()? + args[1].to::<i64>()?))).unwrap();
+    let closure = |a: i64, b: i64| a + b;
+    let dyn_fn: &dyn Fn(i64, i64) -> i64 = black_box(&closure);
+    const CALLS: i64 = 1_000_000;
+    let dyn_call = time(CALLS, || {
+        let mut s = 0;
+        for i in 0..CALLS {
+            s += dyn_fn(black_box(i), black_box(2));
+        }
+        black_box(s);
+    });
+    let packed_call = time(CALLS, || {
+        let mut s = 0;
+        for i in 0..CALLS {
+            let r = f.call(&[AnyView::from(black_box(i)), AnyView::from(black_box(2i64))]).unwrap();
+            s += i64::try_from(&r).unwrap();
+        }
+        black_box(s);
+    });
+    report("Function::call (Rust closure, 2 ints)", packed_call, "&dyn Fn(i64, i64) call", dyn_call);
+    println!("{:<44} {:>+9.3} ns over the &dyn Fn call", "  difference", packed_call - dyn_call);
+}

@@ -1,0 +1,370 @@
+//! `Function` (packed calls, Rust closures as Functions, typed signatures), the global
+//! registry, `Module::load`, and the macros that make a Rust `cdylib` an ffikit module.
+use crate::any::{none_raw, Any, AnyView, Element};
+use crate::error::{check, check_ptr, cstring, Error, Result};
+use crate::object::{object_handle, ObjectRef};
+use crate::sys;
+use std::ffi::{c_void, CStr};
+use std::panic::{catch_unwind, AssertUnwindSafe};
+
+object_handle!(
+    /// A Function object: any callable of C, Python or Rust behind the packed calling
+    /// convention. Immutable, so `Send + Sync`; closures wrapped in one must be
+    /// `Send + Sync` too, since any thread (of any language) may call it.
+    ///
+    /// ```
+    /// use ffikit::{Any, AnyView, Function};
+    /// let add = Function::from_packed("add", |args: &[AnyView]| {
+    ///     Ok(Any::from(args[0].to::<i64>()? + args[1].to::<i64>()?))
+    /// }).unwrap();
+    /// let r = add.call(&[AnyView::from(2i64), AnyView::from(3i64)]).unwrap();
+    /// assert_eq!(i64::try_from(&r).unwrap(), 5);
+    /// let e = add.call(&[AnyView::from(2i64), AnyView::from(0.5)]).unwrap_err();
+    /// assert_eq!(e.to_string(), "TypeError: expected int but got float");
+    /// ```
+    Function, FFK_TYPE_FUNCTION, "Function"
+);
+
+/// Runs a Rust packed callback for C: the result goes to `*result`; an `Err` goes into
+/// the thread's error slot as the very Error object; a panic becomes a RuntimeError.
+#[doc(hidden)]
+#[inline]
+pub unsafe fn __call_packed<F>(name: &str, f: &F, args: *const sys::ffk_any, nargs: i32, result: *mut sys::ffk_any) -> i32
+where
+    F: Fn(&[AnyView<'_>]) -> Result<Any>,
+{
+    let args = AnyView::slice_from_raw(args, nargs.max(0) as usize);
+    match catch_unwind(AssertUnwindSafe(|| f(args))) {
+        Ok(Ok(v)) => {
+            *result = v.into_raw();
+            0
+        }
+        Ok(Err(e)) => {
+            e.restore();
+            -1
+        }
+        Err(panic) => {
+            let msg = panic
+                .downcast_ref::<&str>()
+                .map(|s| s.to_string())
+                .or_else(|| panic.downcast_ref::<String>().cloned())
+                .unwrap_or_else(|| "a panic".into());
+            Error::new("RuntimeError", &format!("Rust function `{}` panicked: {}", name, msg)).restore();
+            -1
+        }
+    }
+}
+
+struct Closure<F> {
+    name: String,
+    f: F,
+}
+
+unsafe extern "C" fn trampoline<F>(ctx: *mut c_void, args: *const sys::ffk_any, nargs: i32, result: *mut sys::ffk_any) -> i32
+where
+    F: Fn(&[AnyView<'_>]) -> Result<Any>,
+{
+    let c = &*(ctx as *const Closure<F>);
+    __call_packed(&c.name, &c.f, args, nargs, result)
+}
+
+unsafe extern "C" fn drop_closure<F>(ctx: *mut c_void) {
+    drop(Box::from_raw(ctx as *mut Closure<F>));
+}
+
+/// Argument lists of typed Functions: tuples of `Element`s.
+pub trait Args: Sized {
+    /// The parameter list of the signature: "(int, str)".
+    fn schema() -> String;
+    /// Converts the borrowed arguments (C already checked them against the signature).
+    fn from_views(args: &[AnyView<'_>]) -> Result<Self>;
+    /// Owned values to pass.
+    fn into_anys(self) -> Result<Vec<Any>>;
+}
+
+macro_rules! tuple_args {
+    ($($t:ident $i:tt),*) => {
+        impl<$($t: Element),*> Args for ($($t,)*) {
+            fn schema() -> String {
+                let names: Vec<String> = vec![$($t::schema()),*];
+                format!("({})", names.join(", "))
+            }
+            #[allow(unused_variables)]
+            fn from_views(args: &[AnyView<'_>]) -> Result<Self> {
+                let n: usize = 0 $(+ { let _ = $i; 1 })*;
+                if args.len() != n {
+                    return Err(Error::new("TypeError", &format!("expected {} arguments but got {}", n, args.len())));
+                }
+                Ok(($(args[$i].to::<$t>()?,)*))
+            }
+            fn into_anys(self) -> Result<Vec<Any>> {
+                Ok(vec![$(self.$i.into_any()?),*])
+            }
+        }
+    };
+}
+tuple_args!();
+tuple_args!(A 0);
+tuple_args!(A 0, B 1);
+tuple_args!(A 0, B 1, C 2);
+tuple_args!(A 0, B 1, C 2, D 3);
+tuple_args!(A 0, B 1, C 2, D 3, E 4);
+
+impl Function {
+    fn raw(&self) -> *mut sys::ffk_function {
+        self.0.as_ptr().cast()
+    }
+
+    /// A Function calling `f` with the borrowed arguments. An `Err` from `f` reaches the
+    /// caller (in any language) as that same Error; a panic becomes a RuntimeError.
+    pub fn from_packed<F>(name: &str, f: F) -> Result<Function>
+    where
+        F: Fn(&[AnyView<'_>]) -> Result<Any> + Send + Sync + 'static,
+    {
+        Self::make(name, None, f)
+    }
+
+    /// A typed Function: C checks and converts the arguments and the result against the
+    /// signature built from `A` and `R` (`(int, int) -> int`), with C's messages.
+    ///
+    /// ```
+    /// use ffikit::{AnyView, Function};
+    /// let add = Function::from_typed("add", |(a, b): (i64, i64)| Ok(a + b)).unwrap();
+    /// assert_eq!(add.signature().unwrap(), "add(0: int, 1: int) -> int");
+    /// assert_eq!(add.call_typed::<_, i64>((2i64, 3i64)).unwrap(), 5);
+    /// let e = add.call(&[AnyView::from(1i64)]).unwrap_err();
+    /// assert!(e.message().starts_with("Mismatched number of arguments"));
+    /// ```
+    pub fn from_typed<A, R, F>(name: &str, f: F) -> Result<Function>
+    where
+        A: Args,
+        R: Element,
+        F: Fn(A) -> Result<R> + Send + Sync + 'static,
+    {
+        let sig = format!("{} -> {}", A::schema(), R::schema());
+        Self::make(name, Some(&sig), move |args: &[AnyView<'_>]| f(A::from_views(args)?)?.into_any())
+    }
+
+    fn make<F>(name: &str, sig: Option<&str>, f: F) -> Result<Function>
+    where
+        F: Fn(&[AnyView<'_>]) -> Result<Any> + Send + Sync + 'static,
+    {
+        let cname = cstring(name)?;
+        let csig = sig.map(cstring).transpose()?;
+        let ctx = Box::into_raw(Box::new(Closure { name: name.to_string(), f })) as *mut c_void;
+        // SAFETY: C calls drop_closure exactly once, also when creation fails.
+        let p = unsafe {
+            match &csig {
+                Some(s) => sys::ffk_function_new_typed(cname.as_ptr(), s.as_ptr(), Some(trampoline::<F>), ctx, Some(drop_closure::<F>)),
+                None => sys::ffk_function_new(cname.as_ptr(), Some(trampoline::<F>), ctx, Some(drop_closure::<F>)),
+            }
+        };
+        check_ptr(p).map(Function)
+    }
+
+    /// Calls with borrowed arguments.
+    ///
+    /// ```
+    /// use ffikit::{Any, AnyView, Function};
+    /// let f = Function::from_packed("count", |args: &[AnyView]| Ok(Any::from(args.len() as i64))).unwrap();
+    /// assert_eq!(f.call(&[AnyView::from(1i64), AnyView::from(true)]).unwrap().to::<i64>().unwrap(), 2);
+    /// ```
+    #[inline]
+    pub fn call(&self, args: &[AnyView<'_>]) -> Result<Any> {
+        let mut out = none_raw();
+        // SAFETY: AnyView is repr(transparent) over ffk_any; out receives an owned value.
+        let rc = unsafe { sys::ffk_function_call(self.raw(), args.as_ptr().cast(), args.len() as i32, &mut out) };
+        if rc == 0 {
+            Ok(Any(out))
+        } else {
+            Err(Error::fetch())
+        }
+    }
+
+    /// Calls with a tuple of Rust values and converts the result to `R`.
+    pub fn call_typed<A: Args, R: Element>(&self, args: A) -> Result<R> {
+        let args = args.into_anys()?;
+        let views: Vec<AnyView<'_>> = args.iter().map(Any::view).collect();
+        self.call(&views)?.to::<R>()
+    }
+
+    /// The name given at creation.
+    ///
+    /// ```
+    /// let f = ffikit::Function::from_typed("doc.id", |(x,): (i64,)| Ok(x)).unwrap();
+    /// assert_eq!(f.name(), "doc.id");
+    /// ```
+    pub fn name(&self) -> String {
+        // SAFETY: borrowed from the live Function.
+        unsafe { CStr::from_ptr(sys::ffk_function_name(self.raw())) }.to_string_lossy().into_owned()
+    }
+
+    /// The signature of a typed Function as messages print it; `None` when untyped.
+    pub fn signature(&self) -> Option<String> {
+        // SAFETY: borrowed from the live Function, or NULL.
+        let p = unsafe { sys::ffk_function_signature(self.raw()) };
+        (!p.is_null()).then(|| unsafe { CStr::from_ptr(p) }.to_string_lossy().into_owned())
+    }
+
+    /// Registers this Function under `name` in the global registry (replacing an existing
+    /// one only when `replace`; otherwise C's ValueError).
+    ///
+    /// ```
+    /// use ffikit::{Any, Function};
+    /// let f = Function::from_typed("doc.twice", |(x,): (i64,)| Ok(2 * x)).unwrap();
+    /// f.register_global("doc.twice", false).unwrap();
+    /// let g = Function::get_global("doc.twice").unwrap().unwrap();
+    /// assert_eq!(g.call_typed::<_, i64>((21i64,)).unwrap(), 42);
+    /// assert!(Function::list_global_names().unwrap().contains(&"doc.twice".to_string()));
+    /// assert!(Function::remove_global("doc.twice").unwrap());
+    /// assert!(Function::get_global("doc.twice").unwrap().is_none());
+    /// ```
+    pub fn register_global(&self, name: &str, replace: bool) -> Result<()> {
+        let name = cstring(name)?;
+        // SAFETY: the registry takes its own reference.
+        check(unsafe { sys::ffk_function_register(name.as_ptr(), self.raw(), replace) })
+    }
+
+    /// Looks a global Function up.
+    pub fn get_global(name: &str) -> Result<Option<Function>> {
+        let name = cstring(name)?;
+        let mut out = std::ptr::null_mut();
+        // SAFETY: out receives a new reference when found.
+        match unsafe { sys::ffk_function_get_global(name.as_ptr(), &mut out) } {
+            1 => Ok(Some(Function(unsafe { ObjectRef::from_raw(out.cast()) }.unwrap()))),
+            0 => Ok(None),
+            _ => Err(Error::fetch()),
+        }
+    }
+
+    /// Removes a global Function; true when it was registered.
+    pub fn remove_global(name: &str) -> Result<bool> {
+        let name = cstring(name)?;
+        // SAFETY: plain call.
+        match unsafe { sys::ffk_function_remove_global(name.as_ptr()) } {
+            1 => Ok(true),
+            0 => Ok(false),
+            _ => Err(Error::fetch()),
+        }
+    }
+
+    /// The names of every global Function, in name order.
+    pub fn list_global_names() -> Result<Vec<String>> {
+        unsafe extern "C" fn collect(name: *const std::os::raw::c_char, _f: *mut sys::ffk_function, ctx: *mut c_void) -> i32 {
+            let v = &mut *(ctx as *mut Vec<String>);
+            v.push(CStr::from_ptr(name).to_string_lossy().into_owned());
+            0
+        }
+        let mut names = Vec::new();
+        // SAFETY: ctx is our Vec, used only during the call.
+        let rc = unsafe { sys::ffk_function_for_each_global(Some(collect), &mut names as *mut Vec<String> as *mut c_void) };
+        if rc < 0 {
+            return Err(Error::fetch());
+        }
+        Ok(names)
+    }
+}
+
+object_handle!(
+    /// A loaded module: a shared library of Functions (see `export_function!`).
+    Module, FFK_TYPE_MODULE, "Module"
+);
+
+impl Module {
+    /// Loads the shared library at `path` (runs its init entry the first time).
+    ///
+    /// ```
+    /// let e = ffikit::Module::load("/no/such/module.so").unwrap_err();
+    /// assert_eq!(e.kind(), "RuntimeError");
+    /// ```
+    pub fn load(path: &str) -> Result<Module> {
+        let p = cstring(path)?;
+        // SAFETY: a new reference or NULL.
+        check_ptr(unsafe { sys::ffk_module_load(p.as_ptr()) }).map(Module)
+    }
+
+    /// The Function the module exports as `name` (typed when it exports a signature).
+    pub fn get_function(&self, name: &str) -> Result<Function> {
+        let n = cstring(name)?;
+        // SAFETY: a new reference or NULL.
+        check_ptr(unsafe { sys::ffk_module_get_function(self.0.as_ptr().cast(), n.as_ptr()) }).map(Function)
+    }
+
+    /// The path it was loaded from.
+    pub fn path(&self) -> String {
+        // SAFETY: borrowed from the live Module.
+        unsafe { CStr::from_ptr(sys::ffk_module_path(self.0.as_ptr().cast())) }.to_string_lossy().into_owned()
+    }
+}
+
+/// A signature string exported by `export_function!` (a `const char *const` for C).
+#[doc(hidden)]
+#[repr(transparent)]
+pub struct Signature(pub *const std::os::raw::c_char);
+// SAFETY: points at an immutable static string.
+unsafe impl Sync for Signature {}
+
+#[doc(hidden)]
+pub unsafe fn __module_init(m: *mut sys::ffk_module, f: fn(&Module) -> Result<()>) -> i32 {
+    let module = Module(ObjectRef::from_borrowed(m.cast()));
+    __call_packed("ffikit_module_init", &|_: &[AnyView<'_>]| f(&module).map(|()| Any::none()), std::ptr::null(), 0, &mut none_raw())
+}
+
+/// Writes the `ffikit_abi_version` symbol that makes a `cdylib` an ffikit module. Use
+/// once per library, with `export_function!` for each Function.
+#[macro_export]
+macro_rules! module_abi_version {
+    () => {
+        #[no_mangle]
+        pub static ffikit_abi_version: u32 = $crate::sys::FFK_ABI_VERSION;
+    };
+}
+
+/// Exports a packed Rust function `fn(&[AnyView]) -> Result<Any>` as the module function
+/// `name` (symbol `ffikit_fn_<name>`), optionally with a signature that makes it typed
+/// (`ffikit_sig_<name>`).
+///
+/// ```
+/// use ffikit::{Any, AnyView, Result};
+/// ffikit::module_abi_version!();
+/// fn add(args: &[AnyView]) -> Result<Any> {
+///     Ok(Any::from(args[0].to::<i64>()? + args[1].to::<i64>()?))
+/// }
+/// ffikit::export_function!(add, "(int, int) -> int", add);
+/// ```
+#[macro_export]
+macro_rules! export_function {
+    ($name:ident, $f:expr) => {
+        const _: () = {
+            #[export_name = concat!("ffikit_fn_", stringify!($name))]
+            pub unsafe extern "C" fn __ffikit_export(
+                _self: *mut ::std::os::raw::c_void,
+                args: *const $crate::sys::ffk_any,
+                nargs: i32,
+                result: *mut $crate::sys::ffk_any,
+            ) -> i32 {
+                $crate::function::__call_packed(stringify!($name), &$f, args, nargs, result)
+            }
+        };
+    };
+    ($name:ident, $sig:literal, $f:expr) => {
+        $crate::export_function!($name, $f);
+        const _: () = {
+            #[export_name = concat!("ffikit_sig_", stringify!($name))]
+            pub static __FFIKIT_SIG: $crate::function::Signature =
+                $crate::function::Signature(concat!($sig, "\0").as_ptr() as *const ::std::os::raw::c_char);
+        };
+    };
+}
+
+/// Declares the module's init entry: `module_init!(init)` with `fn init(m: &Module) -> Result<()>`,
+/// run once per process when the library is first loaded (typically to register globals).
+#[macro_export]
+macro_rules! module_init {
+    ($f:expr) => {
+        #[no_mangle]
+        pub unsafe extern "C" fn ffikit_module_init(m: *mut $crate::sys::ffk_module) -> i32 {
+            $crate::function::__module_init(m, $f)
+        }
+    };
+}

@@ -1,0 +1,84 @@
+//! Safe Rust API over ffikit, the C toolkit for passing values between C, Python and Rust.
+//!
+//! * [`Any`] owns a 16-byte tagged value, [`AnyView`] borrows one; [`Kind`] is its kind
+//!   for `match`. Conversions back use the C accessors' rules and error texts.
+//! * Object handles: [`ObjectRef`] and one type per kind ([`Str`], [`Bytes`], [`Error`],
+//!   [`Function`], [`Shape`], [`Array`], [`Tuple`], [`Map`], [`List`], [`Dict`],
+//!   [`Tensor`], [`Module`]): `Clone` retains, `Drop` releases, downcasts are checked,
+//!   `Debug`/`Display` print the C repr, `PartialEq`/`Hash` are C's structural ones.
+//! * [`Array`]/[`Map`]/[`Tuple`] are copy-on-write: mutators take `&mut self` and a clone
+//!   never sees a change. [`List`]/[`Dict`] are shared: mutators take `&self` and every
+//!   clone sees every change.
+//! * Fallible calls return [`Result`], whose error is the C Error object itself.
+//!
+//! ```
+//! use ffikit::{Array, Dict, List};
+//! let mut a: Array<i64> = (1..=3).collect();
+//! let snapshot = a.clone();
+//! a.push(4).unwrap();
+//! assert_eq!((a.len(), snapshot.len()), (4, 3));
+//!
+//! let l: List<String> = List::new().unwrap();
+//! let same = l.clone();
+//! same.push("shared".into()).unwrap();
+//! assert_eq!(l.len(), 1);
+//!
+//! let d: Dict<String, i64> = vec![("x".to_string(), 1)].into();
+//! assert_eq!(d.get(&"x".to_string()).unwrap(), Some(1));
+//! ```
+//!
+//! # Threads: `Send` and `Sync`
+//!
+//! | type | Send | Sync | why |
+//! | --- | --- | --- | --- |
+//! | `Any`, `AnyView<'a>`, `ObjectRef` | yes | yes | refcounts are atomic; every object kind is one of the rows below |
+//! | `Str`, `Bytes`, `Shape` | yes | yes | immutable once made |
+//! | `Array<T>`, `Tuple`, `Map<K, V>` | yes | yes | never changed while shared: mutators need `&mut self` on one handle, and C copies a shared object before changing it |
+//! | `List<T>`, `Dict<K, V>` | yes | yes | every C operation is atomic (a per-object lock); iterators report concurrent changes as an error item |
+//! | `Function` | yes | yes | immutable; `from_packed`/`from_typed` require `Send + Sync + 'static` closures, because any thread of any language may call them |
+//! | `Module` | yes | yes | loading and lookups are thread-safe in C |
+//! | `Error` | yes | yes | kind and message are immutable; the lazily built backtrace text and appended frames are guarded by a Rust lock |
+//! | `Tensor` | yes | yes | metadata is immutable; element slices follow Rust's borrow rules (`as_mut_slice` needs `&mut self` and a tensor that shares its storage with nobody) |
+//! | iterators (`ListIter`, `DictIter`, `array::Iter`) | no | no | they borrow their container and are meant for one thread |
+//!
+//! No safe API reaches the reference-count word or returns a borrowed pointer that can
+//! outlive its owner.
+#![warn(missing_docs)]
+
+pub use ffikit_sys as sys;
+
+mod any;
+pub mod array;
+pub mod dict;
+mod elemref;
+mod error;
+pub mod function;
+pub mod list;
+pub mod map;
+mod object;
+mod string;
+pub mod tensor;
+mod types;
+
+pub use any::{Any, AnyView, Element, Kind};
+pub use array::{Array, Tuple};
+pub use dict::Dict;
+pub use elemref::ElementRef;
+pub use error::{Error, ErrorKind, Result};
+pub use function::{Args, Function, Module};
+pub use list::List;
+pub use map::Map;
+pub use object::{ObjectRef, ObjectType};
+pub use string::{Bytes, Shape, Str};
+pub use tensor::{DLPack, Tensor};
+pub use types::{DataType, Device, Scalar};
+
+/// The ABI version of the loaded library (`major << 16 | minor`).
+///
+/// ```
+/// assert_eq!(ffikit::abi_version(), ffikit::sys::FFK_ABI_VERSION);
+/// ```
+pub fn abi_version() -> u32 {
+    // SAFETY: cannot fail.
+    unsafe { sys::ffk_abi_version() }
+}

@@ -1,0 +1,186 @@
+//! Functions from closures (packed and typed), errors across the boundary, the registry,
+//! modules, and the testing.* globals of libffikit_testing.so.
+mod common;
+use common::{testing, testing_module};
+use ffikit::{Any, AnyView, Array, Bytes, DataType, Device, Dict, Error, Function, List, Map, Module, ObjectRef, Str};
+
+#[test]
+fn packed_closure_called_from_rust_and_through_c() {
+    let calls = std::sync::Arc::new(std::sync::atomic::AtomicUsize::new(0));
+    let c = calls.clone();
+    let f = Function::from_packed("rs.count", move |args: &[AnyView]| {
+        c.fetch_add(1, std::sync::atomic::Ordering::Relaxed);
+        Ok(Any::from(args.len() as i64))
+    })
+    .unwrap();
+    assert_eq!(f.name(), "rs.count");
+    assert_eq!(f.signature(), None);
+    assert_eq!(f.call(&[]).unwrap().to::<i64>().unwrap(), 0);
+    // testing.apply (C) calls the Rust closure with the rest of its arguments.
+    let r = testing("apply").call(&[AnyView::from(&f), AnyView::from(1i64), AnyView::from(2.0)]).unwrap();
+    assert_eq!(r.to::<i64>().unwrap(), 2);
+    assert_eq!(calls.load(std::sync::atomic::Ordering::Relaxed), 2);
+}
+
+#[test]
+fn rust_error_crosses_c_and_comes_back_as_the_same_error() {
+    let err = Error::new("mylib.Custom", "raised in Rust");
+    let e2 = err.clone();
+    let f = Function::from_packed("rs.fail", move |_| Err(e2.clone())).unwrap();
+    let back = testing("apply").call(&[AnyView::from(&f)]).unwrap_err();
+    assert!(back.is(&err), "the very Error object");
+    assert_eq!((back.kind().as_str(), back.message().as_str()), ("mylib.Custom", "raised in Rust"));
+    let bt = back.backtrace();
+    assert!(bt.contains("in call to Function `rs.fail`"), "{}", bt);
+    assert!(bt.contains("in call to Function `testing.apply`"), "{}", bt);
+}
+
+#[test]
+fn c_error_nested_through_a_rust_callback_keeps_kind_message_and_frames() {
+    // Rust -> testing.apply (C) -> Rust closure -> testing.raise_error (C)
+    let raise = testing("raise_error");
+    let f = Function::from_packed("rs.relay", move |args: &[AnyView]| raise.call(args)).unwrap();
+    let e = testing("apply")
+        .call(&[AnyView::from(&f), AnyView::from(&Any::from("KeyError")), AnyView::from(&Any::from("deep inside"))])
+        .unwrap_err();
+    assert_eq!(e.to_string(), "KeyError: deep inside");
+    let bt = e.backtrace();
+    for frame in ["ffk_testing_raise_error", "`testing.raise_error`", "`rs.relay`", "`testing.apply`"] {
+        assert!(bt.contains(frame), "{} not in\n{}", frame, bt);
+    }
+}
+
+#[test]
+fn a_panic_becomes_a_runtime_error() {
+    let f = Function::from_packed("rs.panics", |_| panic!("boom")).unwrap();
+    let e = f.call(&[]).unwrap_err();
+    assert_eq!(e.to_string(), "RuntimeError: Rust function `rs.panics` panicked: boom");
+}
+
+#[test]
+fn typed_closure_gets_cs_checks_and_messages() {
+    let f = Function::from_typed("rs.scale", |(xs, k): (Array<f64>, f64)| Ok(xs.iter().map(|x| x * k).collect::<Array<f64>>())).unwrap();
+    assert_eq!(f.signature().unwrap(), "rs.scale(0: Array<float>, 1: float) -> Array<float>");
+    // C converts a List of ints into an Array<float> before the closure runs.
+    let l: List = vec![Any::from(1i64), Any::from(2i64)].into();
+    let r = f.call(&[AnyView::from(&l), AnyView::from(10i64)]).unwrap();
+    assert_eq!(r.to_string(), "(10.0, 20.0)");
+    let e = f.call(&[AnyView::from(&Any::from("1, 2")), AnyView::from(1.0)]).unwrap_err();
+    assert_eq!(
+        e.message(),
+        "Mismatched type on argument #0 when calling: `rs.scale(0: Array<float>, 1: float) -> Array<float>`. Expected `Array<float>` but got `str`"
+    );
+    assert_eq!(f.call_typed::<_, Array<f64>>((Array::<f64>::from(vec![0.5]), 2.0)).unwrap().to_vec(), vec![1.0]);
+}
+
+#[test]
+fn global_registry_round_trip() {
+    let f = Function::from_typed("rs.registry_twice", |(x,): (i64,)| Ok(x * 2)).unwrap();
+    f.register_global("rs.registry_twice", false).unwrap();
+    let e = f.register_global("rs.registry_twice", false).unwrap_err();
+    assert_eq!(e.to_string(), "ValueError: global function `rs.registry_twice` is already registered");
+    f.register_global("rs.registry_twice", true).unwrap();
+    assert!(Function::list_global_names().unwrap().iter().any(|n| n == "rs.registry_twice"));
+    // C finds the Rust function by name: testing.apply with a Function argument.
+    let g = Function::get_global("rs.registry_twice").unwrap().unwrap();
+    assert_eq!(testing("apply").call(&[AnyView::from(&g), AnyView::from(21i64)]).unwrap().to::<i64>().unwrap(), 42);
+    assert!(Function::remove_global("rs.registry_twice").unwrap());
+    assert!(!Function::remove_global("rs.registry_twice").unwrap());
+    assert!(Function::get_global("rs.registry_twice").unwrap().is_none());
+}
+
+#[test]
+fn echo_round_trips_every_kind() {
+    let echo = testing("echo");
+    let values: Vec<Any> = vec![
+        Any::none(),
+        Any::from(-3i64),
+        Any::from(true),
+        Any::from(2.5),
+        Any::from("small"),
+        Any::from("a string that lives in an object"),
+        Any::from(&b"raw\x00"[..]),
+        Any::from(Device::new(2, 1)),
+        Any::from(DataType::of::<f32>()),
+        Any::from(&Str::new("obj").unwrap()),
+        Any::from(&Bytes::new(b"bytes object").unwrap()),
+        Any::from(&Array::<i64>::from(vec![1, 2])),
+        Any::from(&Map::<String, i64>::from(vec![("k".to_string(), 1)])),
+        Any::from(&List::<i64>::from(vec![3])),
+        Any::from(&Dict::<i64, i64>::from(vec![(1, 2)])),
+        Any::from(&echo),
+    ];
+    for v in values {
+        let r = echo.call(&[v.view()]).unwrap();
+        assert_eq!(r, v, "{}", v);
+        assert_eq!(r.kind(), v.kind());
+        if let Ok(o) = v.to_object() {
+            assert!(r.to_object().unwrap().ptr_eq(&o), "objects come back as themselves");
+        }
+    }
+}
+
+#[test]
+fn schema_identities_convert_like_c() {
+    let cases: Vec<(&str, Any, &str)> = vec![
+        ("int", Any::from(true), "1"),
+        ("float", Any::from(2i64), "2.0"),
+        ("bool", Any::from(0i64), "False"),
+        ("device", Any::from("cuda:1"), "cuda:1"),
+        ("dtype", Any::from("float16"), "float16"),
+        ("string", Any::from("s"), "\"s\""),
+        ("bytes", Any::from(&b"b"[..]), "b\"b\""),
+        ("any", Any::from(1.5), "1.5"),
+        ("arr_int", Any::from(&List::<Any>::from(vec![Any::from(1i64), Any::from(true)])), "(1, 1)"),
+        ("list_int", Any::from(&List::<i64>::from(vec![1])), "[1]"),
+        ("map_str_int", Any::from(&Map::<String, i64>::from(vec![("a".to_string(), 1)])), "{\"a\": 1}"),
+        ("dict_str_int", Any::from(&Dict::<String, i64>::from(vec![("a".to_string(), 1)])), "{\"a\": 1}"),
+    ];
+    for (name, arg, want) in cases {
+        let r = testing(&format!("schema_id_{}", name)).call(&[arg.view()]).unwrap();
+        assert_eq!(r.to_string(), want, "schema_id_{}", name);
+    }
+    let e = testing("schema_id_arr_str").call(&[Any::from(&Array::<i64>::from(vec![1])).view()]).unwrap_err();
+    assert_eq!(e.kind(), "TypeError");
+    assert!(e.message().contains("Expected `Array<str>`"), "{}", e.message());
+    // Typed results from Rust: the identity on Array<int> comes back as an Array<i64>.
+    let back: Array<i64> = testing("schema_id_arr_int").call_typed((Array::<i64>::from(vec![4, 5]),)).unwrap();
+    assert_eq!(back.to_vec(), vec![4, 5]);
+}
+
+#[test]
+fn object_use_count_seen_by_c() {
+    let a: Array<i64> = vec![1].into();
+    let n: i64 = testing("object_use_count").call_typed((a.clone(),)).unwrap();
+    assert!(n >= 2, "the caller's handle and the argument's: {}", n);
+}
+
+#[test]
+fn module_load_and_missing_function() {
+    let m = testing_module();
+    assert!(m.path().ends_with("libffikit_testing.so"));
+    let add_one = m.get_function("add_one").unwrap();
+    assert_eq!(add_one.signature().unwrap(), "add_one(0: int) -> int");
+    assert_eq!(add_one.call_typed::<_, i64>((41i64,)).unwrap(), 42);
+    let e = m.get_function("missing").unwrap_err();
+    assert_eq!(e.kind(), "AttributeError");
+    let e = Module::load("/nonexistent/libnothing.so").unwrap_err();
+    assert!(e.message().starts_with("cannot load module `/nonexistent/libnothing.so`"), "{}", e);
+    let o: ObjectRef = m.clone().into();
+    assert_eq!(o.type_name(), "Module");
+}
+
+#[test]
+fn typed_closure_returning_nothing_declares_none() {
+    let seen = std::sync::Arc::new(std::sync::Mutex::new(Vec::new()));
+    let s = seen.clone();
+    let f = Function::from_typed("rs.record", move |(x,): (String,)| {
+        s.lock().unwrap().push(x);
+        Ok(())
+    })
+    .unwrap();
+    assert_eq!(f.signature().unwrap(), "rs.record(0: str) -> None");
+    f.call_typed::<_, ()>(("a".to_string(),)).unwrap();
+    assert!(testing("apply").call(&[AnyView::from(&f), Any::from("b").view()]).unwrap().is_none());
+    assert_eq!(*seen.lock().unwrap(), vec!["a".to_string(), "b".to_string()]);
+}

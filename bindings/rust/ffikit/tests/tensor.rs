@@ -1,0 +1,107 @@
+//! Tensors: allocation, views, slices with dtype and sharing checks, DLPack, shared memory.
+mod common;
+use common::testing;
+use ffikit::{Any, AnyView, DataType, Device, Tensor};
+
+#[test]
+fn slices_check_dtype_density_and_exclusivity() {
+    let mut t = Tensor::zeros(&[2, 3], DataType::of::<i32>(), Device::cpu()).unwrap();
+    assert_eq!((t.shape(), t.strides(), t.numel()), (&[2i64, 3][..], &[3i64, 1][..], 6));
+    t.as_mut_slice::<i32>().unwrap().iter_mut().enumerate().for_each(|(i, x)| *x = i as i32);
+    assert_eq!(t.as_slice::<i32>().unwrap(), &[0, 1, 2, 3, 4, 5]);
+    assert_eq!(t.as_slice::<f32>().unwrap_err().to_string(), "TypeError: tensor of int32 viewed as float32");
+    let clone = t.clone();
+    assert!(t.as_mut_slice::<i32>().is_err(), "another handle exists");
+    drop(clone);
+    let view = t.slice(1, 0, 3, 2).unwrap();
+    assert_eq!(view.shape(), &[2, 2]);
+    assert!(view.shares_storage(&t));
+    assert!(view.as_slice::<i32>().is_err(), "strided");
+    assert_eq!(view.to_vec::<i32>().unwrap(), vec![0, 2, 3, 5]);
+    assert!(t.as_mut_slice::<i32>().is_err(), "a view shares the storage");
+    drop(view);
+    t.fill(7i64).unwrap();
+    assert_eq!(t.as_slice::<i32>().unwrap(), &[7; 6]);
+}
+
+#[test]
+fn views_share_memory_and_errors_name_the_problem() {
+    let t = Tensor::from_slice(&[1.0f64, 2.0, 3.0, 4.0, 5.0, 6.0], &[2, 3]).unwrap();
+    let tt = t.transpose(0, 1).unwrap();
+    assert!(!tt.is_contiguous());
+    let e = tt.reshape(&[6]).unwrap_err();
+    assert!(e.message().starts_with("cannot reshape a non-contiguous tensor of shape [3, 2]"), "{}", e);
+    let c = tt.contiguous().unwrap();
+    assert!(c.is_contiguous() && !c.shares_storage(&t));
+    assert_eq!(c.as_slice::<f64>().unwrap(), &[1.0, 4.0, 2.0, 5.0, 3.0, 6.0]);
+    assert_eq!(t.reshape(&[3, -1]).unwrap().shape(), &[3, 2]);
+    assert_eq!(t.unsqueeze(0).unwrap().shape(), &[1, 2, 3]);
+    assert_eq!(t.unsqueeze(0).unwrap().squeeze(0).unwrap().shape(), &[2, 3]);
+    assert_eq!(t.permute(&[1, 0]).unwrap().strides(), &[1, 3]);
+    assert_eq!(Tensor::from_slice(&[1u8], &[2]).unwrap_err().kind(), "ValueError");
+}
+
+#[test]
+fn dlpack_round_trip_keeps_the_data_and_the_deleter_runs_once() {
+    let mut t = Tensor::from_slice(&[1i64, 2, 3], &[3]).unwrap();
+    let m = t.to_dlpack().unwrap();
+    assert_eq!(m.version(), (1, 1));
+    assert_eq!(m.dl_tensor().data as usize, t.data_ptr() as usize);
+    assert_eq!(t.use_count(), 2, "the export holds the tensor");
+    assert!(t.as_mut_slice::<i64>().is_err());
+    let back = Tensor::from_dlpack(m).map_err(|(e, _)| e).unwrap();
+    assert_eq!(back.data_ptr(), t.data_ptr());
+    assert_eq!(back.to_vec::<i64>().unwrap(), vec![1, 2, 3]);
+    drop(back); // runs the export's deleter: our tensor is alone again
+    assert_eq!(t.use_count(), 1);
+    t.as_mut_slice::<i64>().unwrap()[0] = 9;
+    let unused = t.to_dlpack().unwrap();
+    drop(unused); // Drop calls the deleter
+    assert_eq!(t.use_count(), 1);
+}
+
+#[test]
+fn shared_memory_tensors_are_written_by_copy() {
+    let mut a = Tensor::new_shared(None, &[4], DataType::of::<f32>()).unwrap();
+    let name = a.shared_name().unwrap();
+    assert!(name.starts_with("/ffikit-"), "{}", name);
+    let b = Tensor::attach_shared(&name, &[4], DataType::of::<f32>()).unwrap();
+    a.write_from(&[1.0f32, 2.0, 3.0, 4.0]).unwrap();
+    assert_eq!(b.to_vec::<f32>().unwrap(), vec![1.0, 2.0, 3.0, 4.0]);
+    assert!(b.as_slice::<f32>().is_err(), "shared memory is never lent as a slice");
+}
+
+#[test]
+fn tensors_cross_functions_and_containers() {
+    let t = Tensor::from_slice(&[1.0f32, 2.0], &[2]).unwrap();
+    let r = testing("schema_id_tensor").call(&[AnyView::from(&t)]).unwrap();
+    assert!(r.to::<Tensor>().unwrap().ptr_eq(&t));
+    let arr = testing("make_array_with_tensor").call(&[AnyView::from(&t)]).unwrap();
+    assert_eq!(arr.to_string(), "(float32[2]@cpu:0,)");
+    let a: ffikit::Array<Tensor> = arr.to().unwrap();
+    assert!(a[0].ptr_eq(&t));
+    assert_eq!(Any::from(&t).kind(), ffikit::Kind::Tensor);
+}
+
+#[test]
+fn cuda_allocation_without_a_device_is_an_error_not_a_crash() {
+    match Tensor::zeros(&[2], DataType::of::<f32>(), Device::new(2, 0)) {
+        Ok(t) => {
+            // A machine with a GPU: device memory is never lent as a slice.
+            assert!(t.as_slice::<f32>().is_err());
+            assert_eq!(t.to_vec::<f32>().unwrap(), vec![0.0, 0.0]);
+        }
+        Err(e) => assert_eq!(e.kind(), "RuntimeError", "{}", e),
+    }
+}
+
+#[test]
+fn empty_and_scalar_tensors() {
+    let e = Tensor::from_slice::<f32>(&[], &[0, 3]).unwrap();
+    assert_eq!((e.numel(), e.shape()), (0, &[0i64, 3][..]));
+    assert_eq!(e.as_slice::<f32>().unwrap(), &[] as &[f32]);
+    assert_eq!(e.to_vec::<f32>().unwrap(), Vec::<f32>::new());
+    let s = Tensor::from_slice(&[42i16], &[]).unwrap();
+    assert_eq!((s.numel(), s.shape().len()), (1, 0));
+    assert_eq!(s.to_vec::<i16>().unwrap(), vec![42]);
+}

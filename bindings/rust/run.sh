@@ -1,0 +1,77 @@
+#!/usr/bin/env bash
+# The Rust workspace's steps, for setup.sh, test.sh and .ci/run (logs go to stderr):
+#   run.sh build      install ffikit into .prefix (bazel run //:install) and build every target
+#   run.sh tour       run the Rust tour (ffikit/examples/tour.rs)
+#   run.sh test       cargo test; the last stdout line is "passed failed skipped"
+#   run.sh static     cargo test of ffikit with the `static` feature (libffikit.a linked in)
+#   run.sh valgrind   the test binaries under valgrind memcheck; last line "passed failed skipped"
+#   run.sh bench      the peer benchmarks (release build)
+set -uo pipefail
+here=$(cd "$(dirname "$0")" && pwd)
+root=$(cd "$here/../.." && pwd)
+cd "$here"
+export CARGO_TERM_COLOR=never
+
+# Rust comes from rustup (stable; 1.77 or newer), not from Debian's older rustc.
+if ! command -v cargo >/dev/null; then
+  [ -x "$HOME/.cargo/bin/cargo" ] && export PATH="$HOME/.cargo/bin:$PATH"
+fi
+if ! command -v cargo >/dev/null; then
+  echo "[rust] cargo not found: install Rust with rustup (https://rustup.rs), stable 1.77+" >&2
+  [ "${1:-}" = test ] || [ "${1:-}" = static ] || [ "${1:-}" = valgrind ] && echo "0 1 0"
+  exit 1
+fi
+
+install_prefix() {
+  (cd "$root" && bazel run //:install -- "$here/.prefix" >/dev/null 2>&1) ||
+    { echo "[rust] bazel run //:install failed" >&2; return 1; }
+}
+
+# Sums libtest's "test result: ok. 3 passed; 0 failed; 1 ignored; ..." lines.
+count() {
+  awk '/^test result:/ { for (i = 1; i <= NF; i++) {
+         if ($(i) ~ /^passed;?$/) p += $(i-1); if ($(i) ~ /^failed;?$/) f += $(i-1);
+         if ($(i) ~ /^ignored;?$/) s += $(i-1) } }
+       END { print p + 0, f + 0, s + 0 }' "$1"
+}
+
+case "${1:-}" in
+  build)
+    install_prefix && cargo build --offline --all-targets >&2 ;;
+  tour)
+    # The tour also loads the Rust-built module (rustmod/), which `build` made.
+    FFIKIT_RUSTMOD_LIB="$here/target/debug/libffikit_rustmod.so" cargo run --offline -q --example tour ;;
+  test|static)
+    log=$(mktemp); trap 'rm -f "$log"' EXIT
+    if ! install_prefix; then echo "0 1 0"; exit 1; fi
+    args=(); [ "$1" = static ] && args=(-p ffikit --features static)
+    cargo test --offline --no-fail-fast "${args[@]}" 2>&1 | tee "$log" >&2
+    rc=${PIPESTATUS[0]}
+    read -r p f s < <(count "$log")
+    # A build failure runs no test: count it so it cannot pass silently.
+    if [ "$rc" -ne 0 ] && [ "$f" -eq 0 ]; then f=1; fi
+    echo "cargo test ${args[*]}: $p passed, $f failed, $s skipped" >&2
+    echo "$p $f $s"
+    [ "$f" -eq 0 ] ;;
+  bench)
+    install_prefix && cargo bench --offline --bench peers ;;
+  valgrind)
+    # Every test binary under memcheck (cargo's runner, so the environment is cargo's):
+    # no errors and no definite leaks (libtest's own thread bookkeeping shows as
+    # "possibly lost", hence the leak kinds). A binary valgrind fails counts as failed.
+    log=$(mktemp); trap 'rm -f "$log"' EXIT
+    if ! install_prefix; then echo "0 1 0"; exit 1; fi
+    CARGO_TARGET_X86_64_UNKNOWN_LINUX_GNU_RUNNER="valgrind -q --error-exitcode=9 --leak-check=full \
+--errors-for-leak-kinds=definite --show-leak-kinds=definite" \
+      cargo test --offline --no-fail-fast --tests -- --test-threads=1 2>&1 | tee "$log" >&2
+    rc=${PIPESTATUS[0]}
+    read -r p f s < <(count "$log")
+    bad=$(grep -c "process didn't exit successfully" "$log")
+    f=$((f + bad))
+    if [ "$rc" -ne 0 ] && [ "$f" -eq 0 ]; then f=1; fi
+    echo "valgrind: $p passed, $f failed, $s skipped" >&2
+    echo "$p $f $s"
+    [ "$f" -eq 0 ] ;;
+  *)
+    echo "usage: $0 build|tour|test|static|valgrind|bench" >&2; exit 2 ;;
+esac
