@@ -9,7 +9,7 @@ pub fn testing_module() -> &'static Module {
     static M: OnceLock<Module> = OnceLock::new();
     M.get_or_init(|| {
         let path = std::env::var("FFIKIT_TESTING_LIB").expect("FFIKIT_TESTING_LIB is set by .cargo/config.toml");
-        Module::load(&path).unwrap_or_else(|e| panic!("loading {}: {} (run `bazel build //ffi/testing:libffikit_testing.so`)", path, e))
+        Module::load(&path).unwrap_or_else(|e| panic!("loading {}: {} (run `bazel build //testing:libffikit_testing.so`)", path, e))
     })
 }
 
