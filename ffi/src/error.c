@@ -265,6 +265,30 @@ static int build_text(ffk_error *err) {
   return 0;
 }
 
+int ffk_error_frames(ffk_error *err, char *buf, size_t cap, size_t *len) {
+  if (err == NULL || len == NULL) return ffk_error_set(FFK_ERR_VALUE, "ffk_error_frames: %s is NULL", err ? "len" : "err");
+  if (err->header.flags & FFK_OBJECT_IMMORTAL) {
+    *len = 0;
+    if (buf != NULL && cap > 0) buf[0] = '\0';
+    return 0;
+  }
+  int n = 0;
+  if (err->func != NULL)
+    n = snprintf(buf, buf ? cap : 0, "  at %s (%s:%d)\n", err->func, err->file ? err->file : "?", err->line);
+  size_t head = n > 0 ? (size_t)n : 0;
+  size_t total = head + err->appended.size;
+  if (buf != NULL && cap > 0) {
+    if (head < cap) {
+      size_t room = cap - head - 1;
+      size_t take = err->appended.size < room ? err->appended.size : room;
+      if (take > 0) memcpy(buf + head, err->appended.data, take);
+      buf[head + take] = '\0';
+    }
+  }
+  *len = total;
+  return 0;
+}
+
 const char *ffk_error_backtrace(ffk_error *err) {
   if (err == NULL) return "";
   if (err->header.flags & FFK_OBJECT_IMMORTAL) return "";

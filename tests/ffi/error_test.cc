@@ -97,6 +97,37 @@ TEST_F(Error, AppendedFramesFollowTheNativeOnesInOrder) {
   EXPECT_EQ(FetchError(), "ValueError: ffk_error_append_frame: err is NULL");
 }
 
+TEST_F(Error, FramesAreTheLocationAndTheAppendedFramesWithoutNativeOnes) {
+  raise_from_named_function(2);
+  ffk_error* err = ffk_error_peek_borrow();
+  ASSERT_EQ(ffk_error_append_frame(err, "  in call to Function `f`"), 0);
+  size_t len = 0;
+  ASSERT_EQ(ffk_error_frames(err, nullptr, 0, &len), 0);
+  std::string text(len + 1, '?');
+  ASSERT_EQ(ffk_error_frames(err, &text[0], text.size(), &len), 0);
+  text.resize(len);
+  EXPECT_EQ(text.rfind("  at raise_from_named_function (", 0), 0u) << text;
+  EXPECT_NE(text.find("error_test.cc:"), std::string::npos) << text;
+  EXPECT_EQ(text.substr(text.find('\n') + 1), "  in call to Function `f`\n");
+  // The full backtrace has the same lines, with the native frames between them.
+  std::string bt = ffk_error_backtrace(err);
+  EXPECT_EQ(bt.rfind(text.substr(0, text.find('\n')), 0), 0u);
+  EXPECT_GT(bt.size(), text.size());
+  // A small buffer gets a NUL-terminated prefix and the full length.
+  char small[8];
+  ASSERT_EQ(ffk_error_frames(err, small, sizeof small, &len), 0);
+  EXPECT_EQ(std::string(small), text.substr(0, 7));
+  EXPECT_EQ(len, text.size());
+  ffk_error_clear();
+  ffk_error* bare = ffk_error_new(FFK_ERR_VALUE, "m");
+  ASSERT_EQ(ffk_error_frames(bare, small, sizeof small, &len), 0);
+  EXPECT_EQ(len, 0u);
+  EXPECT_EQ(std::string(small), "");
+  release(bare);
+  EXPECT_EQ(ffk_error_frames(nullptr, nullptr, 0, &len), -1);
+  EXPECT_EQ(FetchError(), "ValueError: ffk_error_frames: err is NULL");
+}
+
 TEST_F(Error, FailedAppendLeavesTheBacktraceUnchanged) {
   ffk_error* err = ffk_error_new(FFK_ERR_RUNTIME, "m");
   ASSERT_EQ(ffk_error_append_frame(err, "one"), 0);

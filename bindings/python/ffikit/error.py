@@ -100,7 +100,7 @@ def _prepend(tb: types.TracebackType | None, filename: str, lineno: int, func: s
 
 def _from_c(error: Error, exc: BaseException | None) -> BaseException:
     """The exception to raise for ``error``: ``exc`` itself when a callback raised it."""
-    lines = error.backtrace.splitlines()
+    lines = error._frames.splitlines()  # native frames would only be skipped: not symbolised
     if exc is None:
         cls = _exception_class(error.kind)
         exc = cls(error.message)
@@ -137,7 +137,7 @@ def _to_c(exc: BaseException) -> Error:
         frames.append(f'  File "{code.co_filename}", line {tb.tb_lineno}, in {code.co_name}\n')
         tb = tb.tb_next
     error._append_frames("".join(reversed(frames)))  # innermost first
-    setattr(exc, "__ffikit_bt_lines__", len(error.backtrace.splitlines()))
+    setattr(exc, "__ffikit_bt_lines__", len(error._frames.splitlines()))
     setattr(exc, "__ffikit_tb_mark__", id(exc.__traceback__))
     return error
 

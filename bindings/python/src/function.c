@@ -44,8 +44,14 @@ done:
 static void release_python(void *context) { ffkpy_opaque_release(context); }
 
 ffk_function *ffkpy_function_from_callable(PyObject *callable) {
-  PyObject *name = PyObject_GetAttrString(callable, "__qualname__");
-  if (name == NULL) PyErr_Clear();
+  /* The name shows in backtraces. A plain function's is read from the object itself (the
+     common case, once per call of C with a Python callback); others ask __qualname__. */
+  PyObject *name;
+  if (PyFunction_Check(callable)) {
+    name = Py_NewRef(((PyFunctionObject *)callable)->func_qualname);
+  } else if ((name = PyObject_GetAttrString(callable, "__qualname__")) == NULL) {
+    PyErr_Clear();
+  }
   const char *cname = name && PyUnicode_Check(name) ? PyUnicode_AsUTF8(name) : NULL;
   if (cname == NULL) PyErr_Clear();
   Py_INCREF(callable);

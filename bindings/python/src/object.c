@@ -266,6 +266,19 @@ static PyObject *error_backtrace(PyObject *self, void *c) {
   return PyUnicode_DecodeUTF8(bt, (Py_ssize_t)strlen(bt), "replace");
 }
 
+/* _frames: the backtrace without native frames (no symbol lookup; what error.py parses). */
+static PyObject *error_frames(PyObject *self, void *c) {
+  (void)c;
+  size_t len = 0;
+  if (ffk_error_frames(error_of(self), NULL, 0, &len) != 0) return ffkpy_raise_from_ffk();
+  char *buf = PyMem_Malloc(len + 1);
+  if (buf == NULL) return PyErr_NoMemory();
+  ffk_error_frames(error_of(self), buf, len + 1, &len);
+  PyObject *r = PyUnicode_DecodeUTF8(buf, (Py_ssize_t)len, "replace");
+  PyMem_Free(buf);
+  return r;
+}
+
 /* _append_frames(text): adds backtrace lines (as an error crosses into C from Python). */
 static PyObject *error_append_frames(PyObject *self, PyObject *arg) {
   const char *text = PyUnicode_AsUTF8(arg);
@@ -308,6 +321,7 @@ static PyGetSetDef error_getset[] = {
     {"kind", error_kind, NULL, "The error kind (\"ValueError\", or a library's own name).", NULL},
     {"message", error_message, NULL, "The error message.", NULL},
     {"backtrace", error_backtrace, NULL, "The backtrace text, innermost frame first.", NULL},
+    {"_frames", error_frames, NULL, "The backtrace without native frames (no symbol lookup).", NULL},
     {NULL, NULL, NULL, NULL, NULL},
 };
 

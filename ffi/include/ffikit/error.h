@@ -93,6 +93,17 @@ FFK_API const char *ffk_error_message(const ffk_error *err);
 FFK_API const char *ffk_error_backtrace(ffk_error *err);
 
 /*
+ * The backtrace without the native frames: the raising location line (when raised by
+ * ffk_error_set) followed by the appended frames, innermost first, as
+ * ffk_error_backtrace prints them. Cheap (no symbol lookup), for bindings that turn the
+ * frames into their own traceback entries. Writes at most cap bytes into buf
+ * (NUL-terminated, truncated; buf may be NULL with cap 0) and sets *len to the full
+ * length, so a caller can size a buffer and ask again. Returns 0, or -1 with a
+ * ValueError for a NULL err or len.
+ */
+FFK_API int ffk_error_frames(ffk_error *err, char *buf, size_t cap, size_t *len);
+
+/*
  * Appends one frame (a line of text such as `File "x.py", line 3, in f`) to the
  * backtrace, as an error crosses a call or a language boundary. Returns 0, or -1 with
  * a MemoryError (err is unchanged) or a ValueError (err or frame NULL). Only the
