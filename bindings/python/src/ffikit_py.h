@@ -169,5 +169,6 @@ extern PyMethodDef ffkpy_container_methods[];
 int ffkpy_object_types_init(PyObject *module);
 int ffkpy_value_types_init(PyObject *module);
 int ffkpy_function_types_init(PyObject *module);
+int ffkpy_container_types_init(PyObject *module);
 
 #endif /* FFIKIT_PY_H */
