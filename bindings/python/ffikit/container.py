@@ -29,49 +29,48 @@ from . import _core
 _MISSING = object()
 
 
-class KeysView(_KeysView):  # type: ignore[type-arg]
+class _LiveView:
+    """What the three views share: reversed() and a repr that lists the current contents."""
+
+    __slots__ = ()
+    _which = 0  # 0 keys, 1 values, 2 items (the C _list/_iter selectors)
+    _mapping: Any
+
+    def __reversed__(self) -> Iterator[Any]:
+        return reversed(self._mapping._list(self._which))  # type: ignore[no-any-return]
+
+    def __repr__(self) -> str:
+        return f"{type(self).__name__}({self._mapping._list(self._which)!r})"
+
+
+class KeysView(_LiveView, _KeysView):  # type: ignore[type-arg]
     """A live view of a Map's or Dict's keys, in insertion order (set operations as dict's)."""
 
     __slots__ = ()
+    _which = 0
 
     def __iter__(self) -> Iterator[Any]:
-        return self._mapping._iter_keys()  # type: ignore[attr-defined,no-any-return]
-
-    def __reversed__(self) -> Iterator[Any]:
-        return reversed(self._mapping._list(0))  # type: ignore[attr-defined]
-
-    def __repr__(self) -> str:
-        return f"{type(self).__name__}({self._mapping._list(0)!r})"  # type: ignore[attr-defined]
+        return self._mapping._iter_keys()  # type: ignore[no-any-return]
 
 
-class ValuesView(_ValuesView):  # type: ignore[type-arg]
+class ValuesView(_LiveView, _ValuesView):  # type: ignore[type-arg]
     """A live view of a Map's or Dict's values, in insertion order."""
 
     __slots__ = ()
+    _which = 1
 
     def __iter__(self) -> Iterator[Any]:
-        return self._mapping._iter_values()  # type: ignore[attr-defined,no-any-return]
-
-    def __reversed__(self) -> Iterator[Any]:
-        return reversed(self._mapping._list(1))  # type: ignore[attr-defined]
-
-    def __repr__(self) -> str:
-        return f"{type(self).__name__}({self._mapping._list(1)!r})"  # type: ignore[attr-defined]
+        return self._mapping._iter_values()  # type: ignore[no-any-return]
 
 
-class ItemsView(_ItemsView):  # type: ignore[type-arg]
+class ItemsView(_LiveView, _ItemsView):  # type: ignore[type-arg]
     """A live view of a Map's or Dict's (key, value) pairs, in insertion order (set operations as dict's)."""
 
     __slots__ = ()
+    _which = 2
 
     def __iter__(self) -> Iterator[tuple[Any, Any]]:
-        return self._mapping._iter_items()  # type: ignore[attr-defined,no-any-return]
-
-    def __reversed__(self) -> Iterator[tuple[Any, Any]]:
-        return reversed(self._mapping._list(2))  # type: ignore[attr-defined]
-
-    def __repr__(self) -> str:
-        return f"{type(self).__name__}({self._mapping._list(2)!r})"  # type: ignore[attr-defined]
+        return self._mapping._iter_items()  # type: ignore[no-any-return]
 
 
 # ---- pickling: the graph of containers reachable from one, with sharing and cycles ----

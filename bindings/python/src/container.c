@@ -167,6 +167,15 @@ static int structural_equal_any(const ffk_any *a, const ffk_any *b, int64_t size
   return rc;
 }
 
+/* The number of elements (entries) of an Array, Tuple, Map or Dict. */
+static int64_t top_size(ffk_object *h) {
+  switch (h->type_index) {
+    case FFK_TYPE_MAP: return ffk_map_size((ffk_map *)h);
+    case FFK_TYPE_DICT: return ffk_dict_size((ffk_dict *)h);
+    default: return ((ffk_array *)h)->size;
+  }
+}
+
 /* Structural hash; a List hashes as the Array of its elements, since they compare equal. */
 static Py_hash_t structural_hash(PyObject *self) {
   ffk_any v;
@@ -179,8 +188,12 @@ static Py_hash_t structural_hash(PyObject *self) {
   }
   uint64_t h;
   int rc;
-  Py_BEGIN_ALLOW_THREADS rc = ffk_structural_hash(&v, &h);
-  Py_END_ALLOW_THREADS
+  if (top_size(v.v_obj) >= RELEASE_GIL_MIN) {
+    Py_BEGIN_ALLOW_THREADS rc = ffk_structural_hash(&v, &h);
+    Py_END_ALLOW_THREADS
+  } else {
+    rc = ffk_structural_hash(&v, &h);
+  }
   ffk_any_release(&v);
   if (rc != 0) return ffkpy_raise_from_ffk_int();
   Py_hash_t r = (Py_hash_t)h;
@@ -214,7 +227,7 @@ static PyObject *map_richcompare(PyObject *self, PyObject *other, int op) {
   if ((op != Py_EQ && op != Py_NE) || h == NULL || h->type_index != HANDLE(self)->type_index)
     Py_RETURN_NOTIMPLEMENTED;
   ffk_any x = ffk_any_object(HANDLE(self)), y = ffk_any_object(h);
-  int rc = structural_equal_any(&x, &y, RELEASE_GIL_MIN);
+  int rc = structural_equal_any(&x, &y, top_size(HANDLE(self)));
   ffk_any_release(&x);
   ffk_any_release(&y);
   if (rc < 0) return NULL;

@@ -50,8 +50,7 @@ class ListMachine(RuleBasedStateMachine):
             except IndexError:
                 return
             raise AssertionError("List.pop did not raise")
-        got = self.lst.pop(i)
-        assert type(got) is type(want) and got == want
+        assert key_of(self.lst.pop(i)) == key_of(want)
 
     @rule(i=indices, v=values)
     def setitem(self, i, v):
