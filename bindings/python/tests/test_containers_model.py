@@ -18,6 +18,20 @@ indices = st.integers(-12, 12)
 slices = st.builds(slice, st.none() | indices, st.none() | indices, st.none() | st.sampled_from([-3, -2, -1, 1, 2, 3]))
 
 
+def both(exc, on_model, on_ffikit):
+    """Runs the operation on the model, then on ffikit: both raise `exc` (returns None, None)
+    or neither does (returns both results)."""
+    try:
+        want = on_model()
+    except exc:
+        try:
+            on_ffikit()
+        except exc:
+            return None, None
+        raise AssertionError(f"ffikit did not raise {exc.__name__}") from None
+    return want, on_ffikit()
+
+
 def key_of(k):
     """ffikit's key identity: 1, True and 1.0 differ (a String is a str, a Bytes a bytes)."""
     t = str if isinstance(k, str) else bytes if isinstance(k, bytes) else type(k)
@@ -42,39 +56,16 @@ class ListMachine(RuleBasedStateMachine):
 
     @rule(i=indices)
     def pop(self, i):
-        try:
-            want = self.model.pop(i)
-        except IndexError:
-            try:
-                self.lst.pop(i)
-            except IndexError:
-                return
-            raise AssertionError("List.pop did not raise")
-        assert key_of(self.lst.pop(i)) == key_of(want)
+        want, got = both(IndexError, lambda: self.model.pop(i), lambda: self.lst.pop(i))
+        assert key_of(got) == key_of(want)
 
     @rule(i=indices, v=values)
     def setitem(self, i, v):
-        try:
-            self.model[i] = v
-        except IndexError:
-            try:
-                self.lst[i] = v
-            except IndexError:
-                return
-            raise AssertionError("List[i] = v did not raise")
-        self.lst[i] = v
+        both(IndexError, lambda: self.model.__setitem__(i, v), lambda: self.lst.__setitem__(i, v))
 
     @rule(s=slices, vs=st.lists(values, max_size=4))
     def set_slice(self, s, vs):
-        try:
-            self.model[s] = vs
-        except ValueError:
-            try:
-                self.lst[s] = vs
-            except ValueError:
-                return
-            raise AssertionError("slice assignment did not raise")
-        self.lst[s] = vs
+        both(ValueError, lambda: self.model.__setitem__(s, vs), lambda: self.lst.__setitem__(s, vs))
 
     @rule(s=slices)
     def set_slice_self(self, s):
@@ -141,15 +132,7 @@ class DictMachine(RuleBasedStateMachine):
 
     @rule(k=values)
     def delete(self, k):
-        if key_of(k) in self.model:
-            del self.model[key_of(k)]
-            del self.d[k]
-        else:
-            try:
-                del self.d[k]
-            except KeyError:
-                return
-            raise AssertionError("del of a missing key did not raise")
+        both(KeyError, lambda: self.model.__delitem__(key_of(k)), lambda: self.d.__delitem__(k))
 
     @rule(k=values, dflt=values)
     def pop(self, k, dflt):
@@ -159,15 +142,8 @@ class DictMachine(RuleBasedStateMachine):
 
     @rule()
     def popitem(self):
-        if not self.model:
-            try:
-                self.d.popitem()
-            except KeyError:
-                return
-            raise AssertionError("popitem on empty did not raise")
-        want = self.model.popitem()[1]
-        got = self.d.popitem()
-        assert [key_of(x) for x in got] == [key_of(x) for x in want]
+        want, got = both(KeyError, lambda: self.model.popitem()[1], self.d.popitem)
+        assert [key_of(x) for x in got or ()] == [key_of(x) for x in want or ()]
 
     @rule(k=values, v=values)
     def setdefault(self, k, v):
