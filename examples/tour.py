@@ -84,7 +84,20 @@ try:
 except ValueError as e:
     print(f"  Device('gpu:0') -> ValueError: {e}")
 
-section("5. Tensors: numpy and PyTorch memory at the same address, shared memory across processes")
+section("5. Containers: copy-on-write Array/Map beside shared List/Dict")
+m = ffikit.Map({"a": 1})
+m2 = testing.mutate(m, "b", 2)  # C sets a key through its own handle
+show("Map after C set 'b' on its own handle", m)
+show("  ... the C side's Map", m2)
+lst = ffikit.List([1])
+testing.mutate(lst, None, 2)  # C appends through its own handle
+show("List after C appended 2", lst)
+d = ffikit.Dict({1: "int"})
+d[True], d[1.0] = "bool", "float"
+show("Dict keys 1, True, 1.0 stay distinct", d)
+show("Array([1, 2]) + [3] == (1, 2, 3)", ffikit.Array([1, 2]) + [3] == (1, 2, 3))
+
+section("6. Tensors: numpy and PyTorch memory at the same address, shared memory across processes")
 import multiprocessing  # noqa: E402
 import pickle  # noqa: E402
 

@@ -126,6 +126,25 @@ static int make_list_with_tensor(void *self, const ffk_any *args, int32_t nargs,
   return rc;
 }
 
+/* Changes a container through the callee's own handle: COW for Array/Map, shared for List/Dict. */
+static int mutate(void *self, const ffk_any *args, int32_t nargs, ffk_any *result) {
+  (void)self, (void)nargs; /* typed: (Object, Any, Any) */
+  ffk_object *own = args[0].v_obj;
+  ffk_object_retain(own);
+  int rc;
+  switch (own->type_index) {
+    case FFK_TYPE_ARRAY: rc = ffk_array_push((ffk_array **)&own, &args[2]); break;
+    case FFK_TYPE_MAP: rc = ffk_map_set((ffk_map **)&own, &args[1], &args[2]); break;
+    case FFK_TYPE_LIST: rc = ffk_list_append((ffk_list *)own, &args[2]); break;
+    case FFK_TYPE_DICT: rc = ffk_dict_set((ffk_dict *)own, &args[1], &args[2]); break;
+    default: rc = ffk_error_set(FFK_ERR_TYPE, "`testing.mutate` expects an Array, Map, List or Dict, got %s",
+                                ffk_type_name(own->type_index));
+  }
+  if (rc == 0) *result = ffk_any_object(own);
+  ffk_object_release(own);
+  return rc;
+}
+
 static const struct {
   const char *name, *signature;
   ffk_safe_call call;
@@ -159,6 +178,7 @@ static const struct {
     {"testing.make_map_with_tensor", "(Tensor) -> Map<str, Tensor>", make_map_with_tensor},
     {"testing.make_dict_with_tensor", "(Tensor) -> Dict<str, Tensor>", make_dict_with_tensor},
     {"testing.make_list_with_tensor", "(Tensor, Any) -> List", make_list_with_tensor},
+    {"testing.mutate", "(Object, Any, Any) -> Object", mutate},
 };
 #define N_FUNCTIONS (sizeof k_functions / sizeof k_functions[0])
 

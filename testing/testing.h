@@ -22,6 +22,10 @@
  *   testing.make_dict_with_tensor(0: Tensor) -> Dict<str, Tensor>   {"tensor": t}
  *   testing.make_list_with_tensor(0: Tensor, 1: Any) -> List        [t, x]
  *                                        (the containers hold the caller's tensor, not a copy)
+ *   testing.mutate(0: Object, 1: Any, 2: Any) -> Object   changes a container through its own
+ *                                        handle and returns that handle: Array push(2), Map
+ *                                        set(1, 2) (copy-on-write: the caller's unchanged),
+ *                                        List append(2), Dict set(1, 2) (shared: the caller sees it)
  */
 #ifndef FFIKIT_FFI_TESTING_H
 #define FFIKIT_FFI_TESTING_H

@@ -169,6 +169,36 @@ TEST_F(Testing, ContainersHoldTheCallersTensor) {
             "-> List`. Expected 2 but got 1");
 }
 
+TEST_F(Testing, MutateCopiesMapAndArrayButChangesListAndDictInPlace) {
+  OwnedAny r;
+  ffk_map* m = ffk_map_new();
+  ffk_array* a = ffk_array_new(nullptr, 0);
+  ffk_list* l = ffk_list_new();
+  ffk_dict* d = ffk_dict_new();
+  ASSERT_TRUE(m && a && l && d);
+  ffk_any mv = ffk_any_object(Obj(m)), av = ffk_any_object(Obj(a));
+  ffk_any lv = ffk_any_object(Obj(l)), dv = ffk_any_object(Obj(d));
+  EXPECT_EQ(Call("testing.mutate", {mv, ffk_any_raw_str("k"), ffk_any_int(1)}, &r.v), "ok");
+  EXPECT_NE(r.v.v_obj, Obj(m));  // copy-on-write: the caller's Map is untouched
+  EXPECT_EQ(Repr(r.v), "{\"k\": 1}");
+  EXPECT_EQ(ffk_map_size(m), 0);
+  EXPECT_EQ(Call("testing.mutate", {av, ffk_any_none(), ffk_any_int(2)}, &r.v), "ok");
+  EXPECT_EQ(Repr(r.v), "(2,)");
+  EXPECT_EQ(ffk_array_size(a), 0);
+  EXPECT_EQ(Call("testing.mutate", {lv, ffk_any_none(), ffk_any_int(3)}, &r.v), "ok");
+  EXPECT_EQ(r.v.v_obj, Obj(l));  // shared: the very List, changed
+  EXPECT_EQ(ffk_list_size(l), 1);
+  EXPECT_EQ(Call("testing.mutate", {dv, ffk_any_int(4), ffk_any_int(5)}, &r.v), "ok");
+  EXPECT_EQ(r.v.v_obj, Obj(d));
+  EXPECT_EQ(ffk_dict_size(d), 1);
+  ffk_shape* s = ffk_shape_new(nullptr, 0);
+  ffk_any sv = ffk_any_object(Obj(s));
+  EXPECT_EQ(Call("testing.mutate", {sv, ffk_any_none(), ffk_any_none()}, &r.v),
+            "TypeError: `testing.mutate` expects an Array, Map, List or Dict, got Shape");
+  for (ffk_any* v : {&mv, &av, &lv, &dv, &sv}) ffk_any_release(v);
+  for (ffk_object* o : {Obj(m), Obj(a), Obj(l), Obj(d), Obj(s)}) ffk_object_release(o);
+}
+
 TEST_F(Testing, TensorHelpersFailCleanlyAtEveryAllocation) {
   int64_t shape[] = {4};
   ffk_tensor* t = ffk_tensor_empty(1, shape, ffk_dtype(kDLFloat, 32, 1), DLDevice{kDLCPU, 0});

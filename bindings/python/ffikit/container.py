@@ -1,148 +1,312 @@
-"""Array, List, Map and Dict: the ffikit containers seen from Python.
+"""Array, List, Map and Dict: the ffikit containers as Python collections.
 
-``Array`` and ``Map`` are immutable here (copy-on-write in C: a change through one handle
-never shows through another); ``List`` and ``Dict`` are shared and mutable in C. Keys
-follow ffikit's semantics, which differ from ``dict``'s: ``1``, ``True`` and ``1.0`` are
-three different keys.
+``Array`` and ``Map`` are immutable here (copy-on-write in C: a change made in C through
+another handle never shows through this one); ``List`` and ``Dict`` are shared and mutable:
+every holder, in C, Python or Rust, sees every change, and each single operation is
+atomic, so any number of threads may use one at once. ``Tuple`` is ``Array``.
+
+The hot operations (``len``, indexing, lookup, ``in``, iteration, construction,
+``List.append``) are C slots of the base classes in ``ffikit._core``; the classes here add
+the ``collections.abc`` mixins (they are real subclasses of ``Sequence``,
+``MutableSequence``, ``Mapping`` and ``MutableMapping``), the views and pickling.
+
+Keys follow ffikit's semantics, which differ from ``dict``'s: ``1``, ``True`` and ``1.0``
+are three different keys; strings and bytes compare by content, other objects (including
+containers) by identity. ``in``, ``index`` and ``count`` on a sequence compare elements
+structurally, with the same rule for scalars (``1.0 in Array([1])`` is False).
 """
 from __future__ import annotations
 
-from collections.abc import Iterator, Mapping, Sequence
+from collections.abc import ItemsView as _ItemsView
+from collections.abc import Iterator, Mapping, MutableMapping, MutableSequence, Sequence
+from collections.abc import KeysView as _KeysView
+from collections.abc import ValuesView as _ValuesView
+from types import GenericAlias
 from typing import Any
 
 from . import _core
-from ._core import Object
-
-
-def _index(self: Object, i: Any) -> int:
-    if isinstance(i, bool) or not hasattr(i, "__index__"):
-        raise TypeError(f"{type(self).__name__} indices must be integers or slices, not {type(i).__name__}")
-    index: int = i.__index__()
-    return index
-
-
-class _SeqBase(Object):
-    __slots__ = ()
-
-    def __len__(self) -> int:
-        n: int = _core._len(self)
-        return n
-
-    def __getitem__(self, i: Any) -> Any:
-        if isinstance(i, slice):
-            return _core._to_list(self)[i]
-        return _core._seq_get(self, _index(self, i))
-
-    def __iter__(self) -> Iterator[Any]:
-        return iter(_core._to_list(self))
-
-    def __eq__(self, other: Any) -> bool:
-        if isinstance(other, (str, bytes, Mapping)) or not isinstance(other, (Sequence, _SeqBase)):
-            return NotImplemented
-        return _core._structural_equal(self, other)
-
-    def __ne__(self, other: Any) -> bool:
-        eq = self.__eq__(other)
-        return eq if eq is NotImplemented else not eq
-
-    def __hash__(self) -> int:
-        return _core._structural_hash(self)
-
-    def __reduce__(self) -> Any:
-        return (type(self), (list(self),))
-
-
-class Array(_SeqBase):
-    """An immutable sequence (copy-on-write in C). ``Array(iterable)``."""
-
-    __slots__ = ()
-
-    def __new__(cls, iterable: Any = ()) -> Array:
-        if not hasattr(iterable, "__iter__"):
-            raise TypeError(f"Array() expects an iterable, got {type(iterable).__name__}")
-        made: Array = _core._make(0, list(iterable))
-        return made
-
-
-class List(_SeqBase):
-    """A shared mutable sequence (every handle sees every change). ``List(iterable=())``."""
-
-    __slots__ = ()
-
-    def __new__(cls, iterable: Any = ()) -> List:
-        made: List = _core._make(1, list(iterable))
-        return made
-
-
-class _MapBase(Object):
-    __slots__ = ()
-
-    def __len__(self) -> int:
-        n: int = _core._len(self)
-        return n
-
-    def __getitem__(self, key: Any) -> Any:
-        return _core._map_get(self, key)
-
-    def get(self, key: Any, default: Any = None) -> Any:
-        return _core._map_get(self, key, default)
-
-    def __contains__(self, key: Any) -> bool:
-        sentinel = _MISSING
-        return _core._map_get(self, key, sentinel) is not sentinel
-
-    def __iter__(self) -> Iterator[Any]:
-        return iter(_core._to_list(self, 0))
-
-    def keys(self) -> list[Any]:
-        return _core._to_list(self, 0)
-
-    def values(self) -> list[Any]:
-        return _core._to_list(self, 1)
-
-    def items(self) -> list[tuple[Any, Any]]:
-        return _core._to_list(self, 2)
-
-    def __eq__(self, other: Any) -> bool:
-        if type(other) is not type(self):
-            return NotImplemented
-        return _core._structural_equal(self, other)
-
-    def __ne__(self, other: Any) -> bool:
-        eq = self.__eq__(other)
-        return eq if eq is NotImplemented else not eq
-
-    def __hash__(self) -> int:
-        return _core._structural_hash(self)
-
-    def __reduce__(self) -> Any:
-        return (type(self), (dict(self.items()),))
-
 
 _MISSING = object()
 
 
-class Map(_MapBase):
-    """An immutable mapping (copy-on-write in C). ``Map(mapping)`` reads ``mapping.items()``."""
+class _LiveView:
+    """What the three views share: reversed() and a repr that lists the current contents."""
+
+    __slots__ = ()
+    _which = 0  # 0 keys, 1 values, 2 items (the C _list/_iter selectors)
+    _mapping: Any
+
+    def __reversed__(self) -> Iterator[Any]:
+        return reversed(self._mapping._list(self._which))  # type: ignore[no-any-return]
+
+    def __repr__(self) -> str:
+        return f"{type(self).__name__}({self._mapping._list(self._which)!r})"
+
+
+class KeysView(_LiveView, _KeysView):  # type: ignore[type-arg]
+    """A live view of a Map's or Dict's keys, in insertion order (set operations as dict's)."""
+
+    __slots__ = ()
+    _which = 0
+
+    def __iter__(self) -> Iterator[Any]:
+        return self._mapping._iter_keys()  # type: ignore[no-any-return]
+
+
+class ValuesView(_LiveView, _ValuesView):  # type: ignore[type-arg]
+    """A live view of a Map's or Dict's values, in insertion order."""
+
+    __slots__ = ()
+    _which = 1
+
+    def __iter__(self) -> Iterator[Any]:
+        return self._mapping._iter_values()  # type: ignore[no-any-return]
+
+
+class ItemsView(_LiveView, _ItemsView):  # type: ignore[type-arg]
+    """A live view of a Map's or Dict's (key, value) pairs, in insertion order (set operations as dict's)."""
+
+    __slots__ = ()
+    _which = 2
+
+    def __iter__(self) -> Iterator[tuple[Any, Any]]:
+        return self._mapping._iter_items()  # type: ignore[no-any-return]
+
+
+# ---- pickling: the graph of containers reachable from one, with sharing and cycles ----
+
+
+class _Ref(int):
+    """In a pickled graph: the container at this node number."""
 
     __slots__ = ()
 
-    def __new__(cls, mapping: Any = None) -> Map:
-        made: Map = _core._make(2, list(mapping.items()) if mapping is not None else [])
-        return made
+
+class _Pairs:
+    """(key, value) pairs in order, read by Map()/Dict() through items() (keeps 1, True, 1.0 apart)."""
+
+    __slots__ = ("pairs",)
+
+    def __init__(self, pairs: list[tuple[Any, Any]]) -> None:
+        self.pairs = pairs
+
+    def items(self) -> list[tuple[Any, Any]]:
+        return self.pairs
 
 
-class Dict(_MapBase):
-    """A shared mutable mapping. ``Dict(mapping=None)``."""
+_ARRAY, _LIST, _MAP, _DICT = range(4)
+
+
+def _encode(root: Any) -> list[tuple[int, list[Any]]]:
+    nodes: list[Any] = []
+    index: dict[int, int] = {}
+    keep: list[Any] = []  # holds every visited container, so no address is reused meanwhile
+
+    def ref(x: Any) -> Any:
+        if not isinstance(x, (Array, List, Map, Dict)):
+            return x
+        h = x.__chandle__()
+        i = index.get(h)
+        if i is None:
+            keep.append(x)
+            i = index[h] = len(nodes)
+            nodes.append(None)
+            if isinstance(x, (Map, Dict)):
+                nodes[i] = (_MAP if isinstance(x, Map) else _DICT, [(ref(k), ref(v)) for k, v in x._list(2)])
+            else:
+                nodes[i] = (_ARRAY if isinstance(x, Array) else _LIST, [ref(e) for e in (x if isinstance(x, Array) else x._snapshot())])
+        return _Ref(i)
+
+    ref(root)
+    return nodes
+
+
+def _rebuild(nodes: list[tuple[int, list[Any]]]) -> Any:
+    built: list[Any] = [List() if kind == _LIST else Dict() if kind == _DICT else None for kind, _ in nodes]
+
+    def get(x: Any) -> Any:
+        if type(x) is _Ref:
+            if built[x] is None:
+                kind, payload = nodes[x]
+                if kind == _ARRAY:
+                    built[x] = Array([get(e) for e in payload])
+                else:
+                    built[x] = Map(_Pairs([(get(k), get(v)) for k, v in payload]))
+            return built[x]
+        return x
+
+    for i, (kind, payload) in enumerate(nodes):
+        if kind == _LIST:
+            built[i].extend([get(e) for e in payload])
+        elif kind == _DICT:
+            built[i]._update(_Pairs([(get(k), get(v)) for k, v in payload]))
+        else:
+            get(_Ref(i))
+    return built[0]
+
+
+def _reduce(self: Any) -> Any:
+    return (_rebuild, (_encode(self),))
+
+
+# ---- the four classes --------------------------------------------------------------------
+
+
+class Array(_core.ArrayBase, Sequence):  # type: ignore[type-arg]
+    """Array(iterable=()) - an immutable sequence backed by an ffikit Array (copy-on-write in C).
+
+    Behaves like ``tuple``: indexing with negative indices, slices give a Python ``list``,
+    ``a + iterable`` and ``iterable + a`` give a new Array, ``==`` compares element-wise with
+    any Array, List or plain sequence (not str/bytes), ``hash`` is structural. Lists and
+    dicts among the elements are stored as Arrays and Maps. ``in``/``index``/``count`` use
+    ffikit's comparison: ``1``, ``True`` and ``1.0`` are different values.
+    """
 
     __slots__ = ()
+    __class_getitem__: Any = classmethod(GenericAlias)
+    __reduce__ = _reduce
 
-    def __new__(cls, mapping: Any = None) -> Dict:
-        made: Dict = _core._make(3, list(mapping.items()) if mapping is not None else [])
-        return made
+    def __copy__(self) -> Array:
+        return self
 
 
-Sequence.register(Array)
-Sequence.register(List)
-Mapping.register(Map)
-Mapping.register(Dict)
+class List(_core.ListBase, MutableSequence):  # type: ignore[type-arg]
+    """List(iterable=()) - a shared mutable sequence backed by an ffikit List.
+
+    Behaves like ``list`` (append, insert with clamping, pop, extend, clear, reverse,
+    remove, slice assignment and deletion with extended slices), but every holder of the
+    same C List sees every change, and each single operation is atomic across threads.
+    Iterating while the List changes raises RuntimeError. ``hash`` is structural (like
+    Array's), so a List used as a dict key must not change afterwards. Values compare with
+    ffikit's rules: ``1``, ``True`` and ``1.0`` are different.
+    """
+
+    __slots__ = ()
+    __class_getitem__: Any = classmethod(GenericAlias)
+    __reduce__ = _reduce
+
+    def remove(self, value: Any) -> None:
+        """Removes the first element equal to value (ValueError when there is none)."""
+        try:
+            i = self.index(value)
+        except ValueError:
+            raise ValueError("List.remove(x): x not in List") from None
+        del self[i]
+
+    def __reversed__(self) -> Iterator[Any]:
+        return iter(reversed(self._snapshot()))
+
+
+class _MapMixin:
+    __slots__ = ()
+
+    def keys(self) -> KeysView:
+        """A live view of the keys in insertion order."""
+        return KeysView(self)  # type: ignore[arg-type]
+
+    def values(self) -> ValuesView:
+        """A live view of the values in insertion order."""
+        return ValuesView(self)  # type: ignore[arg-type]
+
+    def items(self) -> ItemsView:
+        """A live view of the (key, value) pairs in insertion order."""
+        return ItemsView(self)  # type: ignore[arg-type]
+
+    def __reversed__(self) -> Iterator[Any]:
+        return reversed(self._list(0))  # type: ignore[attr-defined]
+
+    __reduce__ = _reduce
+
+
+class Map(_MapMixin, _core.MapBase, Mapping):  # type: ignore[type-arg]
+    """Map(mapping=None) - an immutable mapping backed by an ffikit Map (copy-on-write in C).
+
+    Built from anything with ``.items()`` (AttributeError otherwise). Behaves like
+    ``types.MappingProxyType``: ``m[k]`` (KeyError when missing), ``get``, ``in``, ``len``
+    and live ``keys()/values()/items()`` views in insertion order. ``==`` and ``hash`` are
+    structural and order-insensitive, and a Map only equals a Map.
+
+    Keys follow ffikit's semantics, unlike ``dict``: ``1``, ``True`` and ``1.0`` are three
+    different keys; strings and bytes match by content, containers and other objects by
+    identity.
+    """
+
+    __slots__ = ()
+    __class_getitem__: Any = classmethod(GenericAlias)
+
+    def __copy__(self) -> Map:
+        return self
+
+
+class Dict(_MapMixin, _core.DictBase, MutableMapping):  # type: ignore[type-arg]
+    """Dict(mapping=None) - a shared mutable mapping backed by an ffikit Dict.
+
+    Behaves like ``dict`` (``d[k] = v``, ``del d[k]``, pop, popitem, setdefault, update from
+    a mapping, pairs or keywords, clear, ``|`` and ``|=``, live views in insertion order),
+    but every holder of the same C Dict sees every change and each single operation is
+    atomic across threads. Iterating while keys are added or removed raises RuntimeError.
+    ``==`` and ``hash`` are structural; a Dict only equals a Dict, and one used as a key
+    must not change afterwards.
+
+    Keys follow ffikit's semantics, unlike ``dict``: ``1``, ``True`` and ``1.0`` are three
+    different keys; strings and bytes match by content, containers and other objects by
+    identity.
+    """
+
+    __slots__ = ()
+    __class_getitem__: Any = classmethod(GenericAlias)
+
+    def update(self, other: Any = (), /, **kwargs: Any) -> None:
+        """Sets the entries of a mapping (or an iterable of pairs), then of the keywords."""
+        if isinstance(other, (Map, Dict, dict)):
+            self._update(other)
+        elif hasattr(other, "keys"):
+            self._update(_Pairs([(k, other[k]) for k in other.keys()]))
+        else:
+            pairs = []
+            for n, item in enumerate(other):
+                try:
+                    k, v = item
+                except TypeError:
+                    raise TypeError(f"cannot convert dictionary update sequence element #{n} to a sequence") from None
+                except ValueError:
+                    raise ValueError(
+                        f"dictionary update sequence element #{n} has length {len(item)}; 2 is required"
+                    ) from None
+                pairs.append((k, v))
+            self._update(_Pairs(pairs))
+        if kwargs:
+            self._update(kwargs)
+
+    def popitem(self) -> tuple[Any, Any]:
+        """Removes and returns the last (key, value) pair (KeyError when empty)."""
+        while True:
+            keys = self._list(0)
+            if not keys:
+                raise KeyError("popitem(): dictionary is empty")
+            value = self.pop(keys[-1], _MISSING)
+            if value is not _MISSING:  # else another thread took it first: try again
+                return keys[-1], value
+
+    def __or__(self, other: Any) -> Any:
+        if not isinstance(other, Mapping):
+            return NotImplemented
+        new = self.copy()
+        new.update(other)
+        return new
+
+    def __ror__(self, other: Any) -> Any:
+        if not isinstance(other, Mapping):
+            return NotImplemented
+        new = Dict(other)
+        new.update(self)
+        return new
+
+    def __ior__(self, other: Any) -> Dict:
+        self.update(other)
+        return self
+
+
+Tuple = Array  # tvm_ffi backs tuples by Array
+
+__all__ = ["Array", "List", "Map", "Dict", "Tuple", "KeysView", "ValuesView", "ItemsView"]

@@ -185,5 +185,6 @@ ffk_tensor *ffkpy_tensor_from_dlpack(PyObject *obj, const ffk_dlpack_requirement
 int ffkpy_tensor_from_exchange_api(PyObject *o, const ffk_dlpack_requirements *req, ffk_tensor **out);
 /* Sets ffikit.Tensor.__dlpack_c_exchange_api__. 0 or -1. */
 int ffkpy_dlpack_exchange_init(void);
+int ffkpy_container_types_init(PyObject *module);
 
 #endif /* FFIKIT_PY_H */

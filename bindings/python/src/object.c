@@ -27,7 +27,21 @@ void ffkpy_opaque_release(void *handle) {
 
 /* ---- The class table ----------------------------------------------------------------- */
 
+static PyObject *ffkpy_class_for_slow(int32_t type_index);
+
+/* The classes of the static type indices (borrowed from dynamic_classes), so that wrapping
+ * a container's element costs no dict lookup; cleared whenever the table changes. */
+static PyObject *g_static_classes[FFK_TYPE_STATIC_END];
+
 PyObject *ffkpy_class_for(int32_t type_index) {
+  if (type_index >= 0 && type_index < FFK_TYPE_STATIC_END && g_static_classes[type_index] != NULL)
+    return g_static_classes[type_index];
+  PyObject *cls = ffkpy_class_for_slow(type_index);
+  if (cls != NULL && type_index >= 0 && type_index < FFK_TYPE_STATIC_END) g_static_classes[type_index] = cls;
+  return cls;
+}
+
+static PyObject *ffkpy_class_for_slow(int32_t type_index) {
   PyObject *key = PyLong_FromLong(type_index);
   if (key == NULL) return NULL;
   PyObject *cls = PyDict_GetItemWithError(ffkpy_g.dynamic_classes, key);
@@ -93,6 +107,7 @@ static PyObject *register_class(PyObject *mod, PyObject *args) {
     return NULL;
   }
   Py_DECREF(key);
+  memset(g_static_classes, 0, sizeof g_static_classes); /* subtypes may have taken the old class */
   Py_RETURN_NONE;
 }
 
