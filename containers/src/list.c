@@ -444,6 +444,7 @@ int ffk_list_set_slice_from(ffk_list *l, int64_t start, int64_t stop, const ffk_
 
 int ffk_list_extend_from(ffk_list *l, const ffk_object *seq) {
   if (l == NULL) return null_handle("ffk_list_extend_from");
+  if (seq == NULL) return ffk_error_set(FFK_ERR_VALUE, "ffk_list_extend_from: the sequence is NULL");
   return ffk_list_set_slice_from(l, INT64_MAX, INT64_MAX, seq);
 }
 
