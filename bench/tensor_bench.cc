@@ -57,6 +57,7 @@
 #include <benchmark/benchmark.h>
 
 #include "bench/bench_support.h"
+#include "bench/tvm_ffi_peer.h"
 
 #include <cstdint>
 #include <cstdio>
@@ -357,6 +358,7 @@ void RegisterAll() {
   RegisterBenchmark("dlpack_roundtrip_legacy/bound_handle", DlpackRoundTrip_bound<Legacy, true>);
   RegisterBenchmark("dlpack_roundtrip_versioned/ffikit", DlpackRoundTrip_ffikit<Versioned>);
   RegisterBenchmark("dlpack_roundtrip_versioned/bound", DlpackRoundTrip_bound<Versioned, false>);
+  ffk_bench::tvm_ffi_peer::RegisterTensorPeers();
   RegisterBenchmark("dlpack_roundtrip_versioned/bound_handle", DlpackRoundTrip_bound<Versioned, true>);
 
   RegisterBenchmark("empty_f32_2x3/ffikit", Empty_ffikit, 2, kShape2x3);
