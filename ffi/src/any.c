@@ -64,7 +64,8 @@ static int mismatch(const char *expected, const ffk_any *v) {
   return ffk_error_set(FFK_ERR_TYPE, "expected %s but got %s", expected, ffk_any_type_name(v));
 }
 
-int ffk_any_as_int(const ffk_any *v, int64_t *out) {
+/* The parentheses keep any.h's inline macros off the definitions. */
+int (ffk_any_as_int)(const ffk_any *v, int64_t *out) {
   if (FFK_LIKELY(v->type_index == FFK_TYPE_INT || v->type_index == FFK_TYPE_BOOL)) {
     *out = v->v_int;
     return 0;
@@ -72,7 +73,7 @@ int ffk_any_as_int(const ffk_any *v, int64_t *out) {
   return mismatch("int", v);
 }
 
-int ffk_any_as_float(const ffk_any *v, double *out) {
+int (ffk_any_as_float)(const ffk_any *v, double *out) {
   switch (v->type_index) {
     case FFK_TYPE_FLOAT:
       *out = v->v_float;
@@ -86,7 +87,7 @@ int ffk_any_as_float(const ffk_any *v, double *out) {
   }
 }
 
-int ffk_any_as_bool(const ffk_any *v, bool *out) {
+int (ffk_any_as_bool)(const ffk_any *v, bool *out) {
   if (v->type_index == FFK_TYPE_BOOL || v->type_index == FFK_TYPE_INT) {
     *out = v->v_int != 0;
     return 0;

@@ -65,6 +65,37 @@ TEST_F(Any, BoolAccessorTreatsNonZeroIntAsTrue) {
   EXPECT_EQ(FetchError(), "TypeError: expected bool but got float");
 }
 
+// any.h's inline accessors (the macros) and the exported functions give the same results and errors.
+TEST_F(Any, InlineAccessorsAgreeWithTheExportedFunctions) {
+  const ffk_any values[] = {ffk_any_int(-7), ffk_any_bool(true), ffk_any_bool(false), ffk_any_float(2.5),
+                            ffk_any_none(), ffk_any_raw_str("x")};
+  for (const ffk_any& v : values) {
+    int64_t i1 = 11, i2 = 11;
+    double f1 = 1.5, f2 = 1.5;
+    bool b1 = false, b2 = false;
+    int rc = ffk_any_as_int(&v, &i1);
+    std::string e1 = FetchError();
+    EXPECT_EQ(rc, (ffk_any_as_int)(&v, &i2));
+    EXPECT_EQ(e1, FetchError());
+    EXPECT_EQ(i1, i2);
+    rc = ffk_any_as_float(&v, &f1);
+    e1 = FetchError();
+    EXPECT_EQ(rc, (ffk_any_as_float)(&v, &f2));
+    EXPECT_EQ(e1, FetchError());
+    EXPECT_EQ(f1, f2);
+    rc = ffk_any_as_bool(&v, &b1);
+    e1 = FetchError();
+    EXPECT_EQ(rc, (ffk_any_as_bool)(&v, &b2));
+    EXPECT_EQ(e1, FetchError());
+    EXPECT_EQ(b1, b2);
+  }
+  int (*exported)(const ffk_any*, int64_t*) = &ffk_any_as_int;  // the symbol stays
+  int64_t x = 0;
+  ffk_any v = ffk_any_int(3);
+  EXPECT_EQ(exported(&v, &x), 0);
+  EXPECT_EQ(x, 3);
+}
+
 TEST_F(Any, PtrAccessorAcceptsNoneAsNull) {
   int x;
   void* out = &x;

@@ -160,6 +160,55 @@ FFK_API int ffk_any_as_float(const ffk_any *v, double *out);
 /* Bool, or Int (non-zero is true). TypeError otherwise. */
 FFK_API int ffk_any_as_bool(const ffk_any *v, bool *out);
 
+/*
+ * The three accessors above are also inline: in C and C++ a call `ffk_any_as_int(v, &x)`
+ * is a macro for the inline form below, which does every successful case in place and
+ * calls the exported function only to raise the TypeError, so errors are raised in one
+ * place (and `out` never escapes, so it can stay in a register). Same contract, same
+ * results. The exported symbols stay, for bindings (bindgen, dlsym), for a function
+ * pointer (`&ffk_any_as_int`, or a call spelled `(ffk_any_as_int)(v, &x)`), and for
+ * code compiled with FFK_NO_INLINE_ACCESSORS defined.
+ */
+static inline int ffk_any__as_int_inline(const ffk_any *v, int64_t *out) {
+  if (FFK_LIKELY(v->type_index == FFK_TYPE_INT || v->type_index == FFK_TYPE_BOOL)) {
+    *out = v->v_int;
+    return 0;
+  }
+  int64_t unused; /* only the error remains: the exported function raises it (and writes nothing) */
+  (void)(ffk_any_as_int)(v, &unused);
+  return -1; /* said here, so callers' compilers know *out is set whenever 0 is returned */
+}
+
+static inline int ffk_any__as_float_inline(const ffk_any *v, double *out) {
+  if (FFK_LIKELY(v->type_index == FFK_TYPE_FLOAT)) {
+    *out = v->v_float;
+    return 0;
+  }
+  if (v->type_index == FFK_TYPE_INT || v->type_index == FFK_TYPE_BOOL) {
+    *out = (double)v->v_int;
+    return 0;
+  }
+  double unused;
+  (void)(ffk_any_as_float)(v, &unused);
+  return -1; /* said here, so callers' compilers know *out is set whenever 0 is returned */
+}
+
+static inline int ffk_any__as_bool_inline(const ffk_any *v, bool *out) {
+  if (FFK_LIKELY(v->type_index == FFK_TYPE_BOOL || v->type_index == FFK_TYPE_INT)) {
+    *out = v->v_int != 0;
+    return 0;
+  }
+  bool unused;
+  (void)(ffk_any_as_bool)(v, &unused);
+  return -1; /* said here, so callers' compilers know *out is set whenever 0 is returned */
+}
+
+#ifndef FFK_NO_INLINE_ACCESSORS
+#define ffk_any_as_int(v, out) ffk_any__as_int_inline((v), (out))
+#define ffk_any_as_float(v, out) ffk_any__as_float_inline((v), (out))
+#define ffk_any_as_bool(v, out) ffk_any__as_bool_inline((v), (out))
+#endif
+
 /* OpaquePtr, None (NULL), or a DLTensor* view. TypeError otherwise. */
 FFK_API int ffk_any_as_ptr(const ffk_any *v, void **out);
 
