@@ -134,6 +134,16 @@ static int conversion_failed(const ffk_function *f, int32_t i) {
   return -1;
 }
 
+/*
+ * True when `v` passes `s` unchanged without asking ffk_schema_convert: Any, or a plain
+ * (non-object) value of exactly the schema's type, which ffk_schema_convert returns 0 for
+ * (an int for `int`, a Device for `Device`...). Objects and containers, whose element types
+ * or converter slots may need a look, always take the full conversion.
+ */
+static inline bool passes_as_is(const ffk_schema *s, const ffk_any *v) {
+  return (s->type_index == v->type_index && v->type_index < FFK_TYPE_OBJECT_BEGIN) || s->type_index == FFK_SCHEMA_ANY;
+}
+
 /* The call of a typed Function: check the arity, convert the arguments, call, convert the result. */
 static FFK_NOINLINE int call_typed(ffk_function *f, const ffk_any *args, int32_t nargs, ffk_any *result) {
   const ffk_signature *sig = f->sig;
@@ -147,6 +157,7 @@ static FFK_NOINLINE int call_typed(ffk_function *f, const ffk_any *args, int32_t
   bool *owned = NULL;
   int rc = 0;
   for (int32_t i = 0; i < nargs; ++i) {
+    if (FFK_LIKELY(passes_as_is(sig->params[i], &args[i]))) continue;
     ffk_any tmp;
     int c = ffk_schema_convert(sig->params[i], &args[i], &tmp);
     if (FFK_LIKELY(c == 0)) continue;
@@ -173,7 +184,7 @@ static FFK_NOINLINE int call_typed(ffk_function *f, const ffk_any *args, int32_t
   }
   if (rc == 0) {
     rc = finish_call(f, f->call(f->context, conv != NULL ? conv : args, nargs, result), result);
-    if (rc == 0 && sig->ret != NULL) {
+    if (rc == 0 && sig->ret != NULL && !passes_as_is(sig->ret, result)) {
       ffk_any tmp;
       int c = ffk_schema_convert(sig->ret, result, &tmp);
       if (c > 0) {
