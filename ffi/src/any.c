@@ -70,6 +70,7 @@ int (ffk_any_as_int)(const ffk_any *v, int64_t *out) {
     *out = v->v_int;
     return 0;
   }
+  *out = 0;
   return mismatch("int", v);
 }
 
@@ -83,6 +84,7 @@ int (ffk_any_as_float)(const ffk_any *v, double *out) {
       *out = (double)v->v_int;
       return 0;
     default:
+      *out = 0.0;
       return mismatch("float", v);
   }
 }
@@ -92,6 +94,7 @@ int (ffk_any_as_bool)(const ffk_any *v, bool *out) {
     *out = v->v_int != 0;
     return 0;
   }
+  *out = false;
   return mismatch("bool", v);
 }
 

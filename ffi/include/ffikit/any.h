@@ -151,13 +151,13 @@ FFK_API int ffk_any_to_owned(const ffk_any *v, ffk_any *out);
 
 /* ---- Accessors: convert where users expect it, else TypeError naming both types. --- */
 
-/* Int, or Bool as 0/1. TypeError "expected int but got str" otherwise. */
+/* Int, or Bool as 0/1. TypeError "expected int but got str" otherwise (*out 0). */
 FFK_API int ffk_any_as_int(const ffk_any *v, int64_t *out);
 
-/* Float, or Int/Bool converted. TypeError otherwise. */
+/* Float, or Int/Bool converted. TypeError otherwise (*out 0.0). */
 FFK_API int ffk_any_as_float(const ffk_any *v, double *out);
 
-/* Bool, or Int (non-zero is true). TypeError otherwise. */
+/* Bool, or Int (non-zero is true). TypeError otherwise (*out false). */
 FFK_API int ffk_any_as_bool(const ffk_any *v, bool *out);
 
 /*
@@ -174,9 +174,10 @@ static inline int ffk_any__as_int_inline(const ffk_any *v, int64_t *out) {
     *out = v->v_int;
     return 0;
   }
-  int64_t unused; /* only the error remains: the exported function raises it (and writes nothing) */
+  int64_t unused; /* the exported function raises the error; `out` does not escape */
   (void)(ffk_any_as_int)(v, &unused);
-  return -1; /* said here, so callers' compilers know *out is set whenever 0 is returned */
+  *out = 0;
+  return -1;
 }
 
 static inline int ffk_any__as_float_inline(const ffk_any *v, double *out) {
@@ -188,9 +189,10 @@ static inline int ffk_any__as_float_inline(const ffk_any *v, double *out) {
     *out = (double)v->v_int;
     return 0;
   }
-  double unused;
+  double unused; /* the exported function raises the error; `out` does not escape */
   (void)(ffk_any_as_float)(v, &unused);
-  return -1; /* said here, so callers' compilers know *out is set whenever 0 is returned */
+  *out = 0.0;
+  return -1;
 }
 
 static inline int ffk_any__as_bool_inline(const ffk_any *v, bool *out) {
@@ -198,9 +200,10 @@ static inline int ffk_any__as_bool_inline(const ffk_any *v, bool *out) {
     *out = v->v_int != 0;
     return 0;
   }
-  bool unused;
+  bool unused; /* the exported function raises the error; `out` does not escape */
   (void)(ffk_any_as_bool)(v, &unused);
-  return -1; /* said here, so callers' compilers know *out is set whenever 0 is returned */
+  *out = false;
+  return -1;
 }
 
 #ifndef FFK_NO_INLINE_ACCESSORS
