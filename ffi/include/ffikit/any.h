@@ -212,6 +212,46 @@ static inline int ffk_any__as_bool_inline(const ffk_any *v, bool *out) {
 #define ffk_any_as_bool(v, out) ffk_any__as_bool_inline((v), (out))
 #endif
 
+/*
+ * Helpers of ffikit's inline fast paths (here and in the container headers); not API.
+ *
+ * ffk_any__is_plain: a value that owns nothing and may be stored as is: not an object and
+ * not one of the borrowed views (raw C string, byte array, DLTensor*).
+ *
+ * ffk_any__copy: copies a value's 16 bytes as two 8-byte words, no reference counting.
+ * A struct assignment becomes one 16-byte load, which the CPU cannot forward from the two
+ * 8-byte stores a caller has just made (ffk_any_int(i) into a local): each copy then
+ * waits for those stores to retire (~5 ns). Two 8-byte loads forward at once; the empty
+ * asm keeps the compiler from fusing them back into one.
+ */
+/* ffk_any__hash_int: what ffk_any_hash gives an Int `x` (for the containers' int-key paths). */
+static inline uint64_t ffk_any__hash_int(int64_t x) {
+  uint64_t h = UINT64_C(0x9e3779b97f4a7c15) ^ (uint64_t)x; /* the seed of kind Int (1), as in any.c */
+  h ^= h >> 33;
+  h *= UINT64_C(0xff51afd7ed558ccd);
+  h ^= h >> 33;
+  h *= UINT64_C(0xc4ceb9fe1a85ec53);
+  h ^= h >> 33;
+  return h;
+}
+
+static inline bool ffk_any__is_plain(const ffk_any *v) {
+  int32_t t = v->type_index;
+  return t < FFK_TYPE_OBJECT_BEGIN && t != FFK_TYPE_RAW_STR && t != FFK_TYPE_BYTE_ARRAY_PTR &&
+         t != FFK_TYPE_DLTENSOR_PTR;
+}
+
+static inline void ffk_any__copy(ffk_any *dst, const ffk_any *src) {
+  uint64_t lo, hi;
+  memcpy(&lo, src, 8);
+  memcpy(&hi, (const char *)src + 8, 8);
+#if defined(__GNUC__)
+  __asm__("" : "+r"(lo), "+r"(hi));
+#endif
+  memcpy(dst, &lo, 8);
+  memcpy((char *)dst + 8, &hi, 8);
+}
+
 /* OpaquePtr, None (NULL), or a DLTensor* view. TypeError otherwise. */
 FFK_API int ffk_any_as_ptr(const ffk_any *v, void **out);
 
