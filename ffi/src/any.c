@@ -52,7 +52,7 @@ int ffk_any_to_owned(const ffk_any *v, ffk_any *out) {
     case FFK_TYPE_DLTENSOR_PTR:
       return ffk_error_set(FFK_ERR_TYPE, "a DLTensor* view cannot be stored; make a Tensor from it first");
     default:
-      *out = *v;
+      ffk_any__copy(out, v);
       ffk_any_retain(out);
       return 0;
   }
@@ -289,6 +289,7 @@ uint64_t ffk_any_hash(const ffk_any *v) {
     case FFK_TYPE_NONE:
       return mix64(seed);
     case FFK_TYPE_INT:
+      return ffk_any__hash_int(v->v_int); /* the same function, inline for the containers */
     case FFK_TYPE_BOOL:
       return mix64(seed ^ (uint64_t)v->v_int);
     case FFK_TYPE_FLOAT: {

@@ -257,6 +257,16 @@ TEST_F(Any, DtypeAndDeviceKeysCompareByValue) {
   EXPECT_NE(ffk_any_hash(&d0), ffk_any_hash(&d1));
 }
 
+// any.h's inline int hash (the containers' int-key lookups) is exactly ffk_any_hash of an Int.
+TEST_F(Any, InlineIntHashIsTheHashOfAnInt) {
+  for (int64_t x : {INT64_C(0), INT64_C(1), INT64_C(-1), INT64_C(123456789), INT64_MIN, INT64_MAX}) {
+    ffk_any v = ffk_any_int(x);
+    EXPECT_EQ(ffk_any__hash_int(x), ffk_any_hash(&v)) << x;
+  }
+  ffk_any t = ffk_any_bool(true), one = ffk_any_int(1);
+  EXPECT_NE(ffk_any_hash(&t), ffk_any_hash(&one)) << "True and 1 stay distinct keys";
+}
+
 TEST_F(Any, IntHashesSpreadConsecutiveKeys) {
   // A hash table masks the low bits: consecutive ints must not collide there.
   const int n = 4096;
