@@ -20,6 +20,8 @@
 //   dlpack_roundtrip_{legacy,versioned}/tvm_ffi   TVMFFITensorToDLPack(Versioned) of a float32
 //                          [2, 3] CPU tensor, TVMFFITensorFromDLPack(Versioned)(m, 0, 0, &h)
 //                          (no alignment or contiguity requirement), TVMFFIObjectDecRef(h)
+//   dlpack_import_foreign/tvm_ffi   the legacy round trip above: TVM-FFI's export imported by
+//                          TVM-FFI (the ffikit side imports the same exports: TvmExportLegacy)
 #include "bench/tvm_ffi_peer.h"
 
 #include <benchmark/benchmark.h>
@@ -66,6 +68,7 @@ void RegisterFunctionPeers() { RegisterSkipped(); }
 void RegisterFfiPeers() { RegisterSkipped(); }
 void RegisterContainerPeers(const ContainerInputs &) { RegisterSkipped(); }
 void RegisterTensorPeers() { RegisterSkipped(); }
+void *TvmExportLegacy() { return nullptr; }
 
 #else  // FFK_BENCH_HAS_TVM_FFI
 
@@ -411,6 +414,18 @@ void RegisterTensorPeers() {
   SmallTensor();
   benchmark::RegisterBenchmark("dlpack_roundtrip_legacy/tvm_ffi", DlpackRoundTrip_c<false>);
   benchmark::RegisterBenchmark("dlpack_roundtrip_versioned/tvm_ffi", DlpackRoundTrip_c<true>);
+  benchmark::RegisterBenchmark("dlpack_import_foreign/tvm_ffi", DlpackRoundTrip_c<false>);
+}
+
+void *TvmExportLegacy() {
+  DLManagedTensor *m = nullptr;
+  if (TVMFFITensorToDLPack(Handle(SmallTensor()), &m) != 0) {
+    TVMFFIObjectHandle err = nullptr;
+    TVMFFIErrorMoveFromRaised(&err);
+    if (err != nullptr) TVMFFIObjectDecRef(err);
+    return nullptr;
+  }
+  return m;
 }
 
 #endif  // FFK_BENCH_HAS_TVM_FFI

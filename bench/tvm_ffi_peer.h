@@ -42,8 +42,15 @@ struct ContainerInputs {
 };
 void RegisterContainerPeers(const ContainerInputs &in);
 
-// tensor_bench: dlpack_roundtrip_{legacy,versioned} of a float32 [2, 3] CPU tensor.
+// tensor_bench: dlpack_roundtrip_{legacy,versioned} of a float32 [2, 3] CPU tensor, and
+// dlpack_import_foreign/tvm_ffi (see TvmExportLegacy).
 void RegisterTensorPeers();
+
+// A new legacy DLPack export (DLManagedTensor *, as void *: this header names no DLPack
+// type) of TVM-FFI's float32 [2, 3] CPU tensor, by TVMFFITensorToDLPack; nullptr without
+// TVM-FFI or on failure. The consumer calls its deleter. dlpack_import_foreign/ffikit
+// imports these with ffk_tensor_from_dlpack: ffikit's import of a foreign tensor.
+void *TvmExportLegacy();
 
 }  // namespace tvm_ffi_peer
 }  // namespace ffk_bench
