@@ -224,15 +224,19 @@ static inline int ffk_any__as_bool_inline(const ffk_any *v, bool *out) {
  * waits for those stores to retire (~5 ns). Two 8-byte loads forward at once; the empty
  * asm keeps the compiler from fusing them back into one.
  */
+/* ffk_any__mix64: the finaliser ffk_any_hash applies to every plain value (murmur3's). */
+static inline uint64_t ffk_any__mix64(uint64_t x) {
+  x ^= x >> 33;
+  x *= UINT64_C(0xff51afd7ed558ccd);
+  x ^= x >> 33;
+  x *= UINT64_C(0xc4ceb9fe1a85ec53);
+  x ^= x >> 33;
+  return x;
+}
+
 /* ffk_any__hash_int: what ffk_any_hash gives an Int `x` (for the containers' int-key paths). */
 static inline uint64_t ffk_any__hash_int(int64_t x) {
-  uint64_t h = UINT64_C(0x9e3779b97f4a7c15) ^ (uint64_t)x; /* the seed of kind Int (1), as in any.c */
-  h ^= h >> 33;
-  h *= UINT64_C(0xff51afd7ed558ccd);
-  h ^= h >> 33;
-  h *= UINT64_C(0xc4ceb9fe1a85ec53);
-  h ^= h >> 33;
-  return h;
+  return ffk_any__mix64(UINT64_C(0x9e3779b97f4a7c15) ^ (uint64_t)x); /* the seed of kind Int (1), as in any.c */
 }
 
 static inline bool ffk_any__is_plain(const ffk_any *v) {
