@@ -1,14 +1,18 @@
 #!/usr/bin/env bash
 # Builds and runs the benchmarks (optimised), then prints the ffikit/peer ratio tables.
 #
-#   bench/run.sh [OUT] [--only=BINARY] [extra Google Benchmark flags, e.g. --benchmark_filter=hash]
+#   bench/run.sh [OUT] [--only=BINARY] [--runs=N] [extra Google Benchmark flags, e.g. --benchmark_filter=hash]
 #
 # Runs each binary in turn: ffi_bench (the ffi core), containers_bench (Array, List, Map,
 # Dict beside std::vector, std::unordered_map and CPython's list and dict), function_bench
 # (packed calls, the global registry and raising errors beside plain C calls,
 # std::unordered_map and malloc/C++ exceptions) and tensor_bench (the DLPack round trip,
 # small tensors and 64 MiB copies beside malloc/free and memcpy). --only=NAME runs one of them (repeatable).
-# Extra flags go to every binary run.
+# Extra flags go to every binary run. --runs=N (default 1) runs each binary N times in turn
+# (OUT/<binary>.<k>.json) and then prints, per binary, bench/spread.py's table: the median
+# ratio over the runs with its range, the numbers to quote from a shared machine.
+# TVM-FFI is a peer when the apache-tvm-ffi wheel is in $FFK_PYTHON's environment (else the
+# binaries say so and its rows are missing). Instruction counts: bench/icount.sh.
 #
 # OUT keeps the full JSON results: a directory (each binary writes OUT/<binary>.json), or a
 # path ending in .json (used as is when one binary runs; with several, OUT.json becomes
@@ -26,9 +30,11 @@ if [[ $# -gt 0 && "$1" != --* ]]; then
 fi
 binaries=()
 flags=()
+runs=1
 for a in "$@"; do
   case "$a" in
     --only=*) binaries+=("${a#--only=}") ;;
+    --runs=*) runs=${a#--runs=} ;;
     *) flags+=("$a") ;;
   esac
 done
@@ -98,6 +104,25 @@ targets_for() {
       ;;
   esac
 }
+
+if [[ "$runs" -gt 1 ]]; then
+  [[ "$out" != *.json ]] || { echo "run.sh: --runs needs OUT to be a directory" >&2; exit 2; }
+  for b in "${binaries[@]}"; do bazel build -c opt "//bench:$b"; done
+  for k in $(seq 1 "$runs"); do
+    for b in "${binaries[@]}"; do
+      echo "run $k of $runs: $b ($(cut -d' ' -f1-3 /proc/loadavg) load)"
+      bazel run -c opt "//bench:$b" -- --benchmark_repetitions=5 --benchmark_report_aggregates_only=true \
+        --benchmark_out="$out/$b.$k.json" --benchmark_out_format=json ${flags[@]+"${flags[@]}"} > /dev/null
+    done
+  done
+  for b in "${binaries[@]}"; do
+    echo
+    echo "$b, $runs runs: $out/$b.*.json"
+    echo
+    python3 bench/spread.py "$out/$b".*.json
+  done
+  exit 0
+fi
 
 for b in "${binaries[@]}"; do
   json=$(out_file "$b")
