@@ -21,17 +21,20 @@ shift
 tmp=$(mktemp -d)
 trap 'rm -rf "$tmp"' EXIT
 for name in "$@"; do
-  filter="^$(printf '%s' "$name" | sed 's/[][().*+?^$|\\]/\\&/g')\$"
+  # Exact, but for the suffixes Google Benchmark appends (/min_time:0.200 ...).
+  filter="^$(printf '%s' "$name" | sed 's/[][().*+?^$|\\]/\\&/g')(/|\$)"
   valgrind --tool=callgrind --callgrind-out-file="$tmp/cg" "$bin" --benchmark_filter="$filter" \
     --benchmark_min_time=0.05 --v=2 > "$tmp/log" 2>&1 || { cat "$tmp/log" >&2; exit 1; }
   python3 - "$tmp/cg" "$name" "$tmp/log" <<'EOF'
 import re, subprocess, sys
 cg, name, log = sys.argv[1:]
 ann = subprocess.run(["callgrind_annotate", "--inclusive=yes", cg], capture_output=True, text=True).stdout
-# The benchmark function is what Google Benchmark's LambdaBenchmark::Run calls.
-ir = sum(int(m.group(1).replace(",", "")) for m in
-         re.finditer(r"^\s*([\d,]+) \([^)]*\)\s+\S*benchmark\.h:benchmark::internal::LambdaBenchmark<.*::Run\(", ann, re.M))
-runs = [int(m.group(1)) for m in re.finditer(r"LOG\(2\): Running " + re.escape(name) + r" for (\d+)", open(log).read())]
+# The benchmark function: the largest inclusive count of a function in bench/ taking a
+# benchmark::State& (its own entry; code inlined into it from headers is listed apart, as
+# parts of it).
+ir = max([int(m.group(1).replace(",", "")) for m in
+          re.finditer(r"^\s*([\d,]+) \([^)]*\)\s+\S*/bench/[\w.]+\.cc:[^\n]*benchmark::State&", ann, re.M)] or [0])
+runs = [int(m.group(1)) for m in re.finditer(r"LOG\(2\): Running " + re.escape(name) + r"(?:/\S*)? for (\d+)", open(log).read())]
 if ir == 0 or not runs:
     sys.exit(f"icount.sh: no count for {name} (is the name exact?)")
 print(f"{name}: {ir / sum(runs):,.0f} instructions per iteration ({sum(runs)} iterations in {len(runs)} runs)")

@@ -84,7 +84,7 @@ export FFK_PYTHON
 # Informational: a MISSED target never fails the run.
 targets_for() {
   case "$1" in
-    ffi_bench) echo "--targets retain_release=1.0" ;;
+    ffi_bench) echo "--targets retain_release/std_shared_ptr=1.0,any_box_unbox/tvm_ffi_cxx=1.0" ;;
     containers_bench)
       local t
       t="push_1m_array/vector=1.3,push_1m_array/pylist=1.0,push_1m_list/vector=1.3,push_1m_list/pylist=1.0"
@@ -92,15 +92,20 @@ targets_for() {
       t="$t,map_get_hit_int=1.0,map_get_hit_str=1.0,map_get_miss_int=1.0,map_get_miss_str=1.0"
       t="$t,dict_get_hit_int=1.0,dict_get_hit_str=1.0,dict_get_miss_int=1.0,dict_get_miss_str=1.0"
       t="$t,iter_sum_1m=1.1,cow_set_10k=1.5,lock_get_int=1.15,lock_set_int=1.15"
+      # Issue 13, against TVM-FFI (and umap at 2x for int hits).
+      t="$t,push_1m_array/tvm_ffi_cxx=1.0,push_1m_list/tvm_ffi_cxx=1.3,map_get_hit_int/tvm_ffi_cxx=1.0"
+      t="$t,dict_get_hit_int/tvm_ffi_cxx=1.0,map_get_hit_int/umap=2.0,dict_get_hit_int/umap=2.0"
+      t="$t,map_get_hit_str/tvm_ffi_cxx=0.7"
       echo "--targets $t --scaling-targets map_get_shared=1.8"
       ;;
     function_bench)
-      echo "--extra-ns-targets call_2/fnptr=3 --ns-targets registry_get=50 --scaling-targets registry_get_shared/ffikit=1.8,registry_get_disjoint/ffikit=1.8"
+      echo "--extra-ns-targets call_2/fnptr=3 --ns-targets registry_get=50 --scaling-targets registry_get_shared/ffikit=1.8,registry_get_disjoint/ffikit=1.8" \
+        "--targets call_2/tvm_ffi=1.0,typed_call_2/tvm_ffi=1.5,typed_call_2/tvm_ffi_cxx=1.5"
       ;;
     tensor_bench)
       # The empty_* target is against the two-malloc peer; copy_transposed_64mb has none.
       echo "--ns-targets dlpack_roundtrip_legacy=60,dlpack_roundtrip_versioned=60" \
-        "--targets empty_f32_2x3/malloc2=2,empty_f32_16/malloc2=2,copy_contiguous_64mb=1.05 --gbps"
+        "--targets empty_f32_2x3/malloc2=2,empty_f32_16/malloc2=2,copy_contiguous_64mb=1.05,dlpack_roundtrip_legacy/tvm_ffi=1.0,dlpack_roundtrip_versioned/tvm_ffi=1.0 --gbps"
       ;;
   esac
 }
