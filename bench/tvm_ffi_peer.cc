@@ -51,7 +51,7 @@ namespace {
 void Skipped(benchmark::State &state) {
   state.SkipWithError(
       "TVM-FFI peer skipped: apache-tvm-ffi was not found when @tvm_ffi was configured "
-      "(pip install apache-tvm-ffi into $FFK_PYTHON's environment, then `bazel sync --configure`)");
+      "(pip install apache-tvm-ffi into $FFK_PYTHON's environment, then `bazel sync --only=tvm_ffi`)");
   for (auto _ : state) {
   }
 }
