@@ -77,6 +77,7 @@
 #include <benchmark/benchmark.h>
 
 #include "bench/bench_support.h"
+#include "bench/tvm_ffi_peer.h"
 
 #include <algorithm>
 #include <cstdint>
@@ -777,6 +778,17 @@ void RegisterAll() {
 
   Reg("map_get_shared/ffikit", MapGetShared_ffikit)->Threads(1)->Threads(2)->UseRealTime();
   Reg("map_get_shared/umap", MapGetShared_umap)->Threads(1)->Threads(2)->UseRealTime();
+
+  ffk_bench::tvm_ffi_peer::ContainerInputs tvm;
+  tvm.push_n = kPushN;
+  tvm.int_keys = &In().std_int_keys;
+  tvm.int_hit = &In().std_int_hit;
+  tvm.int_miss = &In().std_int_miss;
+  tvm.str_keys = &In().std_str_keys;
+  tvm.str_hit = &In().std_str_hit;
+  tvm.str_miss = &In().std_str_miss;
+  tvm.min_time = kMinTime;
+  ffk_bench::tvm_ffi_peer::RegisterContainerPeers(tvm);
 }
 
 }  // namespace

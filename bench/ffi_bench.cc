@@ -25,6 +25,7 @@
 #include <benchmark/benchmark.h>
 
 #include "bench/bench_support.h"
+#include "bench/tvm_ffi_peer.h"
 
 #include <cstdint>
 #include <cstdio>
@@ -225,6 +226,7 @@ void RegisterAll() {
 
   benchmark::RegisterBenchmark("any_box_unbox/ffikit", AnyBoxUnbox_ffikit);
   benchmark::RegisterBenchmark("any_box_unbox/tagged_struct", AnyBoxUnbox_tagged_struct);
+  ffk_bench::tvm_ffi_peer::RegisterFfiPeers();
 
   benchmark::RegisterBenchmark("str_small_create/ffikit", StrCreate_ffikit, size_t{5},
                                int32_t{FFK_TYPE_SMALL_STR});

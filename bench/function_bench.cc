@@ -16,6 +16,13 @@
 //                  callee is propagated into the caller)
 //                  / fnptr: the same function called through a volatile function pointer
 //                  (one load and an indirect call, as ffk_function_call makes)
+//   typed_call_2   ffk_function_call of a typed Function, signature "(int, int) -> int": the
+//                  call checks the argument count and each argument against its schema, the
+//                  callee reads v_int directly, the result is checked against `int`
+//                  / tvm_ffi, tvm_ffi_cxx: TVM-FFI's Function::FromTyped of the same sum,
+//                  called through TVMFFIFunctionCall or as f(x, x + 1) (tvm_ffi_peer.cc)
+//   call_N also has the peers tvm_ffi (TVMFFIFunctionCall of a C safe call doing what SumInts
+//                  does) and tvm_ffi_cxx (the same Function called from C++)
 //   call_2_unpack  the same 2-argument packed call, but the callee reads its arguments
 //                  with ffk_args_unpack(name, args, nargs, "ii", &a, &b)
 //                  / fnptr: as in call_2
@@ -64,6 +71,7 @@
 #include <benchmark/benchmark.h>
 
 #include "bench/bench_support.h"
+#include "bench/tvm_ffi_peer.h"
 
 #include <cstdint>
 #include <cstdio>
@@ -157,7 +165,16 @@ int SumTwoUnpacked(void *self, const ffk_any *args, int32_t nargs, ffk_any *resu
   return 0;
 }
 
+// Sums two ints the typed signature has checked: reads v_int directly.
+int SumTwoTyped(void *self, const ffk_any *args, int32_t nargs, ffk_any *result) {
+  (void)self;
+  (void)nargs;
+  *result = ffk_any_int(WrapAdd(args[0].v_int, args[1].v_int));
+  return 0;
+}
+
 // The Functions, made once in main.
+ffk_function *g_sum_typed = nullptr;
 ffk_function *g_sum = nullptr;
 ffk_function *g_sum2_unpack = nullptr;
 
@@ -454,6 +471,9 @@ void RegisterAll() {
   RegisterBenchmark("call_8/direct", Call_direct<8>);
   RegisterBenchmark("call_8/fnptr", Call8_fnptr);
 
+  RegisterBenchmark("typed_call_2/ffikit", Call_ffikit<2>, g_sum_typed);
+  ffk_bench::tvm_ffi_peer::RegisterFunctionPeers();
+
   RegisterBenchmark("call_2_unpack/ffikit", Call_ffikit<2>, g_sum2_unpack);
   RegisterBenchmark("call_2_unpack/fnptr", Call2_fnptr);
   RegisterBenchmark("call_2_unpack/packed_reads", Call_ffikit<2>, g_sum);
@@ -487,6 +507,8 @@ int main(int argc, char **argv) {
   if (g_sum == nullptr) Die("ffk_function_new");
   g_sum2_unpack = ffk_function_new("bench.sum2_unpack", SumTwoUnpacked, nullptr, nullptr);
   if (g_sum2_unpack == nullptr) Die("ffk_function_new");
+  g_sum_typed = ffk_function_new_typed("bench.sum2_typed", "(int, int) -> int", SumTwoTyped, nullptr, nullptr);
+  if (g_sum_typed == nullptr) Die("ffk_function_new_typed");
   RegisterNames();
 
   RegisterAll();
@@ -495,5 +517,6 @@ int main(int argc, char **argv) {
   UnregisterNames();
   ffk_object_release(Obj(g_sum2_unpack));
   ffk_object_release(Obj(g_sum));
+  ffk_object_release(Obj(g_sum_typed));
   return 0;
 }

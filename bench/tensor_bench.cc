@@ -25,6 +25,16 @@
 //                  24-byte object header, the DLTensor, four pointers and a flag, shape and
 //                  strides), the DLTensor, shape and strides copied in, and its free before
 //                  the deleter runs
+//                  / tvm_ffi: TVM-FFI's TVMFFITensorToDLPack(Versioned) of its own float32
+//                  [2, 3] CPU tensor, TVMFFITensorFromDLPack(Versioned)(m, 0, 0, &h) and
+//                  TVMFFIObjectDecRef(h) (bench/tvm_ffi_peer.cc). An export of ffikit's own
+//                  coming back unchanged is short-cut to the exported Tensor (dlpack.c), so
+//                  these rows time that path; the next group times a foreign import
+//   dlpack_import_foreign
+//                  ffk_tensor_from_dlpack of a new legacy export of TVM-FFI's float32 [2, 3]
+//                  tensor (TVMFFITensorToDLPack), then ffk_object_release (which runs the
+//                  export's deleter): ffikit's full import path, validation and a new Tensor
+//                  / tvm_ffi: the same exports imported by TVMFFITensorFromDLPack and released
 //   empty_f32_2x3, empty_f32_16
 //                  ffk_tensor_empty(float32, [2, 3] = 24 bytes or [16] = 64 bytes, cpu) and
 //                  ffk_object_release: one block holding the Tensor, its Storage and the
@@ -57,6 +67,7 @@
 #include <benchmark/benchmark.h>
 
 #include "bench/bench_support.h"
+#include "bench/tvm_ffi_peer.h"
 
 #include <cstdint>
 #include <cstdio>
@@ -348,6 +359,22 @@ void Copy_memcpy(benchmark::State &state) {
   state.SetBytesProcessed(static_cast<int64_t>(state.iterations()) * kCopyBytes);
 }
 
+// ---- dlpack_import_foreign -------------------------------------------------------------------
+
+void DlpackImportForeign_ffikit(benchmark::State &state) {
+  for (auto _ : state) {
+    auto *m = static_cast<DLManagedTensor *>(ffk_bench::tvm_ffi_peer::TvmExportLegacy());
+    if (FFK_UNLIKELY(m == nullptr)) return state.SkipWithError("TVM-FFI's export failed");
+    ffk_tensor *u = ffk_tensor_from_dlpack(m, nullptr);
+    if (FFK_UNLIKELY(u == nullptr)) {
+      m->deleter(m);
+      return SkipWithFfkError(state, "ffk_tensor_from_dlpack");
+    }
+    Escape(u);
+    ffk_object_release(Obj(u));
+  }
+}
+
 // ---- registration -------------------------------------------------------------------------
 
 void RegisterAll() {
@@ -357,6 +384,8 @@ void RegisterAll() {
   RegisterBenchmark("dlpack_roundtrip_legacy/bound_handle", DlpackRoundTrip_bound<Legacy, true>);
   RegisterBenchmark("dlpack_roundtrip_versioned/ffikit", DlpackRoundTrip_ffikit<Versioned>);
   RegisterBenchmark("dlpack_roundtrip_versioned/bound", DlpackRoundTrip_bound<Versioned, false>);
+  if (ffk_bench::tvm_ffi_peer::Available()) RegisterBenchmark("dlpack_import_foreign/ffikit", DlpackImportForeign_ffikit);
+  ffk_bench::tvm_ffi_peer::RegisterTensorPeers();
   RegisterBenchmark("dlpack_roundtrip_versioned/bound_handle", DlpackRoundTrip_bound<Versioned, true>);
 
   RegisterBenchmark("empty_f32_2x3/ffikit", Empty_ffikit, 2, kShape2x3);

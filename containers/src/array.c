@@ -24,7 +24,9 @@ static const char *kind(const ffk_array *a) { return a->header.type_index == FFK
 static void array_deleter(void *self, int which) {
   ffk_array *a = self;
   if (which & FFK_DELETER_DESTROY) {
-    for (int64_t i = 0; i < a->size; ++i) ffk_any_release(&a->data[i]);
+    /* Plain values own nothing: only objects need the (out-of-line) release. */
+    for (int64_t i = 0; i < a->size; ++i)
+      if (ffk_any_is_object(&a->data[i])) ffk_any_release(&a->data[i]);
     a->size = 0;
   }
   if (which & FFK_DELETER_FREE) ffk_object_free(&a->header);
@@ -281,13 +283,14 @@ int ffk_array_push_steal(ffk_array **pa, ffk_any *value) {
   return 0;
 }
 
-int ffk_array_push(ffk_array **pa, const ffk_any *value) {
+/* The parentheses keep array.h's inline macro off the definition. */
+int (ffk_array_push)(ffk_array **pa, const ffk_any *value) {
   if (check_resizable(pa, "ffk_array_push") != 0) return -1;
   ffk_array *a = *pa;
   /* The fast path: a plain value or object into a unique array with room. */
   if (FFK_LIKELY(!ffk_array__is_view(value) && a->size < a->capacity && ffk_object_is_unique(&a->header))) {
-    a->data[a->size] = *value;
-    ffk_any_retain(&a->data[a->size]);
+    ffk_any__copy(&a->data[a->size], value);
+    if (ffk_any_is_object(value)) ffk_any_retain(value);
     ++a->size;
     return 0;
   }

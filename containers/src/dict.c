@@ -93,13 +93,11 @@ int64_t ffk_dict_size(ffk_dict *d) {
 int ffk_dict_get(ffk_dict *d, const ffk_any *key, ffk_any *out) {
   *out = ffk_any_none();
   if (d == NULL) return null_handle("ffk_dict_get");
-  uint64_t hash = ffk_any_hash(key);
+  bool is_int = key->type_index == FFK_TYPE_INT; /* an Int takes the inline hash and probe */
+  uint64_t hash = is_int ? ffk_any__hash_int(key->v_int) : ffk_any_hash(key); /* outside the lock */
   ffk_lock__acquire(&d->lock);
-  int64_t pos = ffk_table__find(&d->table, key, hash);
-  if (pos >= 0) {
-    *out = d->table.entries[pos].value;
-    ffk_any_retain(out);
-  }
+  int64_t pos = is_int ? ffk_table__find_int(&d->table, key->v_int, hash) : ffk_table__find(&d->table, key, hash);
+  if (pos >= 0) ffk_table__value_at(&d->table, pos, out);
   ffk_lock__release(&d->lock);
   return pos >= 0;
 }

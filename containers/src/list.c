@@ -39,7 +39,8 @@ static void list_deleter(void *self, int which) {
     int64_t size = l->size;
     l->data = NULL;
     l->size = l->capacity = 0;
-    for (int64_t i = 0; i < size; ++i) ffk_any_release(&data[i]);
+    for (int64_t i = 0; i < size; ++i)
+      if (ffk_any_is_object(&data[i])) ffk_any_release(&data[i]); /* plain values own nothing */
     ffk_mem_free(data);
   }
   if (which & FFK_DELETER_FREE) ffk_object_free(&l->header);
@@ -267,6 +268,19 @@ static int insert_owned(ffk_list *l, int64_t index, ffk_any value) {
 
 int ffk_list_append(ffk_list *l, const ffk_any *value) {
   if (l == NULL) return null_handle("ffk_list_append");
+  /* The fast path: a plain value (it owns nothing) into room already there, one lock hold. */
+  if (FFK_LIKELY(ffk_any__is_plain(value))) {
+    ffk_lock__acquire(&l->lock);
+    int64_t size = l->size;
+    if (FFK_LIKELY(size < l->capacity)) {
+      ffk_any__copy(&l->data[size], value);
+      l->size = size + 1;
+      bump(l);
+      ffk_lock__release(&l->lock);
+      return 0;
+    }
+    ffk_lock__release(&l->lock);
+  }
   ffk_any owned;
   if (ffk_any_to_owned(value, &owned) != 0) return -1;
   return insert_owned(l, INT64_MAX, owned);
@@ -444,6 +458,7 @@ int ffk_list_set_slice_from(ffk_list *l, int64_t start, int64_t stop, const ffk_
 
 int ffk_list_extend_from(ffk_list *l, const ffk_object *seq) {
   if (l == NULL) return null_handle("ffk_list_extend_from");
+  if (seq == NULL) return ffk_error_set(FFK_ERR_VALUE, "ffk_list_extend_from: the sequence is NULL");
   return ffk_list_set_slice_from(l, INT64_MAX, INT64_MAX, seq);
 }
 

@@ -23,13 +23,12 @@ ffk_map *ffk_map_new(void) {
 int64_t ffk_map_size(const ffk_map *m) { return m->table.size; }
 
 int ffk_map_get(const ffk_map *m, const ffk_any *key, ffk_any *out) {
-  int64_t pos = ffk_table__find(&m->table, key, ffk_any_hash(key));
+  int64_t pos = ffk_table__lookup(&m->table, key);
   if (pos < 0) {
     *out = ffk_any_none();
     return 0;
   }
-  *out = m->table.entries[pos].value;
-  ffk_any_retain(out);
+  ffk_table__value_at(&m->table, pos, out);
   return 1;
 }
 

@@ -45,6 +45,42 @@ int ffk_table__copy(ffk_table *dst, const ffk_table *src, int64_t extra_room);
 /* The position of the live entry whose key equals `key`, or -1. Cannot fail. */
 int64_t ffk_table__find(const ffk_table *t, const ffk_any *key, uint64_t hash);
 
+/*
+ * ffk_table__find for an Int key `x` with hash ffk_any__hash_int(x): the same probe
+ * sequence, inline in the caller, comparing keys without a call (an Int equals only an
+ * Int of the same value). Map and Dict lookups of int keys take it.
+ */
+static inline int64_t ffk_table__find_int(const ffk_table *t, int64_t x, uint64_t hash) {
+  if (t->index == NULL) {
+    ffk_any key = ffk_any_int(x);
+    return ffk_table__find(t, &key, hash);
+  }
+  uint64_t mask = (uint64_t)t->index_size - 1, perturb = hash, i = hash & mask;
+  for (;;) {
+    int32_t slot = t->index[i];
+    if (slot == -1) return -1; /* empty */
+    if (slot >= 0) {           /* else -2, a dummy */
+      const ffk_table_entry *e = &t->entries[slot];
+      if (e->hash == hash && e->key.type_index == FFK_TYPE_INT && e->key.v_int == x) return slot;
+    }
+    perturb >>= 5;
+    i = (i * 5 + perturb + 1) & mask;
+  }
+}
+
+/* The position of `key` (any value), by the int path for an Int. Cannot fail. */
+static inline int64_t ffk_table__lookup(const ffk_table *t, const ffk_any *key) {
+  if (key->type_index == FFK_TYPE_INT) return ffk_table__find_int(t, key->v_int, ffk_any__hash_int(key->v_int));
+  return ffk_table__find(t, key, ffk_any_hash(key));
+}
+
+/* Copies the value at `pos` into *out as a new reference. */
+static inline void ffk_table__value_at(const ffk_table *t, int64_t pos, ffk_any *out) {
+  const ffk_any *v = &t->entries[pos].value;
+  ffk_any__copy(out, v);
+  if (ffk_any_is_object(v)) ffk_any_retain(out);
+}
+
 /* Makes room for `n` more entries without another allocation. 0 or -1 (table unchanged). */
 int ffk_table__reserve(ffk_table *t, int64_t n);
 

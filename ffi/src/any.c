@@ -52,7 +52,7 @@ int ffk_any_to_owned(const ffk_any *v, ffk_any *out) {
     case FFK_TYPE_DLTENSOR_PTR:
       return ffk_error_set(FFK_ERR_TYPE, "a DLTensor* view cannot be stored; make a Tensor from it first");
     default:
-      *out = *v;
+      ffk_any__copy(out, v);
       ffk_any_retain(out);
       return 0;
   }
@@ -64,15 +64,17 @@ static int mismatch(const char *expected, const ffk_any *v) {
   return ffk_error_set(FFK_ERR_TYPE, "expected %s but got %s", expected, ffk_any_type_name(v));
 }
 
-int ffk_any_as_int(const ffk_any *v, int64_t *out) {
+/* The parentheses keep any.h's inline macros off the definitions. */
+int (ffk_any_as_int)(const ffk_any *v, int64_t *out) {
   if (FFK_LIKELY(v->type_index == FFK_TYPE_INT || v->type_index == FFK_TYPE_BOOL)) {
     *out = v->v_int;
     return 0;
   }
+  *out = 0;
   return mismatch("int", v);
 }
 
-int ffk_any_as_float(const ffk_any *v, double *out) {
+int (ffk_any_as_float)(const ffk_any *v, double *out) {
   switch (v->type_index) {
     case FFK_TYPE_FLOAT:
       *out = v->v_float;
@@ -82,15 +84,17 @@ int ffk_any_as_float(const ffk_any *v, double *out) {
       *out = (double)v->v_int;
       return 0;
     default:
+      *out = 0.0;
       return mismatch("float", v);
   }
 }
 
-int ffk_any_as_bool(const ffk_any *v, bool *out) {
+int (ffk_any_as_bool)(const ffk_any *v, bool *out) {
   if (v->type_index == FFK_TYPE_BOOL || v->type_index == FFK_TYPE_INT) {
     *out = v->v_int != 0;
     return 0;
   }
+  *out = false;
   return mismatch("bool", v);
 }
 
@@ -268,37 +272,30 @@ bool ffk_any_equal(const ffk_any *a, const ffk_any *b) {
   }
 }
 
-/* A strong 64-bit mixer (the murmur3 finaliser), so nearby integers spread over a table. */
-static inline uint64_t mix64(uint64_t x) {
-  x ^= x >> 33;
-  x *= UINT64_C(0xff51afd7ed558ccd);
-  x ^= x >> 33;
-  x *= UINT64_C(0xc4ceb9fe1a85ec53);
-  x ^= x >> 33;
-  return x;
-}
-
+/* Plain values go through ffk_any__mix64 (any.h: murmur3's finaliser), so nearby integers
+ * spread over a table; each kind has its own seed. */
 uint64_t ffk_any_hash(const ffk_any *v) {
   int32_t kind = key_kind(v->type_index);
   uint64_t seed = (uint64_t)(uint32_t)kind * UINT64_C(0x9e3779b97f4a7c15);
   switch (kind) {
     case FFK_TYPE_NONE:
-      return mix64(seed);
+      return ffk_any__mix64(seed);
     case FFK_TYPE_INT:
+      return ffk_any__hash_int(v->v_int); /* the same function, inline for the containers */
     case FFK_TYPE_BOOL:
-      return mix64(seed ^ (uint64_t)v->v_int);
+      return ffk_any__mix64(seed ^ (uint64_t)v->v_int);
     case FFK_TYPE_FLOAT: {
       double x = v->v_float;
       if (x == 0.0) x = 0.0;          /* -0.0 hashes like 0.0 */
       if (isnan(x)) x = NAN;          /* every NaN hashes alike */
       uint64_t bits;
       memcpy(&bits, &x, sizeof bits);
-      return mix64(seed ^ bits);
+      return ffk_any__mix64(seed ^ bits);
     }
     case FFK_TYPE_DATATYPE:
-      return mix64(seed ^ ((uint64_t)v->v_dtype.code << 24 | (uint64_t)v->v_dtype.bits << 16 | v->v_dtype.lanes));
+      return ffk_any__mix64(seed ^ ((uint64_t)v->v_dtype.code << 24 | (uint64_t)v->v_dtype.bits << 16 | v->v_dtype.lanes));
     case FFK_TYPE_DEVICE:
-      return mix64(seed ^ ((uint64_t)(uint32_t)ffk_device_type(v->v_device) << 32 | (uint32_t)v->v_device.device_id));
+      return ffk_any__mix64(seed ^ ((uint64_t)(uint32_t)ffk_device_type(v->v_device) << 32 | (uint32_t)v->v_device.device_id));
     case FFK_TYPE_STRING:
     case FFK_TYPE_BYTES: {
       const char *data;
@@ -307,7 +304,7 @@ uint64_t ffk_any_hash(const ffk_any *v) {
       return XXH3_64bits_withSeed(data, size, seed);
     }
     default:
-      return mix64(seed ^ (uint64_t)(uintptr_t)v->v_ptr);
+      return ffk_any__mix64(seed ^ (uint64_t)(uintptr_t)v->v_ptr);
   }
 }
 

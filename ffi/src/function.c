@@ -134,6 +134,16 @@ static int conversion_failed(const ffk_function *f, int32_t i) {
   return -1;
 }
 
+/*
+ * True when `v` passes `s` unchanged without asking ffk_schema_convert: Any, or a plain
+ * (non-object) value of exactly the schema's type, which ffk_schema_convert returns 0 for
+ * (an int for `int`, a Device for `Device`...). Objects and containers, whose element types
+ * or converter slots may need a look, always take the full conversion.
+ */
+static inline bool passes_as_is(const ffk_schema *s, const ffk_any *v) {
+  return (s->type_index == v->type_index && v->type_index < FFK_TYPE_OBJECT_BEGIN) || s->type_index == FFK_SCHEMA_ANY;
+}
+
 /* The call of a typed Function: check the arity, convert the arguments, call, convert the result. */
 static FFK_NOINLINE int call_typed(ffk_function *f, const ffk_any *args, int32_t nargs, ffk_any *result) {
   const ffk_signature *sig = f->sig;
@@ -147,6 +157,7 @@ static FFK_NOINLINE int call_typed(ffk_function *f, const ffk_any *args, int32_t
   bool *owned = NULL;
   int rc = 0;
   for (int32_t i = 0; i < nargs; ++i) {
+    if (FFK_LIKELY(passes_as_is(sig->params[i], &args[i]))) continue;
     ffk_any tmp;
     int c = ffk_schema_convert(sig->params[i], &args[i], &tmp);
     if (FFK_LIKELY(c == 0)) continue;
@@ -173,7 +184,7 @@ static FFK_NOINLINE int call_typed(ffk_function *f, const ffk_any *args, int32_t
   }
   if (rc == 0) {
     rc = finish_call(f, f->call(f->context, conv != NULL ? conv : args, nargs, result), result);
-    if (rc == 0 && sig->ret != NULL) {
+    if (rc == 0 && sig->ret != NULL && !passes_as_is(sig->ret, result)) {
       ffk_any tmp;
       int c = ffk_schema_convert(sig->ret, result, &tmp);
       if (c > 0) {
@@ -194,8 +205,21 @@ static FFK_NOINLINE int call_typed(ffk_function *f, const ffk_any *args, int32_t
   return rc;
 }
 
+/* Drops an error that was pending before a call began: it belongs to the caller, not the callee. */
+static FFK_NOINLINE void drop_stale_error(const ffk_function *f) {
+  ffk_error *stale = ffk_error_fetch();
+#if defined(FFK_TESTING) || !defined(NDEBUG)
+  fprintf(stderr, "ffikit: bug: an error was pending when Function `%s` was called (%s: %s); the error is dropped\n",
+          f != NULL ? f->name : "NULL", ffk_error_kind(stale), ffk_error_message(stale));
+#else
+  (void)f;
+#endif
+  ffk_object_release((ffk_object *)stale);
+}
+
 int ffk_function_call(ffk_function *f, const ffk_any *args, int32_t nargs, ffk_any *result) {
   *result = ffk_any_none();
+  if (FFK_UNLIKELY(FFK_ERROR__PENDING())) drop_stale_error(f);
   if (FFK_UNLIKELY(f == NULL)) return ffk_error_set(FFK_ERR_VALUE, "ffk_function_call: the function is NULL");
   if (FFK_UNLIKELY(nargs < 0 || (args == NULL && nargs > 0)))
     return ffk_error_set(FFK_ERR_VALUE, "ffk_function_call: %d arguments at %p for `%s`", (int)nargs,

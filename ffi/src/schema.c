@@ -299,8 +299,8 @@ static int mismatch(const ffk_schema *s, const ffk_any *v) {
   return ffk_error_set(FFK_ERR_TYPE, "expected `%s` but got `%s`", s->text, ffk_any_type_name(v));
 }
 
-int ffk_schema_convert(const ffk_schema *s, const ffk_any *v, ffk_any *out) {
-  *out = ffk_any_none();
+/* ffk_schema_convert's work, into *out (None on entry, None again unless it returns 1). */
+static int convert(const ffk_schema *s, const ffk_any *v, ffk_any *out) {
   if (FFK_UNLIKELY(s == NULL || v == NULL))
     return ffk_error_set(FFK_ERR_VALUE, "ffk_schema_convert: the %s is NULL", s == NULL ? "schema" : "value");
   int32_t t = v->type_index;
@@ -309,7 +309,7 @@ int ffk_schema_convert(const ffk_schema *s, const ffk_any *v, ffk_any *out) {
       return 0;
     case FFK_SCHEMA_OPTIONAL: {
       if (t == FFK_TYPE_NONE) return 0;
-      int rc = ffk_schema_convert(s->params[0], v, out);
+      int rc = convert(s->params[0], v, out);
       if (rc >= 0 || !ffk_error_matches(FFK_ERR_TYPE)) return rc;
       /* A plain mismatch names the Optional; one deeper inside keeps its detail. */
       char plain[512];
@@ -369,4 +369,13 @@ int ffk_schema_convert(const ffk_schema *s, const ffk_any *v, ffk_any *out) {
       return ffk_any_is_object(v) && ffk_type_is_instance(t, s->type_index) ? 0 : mismatch(s, v);
     }
   }
+}
+
+/* Writes *out only when it returns 1 (the new value) or -1 (None): schema.h promises a caller
+ * that already holds a value there that a 0 return leaves it alone. */
+int ffk_schema_convert(const ffk_schema *s, const ffk_any *v, ffk_any *out) {
+  ffk_any result = ffk_any_none();
+  int rc = convert(s, v, &result);
+  if (rc != 0) *out = result;
+  return rc;
 }

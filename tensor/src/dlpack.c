@@ -6,6 +6,12 @@
  * producer could get wrong before it takes ownership, then becomes a Tensor whose owner
  * is the managed struct (see ffk_tensor__new: the owner's deleter runs exactly once,
  * when the Tensor and every view of it are gone).
+ *
+ * A round trip short-cuts: importing one of our own exports whose DLTensor is still the
+ * exported Tensor's, field for field, gives back that Tensor. The export's reference
+ * becomes the importer's and its block is freed at once, which is what its deleter would
+ * do later; the validation and the requirements are checked all the same. (PyTorch does
+ * the same for its own capsules.) The import then makes no allocation and no Tensor.
  */
 #include "tensor_internal.h"
 
@@ -155,6 +161,29 @@ static int check_span(const char *what, const DLTensor *d, const int64_t *stride
   return 0;
 }
 
+/* Checks the requirements against `t`, our own Tensor coming back. 0, or -1 with the ValueError import gives. */
+static int check_requirements(const char *what, ffk_tensor *t, const ffk_dlpack_requirements *req) {
+  if (req != NULL && req->contiguous && !ffk_tensor_is_contiguous(t))
+    return ffk_error_set(FFK_ERR_VALUE, "%s: the tensor is not contiguous", what);
+  return 0;
+}
+
+/*
+ * The Tensor a managed struct made by our exporter (its deleter is `ours`) still describes
+ * exactly, with its DLTensor validated and the requirements met, or NULL (not ours, changed
+ * since the export: the ordinary import runs). -1 in *rc when a check failed (error raised).
+ */
+static ffk_tensor *own_export(const char *what, const DLTensor *d, ffk_tensor *t, const ffk_dlpack_requirements *req,
+                              int *rc) {
+  *rc = 0;
+  if (memcmp(d, &t->dl, sizeof *d) != 0) return NULL;
+  if (validate(what, d, req) != 0 || check_requirements(what, t, req) != 0) {
+    *rc = -1;
+    return NULL;
+  }
+  return t;
+}
+
 static ffk_tensor *import(const char *what, const DLTensor *d, const ffk_dlpack_requirements *req) {
   if (validate(what, d, req) != 0) return NULL;
   int64_t compact[FFK_TENSOR_MAX_NDIM];
@@ -165,9 +194,8 @@ static ffk_tensor *import(const char *what, const DLTensor *d, const ffk_dlpack_
   }
   if (check_span(what, d, strides) != 0) return NULL;
   ffk_tensor *t = ffk_tensor__new(NULL, d->data, d->device, d->ndim, d->shape, strides, d->byte_offset, d->dtype);
-  if (t != NULL && req != NULL && req->contiguous && !ffk_tensor_is_contiguous(t)) {
+  if (t != NULL && check_requirements(what, t, req) != 0) {
     ffk_object_release(&t->header);
-    ffk_error_set(FFK_ERR_VALUE, "%s: the tensor is not contiguous", what);
     return NULL;
   }
   return t;
@@ -188,6 +216,16 @@ ffk_tensor *ffk_tensor_from_dlpack(DLManagedTensor *m, const ffk_dlpack_requirem
     ffk_error_set(FFK_ERR_VALUE, "ffk_tensor_from_dlpack: the managed tensor is NULL");
     return NULL;
   }
+  if (m->deleter == legacy_deleter) {
+    legacy_export *e = (legacy_export *)m;
+    int rc;
+    ffk_tensor *own = own_export("ffk_tensor_from_dlpack", &m->dl_tensor, e->tensor, req, &rc);
+    if (rc != 0) return NULL;
+    if (own != NULL) {
+      ffk_mem_free(e); /* the export's reference to `own` is now the caller's */
+      return own;
+    }
+  }
   ffk_tensor *t = import("ffk_tensor_from_dlpack", &m->dl_tensor, req);
   if (t == NULL) return NULL;
   t->owner = m; /* from here on the tensor owns m */
@@ -204,6 +242,17 @@ ffk_tensor *ffk_tensor_from_dlpack_versioned(DLManagedTensorVersioned *m, const 
     ffk_error_set(FFK_ERR_VALUE, "ffk_tensor_from_dlpack_versioned: DLPack version %u.%u is not supported (1.x is)",
                   (unsigned)m->version.major, (unsigned)m->version.minor);
     return NULL;
+  }
+  if (m->deleter == versioned_deleter) {
+    versioned_export *e = (versioned_export *)m;
+    int rc;
+    ffk_tensor *own = own_export("ffk_tensor_from_dlpack_versioned", &m->dl_tensor, e->tensor, req, &rc);
+    if (rc != 0) return NULL;
+    bool read_only = (m->flags & DLPACK_FLAG_BITMASK_READ_ONLY) != 0;
+    if (own != NULL && read_only == own->read_only) {
+      ffk_mem_free(e);
+      return own;
+    }
   }
   ffk_tensor *t = import("ffk_tensor_from_dlpack_versioned", &m->dl_tensor, req);
   if (t == NULL) return NULL;

@@ -141,6 +141,44 @@ TEST_F(Array, PushGrowsUniqueArrayWithoutCopyingElements) {
   ffk_object_release(Obj(a));
 }
 
+// array.h's inline push (the macro) and the exported function leave the same Arrays and
+// refcounts: plain values in place, objects retained, shared Arrays copied, Tuples refused.
+TEST_F(Array, InlinePushAndExportedPushAgree) {
+  using PushFn = int (*)(ffk_array**, const ffk_any*);
+  PushFn exported = &ffk_array_push;
+  for (bool inline_form : {true, false}) {
+    auto push = [&](ffk_array** a, const ffk_any* v) { return inline_form ? ffk_array_push(a, v) : exported(a, v); };
+    ffk_array* a = ffk_array_with_capacity(4);
+    ffk_any one = ffk_any_int(1), f = ffk_any_float(0.5);
+    ASSERT_EQ(push(&a, &one), 0);
+    ASSERT_EQ(push(&a, &f), 0);
+    ffk_string* s = ffk_string_new("an element long enough", 22);
+    ffk_any sv = ffk_any_object_steal(&s->header);
+    ASSERT_EQ(push(&a, &sv), 0);
+    EXPECT_EQ(ffk_object_use_count(&s->header), 2u) << "the Array retained the String";
+    ffk_any raw = ffk_any_raw_str("raw");
+    ASSERT_EQ(push(&a, &raw), 0);
+    EXPECT_EQ(R(a), "(1, 0.5, \"an element long enough\", \"raw\")");
+    ffk_array* b = a;
+    ffk_object_retain(Obj(b));
+    ASSERT_EQ(push(&a, &one), 0) << "full and shared: copied";
+    EXPECT_NE(a, b);
+    EXPECT_EQ(ffk_array_size(b), 4);
+    EXPECT_EQ(ffk_array_size(a), 5);
+    ASSERT_EQ(push(&a, &one), 0);
+    EXPECT_EQ(ffk_array_size(b), 4) << "the other handle is unchanged";
+    ffk_tuple* t = ffk_tuple_pack(1, ffk_any_int(0));
+    ffk_array* ta = reinterpret_cast<ffk_array*>(t);
+    EXPECT_EQ(push(&ta, &one), -1);
+    EXPECT_EQ(FetchError(), "TypeError: ffk_array_push: a Tuple has a fixed size");
+    ffk_object_release(Obj(ta));
+    ffk_object_release(Obj(a));
+    ffk_object_release(Obj(b));
+    EXPECT_EQ(ffk_object_use_count(&s->header), 1u);
+    ffk_any_release(&sv);
+  }
+}
+
 TEST_F(Array, PushStealTakesOwnership) {
   ffk_array* a = ffk_array_new(nullptr, 0);
   ffk_any s;

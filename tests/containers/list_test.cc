@@ -459,6 +459,8 @@ TEST_F(List, ExtendAndExtendFrom) {
   EXPECT_EQ(ffk_list_extend_from(l, Obj(m)), -1);
   EXPECT_TRUE(PendingError("TypeError", {"Map"}));
   EXPECT_EQ(ffk_list_extend_from(l, nullptr), -1);
+  EXPECT_TRUE(PendingError("ValueError", {"ffk_list_extend_from: the sequence is NULL"}));
+  EXPECT_EQ(ffk_list_extend_from(l, nullptr), -1);
   EXPECT_TRUE(PendingError("ValueError"));
   EXPECT_EQ(ffk_list_size(l), 12);
   for (ffk_object* o : {Obj(l), Obj(arr), Obj(tup), Obj(other), Obj(e), Obj(m)}) ffk_object_release(o);

@@ -65,6 +65,37 @@ TEST_F(Any, BoolAccessorTreatsNonZeroIntAsTrue) {
   EXPECT_EQ(FetchError(), "TypeError: expected bool but got float");
 }
 
+// any.h's inline accessors (the macros) and the exported functions give the same results and errors.
+TEST_F(Any, InlineAccessorsAgreeWithTheExportedFunctions) {
+  const ffk_any values[] = {ffk_any_int(-7), ffk_any_bool(true), ffk_any_bool(false), ffk_any_float(2.5),
+                            ffk_any_none(), ffk_any_raw_str("x")};
+  for (const ffk_any& v : values) {
+    int64_t i1 = 11, i2 = 11;
+    double f1 = 1.5, f2 = 1.5;
+    bool b1 = false, b2 = false;
+    int rc = ffk_any_as_int(&v, &i1);
+    std::string e1 = FetchError();
+    EXPECT_EQ(rc, (ffk_any_as_int)(&v, &i2));
+    EXPECT_EQ(e1, FetchError());
+    EXPECT_EQ(i1, i2);
+    rc = ffk_any_as_float(&v, &f1);
+    e1 = FetchError();
+    EXPECT_EQ(rc, (ffk_any_as_float)(&v, &f2));
+    EXPECT_EQ(e1, FetchError());
+    EXPECT_EQ(f1, f2);
+    rc = ffk_any_as_bool(&v, &b1);
+    e1 = FetchError();
+    EXPECT_EQ(rc, (ffk_any_as_bool)(&v, &b2));
+    EXPECT_EQ(e1, FetchError());
+    EXPECT_EQ(b1, b2);
+  }
+  int (*exported)(const ffk_any*, int64_t*) = &ffk_any_as_int;  // the symbol stays
+  int64_t x = 0;
+  ffk_any v = ffk_any_int(3);
+  EXPECT_EQ(exported(&v, &x), 0);
+  EXPECT_EQ(x, 3);
+}
+
 TEST_F(Any, PtrAccessorAcceptsNoneAsNull) {
   int x;
   void* out = &x;
@@ -224,6 +255,16 @@ TEST_F(Any, DtypeAndDeviceKeysCompareByValue) {
   ffk_any d0 = ffk_any_device(ffk_device(FFK_DEVICE_CUDA, 0)), d1 = ffk_any_device(ffk_device(FFK_DEVICE_CUDA, 1));
   EXPECT_FALSE(ffk_any_equal(&d0, &d1));
   EXPECT_NE(ffk_any_hash(&d0), ffk_any_hash(&d1));
+}
+
+// any.h's inline int hash (the containers' int-key lookups) is exactly ffk_any_hash of an Int.
+TEST_F(Any, InlineIntHashIsTheHashOfAnInt) {
+  for (int64_t x : {INT64_C(0), INT64_C(1), INT64_C(-1), INT64_C(123456789), INT64_MIN, INT64_MAX}) {
+    ffk_any v = ffk_any_int(x);
+    EXPECT_EQ(ffk_any__hash_int(x), ffk_any_hash(&v)) << x;
+  }
+  ffk_any t = ffk_any_bool(true), one = ffk_any_int(1);
+  EXPECT_NE(ffk_any_hash(&t), ffk_any_hash(&one)) << "True and 1 stay distinct keys";
 }
 
 TEST_F(Any, IntHashesSpreadConsecutiveKeys) {

@@ -93,6 +93,42 @@ TEST_F(Function, TheConventionIsEnforcedAroundTheCallee) {
   ffk_object_release(Obj(stray));
 }
 
+// Records whether an error was pending when the callee started; raises when its context is non-null.
+bool g_pending_at_entry = false;
+int RecordsPendingAtEntry(void* self, const ffk_any*, int32_t, ffk_any* result) {
+  g_pending_at_entry = ffk_error_occurred();
+  if (self != nullptr) return ffk_error_set(FFK_ERR_KEY, "the callee's own");
+  *result = ffk_any_int(2);
+  return 0;
+}
+
+TEST_F(Function, AnErrorPendingBeforeTheCallIsDroppedNotBlamedOnTheCallee) {
+  ffk_function* ok = ffk_function_new("ok", RecordsPendingAtEntry, nullptr, nullptr);
+  ffk_function* typed = ffk_function_new_typed("typed", "(Optional<int>) -> int", RecordsPendingAtEntry, nullptr,
+                                               nullptr);
+  ffk_function* fails = ffk_function_new("fails", RecordsPendingAtEntry, &g_pending_at_entry, nullptr);
+  ASSERT_NE(ok, nullptr);
+  ASSERT_NE(typed, nullptr);
+  ASSERT_NE(fails, nullptr);
+  OwnedAny r;
+  ffk_error_set(FFK_ERR_VALUE, "left over by the caller");
+  EXPECT_EQ(ffk_function_call(ok, nullptr, 0, &r.v), 0);
+  EXPECT_FALSE(g_pending_at_entry) << "the callee starts with an empty slot";
+  EXPECT_FALSE(ffk_error_occurred());
+  EXPECT_EQ(r.v.v_int, 2);
+  ffk_any arg = ffk_any_bool(true);
+  ffk_error_set(FFK_ERR_VALUE, "left over by the caller");
+  EXPECT_EQ(ffk_function_call(typed, &arg, 1, &r.v), 0) << FetchError();
+  EXPECT_FALSE(g_pending_at_entry);
+  ffk_error_set(FFK_ERR_VALUE, "left over by the caller");
+  EXPECT_EQ(ffk_function_call(fails, nullptr, 0, &r.v), -1);
+  EXPECT_FALSE(g_pending_at_entry);
+  EXPECT_EQ(FetchError(), "KeyError: the callee's own");
+  ffk_object_release(Obj(ok));
+  ffk_object_release(Obj(typed));
+  ffk_object_release(Obj(fails));
+}
+
 // A chain: outer(f, x) calls f(x); inner raises from a named, non-inlined function.
 ffk_error* g_raised = nullptr;
 

@@ -136,6 +136,34 @@ TEST_F(Signature, MatchingArgumentsPassThroughUntouched) {
   ffk_object_release(Obj(f));
 }
 
+// schema.h: a 0 return leaves *out untouched, so a value the caller keeps there is not leaked.
+TEST_F(Signature, ConvertLeavesOutUntouchedWhenTheValueAlreadyHasTheType) {
+  struct Case {
+    const char* schema;
+    ffk_any value;
+  } cases[] = {{"None", ffk_any_none()},
+               {"Optional<int>", ffk_any_none()},
+               {"Any", ffk_any_float(1.5)},
+               {"str", ffk_any_raw_str("text")},
+               {"int", ffk_any_int(3)},
+               {"Optional<float>", ffk_any_float(2.5)}};
+  ffk_string* held = ffk_string_from_cstr("what the caller keeps in *out");
+  ASSERT_NE(held, nullptr);
+  ffk_object* held_obj = reinterpret_cast<ffk_object*>(held);
+  for (const Case& c : cases) {
+    ffk_schema* s = ffk_schema_parse(c.schema);
+    ASSERT_NE(s, nullptr) << c.schema;
+    ffk_any out = ffk_any_object(held_obj);
+    EXPECT_EQ(ffk_schema_convert(s, &c.value, &out), 0) << c.schema;
+    EXPECT_EQ(out.type_index, FFK_TYPE_STRING) << c.schema;
+    EXPECT_EQ(out.v_obj, held_obj) << c.schema;
+    ffk_any_release(&out);
+    EXPECT_EQ(ffk_object_use_count(held_obj), 1) << c.schema;
+    ffk_schema_free(s);
+  }
+  ffk_object_release(held_obj);
+}
+
 TEST_F(Signature, OptionalAndNone) {
   ffk_function* f = ffk_function_new_typed("opt", "(Optional<int>) -> Optional<float>", Identity, nullptr, nullptr);
   ASSERT_NE(f, nullptr);

@@ -48,14 +48,47 @@ TEST_F(DLPack, ExportImportRoundTripKeepsThePointerAndDeletesOnce) {
   EXPECT_EQ(m->dl_tensor.ndim, 2);
   EXPECT_NE(m->dl_tensor.strides, nullptr);
   ffk_object_release(Obj(t));  // the export keeps it alive
+  m->dl_tensor.byte_offset = 0;  // rewritten unchanged: still our export as it was
   ffk_tensor* back = ffk_tensor_from_dlpack(m, nullptr);
   ASSERT_NE(back, nullptr) << FetchError();
-  EXPECT_EQ(ffk_tensor_dltensor_borrow(back)->data, m->dl_tensor.data);
-  EXPECT_EQ(ffk_tensor_storage_borrow(back), nullptr);
+  EXPECT_EQ(back, t) << "our own unchanged export comes back as the exported Tensor";
+  EXPECT_EQ(ffk_object_use_count(Obj(back)), 1u) << "with the export's reference, the export freed";
   ffk_tensor* view = ffk_tensor_slice(back, 1, 1, 3, 1);
   ffk_object_release(Obj(back));  // the view keeps the import (and so the export) alive
   static_cast<float*>(ffk_tensor_data_ptr(view))[0] = 7.0f;
   ffk_object_release(Obj(view));  // last holder: export deleter runs, the original tensor goes
+}
+
+// The round-trip short cut applies only to an unchanged export of ours, and still checks
+// the requirements; anything else takes the ordinary import.
+TEST_F(DLPack, RoundTripShortCutOnlyForAnUnchangedExport) {
+  int64_t shape[2] = {2, 3};
+  ffk_tensor* t = ffk_tensor_zeros(2, shape, kF32, kCpu);
+  ffk_tensor* tt = ffk_tensor_transpose(t, 0, 1);
+  ASSERT_NE(tt, nullptr);
+  DLManagedTensorVersioned* m = ffk_tensor_to_dlpack_versioned(tt);
+  ASSERT_NE(m, nullptr);
+  ffk_dlpack_requirements contiguous = {0, true};
+  EXPECT_EQ(ffk_tensor_from_dlpack_versioned(m, &contiguous), nullptr);
+  EXPECT_TRUE(PendingError("ValueError", {"not contiguous"}));
+  m->dl_tensor.ndim = 1;  // changed by its holder: a 1-d view of the first column
+  ffk_tensor* u = ffk_tensor_from_dlpack_versioned(m, nullptr);  // m untouched by the failure above
+  ASSERT_NE(u, nullptr) << FetchError();
+  EXPECT_NE(u, tt) << "a changed export is imported as a new Tensor";
+  EXPECT_EQ(ffk_tensor_dltensor_borrow(u)->ndim, 1);
+  EXPECT_EQ(ffk_tensor_storage_borrow(u), nullptr);
+  EXPECT_EQ(ffk_object_use_count(Obj(tt)), 2u) << "tt and the export the import owns";
+  ffk_object_release(Obj(u));
+  EXPECT_EQ(ffk_object_use_count(Obj(tt)), 1u);
+  uint32_t before = ffk_object_use_count(Obj(t));
+  DLManagedTensor* lm = ffk_tensor_to_dlpack(t);
+  ASSERT_NE(lm, nullptr);
+  ffk_tensor* back = ffk_tensor_from_dlpack(lm, &contiguous);
+  EXPECT_EQ(back, t);
+  EXPECT_EQ(ffk_object_use_count(Obj(t)), before + 1) << "back holds the export's reference";
+  ffk_object_release(Obj(back));
+  ffk_object_release(Obj(tt));
+  ffk_object_release(Obj(t));
 }
 
 TEST_F(DLPack, VersionedExportCarriesReadOnly) {

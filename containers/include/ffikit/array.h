@@ -74,6 +74,30 @@ FFK_API int ffk_array_set(ffk_array **a, int64_t index, const ffk_any *value);
 /* Appends an owned copy of `value`. 0, or -1 (TypeError, MemoryError). */
 FFK_API int ffk_array_push(ffk_array **a, const ffk_any *value);
 
+/*
+ * ffk_array_push is also inline: in C and C++ a call is a macro for the form below, which
+ * appends a plain value (not an object, not a view) to a uniquely owned Array with room in
+ * place, as the exported function would, and calls it for everything else (growing,
+ * copying a shared Array, retaining an object, every error). The uniqueness test is the
+ * acquire load of ffk_object_is_unique. The exported symbol stays (bindings, function
+ * pointers, `(ffk_array_push)(a, v)`, or FFK_NO_INLINE_ACCESSORS).
+ */
+static inline int ffk_array__push_inline(ffk_array **pa, const ffk_any *value) {
+  ffk_array *a = pa != NULL ? *pa : NULL;
+  if (FFK_LIKELY(a != NULL && a->header.type_index == FFK_TYPE_ARRAY && a->size < a->capacity &&
+                 ffk_any__is_plain(value) &&
+                 __atomic_load_n(&a->header.refcount, __ATOMIC_ACQUIRE) == FFK_REFCOUNT_INIT)) {
+    ffk_any__copy(&a->data[a->size], value);
+    ++a->size;
+    return 0;
+  }
+  return (ffk_array_push)(pa, value);
+}
+
+#ifndef FFK_NO_INLINE_ACCESSORS
+#define ffk_array_push(a, value) ffk_array__push_inline((a), (value))
+#endif
+
 /* Appends `value`, taking over the caller's ownership (steals it, even on failure). 0 or -1. */
 FFK_API int ffk_array_push_steal(ffk_array **a, ffk_any *value);
 

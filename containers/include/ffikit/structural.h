@@ -34,11 +34,14 @@ FFK_API int ffk_structural_equal(const ffk_any *a, const ffk_any *b);
 FFK_API int ffk_structural_hash(const ffk_any *v, uint64_t *out);
 
 /*
- * A deep copy of `v` (borrowed) in *out (owned): every Array, Tuple, Map, List and Dict
- * reachable from it through elements and values is copied; other values (strings,
- * tensors, functions, foreign objects) are shared, and so are the keys of a Map or Dict
- * (a container key compares by identity, so a copy of it would be another key: the copy
- * stays structurally equal to `v`). Sharing and cycles are kept: a container reached twice is copied
+ * A deep copy of `v` (borrowed) in *out (owned): every List and Dict reachable from it
+ * is copied, and so is every Array, Tuple and Map with a List or Dict somewhere inside;
+ * an Array, Tuple or Map with none inside is shared, not copied (it can never change:
+ * copy-on-write copies it before any change, as CPython's deepcopy shares a tuple of
+ * immutables). Other values (strings, tensors, functions, foreign objects) are shared,
+ * and so are the keys of a Map or Dict (a container key compares by identity, so a copy of
+ * it would be another key: the copy stays structurally equal to `v`).
+ * Sharing and cycles are kept: a container reached twice is copied
  * once, and a List that contains itself yields a copy that contains itself. 0, or -1
  * with *out None (MemoryError, RuntimeError for nesting deeper than the limit).
  */

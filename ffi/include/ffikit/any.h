@@ -151,14 +151,110 @@ FFK_API int ffk_any_to_owned(const ffk_any *v, ffk_any *out);
 
 /* ---- Accessors: convert where users expect it, else TypeError naming both types. --- */
 
-/* Int, or Bool as 0/1. TypeError "expected int but got str" otherwise. */
+/* Int, or Bool as 0/1. TypeError "expected int but got str" otherwise (*out 0). */
 FFK_API int ffk_any_as_int(const ffk_any *v, int64_t *out);
 
-/* Float, or Int/Bool converted. TypeError otherwise. */
+/* Float, or Int/Bool converted. TypeError otherwise (*out 0.0). */
 FFK_API int ffk_any_as_float(const ffk_any *v, double *out);
 
-/* Bool, or Int (non-zero is true). TypeError otherwise. */
+/* Bool, or Int (non-zero is true). TypeError otherwise (*out false). */
 FFK_API int ffk_any_as_bool(const ffk_any *v, bool *out);
+
+/*
+ * The three accessors above are also inline: in C and C++ a call `ffk_any_as_int(v, &x)`
+ * is a macro for the inline form below, which does every successful case in place and
+ * calls the exported function only to raise the TypeError, so errors are raised in one
+ * place (and `out` never escapes, so it can stay in a register). Same contract, same
+ * results. The exported symbols stay, for bindings (bindgen, dlsym), for a function
+ * pointer (`&ffk_any_as_int`, or a call spelled `(ffk_any_as_int)(v, &x)`), and for
+ * code compiled with FFK_NO_INLINE_ACCESSORS defined.
+ */
+static inline int ffk_any__as_int_inline(const ffk_any *v, int64_t *out) {
+  if (FFK_LIKELY(v->type_index == FFK_TYPE_INT || v->type_index == FFK_TYPE_BOOL)) {
+    *out = v->v_int;
+    return 0;
+  }
+  int64_t unused; /* the exported function raises the error; `out` does not escape */
+  (void)(ffk_any_as_int)(v, &unused);
+  *out = 0;
+  return -1;
+}
+
+static inline int ffk_any__as_float_inline(const ffk_any *v, double *out) {
+  if (FFK_LIKELY(v->type_index == FFK_TYPE_FLOAT)) {
+    *out = v->v_float;
+    return 0;
+  }
+  if (v->type_index == FFK_TYPE_INT || v->type_index == FFK_TYPE_BOOL) {
+    *out = (double)v->v_int;
+    return 0;
+  }
+  double unused; /* the exported function raises the error; `out` does not escape */
+  (void)(ffk_any_as_float)(v, &unused);
+  *out = 0.0;
+  return -1;
+}
+
+static inline int ffk_any__as_bool_inline(const ffk_any *v, bool *out) {
+  if (FFK_LIKELY(v->type_index == FFK_TYPE_BOOL || v->type_index == FFK_TYPE_INT)) {
+    *out = v->v_int != 0;
+    return 0;
+  }
+  bool unused; /* the exported function raises the error; `out` does not escape */
+  (void)(ffk_any_as_bool)(v, &unused);
+  *out = false;
+  return -1;
+}
+
+#ifndef FFK_NO_INLINE_ACCESSORS
+#define ffk_any_as_int(v, out) ffk_any__as_int_inline((v), (out))
+#define ffk_any_as_float(v, out) ffk_any__as_float_inline((v), (out))
+#define ffk_any_as_bool(v, out) ffk_any__as_bool_inline((v), (out))
+#endif
+
+/*
+ * Helpers of ffikit's inline fast paths (here and in the container headers); not API.
+ *
+ * ffk_any__is_plain: a value that owns nothing and may be stored as is: not an object and
+ * not one of the borrowed views (raw C string, byte array, DLTensor*).
+ *
+ * ffk_any__copy: copies a value's 16 bytes as two 8-byte words, no reference counting.
+ * A struct assignment becomes one 16-byte load, which the CPU cannot forward from the two
+ * 8-byte stores a caller has just made (ffk_any_int(i) into a local): each copy then
+ * waits for those stores to retire (~5 ns). Two 8-byte loads forward at once; the empty
+ * asm keeps the compiler from fusing them back into one.
+ */
+/* ffk_any__mix64: the finaliser ffk_any_hash applies to every plain value (murmur3's). */
+static inline uint64_t ffk_any__mix64(uint64_t x) {
+  x ^= x >> 33;
+  x *= UINT64_C(0xff51afd7ed558ccd);
+  x ^= x >> 33;
+  x *= UINT64_C(0xc4ceb9fe1a85ec53);
+  x ^= x >> 33;
+  return x;
+}
+
+/* ffk_any__hash_int: what ffk_any_hash gives an Int `x` (for the containers' int-key paths). */
+static inline uint64_t ffk_any__hash_int(int64_t x) {
+  return ffk_any__mix64(UINT64_C(0x9e3779b97f4a7c15) ^ (uint64_t)x); /* the seed of kind Int (1), as in any.c */
+}
+
+static inline bool ffk_any__is_plain(const ffk_any *v) {
+  int32_t t = v->type_index;
+  return t < FFK_TYPE_OBJECT_BEGIN && t != FFK_TYPE_RAW_STR && t != FFK_TYPE_BYTE_ARRAY_PTR &&
+         t != FFK_TYPE_DLTENSOR_PTR;
+}
+
+static inline void ffk_any__copy(ffk_any *dst, const ffk_any *src) {
+  uint64_t lo, hi;
+  memcpy(&lo, src, 8);
+  memcpy(&hi, (const char *)src + 8, 8);
+#if defined(__GNUC__)
+  __asm__("" : "+r"(lo), "+r"(hi));
+#endif
+  memcpy(dst, &lo, 8);
+  memcpy((char *)dst + 8, &hi, 8);
+}
 
 /* OpaquePtr, None (NULL), or a DLTensor* view. TypeError otherwise. */
 FFK_API int ffk_any_as_ptr(const ffk_any *v, void **out);

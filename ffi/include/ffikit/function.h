@@ -12,7 +12,7 @@
  *
  * Errors travel through calls unchanged: the Error object a callee raised is the one the
  * caller fetches, with its kind and message, and each Function it crosses appends a
- * frame naming itself ("  in call to `testing.apply`") to the backtrace.
+ * frame naming itself ("  in call to Function `testing.apply`") to the backtrace.
  *
  * The global registry maps names to Functions. Every registry function is safe to call
  * from any number of threads at once. Lookups take no lock and write no shared memory
@@ -79,6 +79,10 @@ FFK_API const char *ffk_function_signature(const ffk_function *f);
  * raising gets a RuntimeError saying so; a callee that raises but returns 0 has the
  * stray error cleared (and, in builds with FFK_TESTING or without NDEBUG, reported on
  * stderr as the bug it is). ValueError for a NULL function or bad argument array.
+ * An error already pending when the call starts is a bug of the caller's (it should have
+ * been handled or cleared): the call drops it before anything else (reported on stderr
+ * in the same builds), so the callee starts with an empty slot and an error after the
+ * call is always the call's own.
  */
 FFK_API int ffk_function_call(ffk_function *f, const ffk_any *args, int32_t nargs, ffk_any *result);
 

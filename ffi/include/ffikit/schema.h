@@ -72,6 +72,8 @@ FFK_API void ffk_schema_free(ffk_schema *schema);
  *   -1  with *out None and an error: a TypeError whose message reads
  *       "expected `Array<int>` but got `List` (item #1: expected `int` but got `str`)",
  *       a ValueError from a malformed string ("cuda:x" for a Device), or a MemoryError.
+ * Only the 1 and -1 returns write *out (without releasing what it held); a caller may keep
+ * a value there across a call that returns 0.
  */
 FFK_API int ffk_schema_convert(const ffk_schema *schema, const ffk_any *value, ffk_any *out);
 

@@ -73,6 +73,9 @@ FFK_API DLManagedTensorVersioned *ffk_tensor_to_dlpack_versioned(ffk_tensor *t);
  * are refused), dtype (whole bytes, lanes 1), device (a known type, id >= 0), data (NULL
  * only with zero elements) and `req` (may be NULL). Returns a new Tensor that owns `m`,
  * or NULL with a ValueError naming the problem and `m` untouched (still the caller's).
+ * A round trip returns the original: when `m` is one of ffikit's own exports and its
+ * DLTensor is unchanged, the result is the exported Tensor itself (a new reference: the
+ * export's), after the same validation, and `m` is freed at once.
  */
 FFK_API ffk_tensor *ffk_tensor_from_dlpack(DLManagedTensor *m, const ffk_dlpack_requirements *req);
 
