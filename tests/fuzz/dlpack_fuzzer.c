@@ -108,7 +108,8 @@ int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size) {
     bool ok = true;
     for (int32_t i = ndim - 1; i >= 0; --i) {
       compact[i] = step;
-      ok = ok && !__builtin_mul_overflow(step, shape[i] > 1 ? shape[i] : 1, &step);
+      /* dimension 0 multiplies nothing: its stride is the product of the others */
+      if (i > 0) ok = ok && !__builtin_mul_overflow(step, shape[i] > 1 ? shape[i] : 1, &step);
     }
     eff_strides = ok ? compact : NULL;
   }
