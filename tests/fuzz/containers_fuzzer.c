@@ -58,6 +58,8 @@ static int64_t fresh_key;
  * each program's output, and so its run time, small.
  */
 enum { MAX_NESTINGS = 16 };
+/* The most elements an extend or concatenation may produce. */
+enum { MAX_ELEMENTS = 1024 };
 static int nestings;
 
 static const char *const kIndexError[] = {FFK_ERR_INDEX, NULL};
@@ -573,6 +575,8 @@ static void op_misc(reg *r, fuzz_reader *in) {
 
 static void op_extend(reg *dst, const reg *src) {
   if (src->kind != ARRAY && src->kind != LIST) return;
+  /* A List extended with itself doubles: a few dozen steps would exhaust memory. */
+  if (dst->kind != EMPTY && dst->m->n + src->m->n > MAX_ELEMENTS) return;
   if (dst->kind == LIST) {
     FUZZ_CHECK(ffk_list_extend_from((ffk_list *)dst->obj, src->obj) == 0, "extend_from");
     model *from = src->m == dst->m ? model_copy(src->m) : src->m; /* a List extended with itself */
