@@ -1,0 +1,112 @@
+#!/usr/bin/env python3
+"""Markdown tables from the pyperf JSON files of bench_ffi.py, one file per run.
+
+    python report.py run1.json [run2.json ...]
+
+Table 1, per ``<case>/<impl>``: the median over all runs' values, pyperf's mean +- std,
+min-max over all values, and the spread of the per-run medians. Table 2, per case: the ratio
+of ffikit's median to each peer's, taken within each run (peers always share a run), as the
+median of those per-run ratios and their range, against the issue's target. "met" means
+every run met the target, "missed" that none did, "unstable" that the runs disagree.
+Timings never fail anything: this script only prints.
+"""
+from __future__ import annotations
+
+import statistics
+import sys
+
+import pyperf
+
+BUILTINS = {"tuple", "list", "dict"}
+# (case without its [variant], peer) -> the largest acceptable ffikit/peer ratio (issues 12, 14, 15).
+TARGETS = {
+    ("nop3", "tvm_ffi"): 0.6, ("nop3", "python"): 2.0,
+    ("apply", "tvm_ffi"): 0.8, ("echo", "tvm_ffi"): 0.8,
+    **{(c, "builtin"): 1.5 for c in ("getitem", "len", "getkey", "get", "contains")},
+    **{(c, "builtin"): 2.0 for c in ("iter", "build", "append")},
+    **{(c, "tvm_ffi"): 0.2 for c in ("getitem", "len", "getkey", "get", "contains", "iter", "build", "append")},
+    ("from_dlpack", "numpy"): 1.0, ("roundtrip", "tvm_ffi"): 0.75,
+    ("nop_arrays", "tvm_ffi"): 0.8, ("nop_torch", "tvm_ffi"): 0.8,
+}
+
+
+def fmt_ns(seconds: float) -> str:
+    ns = seconds * 1e9
+    return f"{ns / 1000:.2f} us" if ns >= 10_000 else f"{ns:.3g}"
+
+
+def load(paths: list[str]) -> dict[str, list[list[float]]]:
+    """name -> one list of values (seconds) per run, in the order of the files."""
+    runs: dict[str, list[list[float]]] = {}
+    for path in paths:
+        for bench in pyperf.BenchmarkSuite.load(path).get_benchmarks():
+            runs.setdefault(bench.get_name(), []).append(list(bench.get_values()))
+    return runs
+
+
+def target(case: str, peer: str) -> float | None:
+    base = case.split("[")[0]
+    return TARGETS.get((base, peer)) or (TARGETS.get((base, "builtin")) if peer in BUILTINS else None)
+
+
+def times_table(runs: dict[str, list[list[float]]]) -> None:
+    print("| case | impl | median ns | mean +- std ns | min - max ns | run medians ns |")
+    print("|---|---|---:|---:|---:|---|")
+    for name, per_run in runs.items():
+        case, impl = name.rsplit("/", 1)
+        values = [v for run in per_run for v in run]
+        std = statistics.stdev(values) if len(values) > 1 else 0.0
+        medians = " / ".join(fmt_ns(statistics.median(run)) for run in per_run)
+        print(f"| {case} | {impl} | {fmt_ns(statistics.median(values))} | "
+              f"{fmt_ns(statistics.mean(values))} +- {fmt_ns(std)} | "
+              f"{fmt_ns(min(values))} - {fmt_ns(max(values))} | {medians} |")
+
+
+def ratios_table(runs: dict[str, list[list[float]]]) -> None:
+    print("| case | ratio | median | range over runs | target | status |")
+    print("|---|---|---:|---:|---:|---|")
+    cases: dict[str, dict[str, list[float]]] = {}
+    for name, per_run in runs.items():
+        case, impl = name.rsplit("/", 1)
+        cases.setdefault(case, {})[impl] = [statistics.median(run) for run in per_run]
+    for case, impls in cases.items():
+        ours = impls.get("ffikit")
+        for peer, theirs in impls.items():
+            if ours is None or peer == "ffikit":
+                continue
+            ratios = [a / b for a, b in zip(ours, theirs)]
+            goal = target(case, peer)
+            status = ""
+            if goal is not None:
+                met = sum(r <= goal for r in ratios)
+                status = "met" if met == len(ratios) else "**missed**" if met == 0 else "unstable"
+            print(f"| {case} | ffikit / {peer} | {statistics.median(ratios):.2f} | "
+                  f"{min(ratios):.2f} - {max(ratios):.2f} | {'' if goal is None else f'<= {goal}'} | {status} |")
+
+
+def machine(paths: list[str]) -> None:
+    meta = pyperf.BenchmarkSuite.load(paths[0]).get_metadata()
+    loads = []
+    for path in paths:
+        for bench in pyperf.BenchmarkSuite.load(path).get_benchmarks():
+            loads += [r.get_metadata().get("load_avg_1min") for r in bench.get_runs()]
+    loads = [x for x in loads if x is not None]
+    print(f"{len(paths)} run(s), {meta.get('date', '?')}, {meta.get('cpu_count', '?')} CPUs "
+          f"({meta.get('cpu_model_name', '?')}), {meta.get('python_implementation', '')} "
+          f"{meta.get('python_version', '?')}, ffikit {meta.get('ffikit_version', '?')}, "
+          f"tvm_ffi {meta.get('tvm_ffi_version', '?')}; 1-minute load average during the runs "
+          f"{min(loads, default=0):.1f} - {max(loads, default=0):.1f}.\n")
+
+
+def main(paths: list[str]) -> None:
+    if not paths:
+        sys.exit(__doc__)
+    runs = load(paths)
+    machine(paths)
+    times_table(runs)
+    print()
+    ratios_table(runs)
+
+
+if __name__ == "__main__":
+    main(sys.argv[1:])
