@@ -32,16 +32,19 @@ TARGETS = {
 
 def fmt_ns(seconds: float) -> str:
     ns = seconds * 1e9
-    return f"{ns / 1000:.2f} us" if ns >= 10_000 else f"{ns:.3g}"
+    return f"{ns / 1000:.1f} us" if ns >= 10_000 else f"{ns:.0f}" if ns >= 100 else f"{ns:.1f}"
 
 
-def load(paths: list[str]) -> dict[str, list[list[float]]]:
-    """name -> one list of values (seconds) per run, in the order of the files."""
-    runs: dict[str, list[list[float]]] = {}
-    for path in paths:
+def load(paths: list[str]) -> dict[str, dict[int, list[float]]]:
+    """name -> {run index: values in seconds}, grouped by case; a run still in progress may lack some."""
+    runs: dict[str, dict[int, list[float]]] = {}
+    for k, path in enumerate(paths):
         for bench in pyperf.BenchmarkSuite.load(path).get_benchmarks():
-            runs.setdefault(bench.get_name(), []).append(list(bench.get_values()))
-    return runs
+            runs.setdefault(bench.get_name(), {})[k] = list(bench.get_values())
+    order = {}  # cases in the order they first appear
+    for name in runs:
+        order.setdefault(name.rsplit("/", 1)[0], len(order))
+    return dict(sorted(runs.items(), key=lambda kv: order[kv[0].rsplit("/", 1)[0]]))
 
 
 def target(case: str, peer: str) -> float | None:
@@ -49,32 +52,34 @@ def target(case: str, peer: str) -> float | None:
     return TARGETS.get((base, peer)) or (TARGETS.get((base, "builtin")) if peer in BUILTINS else None)
 
 
-def times_table(runs: dict[str, list[list[float]]]) -> None:
+def times_table(runs: dict[str, dict[int, list[float]]]) -> None:
     print("| case | impl | median ns | mean +- std ns | min - max ns | run medians ns |")
     print("|---|---|---:|---:|---:|---|")
     for name, per_run in runs.items():
         case, impl = name.rsplit("/", 1)
-        values = [v for run in per_run for v in run]
+        values = [v for run in per_run.values() for v in run]
         std = statistics.stdev(values) if len(values) > 1 else 0.0
-        medians = " / ".join(fmt_ns(statistics.median(run)) for run in per_run)
+        medians = " / ".join(fmt_ns(statistics.median(run)) for run in per_run.values())
         print(f"| {case} | {impl} | {fmt_ns(statistics.median(values))} | "
               f"{fmt_ns(statistics.mean(values))} +- {fmt_ns(std)} | "
               f"{fmt_ns(min(values))} - {fmt_ns(max(values))} | {medians} |")
 
 
-def ratios_table(runs: dict[str, list[list[float]]]) -> None:
+def ratios_table(runs: dict[str, dict[int, list[float]]]) -> None:
     print("| case | ratio | median | range over runs | target | status |")
     print("|---|---|---:|---:|---:|---|")
-    cases: dict[str, dict[str, list[float]]] = {}
+    cases: dict[str, dict[str, dict[int, float]]] = {}
     for name, per_run in runs.items():
         case, impl = name.rsplit("/", 1)
-        cases.setdefault(case, {})[impl] = [statistics.median(run) for run in per_run]
+        cases.setdefault(case, {})[impl] = {k: statistics.median(run) for k, run in per_run.items()}
     for case, impls in cases.items():
         ours = impls.get("ffikit")
         for peer, theirs in impls.items():
             if ours is None or peer == "ffikit":
                 continue
-            ratios = [a / b for a, b in zip(ours, theirs)]
+            ratios = [ours[k] / theirs[k] for k in ours if k in theirs]
+            if not ratios:
+                continue
             goal = target(case, peer)
             status = ""
             if goal is not None:
@@ -85,12 +90,14 @@ def ratios_table(runs: dict[str, list[list[float]]]) -> None:
 
 
 def machine(paths: list[str]) -> None:
-    meta = pyperf.BenchmarkSuite.load(paths[0]).get_metadata()
-    loads = []
+    meta = dict(pyperf.BenchmarkSuite.load(paths[0]).get_metadata())
+    loads, dates = [], []
     for path in paths:
         for bench in pyperf.BenchmarkSuite.load(path).get_benchmarks():
-            loads += [r.get_metadata().get("load_avg_1min") for r in bench.get_runs()]
-    loads = [x for x in loads if x is not None]
+            for run in bench.get_runs():
+                loads.append(run.get_metadata().get("load_avg_1min", 0.0))
+                dates.append(str(run.get_metadata().get("date", "?")))
+    meta["date"] = f"{min(dates, default='?')[:16]} - {max(dates, default='?')[11:16]} UTC"
     print(f"{len(paths)} run(s), {meta.get('date', '?')}, {meta.get('cpu_count', '?')} CPUs "
           f"({meta.get('cpu_model_name', '?')}), {meta.get('python_implementation', '')} "
           f"{meta.get('python_version', '?')}, ffikit {meta.get('ffikit_version', '?')}, "

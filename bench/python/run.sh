@@ -40,7 +40,7 @@ mkdir -p "$out"
 for ((k = 1; k <= runs; k++)); do
   echo "[bench] run $k of $runs (load: $(cut -d' ' -f1-3 /proc/loadavg))" >&2
   rm -f "$out/run$k.json"
-  "$python" "$here/bench_ffi.py" -o "$out/run$k.json" ${flags[@]+"${flags[@]}"} >&2
+  "$python" "$here/bench_ffi.py" --quiet -o "$out/run$k.json" ${flags[@]+"${flags[@]}"} >&2
 done
 
 echo "[bench] results in $out" >&2
