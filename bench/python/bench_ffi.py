@@ -212,7 +212,7 @@ def main() -> None:
         if args.torch:
             cmd.append("--torch")
 
-    runner = pyperf.Runner(processes=3, values=3, add_cmdline_args=forward)
+    runner = pyperf.Runner(processes=2, values=3, add_cmdline_args=forward)
     runner.argparser.add_argument("--cases", default="",
                                   help="comma-separated case-name prefixes to run (default: all)")
     runner.argparser.add_argument("--torch", action="store_true",

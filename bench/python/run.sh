@@ -1,12 +1,14 @@
 #!/usr/bin/env bash
 # Runs the Python benchmarks (bench_ffi.py) several times and prints the report (report.py).
 #
-#   bench/python/run.sh [OUT_DIR] [--runs=N] [options for bench_ffi.py / pyperf, e.g. --fast --cases=nop3]
+#   bench/python/run.sh [OUT_DIR] [--runs=N] [--jobs=J] [options for bench_ffi.py / pyperf, e.g. --fast --cases=nop3]
 #
 # Installs bench/python/requirements.txt (pyperf, apache-tvm-ffi, numpy) into the project's
 # venv (.venv, made by ./setup.sh, which also installs ffikit there; FFK_PYTHON picks another
 # interpreter). Each run writes OUT_DIR/runK.json (default: a new directory under $TMPDIR);
 # the report gives medians and their spread over the runs, and ffikit/peer ratios per run.
+# --jobs=J starts J runs at once: only for a machine that is oversubscribed anyway, where
+# it cuts the wall time and adds little to the noise already there.
 # Informational only: nothing here fails on a timing.
 set -euo pipefail
 
@@ -24,10 +26,12 @@ if [[ $# -gt 0 && "$1" != --* ]]; then
   shift
 fi
 runs=3
+jobs=1
 flags=()
 for a in "$@"; do
   case "$a" in
     --runs=*) runs=${a#--runs=} ;;
+    --jobs=*) jobs=${a#--jobs=} ;;
     *) flags+=("$a") ;;
   esac
 done
@@ -40,8 +44,10 @@ mkdir -p "$out"
 for ((k = 1; k <= runs; k++)); do
   echo "[bench] run $k of $runs (load: $(cut -d' ' -f1-3 /proc/loadavg))" >&2
   rm -f "$out/run$k.json"
-  "$python" "$here/bench_ffi.py" --quiet -o "$out/run$k.json" ${flags[@]+"${flags[@]}"} >&2
+  "$python" "$here/bench_ffi.py" --quiet -o "$out/run$k.json" ${flags[@]+"${flags[@]}"} >&2 &
+  if (( k % jobs == 0 )); then wait; fi
 done
+wait
 
 echo "[bench] results in $out" >&2
 "$python" "$here/report.py" "$out"/run*.json
