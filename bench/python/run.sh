@@ -1,14 +1,15 @@
 #!/usr/bin/env bash
 # Runs the Python benchmarks (bench_ffi.py) several times and prints the report (report.py).
 #
-#   bench/python/run.sh [OUT_DIR] [--runs=N] [--jobs=J] [options for bench_ffi.py / pyperf, e.g. --fast --cases=nop3]
+#   bench/python/run.sh [OUT_DIR] [--runs=N] [--parallel] [options for bench_ffi.py / pyperf, e.g. --fast --cases=nop3]
 #
 # Installs bench/python/requirements.txt (pyperf, apache-tvm-ffi, numpy) into the project's
 # venv (.venv, made by ./setup.sh, which also installs ffikit there; FFK_PYTHON picks another
 # interpreter). Each run writes OUT_DIR/runK.json (default: a new directory under $TMPDIR);
 # the report gives medians and their spread over the runs, and ffikit/peer ratios per run.
-# --jobs=J starts J runs at once: only for a machine that is oversubscribed anyway, where
-# it cuts the wall time and adds little to the noise already there.
+# --parallel starts every run at once, each split in four processes (the peers of a case
+# always share one): only for a machine that is oversubscribed anyway, where it cuts the
+# wall time and adds little to the noise already there. Timings are thread CPU time.
 # Informational only: nothing here fails on a timing.
 set -euo pipefail
 
@@ -26,12 +27,12 @@ if [[ $# -gt 0 && "$1" != --* ]]; then
   shift
 fi
 runs=3
-jobs=1
+parallel=0
 flags=()
 for a in "$@"; do
   case "$a" in
     --runs=*) runs=${a#--runs=} ;;
-    --jobs=*) jobs=${a#--jobs=} ;;
+    --parallel) parallel=1 ;;
     *) flags+=("$a") ;;
   esac
 done
@@ -41,13 +42,33 @@ mkdir -p "$out"
 "$python" -m pip install -q --disable-pip-version-check -r "$here/requirements.txt" >&2
 "$python" -c "import ffikit" || { echo "run.sh: ffikit is not installed in $python; run ./setup.sh" >&2; exit 2; }
 
+parts=("")  # --cases prefixes of each process of a run ("" is all)
+if ((parallel)); then
+  parts=("nop3,apply,echo,raise" "getitem,len,iter" "getkey,get[,contains" "build,append,from_dlpack,roundtrip,nop_")
+fi
+pids=()
 for ((k = 1; k <= runs; k++)); do
   echo "[bench] run $k of $runs (load: $(cut -d' ' -f1-3 /proc/loadavg))" >&2
-  rm -f "$out/run$k.json"
-  "$python" "$here/bench_ffi.py" --quiet -o "$out/run$k.json" ${flags[@]+"${flags[@]}"} >&2 &
-  if (( k % jobs == 0 )); then wait; fi
+  for i in "${!parts[@]}"; do
+    rm -f "$out/run$k.part$i.json"
+    "$python" "$here/bench_ffi.py" --quiet --cases="${parts[$i]}" -o "$out/run$k.part$i.json" \
+      ${flags[@]+"${flags[@]}"} >&2 &
+    pids+=($!)
+    ((parallel)) || wait "$!"
+  done
 done
-wait
+failed=0
+for p in "${pids[@]}"; do wait "$p" || failed=$((failed + 1)); done
+((failed == 0)) || echo "[bench] $failed benchmark process(es) failed; the report shows what finished" >&2
+
+results=()
+for ((k = 1; k <= runs; k++)); do  # one JSON file per run
+  adds=()
+  for ((i = 1; i < ${#parts[@]}; i++)); do adds+=(--add "$out/run$k.part$i.json"); done
+  rm -f "$out/run$k.json"
+  "$python" -m pyperf convert "$out/run$k.part0.json" ${adds[@]+"${adds[@]}"} -o "$out/run$k.json"
+  results+=("$out/run$k.json")
+done
 
 echo "[bench] results in $out" >&2
-"$python" "$here/report.py" "$out"/run*.json
+"$python" "$here/report.py" "${results[@]}"
