@@ -3,6 +3,9 @@
 
     python report.py run1.json [run2.json ...]
 
+Files named ``<run>.<part>.json`` (``run1.part0.json``, ``run1.part1.json``) are parts of one
+run, measured side by side: their benchmarks are taken together.
+
 Table 1, per ``<case>/<impl>``: the median over all runs' values, pyperf's mean +- std,
 min-max over all values, and the spread of the per-run medians. Table 2, per case: the ratio
 of ffikit's median to each peer's, taken within each run (peers always share a run), as the
@@ -12,6 +15,7 @@ Timings never fail anything: this script only prints.
 """
 from __future__ import annotations
 
+import os
 import statistics
 import sys
 
@@ -38,7 +42,9 @@ def fmt_ns(seconds: float) -> str:
 def load(paths: list[str]) -> dict[str, dict[int, list[float]]]:
     """name -> {run index: values in seconds}, grouped by case; a run still in progress may lack some."""
     runs: dict[str, dict[int, list[float]]] = {}
-    for k, path in enumerate(paths):
+    run_ids: dict[str, int] = {}
+    for path in paths:
+        k = run_ids.setdefault(os.path.basename(path).split(".")[0], len(run_ids))
         for bench in pyperf.BenchmarkSuite.load(path).get_benchmarks():
             runs.setdefault(bench.get_name(), {})[k] = list(bench.get_values())
     order = {}  # cases in the order they first appear
@@ -98,7 +104,8 @@ def machine(paths: list[str]) -> None:
                 loads.append(run.get_metadata().get("load_avg_1min", 0.0))
                 dates.append(str(run.get_metadata().get("date", "?")))
     meta["date"] = f"{min(dates, default='?')[:16]} - {max(dates, default='?')[11:16]} UTC"
-    print(f"{len(paths)} run(s), {meta.get('date', '?')}, {meta.get('cpu_count', '?')} CPUs "
+    nruns = len({os.path.basename(p).split(".")[0] for p in paths})
+    print(f"{nruns} run(s), {meta.get('date', '?')}, {meta.get('cpu_count', '?')} CPUs "
           f"({meta.get('cpu_model_name', '?')}), {meta.get('python_implementation', '')} "
           f"{meta.get('python_version', '?')}, ffikit {meta.get('ffikit_version', '?')}, "
           f"tvm_ffi {meta.get('tvm_ffi_version', '?')}; 1-minute load average during the runs "

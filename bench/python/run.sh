@@ -5,7 +5,7 @@
 #
 # Installs bench/python/requirements.txt (pyperf, apache-tvm-ffi, numpy) into the project's
 # venv (.venv, made by ./setup.sh, which also installs ffikit there; FFK_PYTHON picks another
-# interpreter). Each run writes OUT_DIR/runK.json (default: a new directory under $TMPDIR);
+# interpreter). Each run writes OUT_DIR/runK.partI.json (default: a new directory under $TMPDIR);
 # the report gives medians and their spread over the runs, and ffikit/peer ratios per run.
 # --parallel starts every run at once, each split in four processes (the peers of a case
 # always share one): only for a machine that is oversubscribed anyway, where it cuts the
@@ -61,14 +61,5 @@ failed=0
 for p in "${pids[@]}"; do wait "$p" || failed=$((failed + 1)); done
 ((failed == 0)) || echo "[bench] $failed benchmark process(es) failed; the report shows what finished" >&2
 
-results=()
-for ((k = 1; k <= runs; k++)); do  # one JSON file per run
-  adds=()
-  for ((i = 1; i < ${#parts[@]}; i++)); do adds+=(--add "$out/run$k.part$i.json"); done
-  rm -f "$out/run$k.json"
-  "$python" -m pyperf convert "$out/run$k.part0.json" ${adds[@]+"${adds[@]}"} -o "$out/run$k.json"
-  results+=("$out/run$k.json")
-done
-
 echo "[bench] results in $out" >&2
-"$python" "$here/report.py" "${results[@]}"
+"$python" "$here/report.py" "$out"/run*.part*.json
