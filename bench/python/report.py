@@ -34,9 +34,12 @@ TARGETS = {
 }
 
 
-def fmt_ns(seconds: float) -> str:
+def fmt_ns(seconds: float, scale: float | None = None) -> str:
+    """ns, or us from 10 us up; ``scale`` picks the unit from another value (a row's median)."""
     ns = seconds * 1e9
-    return f"{ns / 1000:.1f} us" if ns >= 10_000 else f"{ns:.0f}" if ns >= 100 else f"{ns:.1f}"
+    if (scale if scale is not None else seconds) * 1e9 >= 10_000:
+        return f"{ns / 1000:.1f} us"
+    return f"{ns:.0f}" if ns >= 100 else f"{ns:.1f}"
 
 
 def load(paths: list[str]) -> dict[str, dict[int, list[float]]]:
@@ -65,10 +68,10 @@ def times_table(runs: dict[str, dict[int, list[float]]]) -> None:
         case, impl = name.rsplit("/", 1)
         values = [v for run in per_run.values() for v in run]
         std = statistics.stdev(values) if len(values) > 1 else 0.0
-        medians = " / ".join(fmt_ns(statistics.median(run)) for run in per_run.values())
-        print(f"| {case} | {impl} | {fmt_ns(statistics.median(values))} | "
-              f"{fmt_ns(statistics.mean(values))} +- {fmt_ns(std)} | "
-              f"{fmt_ns(min(values))} - {fmt_ns(max(values))} | {medians} |")
+        mid = statistics.median(values)
+        medians = " / ".join(fmt_ns(statistics.median(run), mid) for run in per_run.values())
+        print(f"| {case} | {impl} | {fmt_ns(mid)} | {fmt_ns(statistics.mean(values), mid)} +- {fmt_ns(std, mid)} | "
+              f"{fmt_ns(min(values), mid)} - {fmt_ns(max(values), mid)} | {medians} |")
 
 
 def ratios_table(runs: dict[str, dict[int, list[float]]]) -> None:
