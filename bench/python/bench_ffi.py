@@ -5,7 +5,8 @@ Every case is named ``<case>/<impl>``: ``ffikit`` beside ``tvm_ffi`` (apache-tvm
 PyPI) and a builtin baseline (a Python function, ctypes, tuple/list/dict, numpy). The cases
 are the "Performance" sections of issues 12 (calls, callbacks, strings, errors), 14
 (containers) and 15 (tensors). Times are per statement (per element for iteration and
-appends), in the thread's CPU time. ``report.py`` turns the JSON output into the table of medians and ratios.
+appends), in the thread's CPU time. ``report.py`` turns the JSON output into the table of
+medians and ratios.
 
     python bench_ffi.py -o run1.json [--cases nop3,getitem] [any pyperf option: --fast ...]
 
