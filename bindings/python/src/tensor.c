@@ -26,6 +26,34 @@ static PyObject *wrap_tensor(ffk_tensor *t) {
   return ffkpy_wrap_steal((ffk_object *)t);
 }
 
+/* ---- Keyword-only arguments without building a dict --------------------------------------- */
+
+/*
+ * Matches the keyword arguments of a vectorcall (kwnames, values after the positional
+ * ones) against `names` (interned strings) and stores them in `out` (borrowed). 0, or -1
+ * with a TypeError naming an unknown keyword.
+ */
+static int parse_keywords(const char *fname, PyObject *kwnames, PyObject *const *values, PyObject *const *names,
+                          PyObject **out, int n) {
+  Py_ssize_t nkw = kwnames ? PyTuple_GET_SIZE(kwnames) : 0;
+  for (Py_ssize_t k = 0; k < nkw; ++k) {
+    PyObject *key = PyTuple_GET_ITEM(kwnames, k);
+    int i = 0;
+    while (i < n && key != names[i]) ++i; /* callers' keywords are interned: identity first */
+    if (i == n)
+      for (i = 0; i < n && PyUnicode_Compare(key, names[i]) != 0; ++i) {
+      }
+    if (i == n) {
+      PyErr_Format(PyExc_TypeError, "%s() got an unexpected keyword argument '%U'", fname, key);
+      return -1;
+    }
+    out[i] = values[k];
+  }
+  return 0;
+}
+
+static PyObject *kw_stream, *kw_max_version, *kw_dl_device, *kw_copy, *kw_alignment, *kw_contiguous;
+
 /* ---- Import ----------------------------------------------------------------------- */
 
 /* Takes over the managed tensor in `capsule`; renames it on success. New reference or NULL. */
@@ -101,14 +129,17 @@ ffk_tensor *ffkpy_tensor_from_dlpack(PyObject *obj, const ffk_dlpack_requirement
   return t;
 }
 
-static PyObject *from_dlpack(PyObject *mod, PyObject *args, PyObject *kwds) {
+static PyObject *from_dlpack(PyObject *mod, PyObject *const *args, Py_ssize_t nargs, PyObject *kwnames) {
   (void)mod;
-  static char *kwlist[] = {"ext_tensor", "require_alignment", "require_contiguous", NULL};
-  PyObject *obj;
+  if (nargs != 1) return PyErr_Format(PyExc_TypeError, "from_dlpack() takes 1 positional argument (%zd given)", nargs);
+  PyObject *obj = args[0];
+  PyObject *names[2] = {kw_alignment, kw_contiguous}, *given[2] = {NULL, NULL};
+  if (parse_keywords("from_dlpack", kwnames, args + nargs, names, given, 2) != 0) return NULL;
   Py_ssize_t alignment = 0;
   int contiguous = 0;
-  if (!PyArg_ParseTupleAndKeywords(args, kwds, "O|$np:from_dlpack", kwlist, &obj, &alignment, &contiguous))
+  if (given[0] != NULL && (alignment = PyNumber_AsSsize_t(given[0], PyExc_OverflowError)) == -1 && PyErr_Occurred())
     return NULL;
+  if (given[1] != NULL && (contiguous = PyObject_IsTrue(given[1])) < 0) return NULL;
   if (alignment < 0 || (alignment & (alignment - 1)) != 0)
     return PyErr_Format(PyExc_ValueError, "require_alignment must be 0 or a power of two, not %zd", alignment);
   ffk_dlpack_requirements req = {.alignment = (size_t)alignment, .contiguous = contiguous != 0};
@@ -151,11 +182,12 @@ static int read_version(PyObject *v, long *major, long *minor) {
   return PyErr_Occurred() ? -1 : 0;
 }
 
-static PyObject *tensor_dlpack(PyObject *self, PyObject *args, PyObject *kwds) {
-  static char *kwlist[] = {"stream", "max_version", "dl_device", "copy", NULL};
-  PyObject *stream = Py_None, *max_version = Py_None, *dl_device = Py_None, *copy = Py_None;
-  if (!PyArg_ParseTupleAndKeywords(args, kwds, "|$OOOO:__dlpack__", kwlist, &stream, &max_version, &dl_device, &copy))
-    return NULL;
+static PyObject *tensor_dlpack(PyObject *self, PyObject *const *args, Py_ssize_t nargs, PyObject *kwnames) {
+  if (nargs != 0) return PyErr_Format(PyExc_TypeError, "__dlpack__() takes keyword arguments only");
+  PyObject *names[4] = {kw_stream, kw_max_version, kw_dl_device, kw_copy};
+  PyObject *given[4] = {Py_None, Py_None, Py_None, Py_None};
+  if (parse_keywords("__dlpack__", kwnames, args, names, given, 4) != 0) return NULL;
+  PyObject *stream = given[0], *max_version = given[1], *dl_device = given[2], *copy = given[3];
   const DLTensor *dl = dl_of(self);
   int32_t dev_type = ffk_device_type(dl->device);
   if (stream != Py_None && (dev_type == FFK_DEVICE_CPU || dev_type == FFK_DEVICE_CUDA_HOST)) {
@@ -785,7 +817,7 @@ static PyObject *sweep_shared(PyObject *mod, PyObject *u) {
 /* ---- The type ------------------------------------------------------------------------ */
 
 static PyMethodDef tensor_methods[] = {
-    {"__dlpack__", (PyCFunction)(void (*)(void))tensor_dlpack, METH_VARARGS | METH_KEYWORDS,
+    {"__dlpack__", (PyCFunction)(void (*)(void))tensor_dlpack, METH_FASTCALL | METH_KEYWORDS,
      "__dlpack__(*, stream=None, max_version=None, dl_device=None, copy=None) -> PyCapsule\n\n"
      "A legacy capsule without max_version, a versioned one for max_version >= (1, 0);\n"
      "copy=True copies (and flags IS_COPIED); BufferError for moves to another device."},
@@ -844,7 +876,7 @@ PyTypeObject ffkpy_TensorType = {
 };
 
 PyMethodDef ffkpy_tensor_methods[] = {
-    {"from_dlpack", (PyCFunction)(void (*)(void))from_dlpack, METH_VARARGS | METH_KEYWORDS,
+    {"from_dlpack", (PyCFunction)(void (*)(void))from_dlpack, METH_FASTCALL | METH_KEYWORDS,
      "from_dlpack(ext_tensor, *, require_alignment=0, require_contiguous=False) -> Tensor\n\n"
      "Shares the memory of any object with __dlpack__ (numpy, PyTorch, ...) or of a raw\n"
      "'dltensor'/'dltensor_versioned' capsule, which is consumed exactly once."},
@@ -864,7 +896,14 @@ int ffkpy_tensor_types_init(PyObject *module) {
   ffkpy_TensorType.tp_base = &ffkpy_ObjectType;
   if (PyType_Ready(&ffkpy_TensorType) < 0) return -1;
   if (PyModule_AddObjectRef(module, "Tensor", (PyObject *)&ffkpy_TensorType) < 0) return -1;
-  g_max_version_kwnames = Py_BuildValue("(s)", "max_version");
+  kw_stream = PyUnicode_InternFromString("stream");
+  kw_max_version = PyUnicode_InternFromString("max_version");
+  kw_dl_device = PyUnicode_InternFromString("dl_device");
+  kw_copy = PyUnicode_InternFromString("copy");
+  kw_alignment = PyUnicode_InternFromString("require_alignment");
+  kw_contiguous = PyUnicode_InternFromString("require_contiguous");
+  if (!kw_stream || !kw_max_version || !kw_dl_device || !kw_copy || !kw_alignment || !kw_contiguous) return -1;
+  g_max_version_kwnames = PyTuple_Pack(1, kw_max_version);
   g_max_version = Py_BuildValue("(ii)", 1, 1);
   if (g_max_version_kwnames == NULL || g_max_version == NULL) return -1;
   PyObject *k = PyLong_FromLong(FFK_TYPE_TENSOR);
