@@ -249,7 +249,7 @@ static int seq_to_array(PyObject *o, ffk_any *out, ffkpy_temps *temps) {
   if (items != stack) PyMem_Free(items);
   Py_DECREF(seq);
   if (rc != 0) return -1;
-  return new_object_to_any(&a->header, out, temps);
+  return new_object_to_any((ffk_object *)a, out, temps); /* NULL: the pending error */
 }
 
 static int dict_to_map(PyObject *o, ffk_any *out, ffkpy_temps *temps) {
