@@ -134,7 +134,8 @@ PyObject *ffkpy_str_from_utf8(const char *data, size_t size);
 /* DataType / Device values as Python objects (new references). */
 PyObject *ffkpy_dtype_from_dl(DLDataType t);
 PyObject *ffkpy_device_from_dl(DLDevice d);
-/* Reads a dtype/Device given as ffikit.dtype, DataType, Device, or text. 1 done, 0 not such a value, -1 error. */
+/* Reads a dtype given as an ffikit.dtype or a _core.DataType: 1 done, 0 not such a value
+ * (text included: callers parse it through ffikit.dtype), -1 with a Python exception. */
 int ffkpy_dtype_read(PyObject *o, DLDataType *out);
 
 /* ---- Errors -------------------------------------------------------------------------- */
@@ -147,8 +148,6 @@ int ffkpy_raise_from_ffk_int(void);
 /* Moves the pending Python exception into the ffikit slot. Returns -1. */
 int ffkpy_set_ffk_from_py(void);
 
-/* The Python exception class for an error kind (borrowed; RuntimeError when unknown). */
-PyObject *ffkpy_exception_for_kind(const char *kind);
 
 /* ---- Functions ----------------------------------------------------------------------- */
 

@@ -388,7 +388,7 @@ static PyObject *set_hooks(PyObject *mod, PyObject *args, PyObject *kwds) {
   Py_RETURN_NONE;
 }
 
-/* _wrap_string(cls, value: str|bytes) -> the C String/Bytes object for a new String/Bytes. */
+/* _make_string_object(value: str|bytes) -> the C String/Bytes object for a new String/Bytes. */
 static PyObject *make_string_object(PyObject *mod, PyObject *arg) {
   (void)mod;
   ffk_any v;
