@@ -12,7 +12,7 @@ from __future__ import annotations
 import re
 import sys
 import types
-from typing import Any, TypeVar
+from typing import Any, TypeVar, cast
 
 from ._core import Error
 
@@ -81,7 +81,13 @@ _CODE_CACHE: dict[tuple[str, int, str], types.CodeType] = {}
 
 
 def _frame_for(filename: str, lineno: int, func: str) -> types.FrameType:
-    """A frame whose code names (filename, lineno, func): how C frames join a traceback."""
+    """A frame whose code names (filename, lineno, func): how C frames join a traceback.
+
+    The frame's f_back chain keeps this function's frame, _prepend's and _from_c's alive
+    as long as the traceback lives: none of them may hold the new frame or traceback in a
+    local when it returns, or frame -> f_back -> local -> frame is a reference cycle that
+    keeps the caller's frame (and every local of it) alive until the cyclic collector runs.
+    """
     key = (filename, lineno, func)
     code = _CODE_CACHE.get(key)
     if code is None:
@@ -89,13 +95,15 @@ def _frame_for(filename: str, lineno: int, func: str) -> types.FrameType:
         code = code.replace(co_name=func)
         if len(_CODE_CACHE) < 4096:
             _CODE_CACHE[key] = code
-    frame: types.FrameType = eval(code, {"_getframe": sys._getframe})  # noqa: S307 - our own constant code
-    return frame
+    return cast(types.FrameType, eval(code, {"_getframe": sys._getframe}))  # noqa: S307 - our own constant code
 
 
 def _prepend(tb: types.TracebackType | None, filename: str, lineno: int, func: str) -> types.TracebackType:
     frame = _frame_for(filename, lineno, func)
-    return types.TracebackType(tb, frame, frame.f_lasti, lineno)
+    try:
+        return types.TracebackType(tb, frame, frame.f_lasti, lineno)
+    finally:
+        del frame, tb  # see _frame_for
 
 
 def _from_c(error: Error, exc: BaseException | None) -> BaseException:

@@ -7,6 +7,7 @@ import pickle
 import traceback
 import weakref
 
+import numpy as np
 import pytest
 
 import ffikit
@@ -119,6 +120,44 @@ def test_no_reference_cycle_after_catching():
         assert err_ref() is None
     finally:
         gc.enable()
+
+
+@pytest.mark.parametrize("raise_in_c", [
+    lambda: testing.raise_error("ValueError", "from C"),
+    lambda: ffikit.from_dlpack(np.zeros(4)).as_strided([10**6], [1]),
+])
+def test_c_error_frames_make_no_cycle_with_the_catching_frame(raise_in_c):
+    # The frames that show C locations in the traceback are made by Python helpers; if a
+    # helper's frame kept one in a local, frame -> f_back -> helper -> frame was a cycle
+    # that kept the catching function's frame and locals alive (found by fuzz_dlpack: an
+    # imported tensor's deleter ran late).
+    class Local:
+        pass
+
+    def catch():
+        local = Local()
+        try:
+            raise_in_c()
+        except (ValueError, KeyError):
+            pass
+        return weakref.ref(local)
+
+    gc.collect()
+    gc.disable()
+    try:
+        ref = catch()
+        assert ref() is None, "the catching frame is kept alive by a reference cycle"
+    finally:
+        gc.enable()
+    with pytest.raises(ValueError) as info:
+        raise_in_c()
+    assert any(".c" in tb.tb_frame.f_code.co_filename for tb in _walk(info.value.__traceback__))
+
+
+def _walk(tb):
+    while tb is not None:
+        yield tb
+        tb = tb.tb_next
 
 
 def test_error_object_pickles_and_survives_exception_pickle_and_deepcopy():
