@@ -278,8 +278,8 @@ static ffk_tensor *make_view(const char *what, ffk_storage *storage, void *data,
                     format_dims(sb, sizeof sb, ndim, strides));
       return NULL;
     }
-    int64_t step;
-    if (shape[i] > 0) overflow |= __builtin_mul_overflow(shape[i] - 1, strides[i], &step) || __builtin_add_overflow(last, step, &last);
+    int64_t step; /* no elements: the strides address nothing, whatever their size */
+    if (numel > 0) overflow |= __builtin_mul_overflow(shape[i] - 1, strides[i], &step) || __builtin_add_overflow(last, step, &last);
   }
   uint64_t end = 0;
   if (numel > 0)
