@@ -277,7 +277,7 @@ int ffk_function_for_each_global(int (*fn)(const char *name, ffk_function *f, vo
   for (int i = 0; i < SHARDS && rc == 0; ++i)
     rc = snapshot_table(__atomic_load_n(&g_shards[i].table, __ATOMIC_SEQ_CST), &all, &n, &cap);
   ffk_epoch__exit(r);
-  if (rc == 0) {
+  if (rc == 0 && n > 0) { /* an empty registry leaves `all` NULL, which qsort may not get */
     qsort(all, n, sizeof(named), by_name);
     for (size_t k = 0; k < n && rc == 0; ++k) rc = fn(all[k].name, all[k].fn, ctx);
   }

@@ -108,6 +108,13 @@ TEST_F(Registry, ForEachVisitsASortedSnapshot) {
   ffk_object_release(Obj(f));
 }
 
+TEST_F(Registry, ForEachOverAnEmptyRegistryVisitsNothing) {
+  // Found by the atheris harness (UBSan): listing an empty registry passed NULL to qsort.
+  std::vector<std::string> names;
+  ASSERT_EQ(ffk_function_for_each_global(Collect, &names), 0) << FetchError();
+  EXPECT_TRUE(names.empty()) << "this test binary registers nothing outside its tests";
+}
+
 TEST_F(Registry, RegistrationFailsCleanlyAtEveryAllocation) {
   ffk_function* f = Make(1);
   ffk::test::SweepAllocationFailures(
