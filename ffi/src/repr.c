@@ -3,7 +3,8 @@
  *
  * The context keeps the stack of objects being printed: an object met again while it
  * is on the stack (a cycle) prints as "...", and so does anything nested deeper than
- * FFK_REPR_MAX_DEPTH, so repr always ends. Built-in object types (String, Bytes,
+ * FFK_REPR_MAX_DEPTH, and every object once the text passes FFK_REPR_MAX_SIZE bytes, so
+ * repr always ends, in time linear in what it prints. Built-in object types (String, Bytes,
  * Shape, Error) print here; other types through their registry slot, or as
  * <key at 0x...> when they have none.
  */
@@ -114,7 +115,7 @@ static int repr_builtin_object(ffk_repr_ctx *ctx, ffk_object *obj) {
 
 static int repr_object(ffk_repr_ctx *ctx, ffk_object *obj) {
   if (obj == NULL) return append_cstr(ctx, "None");
-  if (ctx->depth >= FFK_REPR_MAX_DEPTH) return append_cstr(ctx, "...");
+  if (ctx->depth >= FFK_REPR_MAX_DEPTH || ctx->buf.size >= FFK_REPR_MAX_SIZE) return append_cstr(ctx, "...");
   for (int i = 0; i < ctx->depth; ++i)
     if (ctx->stack[i] == obj) return append_cstr(ctx, "...");
   ctx->stack[ctx->depth++] = obj;

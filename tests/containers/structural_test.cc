@@ -277,6 +277,23 @@ TEST_F(Structural, SharedContainersAreWalkedOncePerPairNotOncePerPath) {
   EXPECT_NE(H(l.v), H(other.v));
 }
 
+TEST_F(Structural, ReprOfSharedContainersStopsAtTheSizeLimit) {
+  // Found by the containers fuzzer (a timeout): the repr of l_k = [l_k-1, l_k-1] prints
+  // l_0 once per path, 2^k times. Past FFK_REPR_MAX_SIZE bytes the rest prints as "...".
+  ffk_any l = ListOf({ffk_any_raw_str("a leaf of some length")});
+  for (int k = 0; k < 60; ++k) {
+    ffk_any next = ListOf({Ref(l), Ref(l)});
+    ffk_any_release(&l);
+    l = next;
+  }
+  OwnedAny top(l);
+  std::string text = ffk::test::Repr(top.v);
+  EXPECT_GE(text.size(), FFK_REPR_MAX_SIZE);
+  EXPECT_LT(text.size(), FFK_REPR_MAX_SIZE + 4096) << "only the open brackets follow the limit";
+  EXPECT_EQ(text.compare(0, 3, "[[["), 0);
+  EXPECT_EQ(text.compare(text.size() - 12, 12, ", ...], ...]"), 0) << text.substr(text.size() - 40);
+}
+
 TEST_F(Structural, DeepCopyOfEveryKindAndOfScalars) {
   OwnedAny m(MapOf({{ffk_any_raw_str("k"), ListOf({I(1)})}}));
   OwnedAny t(TupleOf({ListOf({I(1)}), I(2)}));

@@ -10,6 +10,10 @@
  * (ffk_type_set_repr); a slot writes into an ffk_repr_ctx and recurses into
  * elements with ffk_repr_any, which prints an object already being printed as "..."
  * (so cycles end) and stops nesting deeper than FFK_REPR_MAX_DEPTH the same way.
+ * Once the text passes FFK_REPR_MAX_SIZE bytes, every object still to print prints as
+ * "..." too: structure shared along many paths (x = [y, y], y = [z, z], ...) would
+ * otherwise print once per path, 2^depth times. The text then ends a little past the
+ * limit (the closing brackets and separators of what is already open).
  */
 #ifndef FFIKIT_REPR_H
 #define FFIKIT_REPR_H
@@ -22,6 +26,7 @@ FFK_EXTERN_C_BEGIN
 typedef struct ffk_repr_ctx ffk_repr_ctx;
 
 #define FFK_REPR_MAX_DEPTH 256
+#define FFK_REPR_MAX_SIZE (1u << 20)
 
 /* The repr of `v` as a new String object, or NULL with a MemoryError (or what a slot raised). */
 FFK_API ffk_string *ffk_any_repr(const ffk_any *v);
