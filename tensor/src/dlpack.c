@@ -139,25 +139,33 @@ static int validate(const char *what, const DLTensor *d, const ffk_dlpack_requir
 
 /*
  * Checks that the bytes from data to the end of the furthest element (byte_offset plus
- * that element's offset and size) fit in an int64_t, so that no offset or size computed
- * from the tensor later overflows. A producer's strides, or a shape whose compact
- * strides fit but whose bytes do not, can describe more. 0, or -1 with a ValueError.
+ * that element's offset and size; byte_offset alone without elements) fit in an int64_t
+ * and do not wrap around the address space, so that no offset, size or address computed
+ * from the tensor later overflows (ffk_tensor_data_ptr adds byte_offset to data). A
+ * producer's strides or byte_offset, or a shape whose compact strides fit but whose bytes
+ * do not, can describe more. 0, or -1 with a ValueError.
  */
 static int check_span(const char *what, const DLTensor *d, const int64_t *strides) {
-  for (int32_t i = 0; i < d->ndim; ++i)
-    if (d->shape[i] == 0) return 0; /* no elements */
+  bool empty = false;
+  for (int32_t i = 0; i < d->ndim; ++i) empty |= d->shape[i] == 0;
   uint64_t last = 0, end = 0;
   bool overflow = false;
-  for (int32_t i = 0; i < d->ndim; ++i) {
-    uint64_t step;
-    overflow |= __builtin_mul_overflow((uint64_t)(d->shape[i] - 1), (uint64_t)strides[i], &step) ||
-                __builtin_add_overflow(last, step, &last);
+  if (!empty) {
+    for (int32_t i = 0; i < d->ndim; ++i) {
+      uint64_t step;
+      overflow |= __builtin_mul_overflow((uint64_t)(d->shape[i] - 1), (uint64_t)strides[i], &step) ||
+                  __builtin_add_overflow(last, step, &last);
+    }
+    overflow |= last >= (uint64_t)INT64_MAX || __builtin_mul_overflow(last + 1, (uint64_t)(d->dtype.bits / 8), &end);
   }
-  overflow |= last >= (uint64_t)INT64_MAX || __builtin_mul_overflow(last + 1, (uint64_t)(d->dtype.bits / 8), &end) ||
-              __builtin_add_overflow(end, d->byte_offset, &end) || end > (uint64_t)INT64_MAX;
+  uintptr_t reach;
+  overflow |= __builtin_add_overflow(end, d->byte_offset, &end) || end > (uint64_t)INT64_MAX ||
+              __builtin_add_overflow((uintptr_t)d->data, (uintptr_t)end, &reach);
   if (overflow)
-    return ffk_error_set(FFK_ERR_VALUE, "%s: the elements reach more than 2^63 bytes past data (byte_offset %llu)",
-                         what, (unsigned long long)d->byte_offset);
+    return ffk_error_set(FFK_ERR_VALUE,
+                         "%s: the elements reach more than 2^63 bytes past data, or past the end of the address "
+                         "space (data %p, byte_offset %llu)",
+                         what, d->data, (unsigned long long)d->byte_offset);
   return 0;
 }
 

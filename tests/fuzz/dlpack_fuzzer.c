@@ -57,7 +57,7 @@ static bool span_of(int32_t ndim, const int64_t *shape, const int64_t *strides, 
   for (int32_t i = 0; i < ndim; ++i) {
     if (shape[i] == 0) {
       *span = byte_offset;
-      return true;
+      return byte_offset <= (uint64_t)INT64_MAX;
     }
   }
   for (int32_t i = 0; i < ndim; ++i) {

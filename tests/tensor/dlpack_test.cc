@@ -200,6 +200,29 @@ TEST_F(DLPack, ViewsOfAnEmptyImportIgnoreItsStrides) {
   EXPECT_EQ(Producer::deletes, 2);
 }
 
+TEST_F(DLPack, AByteOffsetPastTwoTo63IsRefusedEvenWithoutElements) {
+  // Found by the Python DLPack fuzzer (UBSan): a tensor without elements skipped the span
+  // check, so a byte_offset near 2^64 was accepted and data + byte_offset wrapped around.
+  Producer p;
+  Producer::deletes = 0;
+  p.shape[0] = 0;
+  p.legacy.dl_tensor.byte_offset = UINT64_MAX;
+  EXPECT_EQ(ffk_tensor_from_dlpack(&p.legacy, nullptr), nullptr);
+  EXPECT_TRUE(PendingError("ValueError", {"ffk_tensor_from_dlpack", "2^63 bytes", "byte_offset 18446744073709551615"}));
+  p.legacy.dl_tensor.byte_offset = INT64_C(1) << 40;  // far, but representable: accepted, never read
+  ffk_tensor* t = ffk_tensor_from_dlpack(&p.legacy, nullptr);
+  ASSERT_NE(t, nullptr) << FetchError();
+  EXPECT_EQ(reinterpret_cast<uintptr_t>(ffk_tensor_data_ptr(t)), reinterpret_cast<uintptr_t>(p.data) + (UINT64_C(1) << 40));
+  ffk_object_release(Obj(t));
+  EXPECT_EQ(Producer::deletes, 1);
+  p.Reset();
+  // Data near the top of the address space: data + the elements' extent wraps around.
+  p.legacy.dl_tensor.data = reinterpret_cast<void*>(UINTPTR_MAX - 16);
+  EXPECT_EQ(ffk_tensor_from_dlpack(&p.legacy, nullptr), nullptr);
+  EXPECT_TRUE(PendingError("ValueError", {"address space"}));
+  EXPECT_EQ(Producer::deletes, 1) << "refused imports are not deleted";
+}
+
 TEST_F(DLPack, LegacyImportOwnsOnlyOnSuccess) {
   Producer p;
   Producer::deletes = 0;
