@@ -366,7 +366,9 @@ bool ffk_tensor_is_contiguous(const ffk_tensor *t) {
   return true;
 }
 
-void *ffk_tensor_data_ptr(const ffk_tensor *t) { return (char *)t->dl.data + t->dl.byte_offset; }
+void *ffk_tensor_data_ptr(const ffk_tensor *t) {
+  return t->dl.data == NULL ? NULL : (char *)t->dl.data + t->dl.byte_offset; /* NULL + n is undefined */
+}
 
 /* ---- Views ----------------------------------------------------------------------------- */
 

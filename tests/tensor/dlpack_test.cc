@@ -279,9 +279,12 @@ TEST_F(DLPack, ZeroSizeAndRequirements) {
   Producer::deletes = 0;
   p.shape[0] = 0;
   p.legacy.dl_tensor.data = nullptr;  // allowed: no elements
+  p.legacy.dl_tensor.byte_offset = 26;
   ffk_tensor* t = ffk_tensor_from_dlpack(&p.legacy, nullptr);
   ASSERT_NE(t, nullptr) << FetchError();
   EXPECT_EQ(ffk_tensor_numel(t), 0);
+  // Found by the Python DLPack fuzzer (UBSan): NULL + byte_offset is undefined.
+  EXPECT_EQ(ffk_tensor_data_ptr(t), nullptr) << "no data: no element address, whatever the offset";
   ffk_object_release(Obj(t));
   EXPECT_EQ(Producer::deletes, 1);
 

@@ -74,7 +74,8 @@ FFK_API int64_t ffk_tensor_nbytes(const ffk_tensor *t);
  */
 FFK_API bool ffk_tensor_is_contiguous(const ffk_tensor *t);
 
-/* The address of element [0, ..., 0] (data + byte_offset). */
+/* The address of element [0, ..., 0] (data + byte_offset); NULL when data is NULL (an
+ * imported tensor without elements may have no data, whatever its byte_offset). Borrowed. */
 FFK_API void *ffk_tensor_data_ptr(const ffk_tensor *t);
 
 /* ---- Views: new tensors over the same storage (new references, or NULL with an error) ---- */
