@@ -446,8 +446,12 @@ ffk_tensor *ffk_tensor_slice(const ffk_tensor *t, int32_t dim, int64_t start, in
   memcpy(shape, t->dl.shape, (size_t)t->dl.ndim * sizeof(int64_t));
   memcpy(strides, t->dl.strides, (size_t)t->dl.ndim * sizeof(int64_t));
   shape[d] = len;
-  strides[d] = t->dl.strides[d] * step;
-  uint64_t offset = t->dl.byte_offset + (len > 0 ? (uint64_t)(start * t->dl.strides[d]) * (t->dl.dtype.bits / 8) : 0);
+  /* Without elements, or with one along d, the products below need not fit (a huge step,
+   * or an import's huge strides beside an empty dimension): nothing is addressed by them.
+   * With two or more elements they are bounded by the tensor's span, which fits. */
+  bool addressed = len > 0 && ffk_tensor_numel(t) > 0;
+  if (len > 1 && addressed) strides[d] = t->dl.strides[d] * step;
+  uint64_t offset = t->dl.byte_offset + (addressed ? (uint64_t)(start * t->dl.strides[d]) * (t->dl.dtype.bits / 8) : 0);
   return view_of("ffk_tensor_slice", t, t->dl.ndim, shape, strides, offset);
 }
 
@@ -512,8 +516,10 @@ ffk_tensor *ffk_tensor_unsqueeze(const ffk_tensor *t, int32_t dim) {
   for (int32_t i = 0, j = 0; j <= t->dl.ndim; ++j) {
     if (j == d) {
       shape[j] = 1;
-      /* PyTorch's choice: the stride that keeps the tensor contiguous if it was. */
-      strides[j] = d < t->dl.ndim ? t->dl.shape[d] * t->dl.strides[d] : 1;
+      /* PyTorch's choice: the stride that keeps the tensor contiguous if it was. A
+       * dimension of size 1 works with any stride: 1 when that product overflows (the
+       * tensor cannot have been contiguous then). */
+      if (d == t->dl.ndim || __builtin_mul_overflow(t->dl.shape[d], t->dl.strides[d], &strides[j])) strides[j] = 1;
       continue;
     }
     shape[j] = t->dl.shape[i];

@@ -223,6 +223,57 @@ TEST_F(DLPack, AByteOffsetPastTwoTo63IsRefusedEvenWithoutElements) {
   EXPECT_EQ(Producer::deletes, 1) << "refused imports are not deleted";
 }
 
+TEST_F(DLPack, UnsqueezeBesideAHugeStrideDoesNotOverflow) {
+  // Found by the Python DLPack fuzzer (UBSan): unsqueeze gives the new dimension the stride
+  // shape[d] * strides[d], which overflows for a stride near 2^62 that the import accepts
+  // (2 int8 elements, 2^62 bytes apart, end inside 2^63).
+  Producer p;
+  Producer::deletes = 0;
+  int64_t shape[1] = {2}, strides[1] = {INT64_C(1) << 62};
+  p.legacy.dl_tensor.ndim = 1;
+  p.legacy.dl_tensor.shape = shape;
+  p.legacy.dl_tensor.strides = strides;
+  p.legacy.dl_tensor.dtype = ffk_dtype(kDLInt, 8, 1);
+  ffk_tensor* t = ffk_tensor_from_dlpack(&p.legacy, nullptr);
+  ASSERT_NE(t, nullptr) << FetchError();
+  ffk_tensor* u = ffk_tensor_unsqueeze(t, 0);
+  ASSERT_NE(u, nullptr) << FetchError();
+  const DLTensor* dl = ffk_tensor_dltensor_borrow(u);
+  EXPECT_EQ(dl->shape[0], 1);
+  EXPECT_EQ(dl->strides[0], 1) << "any stride serves a dimension of size 1";
+  EXPECT_EQ(dl->strides[1], INT64_C(1) << 62);
+  ffk_object_release(Obj(u));
+  ffk_object_release(Obj(t));
+  EXPECT_EQ(Producer::deletes, 1);
+}
+
+TEST_F(DLPack, SlicesWithHugeStepsOrBesideAnEmptyDimensionDoNotOverflow) {
+  // The same family as above, found reading ffk_tensor_slice: stride * step for a step
+  // that leaves one element, and start * stride along a dimension whose neighbour is empty.
+  Producer p;
+  Producer::deletes = 0;
+  ffk_tensor* t = ffk_tensor_from_dlpack(&p.legacy, nullptr);  // 3 x 4 float32
+  ASSERT_NE(t, nullptr) << FetchError();
+  ffk_tensor* v = ffk_tensor_slice(t, 0, 1, 3, INT64_C(1) << 62);
+  ASSERT_NE(v, nullptr) << FetchError();
+  EXPECT_EQ(ffk_tensor_dltensor_borrow(v)->shape[0], 1);
+  EXPECT_EQ(ffk_tensor_data_ptr(v), static_cast<void*>(p.data + 4));
+  ffk_object_release(Obj(v));
+  ffk_object_release(Obj(t));
+  Producer q;
+  int64_t shape[2] = {5, 0}, strides[2] = {INT64_C(1) << 62, 1};
+  q.legacy.dl_tensor.shape = shape;
+  q.legacy.dl_tensor.strides = strides;
+  t = ffk_tensor_from_dlpack(&q.legacy, nullptr);
+  ASSERT_NE(t, nullptr) << FetchError();
+  v = ffk_tensor_slice(t, 0, 4, 5, 1);
+  ASSERT_NE(v, nullptr) << FetchError();
+  EXPECT_EQ(ffk_tensor_numel(v), 0);
+  ffk_object_release(Obj(v));
+  ffk_object_release(Obj(t));
+  EXPECT_EQ(Producer::deletes, 2);
+}
+
 TEST_F(DLPack, LegacyImportOwnsOnlyOnSuccess) {
   Producer p;
   Producer::deletes = 0;
