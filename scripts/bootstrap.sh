@@ -3,6 +3,8 @@
 #   - the Debian packages below (apt-get, as root or through sudo), only those missing;
 #   - a Python virtual environment in .venv with requirements-dev.txt, made from the
 #     python3 on PATH (the project's Python tools never go into the system).
+#   - on CPython 3.11, torch 2.13.0 (CPU, for the DLPack interop tests) and atheris (for
+#     tests/fuzz/run_atheris.sh) into the same venv.
 # Prints the venv's interpreter path on its last line (scripts use it as FFK_PYTHON).
 set -euo pipefail
 cd "$(dirname "$0")/.."
@@ -51,5 +53,13 @@ if [ "$("$venv/bin/python" -c 'import sys; print(sys.version_info[:2] == (3, 11)
   log "installing torch==2.13.0 (CPU) into $venv for the DLPack tests"
   "$venv/bin/python" -m pip install -q --disable-pip-version-check torch==2.13.0 >&2 ||
     log "torch could not be installed: the PyTorch DLPack tests will skip"
+fi
+# atheris for fuzzing the Python layer (tests/fuzz/run_atheris.sh, in .ci/run): its wheels
+# bundle libFuzzer and an ASan runtime; CPython 3.11 is the one the fuzz runs use.
+if [ "$("$venv/bin/python" -c 'import sys; print(sys.version_info[:2] == (3, 11))')" = True ] &&
+   ! "$venv/bin/python" -c 'import atheris' >/dev/null 2>&1; then
+  log "installing atheris into $venv for the Python fuzz harnesses"
+  "$venv/bin/python" -m pip install -q --disable-pip-version-check 'atheris>=2.3' >&2 ||
+    log "atheris could not be installed: tests/fuzz/run_atheris.sh will fail"
 fi
 echo "$PWD/$venv/bin/python"
