@@ -553,7 +553,9 @@ static int tensor_getbuffer(PyObject *self, Py_buffer *view, int flags) {
   }
   for (int32_t i = 0; i < dl->ndim; ++i) {
     dims[i] = (Py_ssize_t)dl->shape[i];
-    dims[dl->ndim + i] = (Py_ssize_t)dl->strides[i] * itemsize;
+    /* In bytes. It overflows only where no two elements are that far apart (a dimension
+     * of size 1, or a tensor without elements): any stride serves there. */
+    if (__builtin_mul_overflow((Py_ssize_t)dl->strides[i], itemsize, &dims[dl->ndim + i])) dims[dl->ndim + i] = 0;
   }
   int contiguous = ffk_tensor_is_contiguous(tensor_of(self));
   if (!contiguous && (flags & PyBUF_STRIDES) != PyBUF_STRIDES) {

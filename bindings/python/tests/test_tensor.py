@@ -206,6 +206,23 @@ def test_buffer_protocol_matches_memoryview_and_asarray(name):
         assert a.ctypes.data == x.ctypes.data
 
 
+def test_buffer_of_a_size_one_dimension_with_a_huge_stride():
+    # Found by fuzz_dlpack (UBSan): the buffer's byte strides are element strides times the
+    # item size, which overflowed for a stride no two elements are apart by (here the only
+    # element of a size-1 dimension; an import accepts it since the element fits).
+    import ctypes
+
+    x = np.arange(1, dtype=np.int64) + 7
+    p = Producer(x, strides=(ctypes.c_int64 * 1)(2**62 + 1))
+    t = ffikit.from_dlpack(p.capsule())
+    assert t.strides == (2**62 + 1,)
+    m = memoryview(t)
+    assert m.shape == (1,) and m.strides == (0,) and m.tolist() == [7]
+    m.release()
+    del t
+    assert p.deleted == 1
+
+
 def test_tensor_from_buffer_is_zero_copy_and_keeps_the_owner():
     buf = bytearray(range(16))
     t = ffikit.Tensor.from_buffer(buf)
