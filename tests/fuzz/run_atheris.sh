@@ -16,6 +16,7 @@ root=$(cd "$(dirname "$0")/../.." && pwd)
 cd "$root"
 secs=${1:-20}
 shift || true
+source tests/fuzz/report.sh
 py=${FFK_PYTHON:-$root/.venv/bin/python}
 out=$root/.fuzz/atheris
 src=bindings/python/tests/fuzz
@@ -49,16 +50,6 @@ for name in $harnesses; do
     UBSAN_OPTIONS="print_stacktrace=1:halt_on_error=1" \
     "$py" "$src/fuzz_$name.py" -max_total_time="$secs" -print_final_stats=1 -timeout=20 -rss_limit_mb=4096 \
       -artifact_prefix="$out/artifacts/$name/" "$out/corpus/$name" "$src/corpus/$name" > "$hlog" 2>&1
-  rc=$?
-  runs=$(sed -n 's/^stat::number_of_executed_units: *//p' "$hlog" | tail -1)
-  speed=$(sed -n 's/^stat::average_exec_per_sec: *//p' "$hlog" | tail -1)
-  cov=$(grep -o 'cov: [0-9]* ft: [0-9]*' "$hlog" | tail -1)
-  if [[ $rc -eq 0 ]]; then
-    echo "atheris $name: PASSED in ${secs}s, $runs runs, $speed execs/s, $cov"
-  else
-    status=1
-    grep -E 'ERROR|Error|SUMMARY|Test unit written|Uncaught' "$hlog" | head -20
-    echo "atheris $name: FAILED (rc $rc; log $hlog; crash inputs in $out/artifacts/$name/)"
-  fi
+  fuzz_report "atheris $name" "$secs" $? "$hlog" "$out/artifacts/$name" || status=1
 done
 exit $status

@@ -10,6 +10,7 @@ root=$(cd "$(dirname "$0")/../.." && pwd)
 cd "$root"
 secs=${1:-20}
 shift || true
+source tests/fuzz/report.sh
 out=$(tests/fuzz/build_fuzzers.sh) || { echo "fuzz: build FAILED"; exit 1; }
 harnesses=${*:-$(cd tests/fuzz && ls *_fuzzer.c | sed 's/\.c$//')}
 status=0
@@ -22,16 +23,6 @@ for h in $harnesses; do
     -artifact_prefix="$out/artifacts/$name/" ${FUZZ_JOBS:+-jobs=$FUZZ_JOBS} \
     $([[ -f $dict ]] && echo "-dict=$dict") \
     "$out/corpus/$name" "tests/fuzz/corpus/$name" > "$log" 2>&1
-  rc=$?
-  runs=$(sed -n 's/^stat::number_of_executed_units: *//p' "$log" | tail -1)
-  speed=$(sed -n 's/^stat::average_exec_per_sec: *//p' "$log" | tail -1)
-  cov=$(grep -o 'cov: [0-9]* ft: [0-9]*' "$log" | tail -1)
-  if [[ $rc -eq 0 ]]; then
-    echo "fuzz $name: PASSED in ${secs}s, $runs runs, $speed execs/s, $cov"
-  else
-    status=1
-    grep -E 'ERROR|check failed|SUMMARY|Test unit written' "$log" | head -20
-    echo "fuzz $name: FAILED (rc $rc; log $log; crash inputs in $out/artifacts/$name/)"
-  fi
+  fuzz_report "fuzz $name" "$secs" $? "$log" "$out/artifacts/$name" || status=1
 done
 exit $status
