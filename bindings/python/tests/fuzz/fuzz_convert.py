@@ -12,7 +12,6 @@ from __future__ import annotations
 
 import enum
 import math
-import sys
 
 import numpy as np
 
@@ -26,8 +25,6 @@ echo = ffikit.get_global_func("testing.echo")
 
 INT64 = (-(2**63), 2**63 - 1)
 MAX_DEPTH = 4        # ordinary nesting
-SURE_OK_DEPTH = 700  # deep chains this short must convert; past the recursion limit they must not
-RECURSION_DEPTH = sys.getrecursionlimit()
 DTYPE_WORDS = ["int", "uint", "float", "bfloat", "bool", "complex", "handle", "e4m3fn", "8", "16",
                "32", "64", "1", "4", "x", "2", "0", "128", "f", "i", "u", "b", "-", " ", "float8_", "void"]
 DEVICE_WORDS = ["cpu", "cuda", "cuda_host", "rocm", "metal", "vulkan", "ext_dev", "trn", "maia", ":", "0",
@@ -35,6 +32,40 @@ DEVICE_WORDS = ["cpu", "cuda", "cuda_host", "rocm", "metal", "vulkan", "ext_dev"
 NP_SCALARS = [np.int8, np.int16, np.int32, np.int64, np.uint8, np.uint16, np.uint32, np.uint64]
 NP_DTYPES = ["int8", "uint8", "int16", "int32", "int64", "uint64", "float16", "float32", "float64",
              "complex64", "bool", "object", "U3", "datetime64[s]"]
+
+
+def chain(n: int) -> list:
+    v: list = []
+    for _ in range(n):
+        v = [v]
+    return v
+
+
+def recursion_depth() -> int:
+    """The nesting at which converting a chain of lists raises RecursionError in this
+    interpreter: about Python's recursion limit on 3.10 and 3.11, the C recursion limit on
+    3.12 (1,500) and 3.13 (10,000). Found once by bisection."""
+    def fails(n: int) -> bool:
+        try:
+            ffikit.convert(chain(n))
+        except RecursionError:
+            return True
+        return False
+
+    lo, hi = 1, 1024
+    while not fails(hi):
+        lo, hi = hi, hi * 2
+        assert hi <= 1 << 17, "converting a chain of 2^17 lists raised no RecursionError"
+    while lo + 1 < hi:
+        mid = (lo + hi) // 2
+        lo, hi = (lo, mid) if fails(mid) else (mid, hi)
+    return hi
+
+
+RECURSION_DEPTH = recursion_depth()
+# Chains this short must convert, whatever frames the caller has on the stack; chains past
+# RECURSION_DEPTH (+ 50) must not.
+SURE_OK_DEPTH = min(700, RECURSION_DEPTH - 300)
 
 
 class MyInt(int):
@@ -279,9 +310,7 @@ def gen(r: Reader, depth: int, ctx: Ctx):
         return dct, None
     # a chain of nested lists, sometimes past the recursion limit
     n = r.u16() % SURE_OK_DEPTH if r.u8() & 1 else RECURSION_DEPTH + 50 + r.u8() * 4
-    v: list = []
-    for _ in range(n):
-        v = [v]
+    v = chain(n)
     if n > SURE_OK_DEPTH:
         ctx.errors.add(RecursionError)
         return v, None
