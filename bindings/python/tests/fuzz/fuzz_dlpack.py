@@ -4,9 +4,10 @@ misbehave, then the tensor used from Python.
 
 The producer allocates exactly the bytes its description spans (when that is small), so
 the ASan build of run_atheris.sh reports any element address outside it. Properties:
- - from_dlpack returns a Tensor or raises ValueError, TypeError or BufferError (or the
-   exporter's own exception); it never runs the deleter, and on failure a raw capsule
-   keeps its name (the caller still owns it) while on success it is renamed ``used_...``;
+ - from_dlpack returns a Tensor or raises ValueError, TypeError, BufferError (also the
+   refusing exporter's own) or OverflowError (a keyword out of range); it never runs the
+   deleter, and on failure a raw capsule keeps its name (the caller still owns it) while
+   on success it is renamed ``used_...``;
  - a Tensor describes what the producer described (shape, strides or the compact ones,
    dtype, device, data pointer, read-only flag);
  - a CPU tensor over real memory can be read whole (contiguous copy, numpy, pickle) and
