@@ -40,7 +40,7 @@ def register_error(name_or_cls: str | type | None = None, cls: type | None = Non
 
 
 for _cls in (RuntimeError, ValueError, TypeError, AttributeError, KeyError, IndexError, AssertionError,
-             MemoryError, NotImplementedError, OverflowError):
+             MemoryError, NotImplementedError, OverflowError, FileNotFoundError):
     register_error(_cls)
 
 

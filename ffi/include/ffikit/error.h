@@ -31,6 +31,8 @@ FFK_EXTERN_C_BEGIN
 #define FFK_ERR_ATTRIBUTE "AttributeError"
 #define FFK_ERR_NOT_IMPLEMENTED "NotImplementedError"
 #define FFK_ERR_ASSERTION "AssertionError"
+#define FFK_ERR_OVERFLOW "OverflowError"       /* a value outside the range its destination holds */
+#define FFK_ERR_FILE_NOT_FOUND "FileNotFoundError" /* a named resource (shared memory, library) is missing */
 
 typedef struct ffk_error ffk_error;
 

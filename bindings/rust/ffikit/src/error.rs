@@ -31,11 +31,15 @@ pub enum ErrorKind {
     NotImplemented,
     /// `AssertionError`
     Assertion,
+    /// `OverflowError`: a value outside the range its destination holds.
+    Overflow,
+    /// `FileNotFoundError`: a named resource (shared memory, a library) is missing.
+    FileNotFound,
     /// Any other kind name.
     Other(String),
 }
 
-const KINDS: [(&[u8], ErrorKind); 9] = [
+const KINDS: [(&[u8], ErrorKind); 11] = [
     (sys::FFK_ERR_RUNTIME, ErrorKind::Runtime),
     (sys::FFK_ERR_VALUE, ErrorKind::Value),
     (sys::FFK_ERR_TYPE, ErrorKind::Type),
@@ -45,6 +49,8 @@ const KINDS: [(&[u8], ErrorKind); 9] = [
     (sys::FFK_ERR_ATTRIBUTE, ErrorKind::Attribute),
     (sys::FFK_ERR_NOT_IMPLEMENTED, ErrorKind::NotImplemented),
     (sys::FFK_ERR_ASSERTION, ErrorKind::Assertion),
+    (sys::FFK_ERR_OVERFLOW, ErrorKind::Overflow),
+    (sys::FFK_ERR_FILE_NOT_FOUND, ErrorKind::FileNotFound),
 ];
 
 impl ErrorKind {
