@@ -19,6 +19,8 @@
  */
 #include "ffikit_py.h"
 
+#include <limits.h>
+
 PyTypeObject ffkpy_ArrayBaseType, ffkpy_ListBaseType, ffkpy_MapBaseType, ffkpy_DictBaseType, ffkpy_IterType;
 
 #define HANDLE(self) (((ffkpy_Object *)(self))->obj)
@@ -237,12 +239,12 @@ static PyObject *map_richcompare(PyObject *self, PyObject *other, int op) {
 /* ---- Iterators -------------------------------------------------------------------------- */
 
 enum { IT_ARRAY, IT_ARRAY_REV, IT_MAP, IT_LIST, IT_DICT };
-enum { WHAT_KEYS, WHAT_VALUES, WHAT_ITEMS };
 
 typedef struct {
   PyObject_HEAD
   PyObject *owner; /* the container's wrapper (strong), NULL once exhausted */
-  int kind, what;
+  int kind;
+  ffk_map_part what; /* for the mapping iterators */
   int64_t pos;
   union {
     ffk_list_iter l;
@@ -250,7 +252,7 @@ typedef struct {
   } it;
 } ffkpy_Iter;
 
-static PyObject *iter_new(PyObject *owner, int kind, int what) {
+static PyObject *iter_new(PyObject *owner, int kind, ffk_map_part what) {
   ffkpy_Iter *it = PyObject_GC_New(ffkpy_Iter, &ffkpy_IterType);
   if (it == NULL) return NULL;
   it->owner = Py_NewRef(owner);
@@ -309,8 +311,8 @@ static PyObject *iter_next(PyObject *self) {
     case IT_MAP: {
       const ffk_any *k, *v;
       if (ffk_map_next(MAP(it->owner), &it->pos, &k, &v)) {
-        if (it->what == WHAT_KEYS) return ffkpy_from_any(k);
-        if (it->what == WHAT_VALUES) return ffkpy_from_any(v);
+        if (it->what == FFK_MAP_KEYS) return ffkpy_from_any(k);
+        if (it->what == FFK_MAP_VALUES) return ffkpy_from_any(v);
         return pair(ffkpy_from_any(k), ffkpy_from_any(v));
       }
       break;
@@ -327,10 +329,10 @@ static PyObject *iter_next(PyObject *self) {
     }
     default: {
       ffk_any k, v;
-      int rc = ffk_dict_iter_next(&it->it.d, it->what == WHAT_VALUES ? NULL : &k, it->what == WHAT_KEYS ? NULL : &v);
+      int rc = ffk_dict_iter_next(&it->it.d, it->what == FFK_MAP_VALUES ? NULL : &k, it->what == FFK_MAP_KEYS ? NULL : &v);
       if (rc > 0) {
-        if (it->what == WHAT_KEYS) return ffkpy_from_any_steal(&k);
-        if (it->what == WHAT_VALUES) return ffkpy_from_any_steal(&v);
+        if (it->what == FFK_MAP_KEYS) return ffkpy_from_any_steal(&k);
+        if (it->what == FFK_MAP_VALUES) return ffkpy_from_any_steal(&v);
         return pair(ffkpy_from_any_steal(&k), ffkpy_from_any_steal(&v));
       }
       if (rc < 0) {
@@ -510,9 +512,9 @@ static PyObject *seq_add(PyObject *left, PyObject *right) {
   return wrap_as(Py_TYPE(self), (ffk_object *)l);
 }
 
-static PyObject *array_iter(PyObject *self) { return iter_new(self, IT_ARRAY, 0); }
+static PyObject *array_iter(PyObject *self) { return iter_new(self, IT_ARRAY, FFK_MAP_KEYS); }
 
-static PyObject *array_reversed(PyObject *self, PyObject *unused) { return iter_new(self, IT_ARRAY_REV, 0); }
+static PyObject *array_reversed(PyObject *self, PyObject *unused) { return iter_new(self, IT_ARRAY_REV, FFK_MAP_KEYS); }
 
 /* Deep copy in C (sharing and cycles kept), GIL released: the memo is not needed. */
 static PyObject *container_deepcopy(PyObject *self, PyObject *memo) {
@@ -596,42 +598,28 @@ static PyObject *list_subscript(PyObject *self, PyObject *key) {
   return list_item(self, i);
 }
 
-/* l[a:b:c] = iterable / del l[a:b:c], with list's rules. */
+/*
+ * l[a:b:c] = iterable / del l[a:b:c]: one C call each, which normalises the bounds against
+ * the size at that moment and applies list's rules (an extended slice needs as many
+ * items as it selects) atomically, so other threads never see half of the change.
+ */
 static int list_ass_slice(PyObject *self, PyObject *key, PyObject *value) {
   ffk_list *l = LST(self);
   Py_ssize_t start, stop, step;
   if (PySlice_Unpack(key, &start, &stop, &step) < 0) return -1;
-  if (step == 1 && value != NULL) {
-    if (is_seq(value)) /* the C call reads a self-aliased List as it was */
-      return ffk_list_set_slice_from(l, start, stop, HANDLE(value)) == 0 ? 0 : ffkpy_raise_from_ffk_int();
-    Py_ssize_t n;
-    ffk_any *items = owned_items(value, &n, "can only assign an iterable");
-    if (items == NULL) return -1;
-    int rc = ffk_list_set_slice(l, start, stop, items, n);
-    release_items(items, n);
-    return rc == 0 ? 0 : ffkpy_raise_from_ffk_int();
-  }
-  Py_ssize_t size = (Py_ssize_t)ffk_list_size(l);
-  Py_ssize_t n = PySlice_AdjustIndices(size, &start, &stop, step);
+  int rc;
   if (value == NULL) {
-    if (step == 1 || n == 0) return n == 0 ? 0 : (ffk_list_erase(l, start, stop) == 0 ? 0 : ffkpy_raise_from_ffk_int());
-    /* highest index first, so the lower ones keep their place */
-    Py_ssize_t first = step > 0 ? start + (n - 1) * step : start, delta = step > 0 ? -step : step;
-    for (Py_ssize_t k = 0, i = first; k < n; ++k, i += delta)
-      if (ffk_list_erase_at(l, i) != 0) return ffkpy_raise_from_ffk_int();
-    return 0;
+    rc = ffk_list_erase_slice(l, start, stop, step);
+  } else if (is_seq(value)) { /* the C call reads a self-aliased List as it was */
+    rc = ffk_list_set_slice_step_from(l, start, stop, step, HANDLE(value));
+  } else {
+    Py_ssize_t n;
+    ffk_any *items =
+        owned_items(value, &n, step == 1 ? "can only assign an iterable" : "must assign iterable to extended slice");
+    if (items == NULL) return -1;
+    rc = ffk_list_set_slice_step(l, start, stop, step, items, n);
+    release_items(items, n);
   }
-  ffk_array *src = array_of(value, "must assign iterable to extended slice");
-  if (src == NULL) return -1;
-  if (src->size != n) {
-    PyErr_Format(PyExc_ValueError, "attempt to assign sequence of size %lld to extended slice of size %zd",
-                 (long long)src->size, n);
-    ffk_object_release(&src->header);
-    return -1;
-  }
-  int rc = 0;
-  for (Py_ssize_t k = 0; rc == 0 && k < n; ++k) rc = ffk_list_set(l, start + k * step, &src->data[k]);
-  ffk_object_release(&src->header);
   return rc == 0 ? 0 : ffkpy_raise_from_ffk_int();
 }
 
@@ -722,7 +710,7 @@ static PyObject *list_reverse(PyObject *self, PyObject *unused) {
   Py_RETURN_NONE;
 }
 
-static PyObject *list_iter(PyObject *self) { return iter_new(self, IT_LIST, 0); }
+static PyObject *list_iter(PyObject *self) { return iter_new(self, IT_LIST, FFK_MAP_KEYS); }
 
 /* A snapshot Array of the List (for pickling, reversed, repr helpers in Python). */
 static PyObject *list_snapshot(PyObject *self, PyObject *unused) {
@@ -909,13 +897,13 @@ static int map_contains(PyObject *self, PyObject *key) {
   return rc;
 }
 
-static PyObject *map_iter_what(PyObject *self, int what) {
+static PyObject *map_iter_what(PyObject *self, ffk_map_part what) {
   return iter_new(self, HANDLE(self)->type_index == FFK_TYPE_MAP ? IT_MAP : IT_DICT, what);
 }
-static PyObject *map_iter(PyObject *self) { return map_iter_what(self, WHAT_KEYS); }
-static PyObject *map_iter_keys(PyObject *self, PyObject *unused) { return map_iter_what(self, WHAT_KEYS); }
-static PyObject *map_iter_values(PyObject *self, PyObject *unused) { return map_iter_what(self, WHAT_VALUES); }
-static PyObject *map_iter_items(PyObject *self, PyObject *unused) { return map_iter_what(self, WHAT_ITEMS); }
+static PyObject *map_iter(PyObject *self) { return map_iter_what(self, FFK_MAP_KEYS); }
+static PyObject *map_iter_keys(PyObject *self, PyObject *unused) { return map_iter_what(self, FFK_MAP_KEYS); }
+static PyObject *map_iter_values(PyObject *self, PyObject *unused) { return map_iter_what(self, FFK_MAP_VALUES); }
+static PyObject *map_iter_items(PyObject *self, PyObject *unused) { return map_iter_what(self, FFK_MAP_ITEMS); }
 
 /* A snapshot Map (a Map: itself). */
 static PyObject *map_snapshot(PyObject *self, PyObject *unused) {
@@ -923,21 +911,33 @@ static PyObject *map_snapshot(PyObject *self, PyObject *unused) {
   return m == NULL ? NULL : ffkpy_wrap_steal((ffk_object *)m);
 }
 
-/* A snapshot of the keys (0), values (1) or items (2) as a Python list, in order. */
-static PyObject *map_list(PyObject *self, PyObject *which_o) {
-  long which = PyLong_AsLong(which_o);
-  if (which == -1 && PyErr_Occurred()) return NULL;
-  ffk_map *m = map_of(self);
-  if (m == NULL) return NULL;
-  PyObject *list = PyList_New(0);
-  int64_t pos = 0;
-  const ffk_any *k, *v;
-  while (list != NULL && ffk_map_next(m, &pos, &k, &v)) {
-    PyObject *x = which == 0 ? ffkpy_from_any(k) : which == 1 ? ffkpy_from_any(v) : pair(ffkpy_from_any(k), ffkpy_from_any(v));
-    if (x == NULL || PyList_Append(list, x) != 0) Py_CLEAR(list);
-    Py_XDECREF(x);
+/*
+ * _list(part): a snapshot of the keys, values or items (part: _core.MAP_KEYS, MAP_VALUES or
+ * MAP_ITEMS, the C ffk_map_part) as a Python list in order; items as (key, value) tuples.
+ * C checks the part and takes the snapshot (a Dict's in one locked step).
+ */
+static PyObject *map_list(PyObject *self, PyObject *part_o) {
+  int overflow;
+  long part = PyLong_AsLongAndOverflow(part_o, &overflow);
+  if (part == -1 && PyErr_Occurred()) return NULL;
+  if (overflow || part < INT_MIN || part > INT_MAX) part = -1; /* C names it as out of range */
+  ffk_object *h = HANDLE(self);
+  ffk_array *a = h->type_index == FFK_TYPE_MAP ? ffk_map_collect((ffk_map *)h, (ffk_map_part)part)
+                                               : ffk_dict_collect((ffk_dict *)h, (ffk_map_part)part);
+  if (a == NULL) return ffkpy_raise_from_ffk();
+  PyObject *list = PyList_New((Py_ssize_t)a->size);
+  for (int64_t i = 0; list != NULL && i < a->size; ++i) {
+    PyObject *x;
+    if (part == FFK_MAP_ITEMS) {
+      const ffk_array *kv = (const ffk_array *)a->data[i].v_obj; /* a (key, value) Tuple */
+      x = pair(ffkpy_from_any(&kv->data[0]), ffkpy_from_any(&kv->data[1]));
+    } else {
+      x = ffkpy_from_any(&a->data[i]);
+    }
+    if (x == NULL) Py_CLEAR(list);
+    else PyList_SET_ITEM(list, (Py_ssize_t)i, x);
   }
-  ffk_object_release((ffk_object *)m);
+  ffk_object_release(&a->header);
   return list;
 }
 
@@ -1099,6 +1099,10 @@ int ffkpy_container_types_init(PyObject *module) {
   PyTypeObject *types[] = {&ffkpy_ArrayBaseType, &ffkpy_ListBaseType, &ffkpy_MapBaseType, &ffkpy_DictBaseType};
   const char *names[] = {"ArrayBase", "ListBase", "MapBase", "DictBase"};
   if (PyType_Ready(&ffkpy_IterType) < 0) return -1;
+  if (PyModule_AddIntConstant(module, "MAP_KEYS", FFK_MAP_KEYS) < 0 ||
+      PyModule_AddIntConstant(module, "MAP_VALUES", FFK_MAP_VALUES) < 0 ||
+      PyModule_AddIntConstant(module, "MAP_ITEMS", FFK_MAP_ITEMS) < 0)
+    return -1;
   ffkpy_DictBaseType.tp_base = &ffkpy_MapBaseType;
   for (int i = 0; i < 4; ++i) {
     if (types[i]->tp_base == NULL) types[i]->tp_base = &ffkpy_ObjectType;
