@@ -228,8 +228,8 @@ ffk_array *ffk_array__slice_items(const ffk_any *data, int64_t size, int64_t sta
   int64_t n = ffk_array__adjust_slice(size, &start, &stop, step);
   ffk_array *s = alloc_array(FFK_TYPE_ARRAY, n);
   if (s == NULL) return NULL;
-  for (int64_t k = 0, i = start; k < n; ++k, i += step) {
-    s->data[k] = data[i];
+  for (int64_t k = 0; k < n; ++k) {
+    s->data[k] = data[start + k * step]; /* an element's index: no overflow, unlike one step past the last */
     ffk_any_retain(&s->data[k]);
   }
   s->size = n;

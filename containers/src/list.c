@@ -422,7 +422,8 @@ static assign_rc assign_locked(ffk_list *l, int64_t start, int64_t stop, int64_t
   if (k != n) return WRONG_SIZE;
   *want = size;
   if (hold(h, k) != 0) return NO_ROOM;
-  for (int64_t j = 0, i = start; j < k; ++j, i += step) {
+  for (int64_t j = 0; j < k; ++j) {
+    int64_t i = start + j * step; /* an element's index: no overflow, unlike one step past the last */
     h->items[j] = l->data[i];
     l->data[i] = src[j]; /* the old value is released only once the List is unlocked */
   }

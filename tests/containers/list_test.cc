@@ -583,6 +583,8 @@ TEST_F(List, SliceFollowsPythonRules) {
       {5, 2, 1, {}},
       {INT64_MAX, INT64_MIN, INT64_MIN, {9}},
       {0, INT64_MAX, INT64_MAX, {0}},
+      {1, INT64_MAX, INT64_MAX, {1}},       // one step past the element would overflow
+      {-2, INT64_MIN, INT64_MIN, {8}},
   };
   for (const auto& c : cases) {
     ffk_array* s = ffk_list_slice(l, c.start, c.stop, c.step);
