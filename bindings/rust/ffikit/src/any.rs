@@ -660,12 +660,10 @@ impl<T: ObjectType> Element for T {
         Ok(Any::from_object(self.into_object()))
     }
     fn from_view(v: &sys::ffk_any) -> Result<Self> {
-        if v.type_index < OBJECT_BEGIN {
-            return Err(crate::object::type_error(&T::schema(), v));
-        }
-        // SAFETY: the tag says v_obj is a live object borrowed from v.
-        let o = unsafe { ObjectRef::from_borrowed(v.__bindgen_anon_1.v_obj) };
-        T::from_object(o)
+        T::from_value(v)
+    }
+    fn accepts(v: &sys::ffk_any) -> bool {
+        T::accepts_value(v)
     }
 }
 

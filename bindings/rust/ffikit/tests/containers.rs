@@ -221,3 +221,47 @@ fn containers_hold_containers() {
     assert_eq!(inner.to_vec().unwrap(), vec![1, 2]);
     assert_eq!(outer.to_string(), "{\"xs\": [1, 2]}");
 }
+
+// ---- Short strings and bytes (stored inline, with no object) are Str / Bytes -------------
+
+#[test]
+fn inline_strings_and_bytes_read_back_as_str_and_bytes() {
+    let untyped: Array = vec![Any::from("short"), Any::from("a string longer than 7 bytes"), Any::from("")].into();
+    assert_eq!(untyped.as_views()[0].type_name(), "str");
+    let a: Array<Str> = ObjectRef::from(untyped.clone()).downcast().unwrap();
+    let texts: Vec<String> = a.iter().map(|s| s.as_str().to_string()).collect();
+    assert_eq!(texts, vec!["short", "a string longer than 7 bytes", ""]);
+    assert_eq!(a.get(0).unwrap().as_str(), "short");
+    assert_eq!(a.get(-1).unwrap().len(), 0);
+
+    let l: List<Str> = ObjectRef::from(untyped.to_list().unwrap()).downcast().unwrap();
+    assert_eq!(l.get(0).unwrap().as_str(), "short");
+    assert_eq!(l.pop(0).unwrap().as_str(), "short");
+    assert_eq!(l.to_vec().unwrap().len(), 2);
+    assert_eq!(l.iter().map(|s| s.unwrap().len()).collect::<Vec<_>>(), vec![28, 0]);
+
+    let bytes: Array = vec![Any::from(&b"\x00\x01"[..]), Any::from(&b"eight by"[..])].into();
+    let b: Array<ffikit::Bytes> = ObjectRef::from(bytes).downcast().unwrap();
+    assert_eq!(b.get(0).unwrap().as_bytes(), b"\x00\x01");
+    assert_eq!(b.to_vec()[1].as_bytes(), b"eight by");
+    let bl: List<ffikit::Bytes> = b.to_list().unwrap();
+    assert_eq!(bl.get(0).unwrap().as_bytes(), b"\x00\x01");
+
+    // Map keys and values.
+    let mut m: Map<Str, Str> = Map::new().unwrap();
+    m.insert(Str::new("k").unwrap(), Str::new("v").unwrap()).unwrap();
+    let untyped_map: Map = vec![(Any::from("key"), Any::from("val"))].into();
+    let typed: Map<Str, Str> = ObjectRef::from(untyped_map).downcast().unwrap();
+    assert_eq!(typed.keys()[0].as_str(), "key");
+    assert_eq!(typed.get(&Str::new("key").unwrap()).unwrap().as_str(), "val");
+    assert_eq!(m.iter().map(|(k, v)| (k.as_str().to_string(), v.as_str().to_string())).collect::<Vec<_>>(),
+               vec![("k".to_string(), "v".to_string())]);
+    let d: Dict<Str, i64> = ObjectRef::from(vec![(Any::from("x"), Any::from(1i64))].into_iter().collect::<Dict>()).downcast().unwrap();
+    assert_eq!(d.keys().unwrap()[0].as_str(), "x");
+    assert_eq!(d.to_vec().unwrap()[0].0.as_str(), "x");
+
+    // Other kinds are still refused with C's text.
+    let e = ObjectRef::from(Array::<Any>::from(vec![Any::from(1i64)])).downcast::<Array<Str>>().unwrap_err();
+    assert_eq!(e.to_string(), "TypeError: Array item #0: expected str but got int");
+    assert_eq!(Any::from("s").to::<ffikit::Bytes>().unwrap_err().to_string(), "TypeError: expected bytes but got str");
+}
