@@ -694,6 +694,12 @@ macro_rules! try_from_any {
 }
 try_from_any!(i64, f64, bool, String, Vec<u8>, crate::DataType, crate::Device);
 
+/// The values of `iter` as owned values, all converted before anything is given to C;
+/// the first conversion error is returned (and the values made so far released).
+pub(crate) fn owned_values<T: Element>(iter: impl IntoIterator<Item = T>) -> Result<Vec<Any>> {
+    iter.into_iter().map(T::into_any).collect()
+}
+
 /// Feeds the values of `iter` to `sink` as owned values, 256 at a time, so bulk inserts
 /// make one C call (one lock, one growth check) per chunk instead of one per value.
 /// Stops at the first error; chunks already given stay given.
