@@ -205,8 +205,7 @@ ffk_array *ffk_array_concat(const ffk_array *a, const ffk_array *b) {
   return c;
 }
 
-/* Python's PySlice_AdjustIndices: clamps start/stop and counts the elements. */
-static int64_t adjust_slice(int64_t size, int64_t *start, int64_t *stop, int64_t step) {
+int64_t ffk_array__adjust_slice(int64_t size, int64_t *start, int64_t *stop, int64_t step) {
   int64_t lower = step > 0 ? 0 : -1, upper = step > 0 ? size : size - 1;
   int64_t *bounds[2] = {start, stop};
   for (int k = 0; k < 2; ++k) {
@@ -226,11 +225,11 @@ ffk_array *ffk_array__slice_items(const ffk_any *data, int64_t size, int64_t sta
     return NULL;
   }
   if (step == INT64_MIN) step = -INT64_MAX; /* -step must not overflow */
-  int64_t n = adjust_slice(size, &start, &stop, step);
+  int64_t n = ffk_array__adjust_slice(size, &start, &stop, step);
   ffk_array *s = alloc_array(FFK_TYPE_ARRAY, n);
   if (s == NULL) return NULL;
-  for (int64_t k = 0, i = start; k < n; ++k, i += step) {
-    s->data[k] = data[i];
+  for (int64_t k = 0; k < n; ++k) {
+    s->data[k] = data[start + k * step]; /* an element's index: no overflow, unlike one step past the last */
     ffk_any_retain(&s->data[k]);
   }
   s->size = n;

@@ -19,6 +19,12 @@ struct ffk_map {
 /* True for the borrowed views (raw C string, byte array, DLTensor*) that own nothing. */
 bool ffk_array__is_view(const ffk_any *v);
 
+/*
+ * Python's PySlice_AdjustIndices: normalises start/stop against `size` for `step` (not 0,
+ * not INT64_MIN) and returns the number of elements of data[start:stop:step].
+ */
+int64_t ffk_array__adjust_slice(int64_t size, int64_t *start, int64_t *stop, int64_t step);
+
 /* A new Array of data[start:stop:step] (Python's rules), elements retained; NULL (ValueError, MemoryError). */
 ffk_array *ffk_array__slice_items(const ffk_any *data, int64_t size, int64_t start, int64_t stop, int64_t step);
 
@@ -28,8 +34,8 @@ int ffk_array__repr_items(ffk_repr_ctx *ctx, const ffk_any *data, int64_t n, boo
 /* A new Map holding the entries of `t` (retained) with room for `extra` more; NULL on MemoryError. */
 ffk_map *ffk_map__from_table(const ffk_table *t, int64_t extra);
 
-/* A new Array of the keys (what 0), values (1) or (key, value) Tuples (2) of `t`, in order; NULL on MemoryError. */
-ffk_array *ffk_map__collect(const ffk_table *t, int what);
+/* A new Array of the `part` of every entry of `t`, in order; NULL (ValueError for a bad part, MemoryError). */
+ffk_array *ffk_map__collect(const ffk_table *t, ffk_map_part part);
 
 /* Prints the entries of `t` as {"a": 1, 3: 2}. */
 int ffk_map__repr_table(ffk_repr_ctx *ctx, const ffk_table *t);

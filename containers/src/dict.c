@@ -110,21 +110,20 @@ bool ffk_dict_contains(ffk_dict *d, const ffk_any *key) {
   return pos >= 0;
 }
 
-/* Keys, values or (key, value) Tuples as a snapshot Array. */
-static ffk_array *collect(ffk_dict *d, int what, const char *fn) {
+ffk_array *ffk_dict_collect(ffk_dict *d, ffk_map_part part) {
   if (d == NULL) {
-    null_handle(fn);
+    null_handle("ffk_dict_collect");
     return NULL;
   }
   ffk_lock__acquire(&d->lock);
-  ffk_array *a = ffk_map__collect(&d->table, what);
+  ffk_array *a = ffk_map__collect(&d->table, part);
   ffk_lock__release(&d->lock);
   return a;
 }
 
-ffk_array *ffk_dict_keys(ffk_dict *d) { return collect(d, 0, "ffk_dict_keys"); }
-ffk_array *ffk_dict_values(ffk_dict *d) { return collect(d, 1, "ffk_dict_values"); }
-ffk_array *ffk_dict_items(ffk_dict *d) { return collect(d, 2, "ffk_dict_items"); }
+ffk_array *ffk_dict_keys(ffk_dict *d) { return ffk_dict_collect(d, FFK_MAP_KEYS); }
+ffk_array *ffk_dict_values(ffk_dict *d) { return ffk_dict_collect(d, FFK_MAP_VALUES); }
+ffk_array *ffk_dict_items(ffk_dict *d) { return ffk_dict_collect(d, FFK_MAP_ITEMS); }
 
 /* ---- Mutation. -------------------------------------------------------------------- */
 

@@ -381,39 +381,105 @@ static void clamp_slice(int64_t size, int64_t *start, int64_t *stop) {
   if (*stop < *start) *stop = *start;
 }
 
-/*
- * Replaces l[start:stop] (clamped under the lock) with the `n` owned values at `src`,
- * taking them over: on failure they are released. `src` is freed either way.
- */
-static int replace_owned(ffk_list *l, int64_t start, int64_t stop, ffk_any *src, int64_t n) {
-  held h;
-  ffk_lock__acquire(&l->lock);
-  int64_t size = l->size;
-  clamp_slice(size, &start, &stop);
-  int rc = splice_locked(l, start, stop, src, n, &h);
-  ffk_lock__release(&l->lock);
-  if (rc != 0) {
-    release_all(src, n);
-    ffk_mem_free(src);
-    return raise_no_room(size - (stop - start) + n);
+/* -step must not overflow: INT64_MIN selects the same elements as -INT64_MAX. */
+static int64_t safe_step(int64_t step) { return step == INT64_MIN ? -INT64_MAX : step; }
+
+static int raise_step_zero(void) { return ffk_error_set(FFK_ERR_VALUE, "slice step cannot be zero"); }
+
+/* Gives `h` room for `k` removed elements (the local buffer when it fits). Lock held; allocation only. */
+static int hold(held *h, int64_t k) {
+  h->items = h->local;
+  h->n = 0;
+  if (k > LOCAL_HOLD && (h->items = ffk_mem_alloc((size_t)k * sizeof(ffk_any))) == NULL) {
+    h->items = h->local;
+    return -1;
   }
-  ffk_mem_free(src);
-  held_release(&h);
   return 0;
+}
+
+/* How a slice assignment under the lock ended. */
+typedef enum { ASSIGNED = 0, NO_ROOM = -1, WRONG_SIZE = -2 } assign_rc;
+
+/*
+ * Assigns the `n` owned values at `src` (taken over when ASSIGNED) to
+ * data[start:stop:step], normalised against the current size. Lock held. The replaced
+ * elements move to *h. *want receives the size a NO_ROOM List would have needed, or the
+ * length of an extended slice that is not `n` (WRONG_SIZE). The List is unchanged
+ * unless ASSIGNED.
+ */
+static assign_rc assign_locked(ffk_list *l, int64_t start, int64_t stop, int64_t step, const ffk_any *src,
+                               int64_t n, held *h, int64_t *want) {
+  int64_t size = l->size;
+  if (step == 1) {
+    clamp_slice(size, &start, &stop);
+    *want = size - (stop - start) + n;
+    return splice_locked(l, start, stop, src, n, h) == 0 ? ASSIGNED : NO_ROOM;
+  }
+  int64_t k = ffk_array__adjust_slice(size, &start, &stop, step);
+  h->items = h->local;
+  h->n = 0;
+  *want = k;
+  if (k != n) return WRONG_SIZE;
+  *want = size;
+  if (hold(h, k) != 0) return NO_ROOM;
+  for (int64_t j = 0; j < k; ++j) {
+    int64_t i = start + j * step; /* an element's index: no overflow, unlike one step past the last */
+    h->items[j] = l->data[i];
+    l->data[i] = src[j]; /* the old value is released only once the List is unlocked */
+  }
+  h->n = k;
+  return ASSIGNED; /* replacing elements moves none: iterators carry on, as with ffk_list_set */
+}
+
+/*
+ * After assign_locked, with no lock held: on success frees `src` (its values now belong
+ * to the List) and releases what was replaced; otherwise releases and frees `src` and
+ * raises the error.
+ */
+static int assign_done(assign_rc rc, ffk_any *src, int64_t n, held *h, int64_t want) {
+  if (rc == ASSIGNED) {
+    ffk_mem_free(src);
+    held_release(h);
+    return 0;
+  }
+  if (src != NULL) release_all(src, n);
+  ffk_mem_free(src);
+  if (rc == WRONG_SIZE)
+    return ffk_error_set(FFK_ERR_VALUE, "attempt to assign sequence of size %lld to extended slice of size %lld",
+                         (long long)n, (long long)want);
+  return raise_no_room(want);
+}
+
+/* Assigns the `n` owned values at `src` (taken over; `src` is freed either way) to l[start:stop:step]. */
+static int replace_owned(ffk_list *l, int64_t start, int64_t stop, int64_t step, ffk_any *src, int64_t n) {
+  held h;
+  int64_t want;
+  ffk_lock__acquire(&l->lock);
+  assign_rc rc = assign_locked(l, start, stop, step, src, n, &h, &want);
+  ffk_lock__release(&l->lock);
+  return assign_done(rc, src, n, &h, want);
+}
+
+int ffk_list_set_slice_step(ffk_list *l, int64_t start, int64_t stop, int64_t step, const ffk_any *items,
+                            int64_t n) {
+  if (l == NULL) return null_handle("ffk_list_set_slice_step");
+  if (step == 0) return raise_step_zero();
+  if (n < 0 || (items == NULL && n > 0))
+    return ffk_error_set(FFK_ERR_VALUE, "cannot assign %lld items at %p to a List slice", (long long)n,
+                         (const void *)items);
+  ffk_any *copies;
+  if (owned_copies(items, n, &copies) != 0) return -1;
+  return replace_owned(l, start, stop, safe_step(step), copies, n);
 }
 
 int ffk_list_set_slice(ffk_list *l, int64_t start, int64_t stop, const ffk_any *items, int64_t n) {
   if (l == NULL) return null_handle("ffk_list_set_slice");
-  if (n < 0 || (items == NULL && n > 0))
-    return ffk_error_set(FFK_ERR_VALUE, "ffk_list_set_slice: %lld items at %p", (long long)n, (const void *)items);
-  ffk_any *copies;
-  if (owned_copies(items, n, &copies) != 0) return -1;
-  return replace_owned(l, start, stop, copies, n);
+  return ffk_list_set_slice_step(l, start, stop, 1, items, n);
 }
 
 int ffk_list_extend(ffk_list *l, const ffk_any *items, int64_t n) {
   if (l == NULL) return null_handle("ffk_list_extend");
-  return ffk_list_set_slice(l, INT64_MAX, INT64_MAX, items, n);
+  return ffk_list_set_slice_step(l, INT64_MAX, INT64_MAX, 1, items, n);
 }
 
 /* Retained copies of the `n` owned values at `items` in a new buffer (NULL when n is 0). Allocation only. */
@@ -426,40 +492,89 @@ static int retained_copies(const ffk_any *items, int64_t n, ffk_any **out) {
   return 0;
 }
 
-int ffk_list_set_slice_from(ffk_list *l, int64_t start, int64_t stop, const ffk_object *seq) {
-  if (l == NULL) return null_handle("ffk_list_set_slice_from");
-  if (seq == NULL) return ffk_error_set(FFK_ERR_VALUE, "ffk_list_set_slice_from: the sequence is NULL");
+int ffk_list_set_slice_step_from(ffk_list *l, int64_t start, int64_t stop, int64_t step, const ffk_object *seq) {
+  if (l == NULL) return null_handle("ffk_list_set_slice_step_from");
+  if (seq == NULL) return ffk_error_set(FFK_ERR_VALUE, "cannot assign a NULL sequence to a List slice");
+  if (step == 0) return raise_step_zero();
+  step = safe_step(step);
   ffk_any *copies;
   if (seq->type_index == FFK_TYPE_ARRAY || seq->type_index == FFK_TYPE_TUPLE) {
     const ffk_array *a = (const ffk_array *)seq; /* never changes while we borrow it */
     if (retained_copies(a->data, a->size, &copies) != 0) return -1;
-    return replace_owned(l, start, stop, copies, a->size);
+    return replace_owned(l, start, stop, step, copies, a->size);
   }
   if (seq->type_index != FFK_TYPE_LIST)
     return ffk_error_set(FFK_ERR_TYPE, "expected an Array, Tuple or List but got %s", ffk_type_name(seq->type_index));
   /* Another List (or this one): read and write under both locks, so the step is atomic. */
   ffk_list *src = (ffk_list *)seq;
-  ffk_lock__acquire2(&l->lock, &src->lock);
-  int64_t n = src->size, size = l->size;
-  clamp_slice(size, &start, &stop);
   held h;
-  int rc = retained_copies(src->data, n, &copies);
-  if (rc == 0) rc = splice_locked(l, start, stop, copies, n, &h);
+  int64_t n, want = 0;
+  assign_rc rc = NO_ROOM;
+  ffk_lock__acquire2(&l->lock, &src->lock);
+  n = src->size;
+  want = l->size + n;
+  if (retained_copies(src->data, n, &copies) == 0) rc = assign_locked(l, start, stop, step, copies, n, &h, &want);
   ffk_lock__release2(&l->lock, &src->lock);
-  if (rc != 0) {
-    if (copies != NULL) release_all(copies, n);
-    ffk_mem_free(copies);
-    return raise_no_room(size - (stop - start) + n);
-  }
-  ffk_mem_free(copies);
-  held_release(&h);
-  return 0;
+  return assign_done(rc, copies, n, &h, want);
+}
+
+int ffk_list_set_slice_from(ffk_list *l, int64_t start, int64_t stop, const ffk_object *seq) {
+  if (l == NULL) return null_handle("ffk_list_set_slice_from");
+  if (seq == NULL) return ffk_error_set(FFK_ERR_VALUE, "ffk_list_set_slice_from: the sequence is NULL");
+  return ffk_list_set_slice_step_from(l, start, stop, 1, seq);
 }
 
 int ffk_list_extend_from(ffk_list *l, const ffk_object *seq) {
   if (l == NULL) return null_handle("ffk_list_extend_from");
   if (seq == NULL) return ffk_error_set(FFK_ERR_VALUE, "ffk_list_extend_from: the sequence is NULL");
-  return ffk_list_set_slice_from(l, INT64_MAX, INT64_MAX, seq);
+  return ffk_list_set_slice_step_from(l, INT64_MAX, INT64_MAX, 1, seq);
+}
+
+/*
+ * Removes data[start:stop:step] (normalised against the current size; step not 0 nor
+ * INT64_MIN) into *h. Lock held. 0, or -1 with the List unchanged (no room in *h).
+ */
+static int erase_slice_locked(ffk_list *l, int64_t start, int64_t stop, int64_t step, held *h) {
+  int64_t size = l->size;
+  if (step == 1) {
+    clamp_slice(size, &start, &stop);
+    return splice_locked(l, start, stop, NULL, 0, h);
+  }
+  int64_t k = ffk_array__adjust_slice(size, &start, &stop, step);
+  if (hold(h, k) != 0) return -1;
+  if (k == 0) return 0;
+  if (step < 0) { /* the same elements, walked upwards (CPython's list_ass_subscript) */
+    start += step * (k - 1);
+    step = -step;
+  }
+  /* One pass: the selected elements move to *h, the others close up in order. */
+  int64_t w = start, next = start, j = 0;
+  for (int64_t i = start; i < size; ++i) {
+    if (j < k && i == next) {
+      h->items[j++] = l->data[i];
+      next = j < k ? next + step : -1;
+    } else {
+      l->data[w++] = l->data[i];
+    }
+  }
+  h->n = k;
+  l->size = size - k;
+  bump(l);
+  return 0;
+}
+
+int ffk_list_erase_slice(ffk_list *l, int64_t start, int64_t stop, int64_t step) {
+  if (l == NULL) return null_handle("ffk_list_erase_slice");
+  if (step == 0) return raise_step_zero();
+  step = safe_step(step);
+  held h;
+  ffk_lock__acquire(&l->lock);
+  int64_t size = l->size;
+  int rc = erase_slice_locked(l, start, stop, step, &h);
+  ffk_lock__release(&l->lock);
+  if (rc != 0) return raise_no_room(size);
+  held_release(&h);
+  return 0;
 }
 
 int ffk_list_erase(ffk_list *l, int64_t begin, int64_t end) {

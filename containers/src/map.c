@@ -23,6 +23,10 @@ ffk_map *ffk_map_new(void) {
 int64_t ffk_map_size(const ffk_map *m) { return m->table.size; }
 
 int ffk_map_get(const ffk_map *m, const ffk_any *key, ffk_any *out) {
+  if (m == NULL || key == NULL) {
+    *out = ffk_any_none();
+    return ffk_error_set(FFK_ERR_VALUE, "ffk_map_get: the %s is NULL", m == NULL ? "map handle" : "key");
+  }
   int64_t pos = ffk_table__lookup(&m->table, key);
   if (pos < 0) {
     *out = ffk_any_none();
@@ -174,13 +178,17 @@ int ffk_map_merge(ffk_map **pm, const ffk_map *other) {
   return 0;
 }
 
-ffk_array *ffk_map__collect(const ffk_table *t, int what) {
+ffk_array *ffk_map__collect(const ffk_table *t, ffk_map_part part) {
+  if (part != FFK_MAP_KEYS && part != FFK_MAP_VALUES && part != FFK_MAP_ITEMS) {
+    ffk_error_set(FFK_ERR_VALUE, "map part %d is not FFK_MAP_KEYS, FFK_MAP_VALUES or FFK_MAP_ITEMS", (int)part);
+    return NULL;
+  }
   ffk_array *out = ffk_array_with_capacity(t->size);
   if (out == NULL) return NULL;
   int64_t pos = 0;
   for (ffk_table_entry *e; (e = ffk_table__next(t, &pos)) != NULL;) {
     ffk_any item;
-    if (what == 2) {
+    if (part == FFK_MAP_ITEMS) {
       ffk_tuple *pair = ffk_tuple_pack(2, e->key, e->value);
       if (pair == NULL) {
         ffk_object_release(&out->header);
@@ -188,7 +196,7 @@ ffk_array *ffk_map__collect(const ffk_table *t, int what) {
       }
       item = ffk_any_object_steal(&pair->header);
     } else {
-      item = what == 0 ? e->key : e->value;
+      item = part == FFK_MAP_KEYS ? e->key : e->value;
       ffk_any_retain(&item);
     }
     ffk_array_push_steal(&out, &item); /* room reserved: cannot fail */
@@ -196,9 +204,17 @@ ffk_array *ffk_map__collect(const ffk_table *t, int what) {
   return out;
 }
 
-ffk_array *ffk_map_keys(const ffk_map *m) { return ffk_map__collect(&m->table, 0); }
-ffk_array *ffk_map_values(const ffk_map *m) { return ffk_map__collect(&m->table, 1); }
-ffk_array *ffk_map_items(const ffk_map *m) { return ffk_map__collect(&m->table, 2); }
+ffk_array *ffk_map_collect(const ffk_map *m, ffk_map_part part) {
+  if (m == NULL) {
+    ffk_error_set(FFK_ERR_VALUE, "ffk_map_collect: the map handle is NULL");
+    return NULL;
+  }
+  return ffk_map__collect(&m->table, part);
+}
+
+ffk_array *ffk_map_keys(const ffk_map *m) { return ffk_map_collect(m, FFK_MAP_KEYS); }
+ffk_array *ffk_map_values(const ffk_map *m) { return ffk_map_collect(m, FFK_MAP_VALUES); }
+ffk_array *ffk_map_items(const ffk_map *m) { return ffk_map_collect(m, FFK_MAP_ITEMS); }
 
 /* repr: {"a": 1, 3: 2} */
 int ffk_map__repr_table(ffk_repr_ctx *ctx, const ffk_table *t) {

@@ -476,6 +476,7 @@ TEST_F(Dict, NullHandleIsAValueErrorForEveryFallibleFunction) {
       {"keys", [&] { return ffk_dict_keys(nullptr) == nullptr ? -1 : 0; }},
       {"values", [&] { return ffk_dict_values(nullptr) == nullptr ? -1 : 0; }},
       {"items", [&] { return ffk_dict_items(nullptr) == nullptr ? -1 : 0; }},
+      {"collect", [&] { return ffk_dict_collect(nullptr, FFK_MAP_VALUES) == nullptr ? -1 : 0; }},
       {"to_map", [&] { return ffk_dict_to_map(nullptr) == nullptr ? -1 : 0; }},
       {"from_map", [&] { return ffk_dict_from_map(nullptr) == nullptr ? -1 : 0; }},
   };

@@ -87,6 +87,39 @@ int64_t Clamp(int64_t i, int64_t n) {
   return i;
 }
 
+
+// The indices Python's l[start:stop:step] selects in a list of n elements (step != 0),
+// written from the language reference rather than from the C code under test.
+std::vector<int64_t> PySliceIndices(int64_t n, int64_t start, int64_t stop, int64_t step) {
+  if (step == INT64_MIN) step = -INT64_MAX;  // as CPython clamps it: the same elements
+  auto bound = [n, step](int64_t v) -> int64_t {
+    // A negative bound counts from the end; then clamp to [0, n] (step > 0) or [-1, n - 1].
+    if (v < 0) v = v < -n ? (step > 0 ? 0 : -1) : v + n;
+    int64_t hi = step > 0 ? n : n - 1;
+    return v > hi ? hi : v;
+  };
+  std::vector<int64_t> out;
+  int64_t a = bound(start), b = bound(stop);
+  for (int64_t i = a; step > 0 ? i < b : i > b;) {
+    out.push_back(i);
+    if (step > 0 ? b - i <= step : i - b <= -step) break;  // the next one is past the end
+    i += step;
+  }
+  return out;
+}
+
+std::vector<int64_t> Iota(int64_t n) {
+  std::vector<int64_t> v(static_cast<size_t>(n));
+  for (int64_t i = 0; i < n; ++i) v[static_cast<size_t>(i)] = i;
+  return v;
+}
+
+std::vector<ffk_any> IntAnys(const std::vector<int64_t>& xs) {
+  std::vector<ffk_any> v;
+  for (int64_t x : xs) v.push_back(ffk_any_int(x));
+  return v;
+}
+
 // ---------------------------------------------------------------------------------
 
 TEST_F(List, NewWithCapacityAndRepr) {
@@ -550,6 +583,8 @@ TEST_F(List, SliceFollowsPythonRules) {
       {5, 2, 1, {}},
       {INT64_MAX, INT64_MIN, INT64_MIN, {9}},
       {0, INT64_MAX, INT64_MAX, {0}},
+      {1, INT64_MAX, INT64_MAX, {1}},       // one step past the element would overflow
+      {-2, INT64_MIN, INT64_MIN, {8}},
   };
   for (const auto& c : cases) {
     ffk_array* s = ffk_list_slice(l, c.start, c.stop, c.step);
@@ -568,6 +603,112 @@ TEST_F(List, SliceFollowsPythonRules) {
   EXPECT_EQ(Values(snap), std::vector<int64_t>({0, 1, 2})) << "a slice is a snapshot";
   ffk_object_release(Obj(snap));
   ffk_object_release(Obj(l));
+}
+
+// l[start:stop:step] = items and del l[start:stop:step] for a grid of bounds and steps on
+// Lists of 0 to 7 elements, against the Python reference: extended slices need exactly
+// as many items as they select, and a wrong count leaves the List unchanged.
+TEST_F(List, SetSliceStepAndEraseSliceFollowPythonOnAGrid) {
+  const int64_t bounds[] = {INT64_MIN, -9, -3, -1, 0, 1, 2, 5, 8, INT64_MAX};
+  const int64_t steps[] = {INT64_MIN, -3, -2, -1, 1, 2, 3, INT64_MAX};
+  for (int64_t n = 0; n < 8; ++n) {
+    for (int64_t start : bounds) {
+      for (int64_t stop : bounds) {
+        for (int64_t step : steps) {
+          SCOPED_TRACE(::testing::Message() << "n " << n << ", l[" << start << ":" << stop << ":" << step << "]");
+          std::vector<int64_t> idx = PySliceIndices(n, start, stop, step);
+          int64_t k = static_cast<int64_t>(idx.size());
+
+          std::vector<int64_t> want, base = Iota(n);
+          for (int64_t i = 0; i < n; ++i)
+            if (std::find(idx.begin(), idx.end(), i) == idx.end()) want.push_back(i);
+          ffk_list* l = Ints(base);
+          ASSERT_EQ(ffk_list_erase_slice(l, start, stop, step), 0) << FetchError();
+          EXPECT_EQ(Values(l), want) << "del";
+          ffk_object_release(Obj(l));
+
+          l = Ints(base);
+          if (step == 1) {  // any length: the slice is replaced by two items
+            std::vector<ffk_any> items = IntAnys({100, 101});
+            ASSERT_EQ(ffk_list_set_slice_step(l, start, stop, 1, items.data(), 2), 0) << FetchError();
+            int64_t a = Clamp(start, n), b = std::max(a, Clamp(stop, n));
+            want = base;
+            want.erase(want.begin() + a, want.begin() + b);
+            want.insert(want.begin() + a, {100, 101});
+            EXPECT_EQ(Values(l), want) << "assign";
+          } else {
+            std::vector<int64_t> xs;
+            for (int64_t j = 0; j <= k; ++j) xs.push_back(100 + j);
+            std::vector<ffk_any> items = IntAnys(xs);
+            want = base;
+            for (int64_t j = 0; j < k; ++j) want[static_cast<size_t>(idx[static_cast<size_t>(j)])] = 100 + j;
+            EXPECT_EQ(ffk_list_set_slice_step(l, start, stop, step, items.data(), k + 1), -1) << "one too many";
+            EXPECT_EQ(FetchError(), "ValueError: attempt to assign sequence of size " + std::to_string(k + 1) +
+                                        " to extended slice of size " + std::to_string(k));
+            EXPECT_EQ(Values(l), base) << "unchanged after the error";
+            ASSERT_EQ(ffk_list_set_slice_step(l, start, stop, step, items.data(), k), 0) << FetchError();
+            EXPECT_EQ(Values(l), want) << "assign";
+          }
+          ffk_object_release(Obj(l));
+        }
+      }
+    }
+  }
+}
+
+TEST_F(List, SetSliceStepCopiesViewsAndRefusesBadInput) {
+  ffk_list* l = Ints({0, 1, 2, 3});
+  ffk_any items[2] = {ffk_any_raw_str("a raw string view to copy"), ffk_any_int(5)};
+  ASSERT_EQ(ffk_list_set_slice_step(l, 1, INT64_MAX, 2, items, 2), 0) << FetchError();
+  EXPECT_EQ(R(l), "[0, \"a raw string view to copy\", 2, 5]");
+  OwnedAny v;
+  ASSERT_EQ(ffk_list_get(l, 1, &v.v), 0);
+  EXPECT_EQ(v.v.type_index, FFK_TYPE_STRING) << "a view becomes an owned String";
+  std::string before = R(l);
+  ffk_any bad[2] = {ffk_any_int(1), TensorView()};
+  EXPECT_EQ(ffk_list_set_slice_step(l, 0, INT64_MAX, 2, bad, 2), -1);
+  EXPECT_TRUE(PendingError("TypeError", {"DLTensor*"}));
+  EXPECT_EQ(ffk_list_set_slice_step(l, 0, INT64_MAX, 0, items, 2), -1);
+  EXPECT_EQ(FetchError(), "ValueError: slice step cannot be zero");
+  EXPECT_EQ(ffk_list_erase_slice(l, 0, INT64_MAX, 0), -1);
+  EXPECT_EQ(FetchError(), "ValueError: slice step cannot be zero");
+  EXPECT_EQ(ffk_list_set_slice_step(l, 0, 2, 2, nullptr, 1), -1);
+  EXPECT_TRUE(PendingError("ValueError"));
+  EXPECT_EQ(ffk_list_set_slice_step(l, 0, 2, 2, items, -1), -1);
+  EXPECT_TRUE(PendingError("ValueError"));
+  EXPECT_EQ(R(l), before) << "every refusal leaves the List unchanged";
+  ASSERT_EQ(ffk_list_set_slice_step(l, 3, 1, 2, nullptr, 0), 0) << "an empty extended slice takes no items";
+  ASSERT_EQ(ffk_list_erase_slice(l, 3, 1, 2), 0);
+  EXPECT_EQ(R(l), before);
+  ffk_object_release(Obj(l));
+}
+
+TEST_F(List, SetSliceStepFromArrayListAndItself) {
+  ffk_list* l = Ints({0, 1, 2, 3, 4});
+  ffk_array* arr = IntArray({7, 8});
+  ASSERT_EQ(ffk_list_set_slice_step_from(l, 1, INT64_MAX, 2, Obj(arr)), 0) << FetchError();
+  EXPECT_EQ(Values(l), std::vector<int64_t>({0, 7, 2, 8, 4}));
+  ffk_list* other = Ints({5, 6, 9});
+  ASSERT_EQ(ffk_list_set_slice_step_from(l, INT64_MAX, INT64_MIN, -2, Obj(other)), 0) << FetchError();
+  EXPECT_EQ(Values(l), std::vector<int64_t>({9, 7, 6, 8, 5}));
+  EXPECT_EQ(Values(other), std::vector<int64_t>({5, 6, 9})) << "the source is only read";
+  ASSERT_EQ(ffk_list_set_slice_step_from(l, INT64_MAX, INT64_MIN, -1, Obj(l)), 0) << "l[::-1] = l";
+  EXPECT_EQ(Values(l), std::vector<int64_t>({5, 8, 6, 7, 9}));
+  EXPECT_EQ(ffk_object_use_count(Obj(l)), 1u);
+  EXPECT_EQ(ffk_list_set_slice_step_from(l, 0, INT64_MAX, 2, Obj(l)), -1) << "l[::2] = l";
+  EXPECT_EQ(FetchError(), "ValueError: attempt to assign sequence of size 5 to extended slice of size 3");
+  EXPECT_EQ(ffk_list_set_slice_step_from(l, 0, INT64_MAX, 2, Obj(other)), 0);
+  EXPECT_EQ(Values(l), std::vector<int64_t>({5, 8, 6, 7, 9}));
+  ffk_map* m = ffk_map_new();
+  EXPECT_EQ(ffk_list_set_slice_step_from(l, 0, 1, 2, Obj(m)), -1);
+  EXPECT_TRUE(PendingError("TypeError", {"Map"}));
+  EXPECT_EQ(ffk_list_set_slice_step_from(l, 0, 1, 2, nullptr), -1);
+  EXPECT_TRUE(PendingError("ValueError"));
+  EXPECT_EQ(ffk_list_set_slice_step_from(l, 0, 1, 0, Obj(arr)), -1);
+  EXPECT_EQ(FetchError(), "ValueError: slice step cannot be zero");
+  EXPECT_EQ(ffk_list_set_slice_step_from(l, 0, INT64_MAX, 3, Obj(arr)), 0) << "[0::3] selects 2";
+  EXPECT_EQ(Values(l), std::vector<int64_t>({7, 8, 6, 8, 9}));
+  for (ffk_object* o : {Obj(l), Obj(arr), Obj(other), Obj(m)}) ffk_object_release(o);
 }
 
 TEST_F(List, FromItemsFromArrayAndToArraySnapshot) {
@@ -663,6 +804,9 @@ TEST_F(List, NullHandleIsAValueErrorForEveryFallibleFunction) {
       {"erase", [&] { return ffk_list_erase(nullptr, 0, 0); }},
       {"set_slice", [&] { return ffk_list_set_slice(nullptr, 0, 0, &v, 1); }},
       {"set_slice_from", [&] { return ffk_list_set_slice_from(nullptr, 0, 0, Obj(arr)); }},
+      {"set_slice_step", [&] { return ffk_list_set_slice_step(nullptr, 0, 1, 2, &v, 1); }},
+      {"set_slice_step_from", [&] { return ffk_list_set_slice_step_from(nullptr, 0, 1, 2, Obj(arr)); }},
+      {"erase_slice", [&] { return ffk_list_erase_slice(nullptr, 0, 1, 2); }},
       {"extend", [&] { return ffk_list_extend(nullptr, &v, 1); }},
       {"extend_from", [&] { return ffk_list_extend_from(nullptr, Obj(arr)); }},
       {"clear", [&] { return ffk_list_clear(nullptr); }},
@@ -760,6 +904,11 @@ TEST_F(List, IteratorReportsChangesOfShapeButSeesSets) {
        }},
       {"set_slice shrinking", [&](ffk_list* l) { return ffk_list_set_slice(l, 0, 2, nullptr, 0); }},
       {"set_slice_from", [&](ffk_list* l) { return ffk_list_set_slice_from(l, 0, 3, Obj(arr)); }},
+      {"erase_slice step 2", [&](ffk_list* l) { return ffk_list_erase_slice(l, 0, INT64_MAX, 2); }},
+      {"erase_slice step -1", [&](ffk_list* l) { return ffk_list_erase_slice(l, -1, 1, -1); }},
+      {"set_slice_step step 1 growing", [&](ffk_list* l) { return ffk_list_set_slice_step(l, 0, 0, 1, &nine, 1); }},
+      {"set_slice_step_from self",
+       [&](ffk_list* l) { return ffk_list_set_slice_step_from(l, 0, INT64_MAX, 1, Obj(l)); }},
   };
   for (const auto& c : changes) {
     SCOPED_TRACE(c.name);
@@ -806,6 +955,25 @@ TEST_F(List, IteratorReportsChangesOfShapeButSeesSets) {
     }
     EXPECT_EQ(rc, 0) << FetchError();
     EXPECT_EQ(seen, std::vector<int64_t>({1, 20, 3}));
+    ffk_object_release(Obj(l));
+  }
+  {
+    SCOPED_TRACE("an extended slice assignment replaces elements: allowed and seen, like set");
+    ffk_list* l = Ints({1, 2, 3, 4});
+    ffk_list_iter it;
+    ffk_list_iter_init(&it, l);
+    std::vector<int64_t> seen;
+    OwnedAny v;
+    int rc;
+    while ((rc = ffk_list_iter_next(&it, &v.v)) == 1) {
+      seen.push_back(v.v.v_int);
+      if (seen.size() == 1) {
+        ffk_any xs[2] = {ffk_any_int(10), ffk_any_int(30)};
+        ASSERT_EQ(ffk_list_set_slice_step(l, 0, INT64_MAX, 2, xs, 2), 0) << FetchError();
+      }
+    }
+    EXPECT_EQ(rc, 0) << FetchError();
+    EXPECT_EQ(seen, std::vector<int64_t>({1, 2, 30, 4}));
     ffk_object_release(Obj(l));
   }
   ffk_object_release(Obj(arr));
@@ -879,6 +1047,17 @@ TEST_F(List, DeleterMayUseTheListAgain) {
          ffk_object_release(Obj(a));
          return rc;
        }, {7, 2, 1002}},
+      {"erase_slice", [](ffk_list* l) { return ffk_list_erase_slice(l, 0, INT64_MAX, 2); }, {1, 1001}},
+      {"set_slice_step", [](ffk_list* l) {
+         ffk_any items[2] = {ffk_any_int(8), ffk_any_int(9)};
+         return ffk_list_set_slice_step(l, 0, INT64_MAX, 2, items, 2);
+       }, {8, 1, 9, 1003}},
+      {"set_slice_step_from", [](ffk_list* l) {
+         ffk_array* a = IntArray({7, 6});
+         int rc = ffk_list_set_slice_step_from(l, INT64_MAX, INT64_MIN, -2, Obj(a));
+         ffk_object_release(Obj(a));
+         return rc;
+       }, {6, 1, 7, 1003}},
   };
   for (const auto& c : cases) {
     SCOPED_TRACE(c.name);
@@ -978,6 +1157,18 @@ TEST_F(List, OperationsFailCleanlyAtEveryAllocation) {
       {"set_slice_from list", [&](ffk_list* l) { return ffk_list_set_slice_from(l, -1, INT64_MAX, Obj(other)); }},
       {"set_slice_from self", [&](ffk_list* l) { return ffk_list_set_slice_from(l, 1, 2, Obj(l)); }},
       {"erase", [&](ffk_list* l) { return ffk_list_erase(l, 0, ffk_list_size(l) > 80 ? 80 : ffk_list_size(l)); }},
+      {"erase_slice step 2", [&](ffk_list* l) { return ffk_list_erase_slice(l, 0, INT64_MAX, 2); }},
+      {"erase_slice all, reversed", [&](ffk_list* l) { return ffk_list_erase_slice(l, INT64_MAX, INT64_MIN, -1); }},
+      {"set_slice_step step 2", [&](ffk_list* l) {
+         std::vector<ffk_any> xs(static_cast<size_t>((ffk_list_size(l) + 1) / 2), raw);
+         return ffk_list_set_slice_step(l, 0, INT64_MAX, 2, xs.data(), static_cast<int64_t>(xs.size()));
+       }},
+      {"set_slice_step every element, reversed", [&](ffk_list* l) {
+         std::vector<ffk_any> xs(static_cast<size_t>(ffk_list_size(l)), big);
+         return ffk_list_set_slice_step(l, INT64_MAX, INT64_MIN, -1, xs.data(), static_cast<int64_t>(xs.size()));
+       }},
+      {"set_slice_step_from self reversed",
+       [&](ffk_list* l) { return ffk_list_set_slice_step_from(l, INT64_MAX, INT64_MIN, -1, Obj(l)); }},
       {"pop", [&](ffk_list* l) {
          if (ffk_list_size(l) == 0) return 0;
          ffk_any out;
@@ -1059,6 +1250,10 @@ TEST_F(List, RandomOperationsMatchStdVector) {
   ffk_list* l = ffk_list_new();
   ffk_list* alias = l;  // a second handle: it must see everything
   ffk_object_retain(Obj(alias));
+  auto any_step = [&]() -> int64_t {
+    static const int64_t steps[] = {INT64_MIN, -3, -2, -1, 1, 2, 3, 7, INT64_MAX};
+    return steps[rng() % (sizeof steps / sizeof steps[0])];
+  };
   auto any_index = [&](int64_t n) -> int64_t {  // anything from well below -n to well above n
     switch (rng() % 8) {
       case 0: return INT64_MIN + static_cast<int64_t>(rng() % 3);
@@ -1070,7 +1265,7 @@ TEST_F(List, RandomOperationsMatchStdVector) {
     int64_t n = static_cast<int64_t>(model.size());
     int64_t x = static_cast<int64_t>(rng() % 1000);
     ffk_any v = ffk_any_int(x);
-    int op = static_cast<int>(rng() % 12);
+    int op = static_cast<int>(rng() % 14);
     if (n > 400 && op < 4) op = 4 + static_cast<int>(rng() % 2);  // keep the size moderate
     switch (op) {
       case 0:
@@ -1163,7 +1358,35 @@ TEST_F(List, RandomOperationsMatchStdVector) {
           ASSERT_EQ(ffk_list_clear(alias), 0);
           model.clear();
         }
+        break;      case 12: {  // del l[start:stop:step]
+        int64_t start = any_index(n), stop = any_index(n), st = any_step();
+        std::vector<int64_t> idx = PySliceIndices(n, start, stop, st);
+        ASSERT_EQ(ffk_list_erase_slice(l, start, stop, st), 0) << FetchError();
+        std::vector<int64_t> kept;
+        std::vector<bool> gone(static_cast<size_t>(n), false);
+        for (int64_t i : idx) gone[static_cast<size_t>(i)] = true;
+        for (int64_t i = 0; i < n; ++i)
+          if (!gone[static_cast<size_t>(i)]) kept.push_back(model[static_cast<size_t>(i)]);
+        model = kept;
         break;
+      }
+      case 13: {  // l[start:stop:step] = items, of the right length or (step != 1) one too many
+        int64_t start = any_index(n), stop = any_index(n), st = any_step();
+        if (st == 1) break;  // case 7
+        std::vector<int64_t> idx = PySliceIndices(n, start, stop, st);
+        int64_t k = static_cast<int64_t>(idx.size()), extra = rng() % 8 == 0 ? 1 : 0;
+        std::vector<ffk_any> items;
+        for (int64_t j = 0; j < k + extra; ++j) items.push_back(ffk_any_int(x + j));
+        int rc = ffk_list_set_slice_step(l, start, stop, st, items.data(), k + extra);
+        if (extra) {
+          ASSERT_EQ(rc, -1);
+          ASSERT_TRUE(PendingError("ValueError", {"extended slice"}));
+          break;
+        }
+        ASSERT_EQ(rc, 0) << FetchError();
+        for (int64_t j = 0; j < k; ++j) model[static_cast<size_t>(idx[static_cast<size_t>(j)])] = x + j;
+        break;
+      }
     }
     ASSERT_EQ(ffk_list_size(l), static_cast<int64_t>(model.size())) << "step " << step << " op " << op;
     if (step % 997 == 0) {
@@ -1248,6 +1471,86 @@ TEST_F(List, ThreadsShareAListSafely) {
   EXPECT_LE(ffk_list_size(b), 4);
   ffk_object_release(Obj(a));
   ffk_object_release(Obj(b));
+}
+
+
+// One writer cycles a List through five states with one slice operation each (del of an
+// extended slice, extend, assignment to an extended slice, reversing assignment from the
+// List itself, and a whole replacement); readers take snapshots (whole, reversed, every
+// other element) all the while. Every snapshot is one of the five states: no reader
+// ever sees part of a slice deleted, assigned or appended.
+TEST_F(List, ReadersNeverSeeHalfASliceOperation) {
+  constexpr int64_t kN = 100;  // more than the 64 removed elements held on the stack
+  constexpr int kCycles = 1500;
+  std::vector<std::vector<int64_t>> states;
+  std::vector<int64_t> s0;
+  for (int64_t i = 0; i < kN; ++i) s0.insert(s0.end(), {1, 2});  // [1, 2, 1, 2, ...]
+  std::vector<int64_t> s1(kN, 2);                                 // del l[::2]
+  std::vector<int64_t> s2 = s1;                                   // l.extend([3] * kN)
+  s2.insert(s2.end(), kN, 3);
+  std::vector<int64_t> s3 = s2;                                   // l[1::2] = [4] * kN
+  for (int64_t i = 1; i < 2 * kN; i += 2) s3[static_cast<size_t>(i)] = 4;
+  std::vector<int64_t> s4(s3.rbegin(), s3.rend());                // l[::-1] = l
+  states = {s0, s1, s2, s3, s4};
+  std::vector<ffk_any> s0_items = IntAnys(s0), threes(kN, ffk_any_int(3)), fours(kN, ffk_any_int(4));
+
+  ffk_list* l = Ints(s0);
+  std::atomic<bool> done{false};
+  std::atomic<int64_t> seen_states[5] = {};
+  auto which_state = [&](const std::vector<int64_t>& got) -> int {
+    for (size_t i = 0; i < states.size(); ++i)
+      if (got == states[i]) return static_cast<int>(i);
+    return -1;
+  };
+  auto reader = [&] {
+    int failures = 0;
+    while (!done.load() && failures < 3) {
+      ffk_array* whole = ffk_list_to_array(l);
+      ffk_array* reversed = ffk_list_slice(l, INT64_MAX, INT64_MIN, -1);
+      ffk_array* evens = ffk_list_slice(l, 0, INT64_MAX, 2);
+      if (whole == nullptr || reversed == nullptr || evens == nullptr) {
+        ADD_FAILURE() << FetchError();
+        return;
+      }
+      std::vector<int64_t> w = Values(whole), r = Values(reversed), e = Values(evens);
+      std::reverse(r.begin(), r.end());
+      int sw = which_state(w), sr = which_state(r);
+      bool evens_ok = false;
+      for (const auto& st : states) {
+        std::vector<int64_t> every_other;
+        for (size_t i = 0; i < st.size(); i += 2) every_other.push_back(st[i]);
+        evens_ok = evens_ok || e == every_other;
+      }
+      if (sw < 0 || sr < 0 || !evens_ok) {
+        ADD_FAILURE() << "a reader saw a state between two: whole " << sw << ", reversed " << sr << ", evens "
+                      << evens_ok << " (sizes " << w.size() << ", " << r.size() << ", " << e.size() << ")";
+        ++failures;
+      } else {
+        seen_states[sw].fetch_add(1);
+      }
+      for (ffk_array* a : {whole, reversed, evens}) ffk_object_release(Obj(a));
+    }
+  };
+  std::thread r1(reader), r2(reader);
+  for (int c = 0; c < kCycles; ++c) {
+    int rc = ffk_list_erase_slice(l, 0, INT64_MAX, 2);
+    if (rc == 0) rc = ffk_list_extend(l, threes.data(), kN);
+    if (rc == 0) rc = ffk_list_set_slice_step(l, 1, INT64_MAX, 2, fours.data(), kN);
+    if (rc == 0) rc = ffk_list_set_slice_step_from(l, INT64_MAX, INT64_MIN, -1, Obj(l));
+    if (rc == 0) rc = ffk_list_set_slice(l, 0, INT64_MAX, s0_items.data(), 2 * kN);
+    if (rc != 0) {
+      ADD_FAILURE() << "cycle " << c << ": " << FetchError();
+      break;
+    }
+  }
+  done = true;
+  r1.join();
+  r2.join();
+  EXPECT_EQ(Values(l), s0);
+  int64_t total = 0;
+  for (auto& n : seen_states) total += n.load();
+  EXPECT_GT(total, 0) << "the readers read";
+  ffk_object_release(Obj(l));
 }
 
 }  // namespace

@@ -16,6 +16,7 @@ namespace {
 class Map : public ffk::test::Test {};
 using ffk::test::FetchError;
 using ffk::test::OwnedAny;
+using ffk::test::PendingError;
 
 ffk_object* Obj(ffk_map* m) { return reinterpret_cast<ffk_object*>(m); }
 
@@ -42,6 +43,72 @@ TEST_F(Map, SetGetAndReprInInsertionOrder) {
   EXPECT_EQ(ffk_map_get(m, &missing, &v.v), 0);
   EXPECT_EQ(v.v.type_index, FFK_TYPE_NONE);
   ffk_object_release(Obj(m));
+}
+
+// The lookup convention of every container (ffk_dict_get too): 1 found, 0 missing, -1 error.
+TEST_F(Map, GetReturnsOneZeroOrMinusOneLikeDictGet) {
+  ffk_map* m = ffk_map_new();
+  ffk_dict* d = ffk_dict_new();
+  ffk_any key = ffk_any_int(1), val = ffk_any_raw_str("one"), missing = ffk_any_int(2);
+  ASSERT_EQ(ffk_map_set(&m, &key, &val), 0);
+  ASSERT_EQ(ffk_dict_set(d, &key, &val), 0);
+  OwnedAny a, b;
+  EXPECT_EQ(ffk_map_get(m, &key, &a.v), 1);
+  EXPECT_EQ(ffk_dict_get(d, &key, &b.v), 1);
+  EXPECT_TRUE(ffk_any_equal(&a.v, &b.v));
+  EXPECT_EQ(ffk_map_get(m, &missing, &a.v), 0);
+  EXPECT_EQ(ffk_dict_get(d, &missing, &b.v), 0);
+  EXPECT_EQ(a.v.type_index, FFK_TYPE_NONE);
+  a.v = ffk_any_int(7);
+  EXPECT_EQ(ffk_map_get(nullptr, &key, &a.v), -1);
+  EXPECT_TRUE(PendingError("ValueError", {"NULL"}));
+  EXPECT_EQ(a.v.type_index, FFK_TYPE_NONE) << "*out is None after an error";
+  EXPECT_EQ(ffk_dict_get(nullptr, &key, &b.v), -1);
+  EXPECT_TRUE(PendingError("ValueError", {"NULL"}));
+  EXPECT_EQ(ffk_map_get(m, nullptr, &a.v), -1);
+  EXPECT_TRUE(PendingError("ValueError", {"key"}));
+  ffk_object_release(Obj(m));
+  ffk_object_release(reinterpret_cast<ffk_object*>(d));
+}
+
+// One enum selects keys, values or items for Map and Dict alike.
+TEST_F(Map, CollectTakesTheMapPartEnum) {
+  ffk_any keys[2] = {ffk_any_raw_str("a"), ffk_any_int(2)};
+  ffk_any vals[2] = {ffk_any_int(1), ffk_any_float(2.5)};
+  ffk_map* m = ffk_map_from_pairs(keys, vals, 2);
+  ffk_dict* d = ffk_dict_from_pairs(keys, vals, 2);
+  ASSERT_TRUE(m && d);
+  struct {
+    ffk_map_part part;
+    const char* want;
+  } cases[] = {
+      {FFK_MAP_KEYS, "(\"a\", 2)"},
+      {FFK_MAP_VALUES, "(1, 2.5)"},
+      {FFK_MAP_ITEMS, "((\"a\", 1), (2, 2.5))"},
+  };
+  for (const auto& c : cases) {
+    for (ffk_array* a : {ffk_map_collect(m, c.part), ffk_dict_collect(d, c.part)}) {
+      ASSERT_NE(a, nullptr) << FetchError();
+      ffk_any v = ffk_any_object_steal(&a->header);
+      EXPECT_EQ(ffk::test::Repr(v), c.want) << "part " << c.part;
+      ffk_any_release(&v);
+    }
+  }
+  EXPECT_EQ(FFK_MAP_KEYS, 0);
+  EXPECT_EQ(FFK_MAP_VALUES, 1);
+  EXPECT_EQ(FFK_MAP_ITEMS, 2);
+  EXPECT_EQ(ffk_map_collect(m, static_cast<ffk_map_part>(3)), nullptr);
+  EXPECT_TRUE(PendingError("ValueError", {"3"}));
+  EXPECT_EQ(ffk_dict_collect(d, static_cast<ffk_map_part>(-1)), nullptr);
+  EXPECT_TRUE(PendingError("ValueError", {"-1"}));
+  EXPECT_EQ(ffk_map_collect(nullptr, FFK_MAP_KEYS), nullptr);
+  EXPECT_TRUE(PendingError("ValueError", {"NULL"}));
+  EXPECT_EQ(ffk_map_keys(nullptr), nullptr);
+  EXPECT_TRUE(PendingError("ValueError", {"NULL"}));
+  EXPECT_EQ(ffk_dict_collect(nullptr, FFK_MAP_ITEMS), nullptr);
+  EXPECT_TRUE(PendingError("ValueError", {"NULL"}));
+  ffk_object_release(Obj(m));
+  ffk_object_release(reinterpret_cast<ffk_object*>(d));
 }
 
 TEST_F(Map, OneTrueAndOnePointZeroAreThreeKeys) {

@@ -33,21 +33,21 @@ class _LiveView:
     """What the three views share: reversed() and a repr that lists the current contents."""
 
     __slots__ = ()
-    _which = 0  # 0 keys, 1 values, 2 items (the C _list/_iter selectors)
+    _part = _core.MAP_KEYS  # which part of the entries: the C ffk_map_part that _list() takes
     _mapping: Any
 
     def __reversed__(self) -> Iterator[Any]:
-        return reversed(self._mapping._list(self._which))  # type: ignore[no-any-return]
+        return reversed(self._mapping._list(self._part))  # type: ignore[no-any-return]
 
     def __repr__(self) -> str:
-        return f"{type(self).__name__}({self._mapping._list(self._which)!r})"
+        return f"{type(self).__name__}({self._mapping._list(self._part)!r})"
 
 
 class KeysView(_LiveView, _KeysView):  # type: ignore[type-arg]
     """A live view of a Map's or Dict's keys, in insertion order (set operations as dict's)."""
 
     __slots__ = ()
-    _which = 0
+    _part = _core.MAP_KEYS
 
     def __iter__(self) -> Iterator[Any]:
         return self._mapping._iter_keys()  # type: ignore[no-any-return]
@@ -57,7 +57,7 @@ class ValuesView(_LiveView, _ValuesView):  # type: ignore[type-arg]
     """A live view of a Map's or Dict's values, in insertion order."""
 
     __slots__ = ()
-    _which = 1
+    _part = _core.MAP_VALUES
 
     def __iter__(self) -> Iterator[Any]:
         return self._mapping._iter_values()  # type: ignore[no-any-return]
@@ -67,7 +67,7 @@ class ItemsView(_LiveView, _ItemsView):  # type: ignore[type-arg]
     """A live view of a Map's or Dict's (key, value) pairs, in insertion order (set operations as dict's)."""
 
     __slots__ = ()
-    _which = 2
+    _part = _core.MAP_ITEMS
 
     def __iter__(self) -> Iterator[tuple[Any, Any]]:
         return self._mapping._iter_items()  # type: ignore[no-any-return]
@@ -112,7 +112,7 @@ def _encode(root: Any) -> list[tuple[int, list[Any]]]:
             i = index[h] = len(nodes)
             nodes.append(None)
             if isinstance(x, (Map, Dict)):
-                nodes[i] = (_MAP if isinstance(x, Map) else _DICT, [(ref(k), ref(v)) for k, v in x._list(2)])
+                nodes[i] = (_MAP if isinstance(x, Map) else _DICT, [(ref(k), ref(v)) for k, v in x._list(_core.MAP_ITEMS)])
             else:
                 nodes[i] = (_ARRAY if isinstance(x, Array) else _LIST, [ref(e) for e in (x if isinstance(x, Array) else x._snapshot())])
         return _Ref(i)
@@ -213,7 +213,7 @@ class _MapMixin:
         return ItemsView(self)  # type: ignore[arg-type]
 
     def __reversed__(self) -> Iterator[Any]:
-        return reversed(self._list(0))  # type: ignore[attr-defined]
+        return reversed(self._list(_core.MAP_KEYS))  # type: ignore[attr-defined]
 
     __reduce__ = _reduce
 
@@ -281,7 +281,7 @@ class Dict(_MapMixin, _core.DictBase, MutableMapping):  # type: ignore[type-arg]
     def popitem(self) -> tuple[Any, Any]:
         """Removes and returns the last (key, value) pair (KeyError when empty)."""
         while True:
-            keys = self._list(0)
+            keys = self._list(_core.MAP_KEYS)
             if not keys:
                 raise KeyError("popitem(): dictionary is empty")
             value = self.pop(keys[-1], _MISSING)

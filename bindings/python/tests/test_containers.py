@@ -4,6 +4,7 @@ from __future__ import annotations
 import collections.abc as abc
 import copy
 import pickle
+import sys
 
 import pytest
 
@@ -212,6 +213,72 @@ def test_list_extended_slice_size_mismatch():
     with pytest.raises(TypeError):
         lst[1:2] = 5
     assert list(lst) == list(range(6))
+
+
+BIG = sys.maxsize
+GRID_BOUNDS = [None, -BIG - 1, -9, -3, -1, 0, 1, 2, 5, 9, BIG]
+GRID_STEPS = [None, -BIG - 1, -BIG, -3, -2, -1, 1, 2, 3, BIG]
+
+
+@pytest.mark.parametrize("step", GRID_STEPS)
+def test_list_slices_match_list_on_a_grid(step):
+    """Reads, deletions and assignments (of the right length, and one too long) for every
+    bound, with the bounds normalised in C: the same results and error texts as list."""
+    for n in (0, 1, 5, 8):
+        for start in GRID_BOUNDS:
+            for stop in GRID_BOUNDS:
+                sl = slice(start, stop, step)
+                ref, lst = list(range(n)), List(range(n))
+                assert lst[sl] == ref[sl], sl
+                del ref[sl]
+                del lst[sl]
+                assert list(lst) == ref, sl
+                ref, lst = list(range(n)), List(range(n))
+                k = len(ref[sl])
+                ref[sl] = [100 + j for j in range(k)]
+                lst[sl] = [100 + j for j in range(k)]
+                assert list(lst) == ref, sl
+                if step not in (None, 1):
+                    with pytest.raises(ValueError) as want:
+                        ref[sl] = [0] * (k + 1)
+                    with pytest.raises(ValueError) as got:
+                        lst[sl] = (0 for _ in range(k + 1))
+                    assert str(got.value) == str(want.value)
+                    assert list(lst) == ref, "unchanged after the error"
+
+
+def test_list_slice_step_zero_and_bad_values():
+    lst = List(range(4))
+    for op in (lambda: lst[::0], lambda: lst.__delitem__(slice(None, None, 0)),
+               lambda: lst.__setitem__(slice(None, None, 0), [])):
+        with pytest.raises(ValueError, match="slice step cannot be zero"):
+            op()
+    with pytest.raises(TypeError, match="must assign iterable to extended slice"):
+        lst[::2] = 5
+    with pytest.raises(TypeError, match="can only assign an iterable"):
+        lst[1:2] = 5
+    assert list(lst) == [0, 1, 2, 3]
+
+
+def test_list_extend_is_all_or_nothing():
+    lst = List([1])
+
+    def gen():
+        yield 2
+        yield 3
+        raise KeyError("stop")
+
+    with pytest.raises(KeyError):
+        lst.extend(gen())
+    with pytest.raises(OverflowError):
+        lst.extend([2, 3, 2**100])
+    with pytest.raises(OverflowError):
+        lst[::-1] = [2**100]
+    with pytest.raises(OverflowError):
+        lst += [4, 2**100]
+    assert list(lst) == [1]
+    lst.extend(iter([2, "three"]))
+    assert list(lst) == [1, 2, "three"]
 
 
 def test_list_slice_assignment_self_aliasing():

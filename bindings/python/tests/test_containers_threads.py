@@ -137,3 +137,50 @@ def test_extend_from_large_list_releases_gil_and_stays_consistent():
     assert hash(src) == hash(List(range(100_000)))
     src.clear()
     dst.clear()
+
+
+def test_slice_operations_are_atomic_for_readers_outside_the_gil():
+    """One thread cycles a List through five states, one slice operation each (del of an
+    extended slice, extend, an extended assignment, a reversing self-assignment, a whole
+    replacement); readers copy it inside C with the GIL released (List.extend from a List).
+    Every copy is one of the states: no reader sees part of an operation."""
+    n = 100
+    s0 = [1, 2] * n
+    s1 = [2] * n
+    s2 = s1 + [3] * n
+    s3 = list(s2)
+    s3[1::2] = [4] * n
+    s4 = s3[::-1]
+    states = {tuple(s) for s in (s0, s1, s2, s3, s4)}
+    lst = List(s0)
+    cycles = 100 if os.environ.get("FFIKIT_SANITIZED") else 600
+    done = threading.Event()
+    bad = []
+
+    def writer():
+        try:
+            for _ in range(cycles):
+                del lst[::2]
+                lst.extend([3] * n)
+                lst[1::2] = [4] * n
+                lst[::-1] = lst
+                lst[:] = s0
+        finally:
+            done.set()
+
+    def reader(t):
+        while not done.is_set() and len(bad) < 3:
+            copy = List()
+            copy.extend(lst)  # the GIL is released while C copies
+            got = tuple(copy)
+            if got not in states:
+                bad.append(got)
+
+    readers = [threading.Thread(target=reader, args=(t,)) for t in range(2)]
+    for th in readers:
+        th.start()
+    writer()
+    for th in readers:
+        th.join()
+    assert not bad, f"a reader saw {len(bad)} intermediate states, e.g. of length {len(bad[0])}"
+    assert list(lst) == s0

@@ -86,7 +86,8 @@ fn main() {
             .args(["--allowlist-var", "FFK_.*|FFKRS_.*|DLPACK_.*|kDL.*"])
             .args(["--blocklist-function", "ffk_error_setv_at"]) // va_list
             .args(["--blocklist-type", "va_list|__builtin_va_list|__va_list_tag"])
-            .args(["--size_t-is-usize", "--newtype-enum", "ffk_type_index", "--with-derive-default"])
+            .args(["--size_t-is-usize", "--newtype-enum", "ffk_type_index", "--newtype-enum", "ffk_map_part"])
+            .arg("--with-derive-default")
             .arg("--")
             .args(&iflags),
     );

@@ -80,7 +80,14 @@ FFK_API int ffk_dict_clear(ffk_dict *d);
  */
 FFK_API int ffk_dict_update(ffk_dict *d, const ffk_object *other);
 
-/* Snapshots of the keys, the values, or (key, value) Tuples, as a new Array in order; NULL on error. */
+/*
+ * A snapshot of the keys, the values, or (key, value) Tuples (`part`, see ffikit/map.h),
+ * as a new Array in insertion order, taken in one atomic step. New reference, or NULL
+ * with a ValueError (NULL handle, `part` not an ffk_map_part constant) or a MemoryError.
+ */
+FFK_API ffk_array *ffk_dict_collect(ffk_dict *d, ffk_map_part part);
+
+/* ffk_dict_collect with FFK_MAP_KEYS, FFK_MAP_VALUES and FFK_MAP_ITEMS. */
 FFK_API ffk_array *ffk_dict_keys(ffk_dict *d);
 FFK_API ffk_array *ffk_dict_values(ffk_dict *d);
 FFK_API ffk_array *ffk_dict_items(ffk_dict *d);

@@ -20,6 +20,10 @@
  * List again. Operations on two containers (extend_from, set_slice_from with another
  * List) lock both in address order and cannot deadlock; passing the List itself is
  * allowed and reads it as it was before the operation.
+ *
+ * Slices follow Python's list: ffk_list_slice reads l[start:stop:step],
+ * ffk_list_set_slice_step assigns to it and ffk_list_erase_slice deletes it, each in one
+ * atomic step, so a reader never sees half of an extended slice assigned or deleted.
  */
 #ifndef FFIKIT_LIST_H
 #define FFIKIT_LIST_H
@@ -103,10 +107,49 @@ FFK_API int ffk_list_set_slice(ffk_list *l, int64_t start, int64_t stop, const f
  */
 FFK_API int ffk_list_set_slice_from(ffk_list *l, int64_t start, int64_t stop, const ffk_object *seq);
 
-/* Appends owned copies of `n` values (borrowed). 0, or -1 with the List unchanged. */
+/*
+ * Replaces l[start:stop:step] with owned copies of the `n` values at `items` (borrowed;
+ * may be NULL when n is 0), with the rules of Python's list slice assignment, in one
+ * atomic step: the bounds are normalised against the size at that moment (negative
+ * counts from the end; out-of-range bounds are clamped); with step 1 the slice may
+ * change length (ffk_list_set_slice); with any other step `n` must equal the number of
+ * elements the slice selects. 0, or -1 with the List unchanged: ValueError ("slice step
+ * cannot be zero", "attempt to assign sequence of size 3 to extended slice of size 2",
+ * a NULL handle, negative n or NULL items), TypeError (a DLTensor* view), MemoryError.
+ */
+FFK_API int ffk_list_set_slice_step(ffk_list *l, int64_t start, int64_t stop, int64_t step, const ffk_any *items,
+                                    int64_t n);
+
+/*
+ * Like ffk_list_set_slice_step with the elements of `seq`, an Array, Tuple or List
+ * (borrowed; may be `l` itself, read as it was before the assignment: `l[::-1] = l`
+ * reverses it). TypeError for other objects.
+ */
+FFK_API int ffk_list_set_slice_step_from(ffk_list *l, int64_t start, int64_t stop, int64_t step,
+                                         const ffk_object *seq);
+
+/*
+ * Removes the elements l[start:stop:step] with the rules of Python's `del l[start:stop:step]`
+ * (bounds normalised and clamped against the size at that moment; an empty selection
+ * changes nothing), in one atomic step. 0, or -1 with the List unchanged: ValueError
+ * ("slice step cannot be zero", a NULL handle) or MemoryError (more than 64 elements
+ * removed and no buffer to hold them until they are released).
+ */
+FFK_API int ffk_list_erase_slice(ffk_list *l, int64_t start, int64_t stop, int64_t step);
+
+/*
+ * Appends owned copies of the `n` values at `items` (borrowed; may be NULL when n is 0),
+ * all or nothing and in one atomic step: every value is made owned first, so when one
+ * cannot be (a DLTensor* view: TypeError; MemoryError) the List is unchanged, and no
+ * other thread ever sees part of the values appended. 0, or -1 with the List unchanged
+ * (also ValueError for a NULL handle, negative n or NULL items).
+ */
 FFK_API int ffk_list_extend(ffk_list *l, const ffk_any *items, int64_t n);
 
-/* Appends the elements of `seq`, an Array, Tuple or List (may be `l`: it doubles). 0, or -1 unchanged. */
+/*
+ * Appends the elements of `seq`, an Array, Tuple or List (borrowed; may be `l`: it
+ * doubles), in one atomic step. 0, or -1 with the List unchanged (ValueError, TypeError, MemoryError).
+ */
 FFK_API int ffk_list_extend_from(ffk_list *l, const ffk_object *seq);
 
 /* Removes every element. 0, or -1 (ValueError for a NULL handle). */
@@ -125,7 +168,8 @@ FFK_API int ffk_list_index(ffk_list *l, const ffk_any *value, int64_t *out);
 FFK_API bool ffk_list_contains(ffk_list *l, const ffk_any *value);
 
 /*
- * The elements l[start:stop:step] (Python's slice rules) as a new Array snapshot. New
+ * The elements l[start:stop:step] (Python's slice rules, bounds normalised against the
+ * size at that moment) as a new Array snapshot taken in one atomic step. New
  * reference, or NULL with a ValueError (step 0, NULL handle) or a MemoryError.
  */
 FFK_API ffk_array *ffk_list_slice(ffk_list *l, int64_t start, int64_t stop, int64_t step);

@@ -21,6 +21,17 @@ FFK_EXTERN_C_BEGIN
 
 typedef struct ffk_map ffk_map;
 
+/*
+ * Which part of each entry an operation on a whole mapping gives: the keys, the values,
+ * or (key, value) Tuples. Map and Dict take it (ffk_map_collect, ffk_dict_collect), and
+ * the bindings' keys/values/items views pass it through. Constants only ever grow at the end.
+ */
+typedef enum ffk_map_part {
+  FFK_MAP_KEYS = 0,
+  FFK_MAP_VALUES = 1,
+  FFK_MAP_ITEMS = 2,
+} ffk_map_part;
+
 /* A new empty Map. New reference, or NULL with a MemoryError. */
 FFK_API ffk_map *ffk_map_new(void);
 
@@ -34,7 +45,11 @@ FFK_API ffk_map *ffk_map_from_pairs(const ffk_any *keys, const ffk_any *values, 
 /* The number of entries. Cannot fail. */
 FFK_API int64_t ffk_map_size(const ffk_map *m);
 
-/* Looks `key` up: 1 with a new reference to the value in *out, or 0 (missing, *out None). Cannot fail. */
+/*
+ * Looks `key` (borrowed) up, with the convention of every lookup (ffk_dict_get too): 1
+ * with a new reference to the value in *out, 0 when missing (*out None), or -1 with
+ * *out None and a ValueError when `m` or `key` is NULL.
+ */
 FFK_API int ffk_map_get(const ffk_map *m, const ffk_any *key, ffk_any *out);
 
 /* True when `key` is present. Cannot fail. */
@@ -56,7 +71,14 @@ FFK_API int ffk_map_erase(ffk_map **m, const ffk_any *key);
  */
 FFK_API bool ffk_map_next(const ffk_map *m, int64_t *pos, const ffk_any **key, const ffk_any **value);
 
-/* The keys, values, or (key, value) Tuples, as a new Array in insertion order; NULL with a MemoryError. */
+/*
+ * The keys, the values, or (key, value) Tuples (`part`), as a new Array in insertion
+ * order. New reference, or NULL with a ValueError (NULL handle, `part` not one of the
+ * ffk_map_part constants) or a MemoryError.
+ */
+FFK_API ffk_array *ffk_map_collect(const ffk_map *m, ffk_map_part part);
+
+/* ffk_map_collect with FFK_MAP_KEYS, FFK_MAP_VALUES and FFK_MAP_ITEMS. */
 FFK_API ffk_array *ffk_map_keys(const ffk_map *m);
 FFK_API ffk_array *ffk_map_values(const ffk_map *m);
 FFK_API ffk_array *ffk_map_items(const ffk_map *m);

@@ -660,12 +660,10 @@ impl<T: ObjectType> Element for T {
         Ok(Any::from_object(self.into_object()))
     }
     fn from_view(v: &sys::ffk_any) -> Result<Self> {
-        if v.type_index < OBJECT_BEGIN {
-            return Err(crate::object::type_error(&T::schema(), v));
-        }
-        // SAFETY: the tag says v_obj is a live object borrowed from v.
-        let o = unsafe { ObjectRef::from_borrowed(v.__bindgen_anon_1.v_obj) };
-        T::from_object(o)
+        T::from_value(v)
+    }
+    fn accepts(v: &sys::ffk_any) -> bool {
+        T::accepts_value(v)
     }
 }
 
@@ -695,6 +693,12 @@ macro_rules! try_from_any {
     )*};
 }
 try_from_any!(i64, f64, bool, String, Vec<u8>, crate::DataType, crate::Device);
+
+/// The values of `iter` as owned values, all converted before anything is given to C;
+/// the first conversion error is returned (and the values made so far released).
+pub(crate) fn owned_values<T: Element>(iter: impl IntoIterator<Item = T>) -> Result<Vec<Any>> {
+    iter.into_iter().map(T::into_any).collect()
+}
 
 /// Feeds the values of `iter` to `sink` as owned values, 256 at a time, so bulk inserts
 /// make one C call (one lock, one growth check) per chunk instead of one per value.

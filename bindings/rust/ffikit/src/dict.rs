@@ -2,6 +2,7 @@
 //! in C, so mutators take `&self` and every clone sees every change.
 use crate::any::{none_raw, Any, Element};
 use crate::error::{check, check_ptr, iter_step, Error, Result};
+use crate::array::Array;
 use crate::map::{check_pairs, Map};
 use crate::object::{container_handle, ObjectRef, ObjectType};
 use crate::sys;
@@ -137,14 +138,32 @@ impl<K: Element, V: Element> Dict<K, V> {
         check_ptr(unsafe { sys::ffk_dict_to_map(self.raw()) }).map(|o| Map::from_object(o).unwrap())
     }
 
+    /// One part of every entry (C's `ffk_map_part`), snapshotted in one atomic step.
+    fn collect<T: Element>(&self, part: sys::ffk_map_part) -> Result<Vec<T>> {
+        // SAFETY: a new reference or NULL.
+        let a = check_ptr(unsafe { sys::ffk_dict_collect(self.raw(), part) })?;
+        let a: Array<Any> = Array::from_object(a)?;
+        a.as_views().iter().map(|v| v.to::<T>()).collect()
+    }
+
     /// The keys now, in insertion order.
+    ///
+    /// ```
+    /// let d: ffikit::Dict<i64, i64> = vec![(3, 30), (1, 10)].into();
+    /// assert_eq!(d.keys().unwrap(), vec![3, 1]);
+    /// ```
     pub fn keys(&self) -> Result<Vec<K>> {
-        self.snapshot()?.raw_iter().map(|(k, _)| K::from_view(k)).collect()
+        self.collect(sys::ffk_map_part::FFK_MAP_KEYS)
     }
 
     /// The values now, in insertion order.
+    ///
+    /// ```
+    /// let d: ffikit::Dict<i64, i64> = vec![(3, 30), (1, 10)].into();
+    /// assert_eq!(d.values().unwrap(), vec![30, 10]);
+    /// ```
     pub fn values(&self) -> Result<Vec<V>> {
-        self.snapshot()?.raw_iter().map(|(_, v)| V::from_view(v)).collect()
+        self.collect(sys::ffk_map_part::FFK_MAP_VALUES)
     }
 
     /// The (key, value) pairs now, in insertion order.

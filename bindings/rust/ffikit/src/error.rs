@@ -3,7 +3,7 @@
 //! An Error raised in C reaches Rust as the very object C raised; an `Err(Error)`
 //! returned from a Rust callback goes back into C's thread-local slot as that object, so
 //! a round trip through C gives back the same Error (same kind, message, frames).
-use crate::object::ObjectRef;
+use crate::object::{expect_instance, ObjectRef, ObjectType};
 use crate::sys;
 use std::ffi::{CStr, CString};
 use std::fmt;
@@ -79,12 +79,23 @@ pub type Result<T> = std::result::Result<T, Error>;
 
 /// An ffikit Error object: a kind (`"ValueError"`), a message and a backtrace.
 ///
-/// `Clone` shares the object; equality compares kind and message.
+/// An object handle like the others (`ObjectType`): `Clone` shares the object,
+/// `ObjectRef::downcast::<Error>()` checks the kind of object, and it is an element type
+/// (`Array<Error>`, `List<Error>`, a typed Function's `Error` parameter). Equality and
+/// `Hash` are C's for objects other than strings and containers (`ffk_any_equal`,
+/// `ffk_structural_equal`): the same object. Two Errors made apart with the same kind and
+/// message are different errors (compare `kind()` and `message()` for that).
 ///
 /// ```
-/// let e = ffikit::Error::new("ValueError", "bad value 42");
+/// use ffikit::{Array, Error, ObjectRef};
+/// let e = Error::new("ValueError", "bad value 42");
 /// assert_eq!(e.kind(), "ValueError");
 /// assert_eq!(e.to_string(), "ValueError: bad value 42");
+/// let o: ObjectRef = e.clone().into();
+/// assert!(o.downcast::<Error>().unwrap().is(&e));
+/// let errors: Array<Error> = vec![e.clone()].into();
+/// assert_eq!(errors.get(0).unwrap(), e);
+/// assert_ne!(Error::new("ValueError", "bad value 42"), e);
 /// ```
 #[derive(Clone)]
 #[repr(transparent)]
@@ -214,12 +225,54 @@ impl fmt::Debug for Error {
     }
 }
 
+// SAFETY: Error is repr(transparent) over ObjectRef, and from_object accepts only
+// Error objects (and subtypes).
+unsafe impl ObjectType for Error {
+    const TYPE_INDEX: i32 = sys::ffk_type_index::FFK_TYPE_ERROR.0 as i32;
+    fn schema() -> String {
+        "Error".into()
+    }
+    fn from_object(o: ObjectRef) -> Result<Self> {
+        expect_instance(&o, Self::TYPE_INDEX)?;
+        Ok(Error(o))
+    }
+    fn as_object(&self) -> &ObjectRef {
+        &self.0
+    }
+    fn into_object(self) -> ObjectRef {
+        self.0
+    }
+}
+
+impl From<Error> for ObjectRef {
+    fn from(e: Error) -> ObjectRef {
+        e.0
+    }
+}
+
+impl TryFrom<ObjectRef> for Error {
+    type Error = Error;
+    fn try_from(o: ObjectRef) -> Result<Error> {
+        Error::from_object(o)
+    }
+}
+
+/// Identity, as C compares Errors (`ffk_any_equal` and `ffk_structural_equal`), so an
+/// `Error` and the `Any` holding it agree.
 impl PartialEq for Error {
     fn eq(&self, other: &Error) -> bool {
-        self.is(other) || (self.kind() == other.kind() && self.message() == other.message())
+        self.is(other)
     }
 }
 impl Eq for Error {}
+
+/// C's structural hash of the object (by identity for an Error), consistent with `Eq`
+/// and with `Any`'s `Hash`.
+impl std::hash::Hash for Error {
+    fn hash<H: std::hash::Hasher>(&self, state: &mut H) {
+        self.0.hash(state)
+    }
+}
 
 impl std::error::Error for Error {}
 

@@ -1,6 +1,6 @@
 //! `List<T>`: a shared, mutable sequence. Every operation is atomic in C (a per-object
 //! lock), so mutators take `&self` and every clone sees every change.
-use crate::any::{in_chunks, none_raw, Any, Element};
+use crate::any::{none_raw, owned_values, Any, Element};
 use crate::array::{check_items, Array};
 use crate::error::{check, check_ptr, iter_step, Error, Result};
 use crate::object::{container_handle, ObjectRef, ObjectType};
@@ -164,11 +164,89 @@ impl<T: Element> List<T> {
         }
     }
 
-    /// Appends every value, stopping at the first error.
-    /// Each chunk of 256 values is appended atomically (one lock).
+    /// Appends every value, all or nothing, in one atomic step (as Python's `List.extend`):
+    /// every value is converted first, so when one fails the List is unchanged, and no
+    /// other handle, thread or language ever sees part of them appended.
+    ///
+    /// ```
+    /// let l: ffikit::List<i64> = vec![1].into();
+    /// l.try_extend(2..=4).unwrap();
+    /// assert_eq!(l.to_vec().unwrap(), vec![1, 2, 3, 4]);
+    /// ```
     pub fn try_extend<I: IntoIterator<Item = T>>(&self, iter: I) -> Result<()> {
+        let values = owned_values(iter)?;
         // SAFETY: Any is repr(transparent) over ffk_any; C copies the borrowed values.
-        in_chunks(iter.into_iter(), |c| check(unsafe { sys::ffk_list_extend(self.raw(), c.as_ptr().cast(), c.len() as i64) }))
+        check(unsafe { sys::ffk_list_extend(self.raw(), values.as_ptr().cast(), values.len() as i64) })
+    }
+
+    /// The elements `self[start:stop:step]` with Python's slice rules, read in one atomic
+    /// step and converted to `T`. C normalises the bounds against the size at that moment:
+    /// negative ones count from the end, out-of-range ones are clamped, so `i64::MAX` and
+    /// `i64::MIN` stand for an open end (`l[::-1]` is `slice(i64::MAX, i64::MIN, -1)`).
+    /// A step of 0 is a ValueError.
+    ///
+    /// ```
+    /// let l: ffikit::List<i64> = (0..6).collect();
+    /// assert_eq!(l.slice(1, i64::MAX, 2).unwrap(), vec![1, 3, 5]);
+    /// assert_eq!(l.slice(i64::MAX, i64::MIN, -2).unwrap(), vec![5, 3, 1]);
+    /// assert_eq!(l.slice(0, 1, 0).unwrap_err().to_string(), "ValueError: slice step cannot be zero");
+    /// ```
+    pub fn slice(&self, start: i64, stop: i64, step: i64) -> Result<Vec<T>> {
+        // SAFETY: a new reference or NULL.
+        let a = check_ptr(unsafe { sys::ffk_list_slice(self.raw(), start, stop, step) })?;
+        let a: Array<Any> = Array::from_object(a)?;
+        a.as_views().iter().map(|v| v.to::<T>()).collect()
+    }
+
+    /// `self[start:stop:step] = values` with Python's rules, in one atomic step (bounds as
+    /// in `slice`): with step 1 the slice may change length; with any other step there
+    /// must be exactly as many values as it selects, else a ValueError "attempt to assign
+    /// sequence of size 3 to extended slice of size 2". On any error the List is unchanged.
+    ///
+    /// ```
+    /// let l: ffikit::List<i64> = (0..6).collect();
+    /// l.set_slice(0, i64::MAX, 2, [10, 12, 14]).unwrap();
+    /// assert_eq!(l.to_vec().unwrap(), vec![10, 1, 12, 3, 14, 5]);
+    /// l.set_slice(1, 5, 1, [7]).unwrap();
+    /// assert_eq!(l.to_vec().unwrap(), vec![10, 7, 5]);
+    /// let e = l.set_slice(i64::MAX, i64::MIN, -1, [1, 2]).unwrap_err();
+    /// assert_eq!(e.to_string(), "ValueError: attempt to assign sequence of size 2 to extended slice of size 3");
+    /// ```
+    pub fn set_slice<I: IntoIterator<Item = T>>(&self, start: i64, stop: i64, step: i64, values: I) -> Result<()> {
+        let values = owned_values(values)?;
+        // SAFETY: Any is repr(transparent) over ffk_any; C copies the borrowed values.
+        check(unsafe {
+            sys::ffk_list_set_slice_step(self.raw(), start, stop, step, values.as_ptr().cast(), values.len() as i64)
+        })
+    }
+
+    /// `self[start:stop:step] = other[:]` from another List (or this one, read as it was:
+    /// `l.set_slice_from(i64::MAX, i64::MIN, -1, &l)` reverses it), in one atomic step
+    /// that locks both.
+    ///
+    /// ```
+    /// let l: ffikit::List<i64> = (0..4).collect();
+    /// l.set_slice_from(i64::MAX, i64::MIN, -1, &l).unwrap();
+    /// assert_eq!(l.to_vec().unwrap(), vec![3, 2, 1, 0]);
+    /// ```
+    pub fn set_slice_from(&self, start: i64, stop: i64, step: i64, other: &List<T>) -> Result<()> {
+        // SAFETY: both handles are valid; C reads `other` under its lock.
+        check(unsafe { sys::ffk_list_set_slice_step_from(self.raw(), start, stop, step, other.0.as_ptr()) })
+    }
+
+    /// `del self[start:stop:step]` with Python's rules, in one atomic step (bounds as in
+    /// `slice`). A step of 0 is a ValueError.
+    ///
+    /// ```
+    /// let l: ffikit::List<i64> = (0..7).collect();
+    /// l.delete_slice(0, i64::MAX, 3).unwrap();
+    /// assert_eq!(l.to_vec().unwrap(), vec![1, 2, 4, 5]);
+    /// l.delete_slice(-1, i64::MIN, -2).unwrap();
+    /// assert_eq!(l.to_vec().unwrap(), vec![1, 4]);
+    /// ```
+    pub fn delete_slice(&self, start: i64, stop: i64, step: i64) -> Result<()> {
+        // SAFETY: a valid handle.
+        check(unsafe { sys::ffk_list_erase_slice(self.raw(), start, stop, step) })
     }
 
     /// A consistent snapshot of the elements as an Array (untyped: other handles may have

@@ -108,12 +108,14 @@ impl<K: Element, V: Element> Map<K, V> {
     pub fn get(&self, key: &K) -> Option<V> {
         let k = key.clone().into_any().ok()?;
         let mut out = none_raw();
-        // SAFETY: borrowed key; out receives a new reference.
-        if unsafe { sys::ffk_map_get(self.raw(), k.as_raw(), &mut out) } == 1 {
-            let out = Any(out);
-            Some(V::from_accepted(&out.0))
-        } else {
-            None
+        // SAFETY: borrowed key; out receives a new reference. The lookup convention is
+        // 1 found, 0 missing, -1 error; the error (a NULL handle or key) cannot happen here.
+        match unsafe { sys::ffk_map_get(self.raw(), k.as_raw(), &mut out) } {
+            1 => Some(V::from_accepted(&Any(out).0)),
+            rc => {
+                debug_assert_eq!(rc, 0, "ffk_map_get failed on a valid Map and key");
+                None
+            }
         }
     }
 

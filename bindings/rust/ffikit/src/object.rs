@@ -206,6 +206,27 @@ pub unsafe trait ObjectType: Sized + Clone {
     fn as_object(&self) -> &ObjectRef;
     /// Gives up the typed view.
     fn into_object(self) -> ObjectRef;
+    /// Converts a borrowed value: an object of the handle's kind (checked as `from_object`
+    /// does), else C's TypeError "expected Array but got int". `Str` and `Bytes` also take
+    /// the forms a short string or bytes value has without an object (at most 7 bytes
+    /// stored in the value itself, or a borrowed C string), and make an object for them.
+    fn from_value(v: &sys::ffk_any) -> Result<Self> {
+        object_from_value(v)
+    }
+    /// Whether `from_value` would succeed.
+    fn accepts_value(v: &sys::ffk_any) -> bool {
+        Self::from_value(v).is_ok()
+    }
+}
+
+/// `ObjectType::from_value` for a value that must hold an object of `T`'s kind.
+pub(crate) fn object_from_value<T: ObjectType>(v: &sys::ffk_any) -> Result<T> {
+    if v.type_index < crate::any::OBJECT_BEGIN {
+        return Err(type_error(&T::schema(), v));
+    }
+    // SAFETY: the tag says v_obj is a live object borrowed from v.
+    let o = unsafe { ObjectRef::from_borrowed(v.__bindgen_anon_1.v_obj) };
+    T::from_object(o)
 }
 
 /// The TypeError C's accessors raise, "expected Array but got Map".
@@ -273,6 +294,12 @@ impl Hash for ObjectRef {
 /// Declares a typed handle over `ObjectRef` with the common impls.
 macro_rules! object_handle {
     ($(#[$m:meta])* $name:ident, $index:ident, $schema:expr) => {
+        $crate::object::object_handle!($(#[$m])* $name, $index, $schema,
+            from_value = $crate::object::object_from_value::<$name>,
+            accepts_value = |v| <$name as $crate::object::ObjectType>::from_value(v).is_ok());
+    };
+    ($(#[$m:meta])* $name:ident, $index:ident, $schema:expr,
+     from_value = $from_value:expr, accepts_value = $accepts_value:expr) => {
         $(#[$m])*
         #[derive(Clone)]
         #[repr(transparent)]
@@ -292,6 +319,13 @@ macro_rules! object_handle {
             }
             fn into_object(self) -> $crate::object::ObjectRef {
                 self.0
+            }
+            fn from_value(v: &$crate::sys::ffk_any) -> $crate::Result<Self> {
+                ($from_value)(v)
+            }
+            fn accepts_value(v: &$crate::sys::ffk_any) -> bool {
+                #[allow(clippy::redundant_closure_call)]
+                ($accepts_value)(v)
             }
         }
         $crate::object::handle_common!($name);

@@ -221,3 +221,150 @@ fn containers_hold_containers() {
     assert_eq!(inner.to_vec().unwrap(), vec![1, 2]);
     assert_eq!(outer.to_string(), "{\"xs\": [1, 2]}");
 }
+
+// ---- List slices and extend: one C call each (issue 21) -----------------------------------
+
+/// The indices Python's `l[start:stop:step]` selects (written from the language reference).
+fn py_slice(n: i64, start: i64, stop: i64, step: i64) -> Vec<i64> {
+    let step = if step == i64::MIN { -i64::MAX } else { step };
+    let bound = |v: i64| {
+        let v = if v < 0 { if v < -n { if step > 0 { 0 } else { -1 } } else { v + n } } else { v };
+        v.min(if step > 0 { n } else { n - 1 })
+    };
+    let (a, b) = (bound(start), bound(stop));
+    let mut out = Vec::new();
+    let mut i = a;
+    while if step > 0 { i < b } else { i > b } {
+        out.push(i);
+        if (step > 0 && b - i <= step) || (step < 0 && i - b <= -step) {
+            break;
+        }
+        i += step;
+    }
+    out
+}
+
+#[test]
+fn list_slices_follow_python_on_a_grid() {
+    let bounds = [i64::MIN, -9, -3, -1, 0, 1, 2, 5, 8, i64::MAX];
+    let steps = [i64::MIN, -3, -2, -1, 1, 2, 3, i64::MAX];
+    for n in 0..7i64 {
+        for &start in &bounds {
+            for &stop in &bounds {
+                for &step in &steps {
+                    let what = format!("n {} [{}:{}:{}]", n, start, stop, step);
+                    let idx = py_slice(n, start, stop, step);
+                    let l: List<i64> = (0..n).collect();
+                    assert_eq!(l.slice(start, stop, step).unwrap(), idx, "read {}", what);
+                    l.delete_slice(start, stop, step).unwrap();
+                    let kept: Vec<i64> = (0..n).filter(|i| !idx.contains(i)).collect();
+                    assert_eq!(l.to_vec().unwrap(), kept, "del {}", what);
+                    if step != 1 {
+                        let l: List<i64> = (0..n).collect();
+                        let k = idx.len() as i64;
+                        let e = l.set_slice(start, stop, step, 100..101 + k).unwrap_err();
+                        assert_eq!(
+                            e.to_string(),
+                            format!("ValueError: attempt to assign sequence of size {} to extended slice of size {}", k + 1, k)
+                        );
+                        assert_eq!(l.to_vec().unwrap(), (0..n).collect::<Vec<_>>(), "unchanged {}", what);
+                        l.set_slice(start, stop, step, 100..100 + k).unwrap();
+                        let mut want: Vec<i64> = (0..n).collect();
+                        for (j, &i) in idx.iter().enumerate() {
+                            want[i as usize] = 100 + j as i64;
+                        }
+                        assert_eq!(l.to_vec().unwrap(), want, "assign {}", what);
+                    }
+                }
+            }
+        }
+    }
+    let l: List<i64> = (0..3).collect();
+    for e in [l.slice(0, 1, 0).unwrap_err(), l.delete_slice(0, 1, 0).unwrap_err(), l.set_slice(0, 1, 0, [1]).unwrap_err()] {
+        assert_eq!(e.to_string(), "ValueError: slice step cannot be zero");
+    }
+    l.set_slice(1, 2, 1, [7, 8, 9]).unwrap(); // step 1: any length
+    assert_eq!(l.to_vec().unwrap(), vec![0, 7, 8, 9, 2]);
+    l.set_slice_from(i64::MAX, i64::MIN, -1, &l.clone()).unwrap();
+    assert_eq!(l.to_vec().unwrap(), vec![2, 9, 8, 7, 0]);
+    let other: List<i64> = vec![1, 2].into();
+    assert!(l.set_slice_from(0, i64::MAX, 2, &other).is_err(), "3 selected, 2 given");
+    assert_eq!(l.to_vec().unwrap(), vec![2, 9, 8, 7, 0]);
+}
+
+/// An element type whose conversion fails for odd numbers.
+#[derive(Clone, Debug, PartialEq)]
+struct Even(i64);
+
+impl ffikit::Element for Even {
+    fn schema() -> String {
+        "int".into()
+    }
+    fn into_any(self) -> ffikit::Result<Any> {
+        if self.0 % 2 == 0 {
+            Ok(Any::from(self.0))
+        } else {
+            Err(ffikit::Error::new("ValueError", &format!("{} is odd", self.0)))
+        }
+    }
+    fn from_view(v: &ffikit::sys::ffk_any) -> ffikit::Result<Self> {
+        i64::from_view(v).map(Even)
+    }
+}
+
+#[test]
+fn list_extend_is_all_or_nothing() {
+    let l: List<Even> = vec![Even(0)].into();
+    // More values than the 256 the crate once appended per call: none may land.
+    let e = l.try_extend((2..1000).map(|i| Even(if i == 999 { i } else { i * 2 }))).unwrap_err();
+    assert_eq!(e.to_string(), "ValueError: 999 is odd");
+    assert_eq!(l.to_vec().unwrap(), vec![Even(0)]);
+    assert!(l.set_slice(0, i64::MAX, 1, [Even(2), Even(3)]).is_err());
+    assert_eq!(l.to_vec().unwrap(), vec![Even(0)]);
+    l.try_extend((1..300).map(|i| Even(2 * i))).unwrap();
+    assert_eq!(l.len(), 300);
+}
+
+// ---- Short strings and bytes (stored inline, with no object) are Str / Bytes -------------
+
+#[test]
+fn inline_strings_and_bytes_read_back_as_str_and_bytes() {
+    let untyped: Array = vec![Any::from("short"), Any::from("a string longer than 7 bytes"), Any::from("")].into();
+    assert_eq!(untyped.as_views()[0].type_name(), "str");
+    let a: Array<Str> = ObjectRef::from(untyped.clone()).downcast().unwrap();
+    let texts: Vec<String> = a.iter().map(|s| s.as_str().to_string()).collect();
+    assert_eq!(texts, vec!["short", "a string longer than 7 bytes", ""]);
+    assert_eq!(a.get(0).unwrap().as_str(), "short");
+    assert_eq!(a.get(-1).unwrap().len(), 0);
+
+    let l: List<Str> = ObjectRef::from(untyped.to_list().unwrap()).downcast().unwrap();
+    assert_eq!(l.get(0).unwrap().as_str(), "short");
+    assert_eq!(l.pop(0).unwrap().as_str(), "short");
+    assert_eq!(l.to_vec().unwrap().len(), 2);
+    assert_eq!(l.iter().map(|s| s.unwrap().len()).collect::<Vec<_>>(), vec![28, 0]);
+
+    let bytes: Array = vec![Any::from(&b"\x00\x01"[..]), Any::from(&b"eight by"[..])].into();
+    let b: Array<ffikit::Bytes> = ObjectRef::from(bytes).downcast().unwrap();
+    assert_eq!(b.get(0).unwrap().as_bytes(), b"\x00\x01");
+    assert_eq!(b.to_vec()[1].as_bytes(), b"eight by");
+    let bl: List<ffikit::Bytes> = b.to_list().unwrap();
+    assert_eq!(bl.get(0).unwrap().as_bytes(), b"\x00\x01");
+
+    // Map keys and values.
+    let mut m: Map<Str, Str> = Map::new().unwrap();
+    m.insert(Str::new("k").unwrap(), Str::new("v").unwrap()).unwrap();
+    let untyped_map: Map = vec![(Any::from("key"), Any::from("val"))].into();
+    let typed: Map<Str, Str> = ObjectRef::from(untyped_map).downcast().unwrap();
+    assert_eq!(typed.keys()[0].as_str(), "key");
+    assert_eq!(typed.get(&Str::new("key").unwrap()).unwrap().as_str(), "val");
+    assert_eq!(m.iter().map(|(k, v)| (k.as_str().to_string(), v.as_str().to_string())).collect::<Vec<_>>(),
+               vec![("k".to_string(), "v".to_string())]);
+    let d: Dict<Str, i64> = ObjectRef::from(vec![(Any::from("x"), Any::from(1i64))].into_iter().collect::<Dict>()).downcast().unwrap();
+    assert_eq!(d.keys().unwrap()[0].as_str(), "x");
+    assert_eq!(d.to_vec().unwrap()[0].0.as_str(), "x");
+
+    // Other kinds are still refused with C's text.
+    let e = ObjectRef::from(Array::<Any>::from(vec![Any::from(1i64)])).downcast::<Array<Str>>().unwrap_err();
+    assert_eq!(e.to_string(), "TypeError: Array item #0: expected str but got int");
+    assert_eq!(Any::from("s").to::<ffikit::Bytes>().unwrap_err().to_string(), "TypeError: expected bytes but got str");
+}

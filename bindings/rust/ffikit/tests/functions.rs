@@ -184,3 +184,24 @@ fn typed_closure_returning_nothing_declares_none() {
     assert!(testing("apply").call(&[AnyView::from(&f), Any::from("b").view()]).unwrap().is_none());
     assert_eq!(*seen.lock().unwrap(), vec!["a".to_string(), "b".to_string()]);
 }
+
+#[test]
+fn typed_functions_take_and_return_short_strings_and_bytes() {
+    let join = Function::from_typed("rs.join", |(xs, sep): (Array<ffikit::Str>, ffikit::Str)| {
+        Ok(xs.iter().map(|s| s.as_str().to_string()).collect::<Vec<_>>().join(sep.as_str()))
+    })
+    .unwrap();
+    let words: Array = vec![Any::from("ab"), Any::from("a longer word"), Any::from("")].into();
+    let r = join.call(&[AnyView::from(&words), AnyView::from(&Any::from("-"))]).unwrap();
+    assert_eq!(r.as_str().unwrap(), "ab-a longer word-");
+    let first = Function::from_typed("rs.first", |(xs,): (List<ffikit::Str>,)| xs.get(0)).unwrap();
+    let l: List = vec![Any::from("tiny")].into();
+    let r = first.call(&[AnyView::from(&l)]).unwrap();
+    assert_eq!(r.as_str().unwrap(), "tiny");
+    assert_eq!(first.call_typed::<_, ffikit::Str>((List::<ffikit::Str>::from(vec![ffikit::Str::new("x").unwrap()]),)).unwrap().as_str(), "x");
+    let len = Function::from_typed("rs.len", |(b,): (ffikit::Bytes,)| Ok(b.as_bytes().len() as i64)).unwrap();
+    assert_eq!(len.call(&[AnyView::from(&Any::from(&b"\x01\x02"[..]))]).unwrap().to::<i64>().unwrap(), 2);
+    // Through C and back: testing.echo returns the inline value, read as Str.
+    let echo = common::testing("echo");
+    assert_eq!(echo.call_typed::<_, ffikit::Str>((Any::from("echo"),)).unwrap().as_str(), "echo");
+}

@@ -91,3 +91,41 @@ fn iterating_while_another_thread_appends_yields_values_or_an_error() {
     });
     assert_eq!(l.len(), 2000);
 }
+
+/// One thread extends by 1000 values at a time (more than the 256 the crate once gave C
+/// per call) and rewrites slices; others read snapshots: each holds whole extends only.
+#[test]
+fn extend_and_slice_operations_are_atomic_for_readers() {
+    const N: i64 = 1000;
+    let l: List<i64> = List::new().unwrap();
+    let done = std::sync::atomic::AtomicBool::new(false);
+    thread::scope(|s| {
+        for _ in 0..2 {
+            let (l, done) = (l.clone(), &done);
+            s.spawn(move || {
+                while !done.load(std::sync::atomic::Ordering::Relaxed) {
+                    let v = l.to_vec().unwrap();
+                    assert_eq!(v.len() as i64 % N, 0, "a reader saw part of an extend ({} values)", v.len());
+                    let evens = l.slice(0, i64::MAX, 2).unwrap();
+                    assert_eq!(evens.len() as i64 % (N / 2), 0, "a slice read saw part of an extend");
+                    // Every element of a whole snapshot was written by one step: all equal in each block.
+                    for block in v.chunks(N as usize) {
+                        let (a, b) = (block[0], block[1]);
+                        assert!(block.iter().step_by(2).all(|&x| x == a), "half an extended assignment (even positions)");
+                        assert!(block.iter().skip(1).step_by(2).all(|&x| x == b), "half an extended assignment (odd positions)");
+                    }
+                }
+            });
+        }
+        for round in 0..200i64 {
+            l.try_extend(std::iter::repeat(round).take(N as usize)).unwrap();
+            // Rewrite the even positions of the whole List in one step (a block keeps its pattern).
+            let n = (l.len() as i64 + 1) / 2;
+            l.set_slice(0, i64::MAX, 2, std::iter::repeat(-round).take(n as usize)).unwrap();
+            if round % 4 == 3 {
+                l.delete_slice(0, N, 1).unwrap();
+            }
+        }
+        done.store(true, std::sync::atomic::Ordering::Relaxed);
+    });
+}

@@ -1,0 +1,312 @@
+/*
+ * mapping.c - ffikit.Map and ffikit.Dict: the C types MapBase and DictBase.
+ *
+ * The hot operations are type slots: len, m[k], get, `in`, iteration, construction from
+ * a dict or anything with items(). Dict changes are one C call each (update from another
+ * mapping too: all or nothing). Keys follow C's semantics: 1, True and 1.0 are three
+ * keys. See container.h for the invariants; the iterators and views are in views.c.
+ */
+#include "container.h"
+
+PyTypeObject ffkpy_MapBaseType, ffkpy_DictBaseType;
+
+/* Map only against Map, Dict only against Dict. */
+static PyObject *map_richcompare(PyObject *self, PyObject *other, int op) {
+  ffk_object *h = ffkpy_handle(other);
+  if ((op != Py_EQ && op != Py_NE) || h == NULL || h->type_index != HANDLE(self)->type_index)
+    Py_RETURN_NOTIMPLEMENTED;
+  ffk_any x = ffk_any_object(HANDLE(self)), y = ffk_any_object(h);
+  int rc = ffkpy_container__equal(&x, &y, ffkpy_container__size(HANDLE(self)));
+  ffk_any_release(&x);
+  ffk_any_release(&y);
+  if (rc < 0) return NULL;
+  return PyBool_FromLong(op == Py_EQ ? rc : !rc);
+}
+
+/* ---- Map and what Dict inherits ---------------------------------------------------- */
+
+/* A new Map of `mapping`: a dict converts directly, a Map is shared, a Dict snapshotted,
+ * anything else is read through .items() (AttributeError when it has none). */
+static ffk_map *map_of(PyObject *mapping) {
+  ffk_object *h = ffkpy_handle(mapping);
+  if (h != NULL && h->type_index == FFK_TYPE_MAP) {
+    ffk_object_retain(h);
+    return (ffk_map *)h;
+  }
+  if (h != NULL && h->type_index == FFK_TYPE_DICT) {
+    ffk_map *m = ffk_dict_to_map((ffk_dict *)h);
+    if (m == NULL) ffkpy_raise_from_ffk();
+    return m;
+  }
+  if (PyDict_CheckExact(mapping)) {
+    ffk_any v;
+    return ffkpy_container__owned(mapping, &v) == 0 ? (ffk_map *)v.v_obj : NULL;
+  }
+  PyObject *items = PyObject_CallMethod(mapping, "items", NULL);
+  if (items == NULL) return NULL;
+  PyObject *seq = PySequence_Fast(items, "items() must return an iterable of (key, value) pairs");
+  Py_DECREF(items);
+  if (seq == NULL) return NULL;
+  Py_ssize_t n = PySequence_Fast_GET_SIZE(seq), done = 0;
+  ffk_any *kv = PyMem_Malloc(sizeof(ffk_any) * (size_t)(2 * n + 1));
+  ffk_map *m = NULL;
+  if (kv == NULL) PyErr_NoMemory();
+  for (; kv != NULL && done < n; ++done) {
+    PyObject *p = PySequence_Fast_GET_ITEM(seq, done);
+    if (!PyTuple_Check(p) || PyTuple_GET_SIZE(p) != 2) {
+      PyErr_Format(PyExc_ValueError, "items() must give (key, value) pairs, got %.200s", Py_TYPE(p)->tp_name);
+      break;
+    }
+    if (ffkpy_container__owned(PyTuple_GET_ITEM(p, 0), &kv[done]) != 0) break;
+    if (ffkpy_container__owned(PyTuple_GET_ITEM(p, 1), &kv[n + done]) != 0) {
+      ffk_any_release(&kv[done]);
+      break;
+    }
+  }
+  if (kv != NULL && done == n && (m = ffk_map_from_pairs(kv, kv + n, n)) == NULL) ffkpy_raise_from_ffk();
+  for (Py_ssize_t i = 0; i < done; ++i) {
+    ffk_any_release(&kv[i]);
+    ffk_any_release(&kv[n + i]);
+  }
+  PyMem_Free(kv);
+  Py_DECREF(seq);
+  return m;
+}
+
+static PyObject *map_new(PyTypeObject *type, PyObject *args, PyObject *kwds) {
+  PyObject *mapping = NULL;
+  static char *kwlist[] = {"mapping", NULL};
+  if (!PyArg_ParseTupleAndKeywords(args, kwds, "|O:Map", kwlist, &mapping)) return NULL;
+  if (mapping == NULL || mapping == Py_None) return ffkpy_container__wrap(type, (ffk_object *)ffk_map_new());
+  ffk_map *m = map_of(mapping);
+  return m == NULL ? NULL : ffkpy_container__wrap(type, (ffk_object *)m);
+}
+
+static PyObject *dict_new(PyTypeObject *type, PyObject *args, PyObject *kwds) {
+  PyObject *mapping = NULL;
+  static char *kwlist[] = {"mapping", NULL};
+  if (!PyArg_ParseTupleAndKeywords(args, kwds, "|O:Dict", kwlist, &mapping)) return NULL;
+  if (mapping == NULL || mapping == Py_None) return ffkpy_container__wrap(type, (ffk_object *)ffk_dict_new());
+  ffk_map *m = map_of(mapping);
+  if (m == NULL) return NULL;
+  ffk_dict *d = ffk_dict_from_map(m);
+  ffk_object_release((ffk_object *)m);
+  return ffkpy_container__wrap(type, (ffk_object *)d);
+}
+
+static Py_ssize_t map_len(PyObject *self) {
+  ffk_object *h = HANDLE(self);
+  return (Py_ssize_t)(h->type_index == FFK_TYPE_MAP ? ffk_map_size((ffk_map *)h) : ffk_dict_size((ffk_dict *)h));
+}
+
+/* Looks `key` up: 1 with a new reference in *out, 0 missing, -1 with an exception. */
+static int lookup(PyObject *self, PyObject *key, PyObject **out) {
+  ffkpy_temps temps;
+  ffkpy_temps_init(&temps);
+  ffk_any k, v;
+  if (ffkpy_to_any(key, &k, &temps) != 0) {
+    ffkpy_temps_release(&temps);
+    return -1;
+  }
+  ffk_object *h = HANDLE(self);
+  int rc = h->type_index == FFK_TYPE_MAP ? ffk_map_get((ffk_map *)h, &k, &v) : ffk_dict_get((ffk_dict *)h, &k, &v);
+  ffkpy_temps_release(&temps);
+  if (rc < 0) return ffkpy_raise_from_ffk_int();
+  if (rc == 0) return 0;
+  *out = ffkpy_from_any_steal(&v);
+  return *out == NULL ? -1 : 1;
+}
+
+static PyObject *map_subscript(PyObject *self, PyObject *key) {
+  PyObject *r = NULL;
+  int rc = lookup(self, key, &r);
+  if (rc == 0) PyErr_SetObject(PyExc_KeyError, key);
+  return r;
+}
+
+static PyObject *map_get(PyObject *self, PyObject *const *args, Py_ssize_t nargs) {
+  if (!ffkpy_container__check_nargs("get", nargs, 1, 2)) return NULL;
+  PyObject *r = NULL;
+  int rc = lookup(self, args[0], &r);
+  if (rc == 0) return Py_NewRef(nargs > 1 ? args[1] : Py_None);
+  return r;
+}
+
+static int map_contains(PyObject *self, PyObject *key) {
+  ffkpy_temps temps;
+  ffkpy_temps_init(&temps);
+  ffk_any k;
+  if (ffkpy_to_any(key, &k, &temps) != 0) {
+    ffkpy_temps_release(&temps);
+    return -1;
+  }
+  ffk_object *h = HANDLE(self);
+  int rc = h->type_index == FFK_TYPE_MAP ? ffk_map_contains((ffk_map *)h, &k) : ffk_dict_contains((ffk_dict *)h, &k);
+  ffkpy_temps_release(&temps);
+  return rc;
+}
+
+static PyObject *map_iter_what(PyObject *self, ffk_map_part what) {
+  return ffkpy_iter__new(self, HANDLE(self)->type_index == FFK_TYPE_MAP ? FFKPY_IT_MAP : FFKPY_IT_DICT, what);
+}
+static PyObject *map_iter(PyObject *self) { return map_iter_what(self, FFK_MAP_KEYS); }
+static PyObject *map_iter_keys(PyObject *self, PyObject *unused) { return map_iter_what(self, FFK_MAP_KEYS); }
+static PyObject *map_iter_values(PyObject *self, PyObject *unused) { return map_iter_what(self, FFK_MAP_VALUES); }
+static PyObject *map_iter_items(PyObject *self, PyObject *unused) { return map_iter_what(self, FFK_MAP_ITEMS); }
+
+/* A snapshot Map (a Map: itself). */
+static PyObject *map_snapshot(PyObject *self, PyObject *unused) {
+  ffk_map *m = map_of(self);
+  return m == NULL ? NULL : ffkpy_wrap_steal((ffk_object *)m);
+}
+
+
+static PyMethodDef map_methods[] = {
+    {"get", (PyCFunction)(void (*)(void))map_get, METH_FASTCALL,
+     "get(key, default=None): the value for key, or default when missing."},
+    {"_iter_keys", map_iter_keys, METH_NOARGS, NULL},
+    {"_iter_values", map_iter_values, METH_NOARGS, NULL},
+    {"_iter_items", map_iter_items, METH_NOARGS, NULL},
+    {"_snapshot", map_snapshot, METH_NOARGS, NULL},
+    {"_list", ffkpy_view__list, METH_O, NULL},
+    {"__deepcopy__", ffkpy_container__deepcopy, METH_O, NULL},
+    {NULL, NULL, 0, NULL},
+};
+
+static PySequenceMethods map_as_sequence = {.sq_contains = map_contains};
+static PyMappingMethods map_as_mapping = {.mp_length = map_len, .mp_subscript = map_subscript};
+
+PyTypeObject ffkpy_MapBaseType = {
+    PyVarObject_HEAD_INIT(NULL, 0).tp_name = "ffikit._core.MapBase",
+    .tp_basicsize = sizeof(ffkpy_Object),
+    .tp_flags = Py_TPFLAGS_DEFAULT | Py_TPFLAGS_BASETYPE | Py_TPFLAGS_HAVE_GC | Py_TPFLAGS_MAPPING,
+    .tp_new = map_new,
+    .tp_traverse = ffkpy_object_traverse,
+    .tp_as_sequence = &map_as_sequence,
+    .tp_as_mapping = &map_as_mapping,
+    .tp_hash = ffkpy_container__hash,
+    .tp_richcompare = map_richcompare,
+    .tp_iter = map_iter,
+    .tp_methods = map_methods,
+};
+
+/* ---- Dict ------------------------------------------------------------------------------ */
+
+/* d[k] = v / del d[k] */
+static int dict_ass_subscript(PyObject *self, PyObject *key, PyObject *value) {
+  ffkpy_temps temps;
+  ffkpy_temps_init(&temps);
+  ffk_any k, v = ffk_any_none();
+  int rc = ffkpy_to_any(key, &k, &temps);
+  if (rc == 0 && value != NULL) rc = ffkpy_to_any(value, &v, &temps);
+  if (rc == 0) {
+    if (value != NULL) {
+      if (ffk_dict_set(DCT(self), &k, &v) != 0) rc = ffkpy_raise_from_ffk_int();
+    } else {
+      int erased = ffk_dict_erase(DCT(self), &k);
+      if (erased < 0) rc = ffkpy_raise_from_ffk_int();
+      else if (erased == 0) {
+        PyErr_SetObject(PyExc_KeyError, key);
+        rc = -1;
+      }
+    }
+  }
+  ffkpy_temps_release(&temps);
+  return rc;
+}
+
+/* pop(key[, default]) */
+static PyObject *dict_pop(PyObject *self, PyObject *const *args, Py_ssize_t nargs) {
+  if (!ffkpy_container__check_nargs("pop", nargs, 1, 2)) return NULL;
+  ffkpy_temps temps;
+  ffkpy_temps_init(&temps);
+  ffk_any k, v;
+  PyObject *r = NULL;
+  if (ffkpy_to_any(args[0], &k, &temps) == 0) {
+    ffk_any none = ffk_any_none();
+    int rc = ffk_dict_pop_default(DCT(self), &k, &none, &v);
+    if (rc < 0) ffkpy_raise_from_ffk();
+    else if (rc == 1) r = ffkpy_from_any_steal(&v);
+    else if (nargs > 1) r = Py_NewRef(args[1]);
+    else PyErr_SetObject(PyExc_KeyError, args[0]);
+  }
+  ffkpy_temps_release(&temps);
+  return r;
+}
+
+/* setdefault(key, default=None) */
+static PyObject *dict_setdefault(PyObject *self, PyObject *const *args, Py_ssize_t nargs) {
+  if (!ffkpy_container__check_nargs("setdefault", nargs, 1, 2)) return NULL;
+  ffkpy_temps temps;
+  ffkpy_temps_init(&temps);
+  ffk_any k, dflt = ffk_any_none(), out;
+  PyObject *r = NULL;
+  if (ffkpy_to_any(args[0], &k, &temps) == 0 && (nargs < 2 || ffkpy_to_any(args[1], &dflt, &temps) == 0)) {
+    if (ffk_dict_setdefault(DCT(self), &k, &dflt, &out) < 0) ffkpy_raise_from_ffk();
+    else r = ffkpy_from_any_steal(&out);
+  }
+  ffkpy_temps_release(&temps);
+  return r;
+}
+
+static PyObject *dict_clear(PyObject *self, PyObject *unused) {
+  if (ffk_dict_clear(DCT(self)) != 0) return ffkpy_raise_from_ffk();
+  Py_RETURN_NONE;
+}
+
+/* _update(mapping): every entry of a Map/Dict/mapping, all or nothing (one C operation). */
+static PyObject *dict_update_from(PyObject *self, PyObject *mapping) {
+  ffk_object *h = ffkpy_handle(mapping);
+  ffk_map *m = NULL;
+  if (h == NULL || (h->type_index != FFK_TYPE_MAP && h->type_index != FFK_TYPE_DICT)) {
+    if ((m = map_of(mapping)) == NULL) return NULL;
+    h = (ffk_object *)m;
+  }
+  int rc;
+  ffk_dict *d = DCT(self);
+  Py_BEGIN_ALLOW_THREADS rc = ffk_dict_update(d, h);
+  Py_END_ALLOW_THREADS
+  if (m != NULL) ffk_object_release((ffk_object *)m);
+  if (rc != 0) return ffkpy_raise_from_ffk();
+  Py_RETURN_NONE;
+}
+
+static PyObject *dict_copy(PyObject *self, PyObject *unused) {
+  ffk_map *m = ffk_dict_to_map(DCT(self));
+  if (m == NULL) return ffkpy_raise_from_ffk();
+  ffk_dict *d = ffk_dict_from_map(m);
+  ffk_object_release((ffk_object *)m);
+  return ffkpy_container__wrap(Py_TYPE(self), (ffk_object *)d);
+}
+
+static PyMethodDef dict_methods[] = {
+    {"pop", (PyCFunction)(void (*)(void))dict_pop, METH_FASTCALL,
+     "pop(key[, default]) -> value: removes key and returns its value (KeyError when missing and no default)."},
+    {"setdefault", (PyCFunction)(void (*)(void))dict_setdefault, METH_FASTCALL,
+     "setdefault(key, default=None) -> value: the value for key, first setting it to default when missing."},
+    {"clear", dict_clear, METH_NOARGS, "clear(): removes every entry."},
+    {"copy", dict_copy, METH_NOARGS, "copy() -> Dict: a new Dict with the same entries (shallow)."},
+    {"__copy__", dict_copy, METH_NOARGS, NULL},
+    {"_update", dict_update_from, METH_O, NULL},
+    {NULL, NULL, 0, NULL},
+};
+
+static PyMappingMethods dict_as_mapping = {
+    .mp_length = map_len,
+    .mp_subscript = map_subscript,
+    .mp_ass_subscript = dict_ass_subscript,
+};
+
+PyTypeObject ffkpy_DictBaseType = {
+    PyVarObject_HEAD_INIT(NULL, 0).tp_name = "ffikit._core.DictBase",
+    .tp_basicsize = sizeof(ffkpy_Object),
+    .tp_flags = Py_TPFLAGS_DEFAULT | Py_TPFLAGS_BASETYPE | Py_TPFLAGS_HAVE_GC | Py_TPFLAGS_MAPPING,
+    .tp_new = dict_new,
+    .tp_traverse = ffkpy_object_traverse,
+    .tp_as_sequence = &map_as_sequence,
+    .tp_as_mapping = &dict_as_mapping,
+    .tp_hash = ffkpy_container__hash,
+    .tp_richcompare = map_richcompare,
+    .tp_iter = map_iter,
+    .tp_methods = dict_methods,
+};

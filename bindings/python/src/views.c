@@ -1,0 +1,182 @@
+/*
+ * views.c - the iterators of ffikit.Array, List, Map and Dict, and the snapshot lists
+ * behind ffikit.container's KeysView, ValuesView and ItemsView (MapBase._list).
+ *
+ * An iterator holds its container's wrapper. Over an Array or Map it reads the borrowed
+ * storage (never changed while shared, see container.h); over a List or Dict it steps
+ * the C iterator, which reports a change of shape as RuntimeError, after which the
+ * iterator is exhausted. Which part of a mapping's entries (keys, values, items) is C's
+ * ffk_map_part, also what _list() takes.
+ */
+#include "container.h"
+
+#include <limits.h>
+
+PyTypeObject ffkpy_IterType;
+
+typedef struct {
+  PyObject_HEAD
+  PyObject *owner; /* the container's wrapper (strong), NULL once exhausted */
+  int kind;
+  ffk_map_part what; /* keys, values or items, for the mapping iterators */
+  int64_t pos;
+  union {
+    ffk_list_iter l;
+    ffk_dict_iter d;
+  } it;
+} ffkpy_Iter;
+
+PyObject *ffkpy_iter__new(PyObject *owner, int kind, ffk_map_part what) {
+  ffkpy_Iter *it = PyObject_GC_New(ffkpy_Iter, &ffkpy_IterType);
+  if (it == NULL) return NULL;
+  it->owner = Py_NewRef(owner);
+  it->kind = kind;
+  it->what = what;
+  it->pos = 0;
+  if (kind == FFKPY_IT_ARRAY_REV) it->pos = ARR(owner)->size - 1;
+  if (kind == FFKPY_IT_LIST) ffk_list_iter_init(&it->it.l, LST(owner));
+  if (kind == FFKPY_IT_DICT) ffk_dict_iter_init(&it->it.d, DCT(owner));
+  PyObject_GC_Track(it);
+  return (PyObject *)it;
+}
+
+static void iter_dealloc(PyObject *self) {
+  PyObject_GC_UnTrack(self);
+  Py_CLEAR(((ffkpy_Iter *)self)->owner);
+  PyObject_GC_Del(self);
+}
+
+static int iter_traverse(PyObject *self, visitproc visit, void *arg) {
+  Py_VISIT(((ffkpy_Iter *)self)->owner);
+  return 0;
+}
+
+static PyObject *pair(PyObject *k, PyObject *v) {
+  if (k == NULL || v == NULL) {
+    Py_XDECREF(k);
+    Py_XDECREF(v);
+    return NULL;
+  }
+  PyObject *t = PyTuple_New(2);
+  if (t == NULL) {
+    Py_DECREF(k);
+    Py_DECREF(v);
+    return NULL;
+  }
+  PyTuple_SET_ITEM(t, 0, k);
+  PyTuple_SET_ITEM(t, 1, v);
+  return t;
+}
+
+static PyObject *iter_next(PyObject *self) {
+  ffkpy_Iter *it = (ffkpy_Iter *)self;
+  if (it->owner == NULL) return NULL;
+  switch (it->kind) {
+    case FFKPY_IT_ARRAY: {
+      const ffk_array *a = ARR(it->owner);
+      if (it->pos < a->size) return ffkpy_from_any(&a->data[it->pos++]);
+      break;
+    }
+    case FFKPY_IT_ARRAY_REV: {
+      const ffk_array *a = ARR(it->owner);
+      if (it->pos >= 0 && it->pos < a->size) return ffkpy_from_any(&a->data[it->pos--]);
+      break;
+    }
+    case FFKPY_IT_MAP: {
+      const ffk_any *k, *v;
+      if (ffk_map_next(MAP(it->owner), &it->pos, &k, &v)) {
+        if (it->what == FFK_MAP_KEYS) return ffkpy_from_any(k);
+        if (it->what == FFK_MAP_VALUES) return ffkpy_from_any(v);
+        return pair(ffkpy_from_any(k), ffkpy_from_any(v));
+      }
+      break;
+    }
+    case FFKPY_IT_LIST: {
+      ffk_any v;
+      int rc = ffk_list_iter_next(&it->it.l, &v);
+      if (rc > 0) return ffkpy_from_any_steal(&v);
+      if (rc < 0) {
+        Py_CLEAR(it->owner);
+        return ffkpy_raise_from_ffk();
+      }
+      break;
+    }
+    default: {
+      ffk_any k, v;
+      int rc = ffk_dict_iter_next(&it->it.d, it->what == FFK_MAP_VALUES ? NULL : &k, it->what == FFK_MAP_KEYS ? NULL : &v);
+      if (rc > 0) {
+        if (it->what == FFK_MAP_KEYS) return ffkpy_from_any_steal(&k);
+        if (it->what == FFK_MAP_VALUES) return ffkpy_from_any_steal(&v);
+        return pair(ffkpy_from_any_steal(&k), ffkpy_from_any_steal(&v));
+      }
+      if (rc < 0) {
+        Py_CLEAR(it->owner);
+        return ffkpy_raise_from_ffk();
+      }
+      break;
+    }
+  }
+  Py_CLEAR(it->owner);
+  return NULL;
+}
+
+/* __length_hint__ (Array and Map iterators: what is left; the shared ones: the size). */
+static PyObject *iter_length_hint(PyObject *self, PyObject *unused) {
+  ffkpy_Iter *it = (ffkpy_Iter *)self;
+  if (it->owner == NULL) return PyLong_FromLong(0);
+  switch (it->kind) {
+    case FFKPY_IT_ARRAY: return PyLong_FromLongLong(ARR(it->owner)->size - it->pos);
+    case FFKPY_IT_ARRAY_REV: return PyLong_FromLongLong(it->pos + 1);
+    case FFKPY_IT_MAP: return PyLong_FromLongLong(ffk_map_size(MAP(it->owner)));
+    case FFKPY_IT_LIST: return PyLong_FromLongLong(ffk_list_size(LST(it->owner)));
+    default: return PyLong_FromLongLong(ffk_dict_size(DCT(it->owner)));
+  }
+}
+
+static PyMethodDef iter_methods[] = {
+    {"__length_hint__", iter_length_hint, METH_NOARGS, NULL},
+    {NULL, NULL, 0, NULL},
+};
+
+PyTypeObject ffkpy_IterType = {
+    PyVarObject_HEAD_INIT(NULL, 0).tp_name = "ffikit._core.Iterator",
+    .tp_basicsize = sizeof(ffkpy_Iter),
+    .tp_flags = Py_TPFLAGS_DEFAULT | Py_TPFLAGS_HAVE_GC,
+    .tp_dealloc = iter_dealloc,
+    .tp_traverse = iter_traverse,
+    .tp_iter = PyObject_SelfIter,
+    .tp_iternext = iter_next,
+    .tp_methods = iter_methods,
+};
+
+/* ---- The views' snapshots ------------------------------------------------------------- */
+
+/*
+ * _list(part): a snapshot of the keys, values or items (part: _core.MAP_KEYS, MAP_VALUES or
+ * MAP_ITEMS, the C ffk_map_part) as a Python list in order; items as (key, value) tuples.
+ * C checks the part and takes the snapshot (a Dict's in one locked step).
+ */
+PyObject *ffkpy_view__list(PyObject *self, PyObject *part_o) {
+  int overflow;
+  long part = PyLong_AsLongAndOverflow(part_o, &overflow);
+  if (part == -1 && PyErr_Occurred()) return NULL;
+  if (overflow || part < INT_MIN || part > INT_MAX) part = -1; /* C names it as out of range */
+  ffk_object *h = HANDLE(self);
+  ffk_array *a = h->type_index == FFK_TYPE_MAP ? ffk_map_collect((ffk_map *)h, (ffk_map_part)part)
+                                               : ffk_dict_collect((ffk_dict *)h, (ffk_map_part)part);
+  if (a == NULL) return ffkpy_raise_from_ffk();
+  PyObject *list = PyList_New((Py_ssize_t)a->size);
+  for (int64_t i = 0; list != NULL && i < a->size; ++i) {
+    PyObject *x;
+    if (part == FFK_MAP_ITEMS) {
+      const ffk_array *kv = (const ffk_array *)a->data[i].v_obj; /* a (key, value) Tuple */
+      x = pair(ffkpy_from_any(&kv->data[0]), ffkpy_from_any(&kv->data[1]));
+    } else {
+      x = ffkpy_from_any(&a->data[i]);
+    }
+    if (x == NULL) Py_CLEAR(list);
+    else PyList_SET_ITEM(list, (Py_ssize_t)i, x);
+  }
+  ffk_object_release(&a->header);
+  return list;
+}
