@@ -44,8 +44,11 @@ static int tensor_getbuffer(PyObject *self, Py_buffer *view, int flags) {
     return -1;
   }
   int read_only = ffk_tensor_is_read_only(ffkpy_tensor_of(self));
-  if ((flags & PyBUF_WRITABLE) && read_only) {
-    PyErr_SetString(PyExc_BufferError, "the tensor is read-only");
+  if ((flags & PyBUF_WRITABLE) && ffk_tensor_check_writable(ffkpy_tensor_of(self), "a writable buffer") != 0) {
+    /* C's rule and message; the buffer protocol's exception */
+    ffk_error *err = ffk_error_fetch();
+    PyErr_SetString(PyExc_BufferError, err != NULL ? ffk_error_message(err) : "the tensor is read-only");
+    ffk_object_release((ffk_object *)err);
     return -1;
   }
   Py_ssize_t itemsize = (Py_ssize_t)ffk_dtype_itemsize(dl->dtype);

@@ -3,6 +3,7 @@ writes, dimension and index ranges, one element as a number, fill values, shared
 sizes and names, negative strides and the float8 family through DLPack."""
 from __future__ import annotations
 
+import ctypes
 import operator
 import os
 
@@ -40,6 +41,12 @@ def test_writes_to_a_read_only_tensor_are_refused_by_c():
         t.transpose(0, 1).fill_(1)  # views keep the flag
     with pytest.raises(ValueError, match="read-only"):
         t[1].copy_(np.zeros(3, dtype=np.int32))
+    get_buffer = ctypes.pythonapi.PyObject_GetBuffer
+    get_buffer.argtypes = [ctypes.py_object, ctypes.c_void_p, ctypes.c_int]
+    view = (ctypes.c_char * 256)()  # room for a Py_buffer
+    with pytest.raises(BufferError, match=r"^a writable buffer: the tensor is read-only"):
+        get_buffer(t, ctypes.addressof(view), 1)  # PyBUF_WRITABLE
+    assert memoryview(t).readonly
     assert np.from_dlpack(t).tolist() == [[0, 1, 2], [3, 4, 5]]
 
 
