@@ -19,7 +19,7 @@ from setuptools.command.build_ext import build_ext
 HERE = os.path.dirname(os.path.abspath(__file__))
 ROOT = os.path.normpath(os.path.join(HERE, "..", ".."))
 COMPONENTS = ["ffi", "containers", "tensor"]
-CUDA_ONLY = {os.path.join("tensor", "src", "cuda.c")}
+CUDA_ONLY_PREFIX = os.path.join("tensor", "src", "cuda")  # cuda.c, cuda_kernels.c: as tensor/BUILD's CUDA_SRCS
 TESTING_LIB = "testing"
 
 
@@ -28,7 +28,7 @@ def c_sources():
     srcs = []
     for comp in COMPONENTS:
         for path in sorted(glob.glob(os.path.join(ROOT, comp, "src", "*.c"))):
-            if os.path.relpath(path, ROOT) not in CUDA_ONLY:
+            if not os.path.relpath(path, ROOT).startswith(CUDA_ONLY_PREFIX):
                 srcs.append(path)
     srcs.append(os.path.join(ROOT, TESTING_LIB, "testing.c"))
     srcs += sorted(glob.glob(os.path.join(HERE, "src", "*.c")))

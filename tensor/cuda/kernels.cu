@@ -44,7 +44,10 @@ __global__ void FillKernel(T* dst, Layout l, int64_t n, Pattern<T> p) {
        i += static_cast<int64_t>(blockDim.x) * gridDim.x) {
     int64_t off[1];
     Offsets<1>(l, i, off);
-    dst[off[0]] = p.period == 1 ? p.word[0] : p.word[off[0] % p.period];
+    // An element starts at a multiple of period words; with negative strides off[0] may be
+    // negative, and C++'s % keeps the sign, so the word within the element is brought to 0..period-1.
+    int64_t w = p.period == 1 ? 0 : off[0] % p.period;
+    dst[off[0]] = p.word[w < 0 ? w + p.period : w];
   }
 }
 

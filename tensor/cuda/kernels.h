@@ -6,7 +6,7 @@
  * Both work on the calling thread's current device, on the legacy default stream, and
  * return once the device has finished, with cudaSuccess or the first CUDA error
  * (cudaErrorInvalidValue for arguments out of range). Layouts are DLPack's: a shape and
- * strides counted in elements (strides >= 0), at most FFK_KERNELS_MAX_NDIM dimensions;
+ * strides counted in elements (any sign: a reversed view has negative ones), at most FFK_KERNELS_MAX_NDIM dimensions;
  * an element is `elsize` bytes of any alignment the pointers allow (the kernels move
  * 8, 4, 2 or 1-byte words, the widest that the pointers and elsize are multiples of).
  */

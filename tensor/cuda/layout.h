@@ -50,7 +50,7 @@ inline size_t WordSize(size_t elsize, uintptr_t addresses) {
   return 1;
 }
 
-// Fills `l` with the simplified layout of `ops` operands (strides[op] in elements, >= 0)
+// Fills `l` with the simplified layout of `ops` operands (strides[op] in elements, any sign)
 // counted in words of `word` bytes, and returns the number of words each operand visits
 // (0 when the shape has a zero). ndim <= kMaxTensorDims; word divides elsize.
 inline int64_t Simplify(Layout* l, int ops, int32_t ndim, const int64_t* shape, const int64_t* const* strides,

@@ -177,11 +177,14 @@ static void copy_panel(char *d, int64_t dr, int64_t dc, const char *s, int64_t s
 static int32_t panel_dim(int32_t nd, const int64_t *shape, const int64_t *dstr, const int64_t *sstr, size_t size) {
   if (nd < 2 || !(size == 1 || size == 2 || size == 4 || size == 8)) return -1;
   int32_t c = nd - 1;
-  const int64_t *far = sstr[c] >= dstr[c] ? sstr : dstr;
-  if (far[c] <= 1 || shape[c] < 2) return -1;
+  /* Distances: a negative stride (a reversed view) walks as far per step as its magnitude. */
+#define DIST(s) ((s) < 0 ? -(uint64_t)(s) : (uint64_t)(s))
+  const int64_t *far = DIST(sstr[c]) >= DIST(dstr[c]) ? sstr : dstr;
+  if (DIST(far[c]) <= 1 || shape[c] < 2) return -1;
   int32_t k = -1;
   for (int32_t i = 0; i < c; ++i)
-    if (shape[i] >= 2 && far[i] < far[c] && (k < 0 || far[i] < far[k])) k = i;
+    if (shape[i] >= 2 && DIST(far[i]) < DIST(far[c]) && (k < 0 || DIST(far[i]) < DIST(far[k]))) k = i;
+#undef DIST
   return k;
 }
 
@@ -270,14 +273,23 @@ static ffk_tensor *dense_like(const ffk_tensor *t, DLDevice device) {
   return ffk_tensor_empty(t->dl.ndim, t->dl.shape, t->dl.dtype, device);
 }
 
+int ffk_tensor_check_writable(const ffk_tensor *t, const char *operation) {
+  if (!t->read_only) return 0;
+  return ffk_error_set(FFK_ERR_VALUE, "%s: the tensor is read-only (its DLPack producer marked it so)",
+                       operation != NULL ? operation : "write");
+}
+
 int ffk_tensor_copy_from(ffk_tensor *dst, const ffk_tensor *src) {
   if (dst == NULL || src == NULL)
-    return ffk_error_set(FFK_ERR_VALUE, "ffk_tensor_copy_from: the %s tensor is NULL", dst == NULL ? "destination" : "source");
+    return ffk_error_set(FFK_ERR_VALUE, "copy_from: the %s tensor is NULL", dst == NULL ? "destination" : "source");
+  if (dst->read_only)
+    return ffk_error_set(FFK_ERR_VALUE, "copy_from: the destination tensor is read-only (its DLPack producer marked it "
+                                        "so)");
   char a[FFK_DTYPE_STR_MAX], b[FFK_DTYPE_STR_MAX];
   if (!ffk_dtype_equal(dst->dl.dtype, src->dl.dtype)) {
     ffk_dtype_format(dst->dl.dtype, a, sizeof a);
     ffk_dtype_format(src->dl.dtype, b, sizeof b);
-    return ffk_error_set(FFK_ERR_VALUE, "ffk_tensor_copy_from: dtypes differ (%s destination, %s source)", a, b);
+    return ffk_error_set(FFK_ERR_VALUE, "copy_from: dtypes differ (%s destination, %s source)", a, b);
   }
   bool same = dst->dl.ndim == src->dl.ndim;
   for (int32_t i = 0; same && i < dst->dl.ndim; ++i) same = dst->dl.shape[i] == src->dl.shape[i];
@@ -288,13 +300,13 @@ int ffk_tensor_copy_from(ffk_tensor *dst, const ffk_tensor *src) {
     y = ffk_any_repr(&yv);
     ffk_any_release(&xv);
     ffk_any_release(&yv);
-    int rc = ffk_error_set(FFK_ERR_VALUE, "ffk_tensor_copy_from: shapes differ (destination %s, source %s)",
+    int rc = ffk_error_set(FFK_ERR_VALUE, "copy_from: shapes differ (destination %s, source %s)",
                            x ? x->data : "?", y ? y->data : "?");
     ffk_object_release((ffk_object *)x);
     ffk_object_release((ffk_object *)y);
     return rc;
   }
-  size_t size = dst->dl.dtype.bits / 8;
+  size_t size = ffk_dtype_itemsize(dst->dl.dtype);
   if (on_host(dst->dl.device) && on_host(src->dl.device)) {
     host_copy(dst, src, size);
     return 0;
@@ -306,7 +318,7 @@ int ffk_tensor_copy_from(ffk_tensor *dst, const ffk_tensor *src) {
   if (!ffk_tensor_is_contiguous(src)) {
     bool host = on_host(src->dl.device);
     if (!host && !has_kernels(src->dl.device))
-      return ffk_error_set(FFK_ERR_NOT_IMPLEMENTED, "ffk_tensor_copy_from: a strided source on a device needs its "
+      return ffk_error_set(FFK_ERR_NOT_IMPLEMENTED, "copy_from: a strided source on a device needs its "
                                                     "kernels (this build has none for it)");
     ffk_tensor *tmp = dense_like(src, host ? kCpu : src->dl.device);
     if (tmp == NULL) return -1;
@@ -320,7 +332,7 @@ int ffk_tensor_copy_from(ffk_tensor *dst, const ffk_tensor *src) {
   if (!ffk_tensor_is_contiguous(dst)) {
     bool host = on_host(dst->dl.device);
     if (!host && !has_kernels(dst->dl.device))
-      return ffk_error_set(FFK_ERR_NOT_IMPLEMENTED, "ffk_tensor_copy_from: a strided destination on a device needs "
+      return ffk_error_set(FFK_ERR_NOT_IMPLEMENTED, "copy_from: a strided destination on a device needs "
                                                     "its kernels (this build has none for it)");
     ffk_tensor *tmp = dense_like(dst, host ? kCpu : dst->dl.device);
     if (tmp == NULL) return -1;
@@ -351,46 +363,13 @@ ffk_tensor *ffk_tensor_contiguous(const ffk_tensor *t) {
   return out;
 }
 
-/* The bytes of `value` as one element of `dtype`. 0, or -1 with a TypeError/ValueError. */
-static int element_bytes(const ffk_any *value, DLDataType dtype, unsigned char *out) {
-  double f;
-  int64_t i;
-  bool is_float = value->type_index == FFK_TYPE_FLOAT;
-  if (is_float) f = value->v_float;
-  else if (ffk_any_as_int(value, &i) == 0) f = (double)i;
-  else return ffk_error_set(FFK_ERR_TYPE, "ffk_tensor_fill: expected an int, float or bool but got %s",
-                            ffk_any_type_name(value));
-#define PUT(T, x)              \
-  do {                         \
-    T v_ = (T)(x);             \
-    memcpy(out, &v_, sizeof v_); \
-  } while (0)
-  switch (dtype.code * 1000 + dtype.bits) {
-    case kDLInt * 1000 + 8: PUT(int8_t, is_float ? (int64_t)f : i); return 0;
-    case kDLInt * 1000 + 16: PUT(int16_t, is_float ? (int64_t)f : i); return 0;
-    case kDLInt * 1000 + 32: PUT(int32_t, is_float ? (int64_t)f : i); return 0;
-    case kDLInt * 1000 + 64: PUT(int64_t, is_float ? (int64_t)f : i); return 0;
-    case kDLUInt * 1000 + 8: PUT(uint8_t, is_float ? (int64_t)f : i); return 0;
-    case kDLUInt * 1000 + 16: PUT(uint16_t, is_float ? (int64_t)f : i); return 0;
-    case kDLUInt * 1000 + 32: PUT(uint32_t, is_float ? (int64_t)f : i); return 0;
-    case kDLUInt * 1000 + 64: PUT(uint64_t, is_float ? (int64_t)f : i); return 0;
-    case kDLFloat * 1000 + 32: PUT(float, f); return 0;
-    case kDLFloat * 1000 + 64: PUT(double, f); return 0;
-    case 6 * 1000 + 8: PUT(uint8_t, f != 0.0); return 0; /* kDLBool */
-    default: {
-      char name[FFK_DTYPE_STR_MAX];
-      ffk_dtype_format(dtype, name, sizeof name);
-      return ffk_error_set(FFK_ERR_VALUE, "ffk_tensor_fill: cannot fill a %s tensor", name);
-    }
-  }
-#undef PUT
-}
-
 int ffk_tensor_fill(ffk_tensor *t, const ffk_any *value) {
-  if (t == NULL || value == NULL) return ffk_error_set(FFK_ERR_VALUE, "ffk_tensor_fill: NULL argument");
+  if (t == NULL || value == NULL)
+    return ffk_error_set(FFK_ERR_VALUE, "fill: the %s is NULL", t == NULL ? "tensor" : "value");
+  if (ffk_tensor_check_writable(t, "fill") != 0) return -1;
   unsigned char elem[16];
-  if (element_bytes(value, t->dl.dtype, elem) != 0) return -1;
-  size_t size = t->dl.dtype.bits / 8;
+  if (ffk_tensor__pack_value("fill", value, t->dl.dtype, elem) != 0) return -1;
+  size_t size = ffk_dtype_itemsize(t->dl.dtype);
   int64_t n = ffk_tensor_numel(t);
   if (n == 0) return 0;
   if (has_kernels(t->dl.device)) return kernel_fill(t, elem, size);

@@ -1,7 +1,7 @@
 /*
- * cuda.c - the CUDA allocators (kDLCUDA device memory, kDLCUDAHost pinned host memory),
- * the CUDA device count, and the tensor operations that run the kernels of
- * tensor/cuda/kernels.cu (fill, strided copy, zeroing).
+ * cuda.c - the CUDA allocators (kDLCUDA device memory, kDLCUDAHost pinned host memory,
+ * and their copy routine), the CUDA device count, zeroing device memory, and the CUDA
+ * error and current-device helpers that cuda_kernels.c (fill and strided copy) shares.
  *
  * Compiled only in a build with the CUDA toolkit (FFK_HAS_CUDA); the rest of the tensor
  * layer reaches it through the ffk_cuda__ functions of tensor_internal.h and never
@@ -24,7 +24,7 @@
 #include <stdio.h>
 #include <string.h>
 
-#include "tensor/cuda/kernels.h"
+#include "cuda_internal.h"
 
 /* cudaMalloc's pointers are aligned to at least this many bytes. */
 #define CUDA_ALIGNMENT 256
@@ -65,13 +65,10 @@ static int fail_detail(const char *prefix, cudaError_t e, const char *call, cons
                        cudaGetErrorName(e), (int)e, cudaGetErrorString(e));
 }
 
-static int fail(const char *prefix, cudaError_t e, const char *call) { return fail_detail(prefix, e, call, NULL); }
+int ffk_cuda__fail(const char *prefix, cudaError_t e, const char *call) { return fail_detail(prefix, e, call, NULL); }
+static int fail(const char *prefix, cudaError_t e, const char *call) { return ffk_cuda__fail(prefix, e, call); }
 
 /* ---- The current device ------------------------------------------------------------------ */
-
-typedef struct device_guard {
-  int previous, id;
-} device_guard;
 
 /* Checks that CUDA device `id` exists; 0, or -1 with the error prefixed by `prefix`. */
 static int check_device(const char *prefix, int32_t id) {
@@ -87,8 +84,7 @@ static int check_device(const char *prefix, int32_t id) {
   return 0;
 }
 
-/* Makes CUDA device `id` current, remembering the previous one in *g for leave(). */
-static int enter(const char *prefix, int32_t id, device_guard *g) {
+int ffk_cuda__enter(const char *prefix, int32_t id, device_guard *g) {
   if (check_device(prefix, id) != 0) return -1;
   cudaError_t e = cudaGetDevice(&g->previous);
   if (e != cudaSuccess) return fail(prefix, e, "cudaGetDevice");
@@ -97,7 +93,7 @@ static int enter(const char *prefix, int32_t id, device_guard *g) {
   return 0;
 }
 
-static void leave(const device_guard *g) {
+void ffk_cuda__leave(const device_guard *g) {
   if (g->previous != g->id) (void)cudaSetDevice(g->previous);
 }
 
@@ -114,10 +110,10 @@ static void *cuda_allocate(void *ctx, DLDevice device, size_t nbytes, size_t ali
   }
   snprintf(prefix, sizeof prefix, "cannot allocate on device `%s`", dev);
   device_guard g;
-  if (enter(prefix, device.device_id, &g) != 0) return NULL;
+  if (ffk_cuda__enter(prefix, device.device_id, &g) != 0) return NULL;
   void *p = NULL;
   cudaError_t e = nbytes > 0 ? cudaMalloc(&p, nbytes) : cudaSuccess;
-  leave(&g);
+  ffk_cuda__leave(&g);
   if (e != cudaSuccess) {
     snprintf(prefix, sizeof prefix, "cannot allocate %zu bytes on device `%s`", nbytes, dev);
     fail(prefix, e, "cudaMalloc");
@@ -153,14 +149,14 @@ static void *cuda_host_allocate(void *ctx, DLDevice device, size_t nbytes, size_
   ffk_device_format(device, dev, sizeof dev);
   snprintf(prefix, sizeof prefix, "cannot allocate on device `%s`", dev);
   device_guard g;
-  if (enter(prefix, device.device_id, &g) != 0) return NULL;
+  if (ffk_cuda__enter(prefix, device.device_id, &g) != 0) return NULL;
   if (alignment < sizeof(void *)) alignment = sizeof(void *);
   size_t extra = FFK_ALIGNED__ROOM(alignment);
   void *raw = NULL;
   cudaError_t e = cudaSuccess;
   if (nbytes > SIZE_MAX - extra) e = cudaErrorMemoryAllocation;
   else if (nbytes > 0) e = cudaHostAlloc(&raw, nbytes + extra, cudaHostAllocPortable);
-  leave(&g);
+  ffk_cuda__leave(&g);
   if (e != cudaSuccess) {
     snprintf(prefix, sizeof prefix, "cannot allocate %zu bytes on device `%s`", nbytes, dev);
     fail(prefix, e, "cudaHostAlloc");
@@ -197,16 +193,16 @@ static int cuda_copy(void *ctx, void *dst, DLDevice dst_device, const void *src,
   device_guard g;
   cudaError_t e;
   if (dst_cuda && src_cuda && dst_device.device_id != src_device.device_id) {
-    if (check_device(prefix, src_device.device_id) != 0 || enter(prefix, dst_device.device_id, &g) != 0) return -1;
+    if (check_device(prefix, src_device.device_id) != 0 || ffk_cuda__enter(prefix, dst_device.device_id, &g) != 0) return -1;
     e = cudaMemcpyPeer(dst, dst_device.device_id, src, src_device.device_id, nbytes);
     if (e == cudaSuccess) e = cudaDeviceSynchronize(); /* the peer copy is asynchronous to the host */
-    leave(&g);
+    ffk_cuda__leave(&g);
     return e == cudaSuccess ? 0 : fail(prefix, e, "cudaMemcpyPeer");
   }
-  if (enter(prefix, dst_cuda ? dst_device.device_id : src_device.device_id, &g) != 0) return -1;
+  if (ffk_cuda__enter(prefix, dst_cuda ? dst_device.device_id : src_device.device_id, &g) != 0) return -1;
   e = cudaMemcpy(dst, src, nbytes, cudaMemcpyDefault);
   if (e == cudaSuccess && dst_cuda && src_cuda) e = cudaStreamSynchronize(0); /* device to device is asynchronous */
-  leave(&g);
+  ffk_cuda__leave(&g);
   return e == cudaSuccess ? 0 : fail(prefix, e, "cudaMemcpy");
 }
 
@@ -234,32 +230,9 @@ int ffk_cuda__zero(DLDevice device, void *data, size_t nbytes) {
   ffk_device_format(device, dev, sizeof dev);
   snprintf(prefix, sizeof prefix, "cannot zero %zu bytes on device `%s`", nbytes, dev);
   device_guard g;
-  if (enter(prefix, device.device_id, &g) != 0) return -1;
+  if (ffk_cuda__enter(prefix, device.device_id, &g) != 0) return -1;
   cudaError_t e = cudaMemset(data, 0, nbytes);
   if (e == cudaSuccess) e = cudaStreamSynchronize(0);
-  leave(&g);
+  ffk_cuda__leave(&g);
   return e == cudaSuccess ? 0 : fail(prefix, e, "cudaMemset");
-}
-
-int ffk_cuda__fill(ffk_tensor *t, const void *elem, size_t size) {
-  char dev[FFK_DEVICE_STR_MAX], prefix[128];
-  ffk_device_format(t->dl.device, dev, sizeof dev);
-  snprintf(prefix, sizeof prefix, "cannot fill a tensor on device `%s`", dev);
-  device_guard g;
-  if (enter(prefix, t->dl.device.device_id, &g) != 0) return -1;
-  cudaError_t e = ffk_kernels__fill(ffk_tensor_data_ptr(t), t->dl.ndim, t->dl.shape, t->dl.strides, elem, size);
-  leave(&g);
-  return e == cudaSuccess ? 0 : fail(prefix, e, "the fill kernel");
-}
-
-int ffk_cuda__copy(ffk_tensor *dst, const ffk_tensor *src) {
-  char dev[FFK_DEVICE_STR_MAX], prefix[128];
-  ffk_device_format(dst->dl.device, dev, sizeof dev);
-  snprintf(prefix, sizeof prefix, "cannot copy between tensors on device `%s`", dev);
-  device_guard g;
-  if (enter(prefix, dst->dl.device.device_id, &g) != 0) return -1;
-  cudaError_t e = ffk_kernels__copy(ffk_tensor_data_ptr(dst), dst->dl.strides, ffk_tensor_data_ptr(src),
-                                    src->dl.strides, dst->dl.ndim, dst->dl.shape, dst->dl.dtype.bits / 8);
-  leave(&g);
-  return e == cudaSuccess ? 0 : fail(prefix, e, "the strided copy kernel");
 }

@@ -46,12 +46,12 @@ static void versioned_deleter(DLManagedTensorVersioned *self) {
 
 DLManagedTensor *ffk_tensor_to_dlpack(ffk_tensor *t) {
   if (t == NULL) {
-    ffk_error_set(FFK_ERR_VALUE, "ffk_tensor_to_dlpack: the tensor is NULL");
+    ffk_error_set(FFK_ERR_VALUE, "to_dlpack: the tensor is NULL");
     return NULL;
   }
   if (t->read_only) {
-    ffk_error_set(FFK_ERR_VALUE, "a read-only tensor cannot be exported as a legacy DLManagedTensor (it has no "
-                                 "read-only flag); use ffk_tensor_to_dlpack_versioned");
+    ffk_error_set(FFK_ERR_VALUE, "to_dlpack: a read-only tensor cannot be exported as a legacy DLManagedTensor "
+                                 "(it has no read-only flag); export a versioned one (DLPack 1.0 or newer)");
     return NULL;
   }
   legacy_export *e = ffk_mem_alloc(sizeof *e);
@@ -66,7 +66,7 @@ DLManagedTensor *ffk_tensor_to_dlpack(ffk_tensor *t) {
 
 DLManagedTensorVersioned *ffk_tensor_to_dlpack_versioned(ffk_tensor *t) {
   if (t == NULL) {
-    ffk_error_set(FFK_ERR_VALUE, "ffk_tensor_to_dlpack_versioned: the tensor is NULL");
+    ffk_error_set(FFK_ERR_VALUE, "to_dlpack: the tensor is NULL");
     return NULL;
   }
   versioned_export *e = ffk_mem_alloc(sizeof *e);
@@ -86,18 +86,14 @@ bool ffk_tensor_is_read_only(const ffk_tensor *t) { return t->read_only; }
 
 /* ---- Import --------------------------------------------------------------------------- */
 
+/*
+ * The type codes DLPack defines for tensor elements: int, uint, float, bfloat, complex,
+ * bool (DLPack 0.8), and the float8/float6/float4 family (DLPack 1.1: codes 7 to 17,
+ * float8_e3m4 to float4_e2m1fn). kDLOpaqueHandle (3) is not an element type.
+ */
 static bool known_dtype_code(uint8_t code) {
-  switch (code) {
-    case kDLInt:
-    case kDLUInt:
-    case kDLFloat:
-    case kDLBfloat:
-    case kDLComplex:
-    case 6: /* kDLBool (DLPack >= 0.8) */
-      return true;
-    default:
-      return false;
-  }
+  return code == FFK_DTYPE_INT || code == FFK_DTYPE_UINT || code == FFK_DTYPE_FLOAT ||
+         (code >= FFK_DTYPE_BFLOAT && code <= FFK_DTYPE_FLOAT4_E2M1FN);
 }
 
 /* Validates a DLTensor from a producer. 0, or -1 with a ValueError naming the problem. */
@@ -113,13 +109,19 @@ static int validate(const char *what, const DLTensor *d, const ffk_dlpack_requir
                            (long long)d->shape[i]);
     if (__builtin_mul_overflow(numel, d->shape[i], &numel))
       return ffk_error_set(FFK_ERR_VALUE, "%s: the shape has too many elements", what);
-    if (d->strides != NULL && d->strides[i] < 0)
-      return ffk_error_set(FFK_ERR_VALUE, "%s: dimension %d has negative stride %lld (not supported)", what, (int)i,
-                           (long long)d->strides[i]);
   }
-  if (!known_dtype_code(d->dtype.code) || d->dtype.lanes != 1 || d->dtype.bits == 0 || d->dtype.bits % 8 != 0)
+  if (!known_dtype_code(d->dtype.code))
     return ffk_error_set(FFK_ERR_VALUE, "%s: unsupported dtype (code %u, %u bits, %u lanes)", what,
                          (unsigned)d->dtype.code, (unsigned)d->dtype.bits, (unsigned)d->dtype.lanes);
+  if (!ffk_tensor__holds(d->dtype)) {
+    char name[FFK_DTYPE_STR_MAX];
+    ffk_dtype_format(d->dtype, name, sizeof name);
+    if (d->dtype.lanes != 1)
+      return ffk_error_set(FFK_ERR_VALUE, "%s: unsupported dtype %s: an element has one lane, and it has %u", what,
+                           name, (unsigned)d->dtype.lanes);
+    return ffk_error_set(FFK_ERR_VALUE, "%s: unsupported dtype %s: its elements are %u bits, not a whole number of bytes",
+                         what, name, (unsigned)d->dtype.bits);
+  }
   int32_t type = (int32_t)d->device.device_type;
   if (ffk_device_type_name(type) == NULL || d->device.device_id < 0)
     return ffk_error_set(FFK_ERR_VALUE, "%s: unknown device (type %d, id %d)", what, (int)type,
@@ -138,9 +140,10 @@ static int validate(const char *what, const DLTensor *d, const ffk_dlpack_requir
 }
 
 /*
- * Checks that the bytes from data to the end of the furthest element (byte_offset plus
- * that element's offset and size; byte_offset alone without elements) fit in an int64_t
- * and do not wrap around the address space, so that no offset, size or address computed
+ * Checks that the bytes the elements cover, measured from data (byte_offset plus, for
+ * each dimension, the furthest step below and above the first element: strides may be
+ * negative; byte_offset alone without elements), lie within 2^63 bytes on either side
+ * of data and inside the address space, so that no offset, size or address computed
  * from the tensor later overflows (ffk_tensor_data_ptr adds byte_offset to data). A
  * producer's strides or byte_offset, or a shape whose compact strides fit but whose bytes
  * do not, can describe more. 0, or -1 with a ValueError.
@@ -148,23 +151,26 @@ static int validate(const char *what, const DLTensor *d, const ffk_dlpack_requir
 static int check_span(const char *what, const DLTensor *d, const int64_t *strides) {
   bool empty = false;
   for (int32_t i = 0; i < d->ndim; ++i) empty |= d->shape[i] == 0;
-  uint64_t last = 0, end = 0;
-  bool overflow = false;
+  uint64_t below = 0, above = 0, low = 0, end = 0; /* elements below and above the first; bytes */
+  bool overflow = d->byte_offset > (uint64_t)INT64_MAX;
   if (!empty) {
     for (int32_t i = 0; i < d->ndim; ++i) {
-      uint64_t step;
-      overflow |= __builtin_mul_overflow((uint64_t)(d->shape[i] - 1), (uint64_t)strides[i], &step) ||
-                  __builtin_add_overflow(last, step, &last);
+      uint64_t step, magnitude = strides[i] < 0 ? -(uint64_t)strides[i] : (uint64_t)strides[i];
+      overflow |= __builtin_mul_overflow((uint64_t)(d->shape[i] - 1), magnitude, &step) ||
+                  __builtin_add_overflow(strides[i] < 0 ? below : above, step, strides[i] < 0 ? &below : &above);
     }
-    overflow |= last >= (uint64_t)INT64_MAX || __builtin_mul_overflow(last + 1, (uint64_t)(d->dtype.bits / 8), &end);
+    uint64_t elsize = ffk_dtype_itemsize(d->dtype);
+    overflow |= above >= (uint64_t)INT64_MAX || __builtin_mul_overflow(above + 1, elsize, &end) ||
+                __builtin_mul_overflow(below, elsize, &low);
   }
   uintptr_t reach;
   overflow |= __builtin_add_overflow(end, d->byte_offset, &end) || end > (uint64_t)INT64_MAX ||
-              __builtin_add_overflow((uintptr_t)d->data, (uintptr_t)end, &reach);
+              low > (uint64_t)INT64_MAX || __builtin_add_overflow((uintptr_t)d->data, (uintptr_t)end, &reach) ||
+              (uintptr_t)d->data + (uintptr_t)d->byte_offset < (uintptr_t)low; /* no wrap below address 0 */
   if (overflow)
     return ffk_error_set(FFK_ERR_VALUE,
-                         "%s: the elements reach more than 2^63 bytes past data, or past the end of the address "
-                         "space (data %p, byte_offset %llu)",
+                         "%s: the elements reach more than 2^63 bytes from data, or outside the address space "
+                         "(data %p, byte_offset %llu)",
                          what, d->data, (unsigned long long)d->byte_offset);
   return 0;
 }
@@ -221,20 +227,20 @@ static void release_versioned(void *owner) {
 
 ffk_tensor *ffk_tensor_from_dlpack(DLManagedTensor *m, const ffk_dlpack_requirements *req) {
   if (m == NULL) {
-    ffk_error_set(FFK_ERR_VALUE, "ffk_tensor_from_dlpack: the managed tensor is NULL");
+    ffk_error_set(FFK_ERR_VALUE, "from_dlpack: the managed tensor is NULL");
     return NULL;
   }
   if (m->deleter == legacy_deleter) {
     legacy_export *e = (legacy_export *)m;
     int rc;
-    ffk_tensor *own = own_export("ffk_tensor_from_dlpack", &m->dl_tensor, e->tensor, req, &rc);
+    ffk_tensor *own = own_export("from_dlpack", &m->dl_tensor, e->tensor, req, &rc);
     if (rc != 0) return NULL;
     if (own != NULL) {
       ffk_mem_free(e); /* the export's reference to `own` is now the caller's */
       return own;
     }
   }
-  ffk_tensor *t = import("ffk_tensor_from_dlpack", &m->dl_tensor, req);
+  ffk_tensor *t = import("from_dlpack", &m->dl_tensor, req);
   if (t == NULL) return NULL;
   t->owner = m; /* from here on the tensor owns m */
   t->owner_release = release_legacy;
@@ -243,18 +249,18 @@ ffk_tensor *ffk_tensor_from_dlpack(DLManagedTensor *m, const ffk_dlpack_requirem
 
 ffk_tensor *ffk_tensor_from_dlpack_versioned(DLManagedTensorVersioned *m, const ffk_dlpack_requirements *req) {
   if (m == NULL) {
-    ffk_error_set(FFK_ERR_VALUE, "ffk_tensor_from_dlpack_versioned: the managed tensor is NULL");
+    ffk_error_set(FFK_ERR_VALUE, "from_dlpack: the managed tensor is NULL");
     return NULL;
   }
   if (m->version.major != 1) {
-    ffk_error_set(FFK_ERR_VALUE, "ffk_tensor_from_dlpack_versioned: DLPack version %u.%u is not supported (1.x is)",
+    ffk_error_set(FFK_ERR_VALUE, "from_dlpack: DLPack version %u.%u is not supported (1.x is)",
                   (unsigned)m->version.major, (unsigned)m->version.minor);
     return NULL;
   }
   if (m->deleter == versioned_deleter) {
     versioned_export *e = (versioned_export *)m;
     int rc;
-    ffk_tensor *own = own_export("ffk_tensor_from_dlpack_versioned", &m->dl_tensor, e->tensor, req, &rc);
+    ffk_tensor *own = own_export("from_dlpack", &m->dl_tensor, e->tensor, req, &rc);
     if (rc != 0) return NULL;
     bool read_only = (m->flags & DLPACK_FLAG_BITMASK_READ_ONLY) != 0;
     if (own != NULL && read_only == own->read_only) {
@@ -262,7 +268,7 @@ ffk_tensor *ffk_tensor_from_dlpack_versioned(DLManagedTensorVersioned *m, const 
       return own;
     }
   }
-  ffk_tensor *t = import("ffk_tensor_from_dlpack_versioned", &m->dl_tensor, req);
+  ffk_tensor *t = import("from_dlpack", &m->dl_tensor, req);
   if (t == NULL) return NULL;
   t->owner = m;
   t->owner_release = release_versioned;

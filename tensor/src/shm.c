@@ -20,7 +20,7 @@
  * Under the mutex:
  *   - attach prunes dead pids (kill(pid, 0) fails with ESRCH), then adds itself; when no
  *     live holder is left it treats the segment as gone: it unlinks the name and raises
- *     KeyError, as if the name were missing. Create, finding the name taken by a segment
+ *     FileNotFoundError, as if the name were missing. Create, finding the name taken by a segment
  *     whose holders are all dead, unlinks it the same way and takes the name;
  *   - release takes one off its own count, prunes, and when no live holder is left marks the
  *     header DEAD and shm_unlinks the name; the mapping itself lives until munmap.
@@ -332,7 +332,7 @@ static int open_existing(shm_extra *x, const char **call, int *err) {
 }
 
 static void raise_open_error(int why, const char *name, const char *call, int err) {
-  if (why == OPEN_MISSING) ffk_error_set(FFK_ERR_KEY, "no shared memory `%s`", name);
+  if (why == OPEN_MISSING) ffk_error_set(FFK_ERR_FILE_NOT_FOUND, "no shared memory named `%s`", name);
   else if (why == OPEN_FOREIGN) ffk_error_set(FFK_ERR_VALUE, "`%s` is not ffikit shared memory", name);
   else if (why == OPEN_VERSION)
     ffk_error_set(FFK_ERR_VALUE, "`%s` is ffikit shared memory of another version (this build reads %u)", name,
@@ -360,10 +360,10 @@ ffk_storage *ffk_storage_attach_shared(const char *name) {
     syscall_error("pthread_mutex_lock", name, rc);
   } else if (h->state == STATE_DEAD) {
     unlink_if_still_named(x); /* it was unlinked after we opened it, or its killer died */
-    ffk_error_set(FFK_ERR_KEY, "no shared memory `%s`", name);
+    ffk_error_set(FFK_ERR_FILE_NOT_FOUND, "no shared memory named `%s`", name);
   } else if (prune_dead(h) == 0) {
     kill_segment(h, name); /* every holder died without letting go: the segment is gone */
-    ffk_error_set(FFK_ERR_KEY, "no shared memory `%s`", name);
+    ffk_error_set(FFK_ERR_FILE_NOT_FOUND, "no shared memory named `%s`", name);
   } else if (!add_holder(h, x->pid)) {
     ffk_error_set(FFK_ERR_RUNTIME, "shared memory `%s` already has %d holder processes", name, SHM_MAX_HOLDERS);
   } else {

@@ -112,9 +112,9 @@ static int check_device_type(const char *fn, int32_t device_type) {
 
 int ffk_allocator_register(int32_t device_type, const ffk_allocator *allocator, ffk_allocator *previous) {
   pthread_once(&g_once, register_builtins);
-  if (check_device_type("ffk_allocator_register", device_type) != 0) return -1;
+  if (check_device_type("allocator_register", device_type) != 0) return -1;
   if (allocator == NULL || allocator->allocate == NULL || allocator->free == NULL)
-    return ffk_error_set(FFK_ERR_VALUE, "ffk_allocator_register: the allocator for %s %s",
+    return ffk_error_set(FFK_ERR_VALUE, "allocator_register: the allocator for %s %s",
                          ffk_device_type_name(device_type), allocator == NULL ? "is NULL" : "lacks allocate or free");
   pthread_mutex_lock(&g_lock);
   if (previous != NULL) *previous = g_allocators[device_type];
@@ -129,7 +129,7 @@ int ffk_allocator_register(int32_t device_type, const ffk_allocator *allocator, 
 }
 
 int ffk_device_count(int32_t device_type) {
-  if (check_device_type("ffk_device_count", device_type) != 0) return -1;
+  if (check_device_type("device_count", device_type) != 0) return -1;
   if (device_type == kDLCPU) return 1;
 #ifdef FFK_HAS_CUDA
   if (device_type == kDLCUDA || device_type == kDLCUDAHost) return ffk_cuda__device_count();
@@ -139,7 +139,7 @@ int ffk_device_count(int32_t device_type) {
 
 int ffk_allocator_get(int32_t device_type, ffk_allocator *out) {
   pthread_once(&g_once, register_builtins);
-  if (check_device_type("ffk_allocator_get", device_type) != 0) return -1;
+  if (check_device_type("allocator_get", device_type) != 0) return -1;
   pthread_mutex_lock(&g_lock);
   *out = g_allocators[device_type];
   pthread_mutex_unlock(&g_lock);

@@ -115,7 +115,7 @@ static void set_contiguous_dims(ffk_tensor *t, int32_t ndim, const int64_t *shap
   for (int32_t i = ndim - 1; i > 0; --i) {
     t->dims[i] = shape[i];
     t->dims[ndim + i] = step;
-    step *= shape[i] > 1 ? shape[i] : 1; /* fits: contiguous_nbytes checked it */
+    step *= shape[i] > 1 ? shape[i] : 1; /* fits: ffk_tensor__contiguous_nbytes checked it */
   }
   if (ndim > 0) {
     t->dims[0] = shape[0];
@@ -142,15 +142,24 @@ static ffk_tensor *fused_new(DLDevice device, int32_t ndim, const int64_t *shape
   return t;
 }
 
+bool ffk_tensor__holds(DLDataType dtype) {
+  if (dtype.lanes == 1) return dtype.bits != 0 && dtype.bits % 8 == 0;
+  return dtype.lanes > 1 && dtype.bits < 8 && dtype.bits * (unsigned)dtype.lanes == 8; /* float4_e2m1fn_x2 */
+}
+
 size_t ffk_tensor__element_size(DLDataType dtype) {
+  if (FFK_LIKELY(ffk_tensor__holds(dtype))) return ffk_dtype_itemsize(dtype);
   char name[FFK_DTYPE_STR_MAX];
-  if (dtype.lanes != 1 || dtype.bits == 0 || dtype.bits % 8 != 0) {
-    ffk_dtype_format(dtype, name, sizeof name);
-    ffk_error_set(FFK_ERR_VALUE, "tensors cannot hold dtype %s (%u bits x %u lanes): elements must be whole bytes",
-                  name, (unsigned)dtype.bits, (unsigned)dtype.lanes);
-    return 0;
-  }
-  return dtype.bits / 8;
+  ffk_dtype_format(dtype, name, sizeof name);
+  if (dtype.lanes != 1)
+    ffk_error_set(FFK_ERR_VALUE,
+                  "tensors cannot hold dtype %s: an element has one lane, and %s has %u (vector dtypes are not "
+                  "supported)",
+                  name, name, (unsigned)dtype.lanes);
+  else
+    ffk_error_set(FFK_ERR_VALUE, "tensors cannot hold dtype %s: its elements are %u bits, not a whole number of bytes",
+                  name, (unsigned)dtype.bits);
+  return 0;
 }
 
 /* Formats "[2, 3]" for messages. */
@@ -213,15 +222,10 @@ static FFK_NOINLINE int64_t contiguous_nbytes_error(int32_t ndim, const int64_t 
   return -1;
 }
 
-/*
- * The bytes of a contiguous `shape` of `dtype`, or -1 with a ValueError naming what is
- * wrong. The row-major strides are known to fit in 64 bits when this succeeds.
- */
-static int64_t contiguous_nbytes(int32_t ndim, const int64_t *shape, DLDataType dtype) {
-  if (ndim < 0 || ndim > FFK_TENSOR_MAX_NDIM || (ndim > 0 && shape == NULL) || dtype.lanes != 1 || dtype.bits == 0 ||
-      dtype.bits % 8 != 0)
+int64_t ffk_tensor__contiguous_nbytes(int32_t ndim, const int64_t *shape, DLDataType dtype) {
+  if (ndim < 0 || ndim > FFK_TENSOR_MAX_NDIM || (ndim > 0 && shape == NULL) || !ffk_tensor__holds(dtype))
     return contiguous_nbytes_error(ndim, shape, dtype);
-  int64_t nbytes = dtype.bits / 8;
+  int64_t nbytes = (int64_t)ffk_dtype_itemsize(dtype);
   bool bad = false;
   for (int32_t i = 0; i < ndim; ++i) bad |= shape[i] < 0 || __builtin_mul_overflow(nbytes, shape[i], &nbytes);
   if (FFK_UNLIKELY(nbytes == 0 && !bad && ndim > 1)) {
@@ -233,7 +237,7 @@ static int64_t contiguous_nbytes(int32_t ndim, const int64_t *shape, DLDataType 
 }
 
 static ffk_tensor *new_tensor(int32_t ndim, const int64_t *shape, DLDataType dtype, DLDevice device, bool zero) {
-  int64_t nbytes = contiguous_nbytes(ndim, shape, dtype);
+  int64_t nbytes = ffk_tensor__contiguous_nbytes(ndim, shape, dtype);
   if (nbytes < 0) return NULL;
   if (device.device_type == kDLCPU && device.device_id >= 0 && nbytes <= FUSED_MAX && ffk_storage__cpu_is_builtin())
     return fused_new(device, ndim, shape, dtype, (size_t)nbytes, zero);
@@ -257,68 +261,93 @@ ffk_tensor *ffk_tensor_zeros(int32_t ndim, const int64_t *shape, DLDataType dtyp
   return new_tensor(ndim, shape, dtype, device, true);
 }
 
+ffk_tensor *ffk_tensor_new_shared(const char *name, int32_t ndim, const int64_t *shape, DLDataType dtype) {
+  int64_t nbytes = ffk_tensor__contiguous_nbytes(ndim, shape, dtype);
+  if (nbytes < 0) return NULL;
+  ffk_storage *s = ffk_storage_new_shared(name, (size_t)nbytes);
+  if (s == NULL) return NULL;
+  ffk_tensor *t = ffk_tensor_from_storage(s, ndim, shape, NULL, 0, dtype);
+  ffk_object_release((ffk_object *)s);
+  return t;
+}
+
 /*
- * Checks that every element of (shape, strides) starting at byte_offset lies within
- * `limit` bytes, then makes the view. `what` names the operation in errors.
+ * The bytes [*first, *end) that the elements of (shape, strides) starting `offset` bytes
+ * in cover, relative to the same origin as offset. Strides may be negative: an element
+ * may lie before the first one. Without elements nothing is covered ([offset, offset)),
+ * whatever the strides. False when a product or sum overflows int64_t.
  */
-static ffk_tensor *make_view(const char *what, ffk_storage *storage, void *data, DLDevice device, uint64_t limit,
-                             int32_t ndim, const int64_t *shape, const int64_t *strides, uint64_t byte_offset,
+static bool element_extent(int32_t ndim, const int64_t *shape, const int64_t *strides, int64_t elsize, int64_t offset,
+                           int64_t *first, int64_t *end) {
+  *first = *end = offset;
+  for (int32_t i = 0; i < ndim; ++i)
+    if (shape[i] == 0) return true;
+  int64_t low = 0, high = 0; /* the furthest element indices below and above the first */
+  bool overflow = false;
+  for (int32_t i = 0; i < ndim; ++i) {
+    int64_t step = 0;
+    overflow |= __builtin_mul_overflow(shape[i] - 1, strides[i], &step) ||
+                (step < 0 ? __builtin_add_overflow(low, step, &low) : __builtin_add_overflow(high, step, &high));
+  }
+  overflow |= __builtin_mul_overflow(low, elsize, first) || __builtin_add_overflow(*first, offset, first) ||
+              __builtin_add_overflow(high, 1, &high) || __builtin_mul_overflow(high, elsize, end) ||
+              __builtin_add_overflow(*end, offset, end);
+  return !overflow;
+}
+
+/*
+ * Checks that every element of (shape, strides) starting `offset` bytes from `data` lies
+ * within the bytes [lo, hi) from `data`, then makes the view. Strides may be negative.
+ * A view whose first element lies before `data` (possible only inside an imported
+ * tensor, whose producer's elements may lie on both sides of its data pointer) gets
+ * that element's address as its data pointer and byte_offset 0, since DLPack's
+ * byte_offset is unsigned. `what` names the operation in errors.
+ */
+static ffk_tensor *make_view(const char *what, ffk_storage *storage, void *data, DLDevice device, int64_t lo,
+                             int64_t hi, int32_t ndim, const int64_t *shape, const int64_t *strides, int64_t offset,
                              DLDataType dtype) {
   if (check_ndim(ndim, shape) != 0) return NULL;
   size_t elsize = ffk_tensor__element_size(dtype);
-  if (elsize == 0) return NULL;
-  int64_t numel = checked_numel(ndim, shape);
-  if (numel < 0) return NULL;
+  if (elsize == 0 || checked_numel(ndim, shape) < 0) return NULL;
   char sb[512], tb[512];
-  int64_t last = 0; /* the index of the furthest element */
-  bool overflow = false;
-  for (int32_t i = 0; i < ndim; ++i) {
-    if (strides[i] < 0) {
-      ffk_error_set(FFK_ERR_VALUE, "%s: negative stride %lld in strides %s", what, (long long)strides[i],
-                    format_dims(sb, sizeof sb, ndim, strides));
-      return NULL;
-    }
-    int64_t step; /* no elements: the strides address nothing, whatever their size */
-    if (numel > 0) overflow |= __builtin_mul_overflow(shape[i] - 1, strides[i], &step) || __builtin_add_overflow(last, step, &last);
-  }
-  uint64_t end = 0;
-  if (numel > 0)
-    overflow |= __builtin_mul_overflow((uint64_t)last + 1, (uint64_t)elsize, &end) ||
-                __builtin_add_overflow(end, byte_offset, &end);
-  if (overflow || end > limit) {
+  int64_t first, end;
+  bool fits = element_extent(ndim, shape, strides, (int64_t)elsize, offset, &first, &end);
+  if (!fits || (first != end && (first < lo || end > hi))) { /* first == end: no elements, nothing addressed */
+    const char *where = fits && first < lo ? "before the start" : "past the end";
     ffk_error_set(FFK_ERR_VALUE,
-                  "%s: shape %s with strides %s at byte offset %llu reaches byte %s%llu, past the end of its "
-                  "storage of %llu bytes",
+                  "%s: shape %s with strides %s at byte offset %lld reaches byte %s%lld, %s of its storage of %lld "
+                  "bytes",
                   what, format_dims(sb, sizeof sb, ndim, shape), format_dims(tb, sizeof tb, ndim, strides),
-                  (unsigned long long)byte_offset, overflow ? "> " : "", (unsigned long long)(overflow ? limit : end),
-                  (unsigned long long)limit);
+                  (long long)(offset - lo), fits ? "" : "> ", (long long)(!fits ? hi - lo : first < lo ? first - lo : end - lo),
+                  where, (long long)(hi - lo));
     return NULL;
   }
-  return ffk_tensor__new(storage, data, device, ndim, shape, strides, byte_offset, dtype);
+  if (offset < 0) {
+    /* Only inside an import: data is the producer's pointer, and the bytes before it are its elements. */
+    data = (char *)data + offset;
+    offset = 0;
+  }
+  return ffk_tensor__new(storage, data, device, ndim, shape, strides, (uint64_t)offset, dtype);
 }
 
-/* A view of `t` with new shape/strides/offset over the same memory. */
+/* A view of `t` with new shape/strides/offset (in bytes from t's data pointer) over the same memory. */
 static ffk_tensor *view_of(const char *what, const ffk_tensor *t, int32_t ndim, const int64_t *shape,
-                           const int64_t *strides, uint64_t byte_offset) {
-  uint64_t limit;
+                           const int64_t *strides, int64_t offset) {
+  int64_t lo = 0, hi;
   if (t->storage != NULL) {
-    limit = ffk_storage_nbytes(t->storage);
+    hi = (int64_t)ffk_storage_nbytes(t->storage); /* at most PTRDIFF_MAX */
   } else {
     /*
-     * An imported tensor: its own extent is all that is known to be valid. Without
-     * elements that is byte_offset, and its strides may be anything (DLPack import checks
-     * the span only of tensors with elements), so they are not multiplied out.
-     * (A view of a view measures the view: the base's extent is not kept.)
+     * An imported tensor: its own elements are all that is known to be valid (import
+     * checked that their extent fits). Without elements that is nothing, and its strides
+     * may be anything, so they are not multiplied out. (A view of a view measures the
+     * view: the base's extent is not kept.)
      */
-    limit = t->dl.byte_offset;
-    if (ffk_tensor_numel(t) != 0) {
-      int64_t last = 0; /* fits: import checked the span */
-      for (int32_t i = 0; i < t->dl.ndim; ++i) last += (t->dl.shape[i] - 1) * t->dl.strides[i];
-      limit += (uint64_t)(last + 1) * (t->dl.dtype.bits / 8);
-    }
+    element_extent(t->dl.ndim, t->dl.shape, t->dl.strides, (int64_t)ffk_dtype_itemsize(t->dl.dtype),
+                   (int64_t)t->dl.byte_offset, &lo, &hi);
   }
   ffk_tensor *v =
-      make_view(what, t->storage, t->dl.data, t->dl.device, limit, ndim, shape, strides, byte_offset, t->dl.dtype);
+      make_view(what, t->storage, t->dl.data, t->dl.device, lo, hi, ndim, shape, strides, offset, t->dl.dtype);
   if (v != NULL && t->storage == NULL) {
     /* The memory belongs to an imported tensor's producer: keep that tensor alive. */
     v->base = t->base != NULL ? t->base : (ffk_tensor *)t;
@@ -331,17 +360,23 @@ static ffk_tensor *view_of(const char *what, const ffk_tensor *t, int32_t ndim, 
 ffk_tensor *ffk_tensor_from_storage(ffk_storage *storage, int32_t ndim, const int64_t *shape, const int64_t *strides,
                                     uint64_t byte_offset, DLDataType dtype) {
   if (storage == NULL) {
-    ffk_error_set(FFK_ERR_VALUE, "ffk_tensor_from_storage: the storage is NULL");
+    ffk_error_set(FFK_ERR_VALUE, "from_storage: the storage is NULL");
     return NULL;
   }
   if (check_ndim(ndim, shape) != 0) return NULL;
   int64_t contiguous[FFK_TENSOR_MAX_NDIM];
   if (strides == NULL) {
-    if (ffk_tensor__contiguous_strides("ffk_tensor_from_storage", ndim, shape, contiguous) != 0) return NULL;
+    if (ffk_tensor__contiguous_strides("from_storage", ndim, shape, contiguous) != 0) return NULL;
     strides = contiguous;
   }
-  return make_view("ffk_tensor_from_storage", storage, ffk_storage_data(storage), ffk_storage_device(storage),
-                   ffk_storage_nbytes(storage), ndim, shape, strides, byte_offset, dtype);
+  int64_t nbytes = (int64_t)ffk_storage_nbytes(storage);
+  if (byte_offset > (uint64_t)nbytes) {
+    ffk_error_set(FFK_ERR_VALUE, "from_storage: byte offset %llu is past the end of its storage of %lld bytes",
+                  (unsigned long long)byte_offset, (long long)nbytes);
+    return NULL;
+  }
+  return make_view("from_storage", storage, ffk_storage_data(storage), ffk_storage_device(storage), 0, nbytes, ndim,
+                   shape, strides, (int64_t)byte_offset, dtype);
 }
 
 const DLTensor *ffk_tensor_dltensor_borrow(const ffk_tensor *t) { return &t->dl; }
@@ -353,7 +388,7 @@ int64_t ffk_tensor_numel(const ffk_tensor *t) {
   return n;
 }
 
-int64_t ffk_tensor_nbytes(const ffk_tensor *t) { return ffk_tensor_numel(t) * (t->dl.dtype.bits / 8); }
+int64_t ffk_tensor_nbytes(const ffk_tensor *t) { return ffk_tensor_numel(t) * (int64_t)ffk_dtype_itemsize(t->dl.dtype); }
 
 bool ffk_tensor_is_contiguous(const ffk_tensor *t) {
   if (ffk_tensor_numel(t) == 0) return true;
@@ -372,19 +407,33 @@ void *ffk_tensor_data_ptr(const ffk_tensor *t) {
 
 /* ---- Views ----------------------------------------------------------------------------- */
 
-/* Normalises a dimension index in [-n, n) (or [-n-1, n] when `inclusive`); -1 with an IndexError. */
+/*
+ * Normalises a dimension index in [-n, n) (or [-n-1, n] when `inclusive`, for a new
+ * dimension's position); -1 with an IndexError naming the operation and the index as given.
+ */
 static int norm_dim(const char *what, int32_t dim, int32_t ndim, bool inclusive, int32_t *out) {
   int32_t n = inclusive ? ndim + 1 : ndim;
-  if (dim < -n || dim >= n)
-    return ffk_error_set(FFK_ERR_INDEX, "%s: dimension %d is out of range for a %d-d tensor", what, (int)dim, (int)ndim);
+  if (dim < -n || dim >= n) {
+    if (n == 0)
+      return ffk_error_set(FFK_ERR_INDEX, "%s: dimension %d is out of range for a tensor with 0 dimensions", what,
+                           (int)dim);
+    return ffk_error_set(FFK_ERR_INDEX, "%s: dimension %d is out of range for a tensor with %d dimensions (%d to %d)",
+                         what, (int)dim, (int)ndim, (int)-n, (int)(n - 1));
+  }
   *out = dim < 0 ? dim + n : dim;
   return 0;
+}
+
+int64_t ffk_tensor_size(const ffk_tensor *t, int32_t dim) {
+  int32_t d = 0;
+  if (norm_dim("size", dim, t->dl.ndim, false, &d) != 0) return -1;
+  return t->dl.shape[d];
 }
 
 ffk_tensor *ffk_tensor_reshape(const ffk_tensor *t, int32_t ndim, const int64_t *shape) {
   if (ndim < 0 || ndim > FFK_TENSOR_MAX_NDIM || (ndim > 0 && shape == NULL)) {
     check_ndim(ndim < 0 || ndim > FFK_TENSOR_MAX_NDIM ? ndim : 0, shape);
-    if (!ffk_error_occurred()) ffk_error_set(FFK_ERR_VALUE, "ffk_tensor_reshape: the shape is NULL");
+    if (!ffk_error_occurred()) ffk_error_set(FFK_ERR_VALUE, "reshape: the shape is NULL");
     return NULL;
   }
   char ab[512], bb[512];
@@ -418,22 +467,21 @@ ffk_tensor *ffk_tensor_reshape(const ffk_tensor *t, int32_t ndim, const int64_t 
   }
   if (!ffk_tensor_is_contiguous(t)) {
     ffk_error_set(FFK_ERR_VALUE,
-                  "cannot reshape a non-contiguous tensor of shape %s with strides %s; call ffk_tensor_contiguous "
-                  "first",
+                  "cannot reshape a non-contiguous tensor of shape %s with strides %s; make a contiguous copy first",
                   format_dims(ab, sizeof ab, t->dl.ndim, t->dl.shape),
                   format_dims(bb, sizeof bb, t->dl.ndim, t->dl.strides));
     return NULL;
   }
   int64_t strides[FFK_TENSOR_MAX_NDIM];
-  if (ffk_tensor__contiguous_strides("ffk_tensor_reshape", ndim, want, strides) != 0) return NULL;
-  return view_of("ffk_tensor_reshape", t, ndim, want, strides, t->dl.byte_offset);
+  if (ffk_tensor__contiguous_strides("reshape", ndim, want, strides) != 0) return NULL;
+  return view_of("reshape", t, ndim, want, strides, (int64_t)t->dl.byte_offset);
 }
 
 ffk_tensor *ffk_tensor_slice(const ffk_tensor *t, int32_t dim, int64_t start, int64_t stop, int64_t step) {
   int32_t d = 0;
-  if (norm_dim("ffk_tensor_slice", dim, t->dl.ndim, false, &d) != 0) return NULL;
+  if (norm_dim("slice", dim, t->dl.ndim, false, &d) != 0) return NULL;
   if (step < 1) {
-    ffk_error_set(FFK_ERR_VALUE, "ffk_tensor_slice: step %lld is not positive", (long long)step);
+    ffk_error_set(FFK_ERR_VALUE, "slice: step %lld is not positive", (long long)step);
     return NULL;
   }
   int64_t n = t->dl.shape[d];
@@ -441,7 +489,7 @@ ffk_tensor *ffk_tensor_slice(const ffk_tensor *t, int32_t dim, int64_t start, in
   if (stop < 0) stop = stop + n < 0 ? 0 : stop + n;
   if (start > n) start = n;
   if (stop > n) stop = n;
-  int64_t len = stop > start ? (stop - start + step - 1) / step : 0;
+  int64_t len = stop > start ? (stop - start - 1) / step + 1 : 0;
   int64_t shape[FFK_TENSOR_MAX_NDIM], strides[FFK_TENSOR_MAX_NDIM];
   memcpy(shape, t->dl.shape, (size_t)t->dl.ndim * sizeof(int64_t));
   memcpy(strides, t->dl.strides, (size_t)t->dl.ndim * sizeof(int64_t));
@@ -451,49 +499,78 @@ ffk_tensor *ffk_tensor_slice(const ffk_tensor *t, int32_t dim, int64_t start, in
    * With two or more elements they are bounded by the tensor's span, which fits. */
   bool addressed = len > 0 && ffk_tensor_numel(t) > 0;
   if (len > 1 && addressed) strides[d] = t->dl.strides[d] * step;
-  uint64_t offset = t->dl.byte_offset + (addressed ? (uint64_t)(start * t->dl.strides[d]) * (t->dl.dtype.bits / 8) : 0);
-  return view_of("ffk_tensor_slice", t, t->dl.ndim, shape, strides, offset);
+  int64_t offset = (int64_t)t->dl.byte_offset +
+                   (addressed ? start * t->dl.strides[d] * (int64_t)ffk_dtype_itemsize(t->dl.dtype) : 0);
+  return view_of("slice", t, t->dl.ndim, shape, strides, offset);
 }
 
-ffk_tensor *ffk_tensor_permute(const ffk_tensor *t, const int32_t *perm) {
+ffk_tensor *ffk_tensor_select(const ffk_tensor *t, int32_t dim, int64_t index) {
+  int32_t d = 0;
+  if (t->dl.ndim == 0) {
+    ffk_error_set(FFK_ERR_INDEX, "a 0-d tensor cannot be indexed");
+    return NULL;
+  }
+  if (norm_dim("select", dim, t->dl.ndim, false, &d) != 0) return NULL;
+  int64_t n = t->dl.shape[d];
+  if (index < -n || index >= n) {
+    ffk_error_set(FFK_ERR_INDEX, "index %lld is out of range for dimension %d of size %lld", (long long)index, (int)d,
+                  (long long)n);
+    return NULL;
+  }
+  if (index < 0) index += n;
+  int64_t shape[FFK_TENSOR_MAX_NDIM], strides[FFK_TENSOR_MAX_NDIM];
+  for (int32_t i = 0, j = 0; i < t->dl.ndim; ++i) {
+    if (i == d) continue;
+    shape[j] = t->dl.shape[i];
+    strides[j++] = t->dl.strides[i];
+  }
+  /* Bounded by the tensor's span (index < n) when it has elements; without any, nothing is addressed. */
+  bool addressed = ffk_tensor_numel(t) > 0;
+  int64_t offset = (int64_t)t->dl.byte_offset +
+                   (addressed ? index * t->dl.strides[d] * (int64_t)ffk_dtype_itemsize(t->dl.dtype) : 0);
+  return view_of("select", t, t->dl.ndim - 1, shape, strides, offset);
+}
+
+/* Permutes with the dimension indices already normalised by the caller (`what` names the user's operation). */
+static ffk_tensor *permute(const char *what, const ffk_tensor *t, const int32_t *perm) {
   int32_t n = t->dl.ndim;
   bool seen[FFK_TENSOR_MAX_NDIM] = {false};
   int64_t shape[FFK_TENSOR_MAX_NDIM], strides[FFK_TENSOR_MAX_NDIM];
   if (perm == NULL && n > 0) {
-    ffk_error_set(FFK_ERR_VALUE, "ffk_tensor_permute: the permutation is NULL");
+    ffk_error_set(FFK_ERR_VALUE, "%s: the permutation is NULL", what);
     return NULL;
   }
   for (int32_t i = 0; i < n; ++i) {
     int32_t p;
-    if (norm_dim("ffk_tensor_permute", perm[i], n, false, &p) != 0) return NULL;
+    if (norm_dim(what, perm[i], n, false, &p) != 0) return NULL;
     if (seen[p]) {
-      ffk_error_set(FFK_ERR_VALUE, "ffk_tensor_permute: dimension %d appears twice", (int)p);
+      ffk_error_set(FFK_ERR_VALUE, "%s: dimension %d appears twice", what, (int)perm[i]);
       return NULL;
     }
     seen[p] = true;
     shape[i] = t->dl.shape[p];
     strides[i] = t->dl.strides[p];
   }
-  return view_of("ffk_tensor_permute", t, n, shape, strides, t->dl.byte_offset);
+  return view_of(what, t, n, shape, strides, (int64_t)t->dl.byte_offset);
 }
+
+ffk_tensor *ffk_tensor_permute(const ffk_tensor *t, const int32_t *perm) { return permute("permute", t, perm); }
 
 ffk_tensor *ffk_tensor_transpose(const ffk_tensor *t, int32_t d0, int32_t d1) {
   int32_t a = 0, b = 0, perm[FFK_TENSOR_MAX_NDIM];
-  if (norm_dim("ffk_tensor_transpose", d0, t->dl.ndim, false, &a) != 0 ||
-      norm_dim("ffk_tensor_transpose", d1, t->dl.ndim, false, &b) != 0)
+  if (norm_dim("transpose", d0, t->dl.ndim, false, &a) != 0 || norm_dim("transpose", d1, t->dl.ndim, false, &b) != 0)
     return NULL;
   for (int32_t i = 0; i < t->dl.ndim; ++i) perm[i] = i;
   perm[a] = b;
   perm[b] = a;
-  return ffk_tensor_permute(t, perm);
+  return permute("transpose", t, perm);
 }
 
 ffk_tensor *ffk_tensor_squeeze(const ffk_tensor *t, int32_t dim) {
   int32_t d = 0;
-  if (norm_dim("ffk_tensor_squeeze", dim, t->dl.ndim, false, &d) != 0) return NULL;
+  if (norm_dim("squeeze", dim, t->dl.ndim, false, &d) != 0) return NULL;
   if (t->dl.shape[d] != 1) {
-    ffk_error_set(FFK_ERR_VALUE, "ffk_tensor_squeeze: dimension %d has size %lld, not 1", (int)d,
-                  (long long)t->dl.shape[d]);
+    ffk_error_set(FFK_ERR_VALUE, "squeeze: dimension %d has size %lld, not 1", (int)dim, (long long)t->dl.shape[d]);
     return NULL;
   }
   int64_t shape[FFK_TENSOR_MAX_NDIM], strides[FFK_TENSOR_MAX_NDIM];
@@ -502,16 +579,16 @@ ffk_tensor *ffk_tensor_squeeze(const ffk_tensor *t, int32_t dim) {
     shape[j] = t->dl.shape[i];
     strides[j++] = t->dl.strides[i];
   }
-  return view_of("ffk_tensor_squeeze", t, t->dl.ndim - 1, shape, strides, t->dl.byte_offset);
+  return view_of("squeeze", t, t->dl.ndim - 1, shape, strides, (int64_t)t->dl.byte_offset);
 }
 
 ffk_tensor *ffk_tensor_unsqueeze(const ffk_tensor *t, int32_t dim) {
   int32_t d = 0;
-  if (norm_dim("ffk_tensor_unsqueeze", dim, t->dl.ndim, true, &d) != 0) return NULL;
   if (t->dl.ndim == FFK_TENSOR_MAX_NDIM) {
-    ffk_error_set(FFK_ERR_VALUE, "ffk_tensor_unsqueeze: a tensor has at most %d dimensions", FFK_TENSOR_MAX_NDIM);
+    ffk_error_set(FFK_ERR_VALUE, "unsqueeze: a tensor has at most %d dimensions", FFK_TENSOR_MAX_NDIM);
     return NULL;
   }
+  if (norm_dim("unsqueeze", dim, t->dl.ndim, true, &d) != 0) return NULL;
   int64_t shape[FFK_TENSOR_MAX_NDIM], strides[FFK_TENSOR_MAX_NDIM];
   for (int32_t i = 0, j = 0; j <= t->dl.ndim; ++j) {
     if (j == d) {
@@ -525,23 +602,24 @@ ffk_tensor *ffk_tensor_unsqueeze(const ffk_tensor *t, int32_t dim) {
     shape[j] = t->dl.shape[i];
     strides[j] = t->dl.strides[i++];
   }
-  return view_of("ffk_tensor_unsqueeze", t, t->dl.ndim + 1, shape, strides, t->dl.byte_offset);
+  return view_of("unsqueeze", t, t->dl.ndim + 1, shape, strides, (int64_t)t->dl.byte_offset);
 }
 
 ffk_tensor *ffk_tensor_as_strided(const ffk_tensor *t, int32_t ndim, const int64_t *shape, const int64_t *strides,
                                   int64_t offset) {
   if (check_ndim(ndim, shape) != 0) return NULL;
   if (strides == NULL && ndim > 0) {
-    ffk_error_set(FFK_ERR_VALUE, "ffk_tensor_as_strided: the strides are NULL");
+    ffk_error_set(FFK_ERR_VALUE, "as_strided: the strides are NULL");
     return NULL;
   }
-  uint64_t elsize = t->dl.dtype.bits / 8, bytes;
-  if (offset < 0 || __builtin_mul_overflow((uint64_t)offset, elsize, &bytes)) {
-    ffk_error_set(FFK_ERR_VALUE, "ffk_tensor_as_strided: bad storage offset %lld", (long long)offset);
+  int64_t elsize = (int64_t)ffk_dtype_itemsize(t->dl.dtype), bytes;
+  if (offset < 0 || __builtin_mul_overflow(offset, elsize, &bytes) ||
+      (t->storage == NULL && __builtin_add_overflow(bytes, (int64_t)t->dl.byte_offset, &bytes))) {
+    ffk_error_set(FFK_ERR_VALUE, "as_strided: bad storage offset %lld", (long long)offset);
     return NULL;
   }
-  if (t->storage == NULL) bytes += t->dl.byte_offset; /* imported: offsets count from its first element */
-  return view_of("ffk_tensor_as_strided", t, ndim, shape, strides, bytes);
+  /* imported: offsets count from its first element (byte_offset added above) */
+  return view_of("as_strided", t, ndim, shape, strides, bytes);
 }
 
 /* ---- repr: float32[2, 3]@cpu:0 ------------------------------------------------------- */

@@ -92,8 +92,24 @@ struct ffk_tensor {
 ffk_tensor *ffk_tensor__new(ffk_storage *storage, void *data, DLDevice device, int32_t ndim, const int64_t *shape,
                             const int64_t *strides, uint64_t byte_offset, DLDataType dtype);
 
-/* The element size in bytes of a dtype tensors can hold, or 0 (with a ValueError raised). */
+/*
+ * True for a dtype tensors can hold: one lane of whole bytes, or sub-byte lanes packed
+ * into exactly one byte (float4_e2m1fn_x2). Its element size is ffk_dtype_itemsize.
+ */
+bool ffk_tensor__holds(DLDataType dtype);
+
+/*
+ * The element size in bytes of a dtype tensors can hold, or 0 with a ValueError that
+ * names the dtype and the rule it breaks (one lane; whole bytes).
+ */
 size_t ffk_tensor__element_size(DLDataType dtype);
+
+/*
+ * The bytes of a contiguous `shape` of `dtype`, or -1 with a ValueError naming what is
+ * wrong (ndim, a negative dimension, the dtype, a shape whose elements or bytes overflow).
+ * The row-major strides are known to fit in 64 bits when this succeeds.
+ */
+int64_t ffk_tensor__contiguous_nbytes(int32_t ndim, const int64_t *shape, DLDataType dtype);
 
 /*
  * Row-major strides for `shape` (dimensions >= 0) into `strides`. 0, or -1 with a
@@ -105,9 +121,18 @@ int ffk_tensor__contiguous_strides(const char *what, int32_t ndim, const int64_t
 
 int ffk_tensor__repr(ffk_object *self, ffk_repr_ctx *ctx);
 
+/*
+ * scalar.c: packs `value` (borrowed) as one element of `dtype` into `out` (at least 16
+ * bytes), refusing what would change the value (see ffk_tensor_fill's rules); `what`
+ * names the user's operation in errors. 0, or -1 with a TypeError, ValueError or
+ * OverflowError.
+ */
+int ffk_tensor__pack_value(const char *what, const ffk_any *value, DLDataType dtype, unsigned char *out);
+
 #ifdef FFK_HAS_CUDA
 /*
- * cuda.c, in a build with the CUDA toolkit only. Each function makes the device current
+ * cuda.c (allocators, device count, zeroing) and cuda_kernels.c (fill, copy), in a build
+ * with the CUDA toolkit only. Each function makes the device current
  * for the call, has finished on the device when it returns, and fails with a
  * RuntimeError (MemoryError for out of memory) naming the device and the CUDA error.
  */

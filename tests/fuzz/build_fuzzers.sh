@@ -15,7 +15,8 @@ INCLUDES="-Iffi/include -Icontainers/include -Itensor/include -Iinclude -I."
 HARNESSES=$(cd tests/fuzz && ls *_fuzzer.c | sed 's/\.c$//')
 
 mkdir -p "$out/obj"
-srcs=$(ls ffi/src/*.c containers/src/*.c tensor/src/*.c | grep -v '^tensor/src/cuda\.c$')
+# tensor/src/cuda*.c are CUDA-only (tensor/BUILD's CUDA_SRCS).
+srcs=$(ls ffi/src/*.c containers/src/*.c tensor/src/*.c | grep -v '^tensor/src/cuda')
 # Rebuild the archive when any library source or header is newer than it.
 if [[ ! -f $out/libffikit_fuzz.a ]] || [[ -n $(find ffi containers tensor -newer "$out/libffikit_fuzz.a" \( -name '*.c' -o -name '*.h' \) -print -quit) ]]; then
   rm -f "$out"/obj/*.o

@@ -48,30 +48,32 @@ static int64_t fuzz_extent(fuzz_reader *r) {
 }
 
 /*
- * The span of a description in bytes, from data to one past its last element's last
- * byte: false when it overflows. Zero elements span byte_offset bytes.
+ * The extent of a description in bytes from data: *first to the first-placed element
+ * (below 0 when negative strides put elements before data) and *end one past the
+ * last-placed element's last byte; false when either reaches 2^63 bytes. Zero elements
+ * cover [byte_offset, byte_offset).
  */
 static bool span_of(int32_t ndim, const int64_t *shape, const int64_t *strides, uint64_t byte_offset, size_t itemsize,
-                    uint64_t *span) {
-  uint64_t last = 0;
+                    int64_t *first, uint64_t *end) {
+  if (byte_offset > (uint64_t)INT64_MAX) return false;
+  *first = (int64_t)byte_offset;
+  *end = byte_offset;
+  for (int32_t i = 0; i < ndim; ++i)
+    if (shape[i] == 0) return true;
+  uint64_t below = 0, above = 0;
   for (int32_t i = 0; i < ndim; ++i) {
-    if (shape[i] == 0) {
-      *span = byte_offset;
-      return byte_offset <= (uint64_t)INT64_MAX;
-    }
-  }
-  for (int32_t i = 0; i < ndim; ++i) {
-    if (strides[i] < 0) return false;
-    uint64_t step;
-    if (__builtin_mul_overflow((uint64_t)(shape[i] - 1), (uint64_t)strides[i], &step) ||
-        __builtin_add_overflow(last, step, &last) || last > (uint64_t)INT64_MAX)
+    uint64_t step, magnitude = strides[i] < 0 ? -(uint64_t)strides[i] : (uint64_t)strides[i];
+    uint64_t *side = strides[i] < 0 ? &below : &above;
+    if (__builtin_mul_overflow((uint64_t)(shape[i] - 1), magnitude, &step) || __builtin_add_overflow(*side, step, side) ||
+        *side > (uint64_t)INT64_MAX)
       return false;
   }
-  uint64_t end;
-  if (__builtin_mul_overflow(last + 1, (uint64_t)itemsize, &end) || __builtin_add_overflow(end, byte_offset, &end) ||
-      end > (uint64_t)INT64_MAX)
+  uint64_t low;
+  if (above >= (uint64_t)INT64_MAX || __builtin_mul_overflow(above + 1, (uint64_t)itemsize, end) ||
+      __builtin_add_overflow(*end, byte_offset, end) || *end > (uint64_t)INT64_MAX ||
+      __builtin_mul_overflow(below, (uint64_t)itemsize, &low) || low > (uint64_t)INT64_MAX)
     return false;
-  *span = end;
+  *first = (int64_t)byte_offset - (int64_t)low;
   return true;
 }
 
@@ -116,8 +118,10 @@ int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size) {
   size_t itemsize = ffk_dtype_itemsize(dtype);
   bool valid_shape = ndim >= 0 && ndim <= FFK_TENSOR_MAX_NDIM;
   for (int32_t i = 0; valid_shape && i < ndim; ++i) valid_shape = shape[i] >= 0;
-  uint64_t span = 0;
-  bool spans = valid_shape && eff_strides != NULL && span_of(ndim, shape, eff_strides, byte_offset, itemsize, &span);
+  int64_t first = 0;
+  uint64_t end = 0;
+  bool spans = valid_shape && eff_strides != NULL && span_of(ndim, shape, eff_strides, byte_offset, itemsize, &first, &end);
+  uint64_t before_data = first < 0 ? (uint64_t)-first : 0, span = end + before_data; /* the bytes a buffer needs */
   producer p = {0, NULL};
   void *base = NULL;
   if (!null_data) {
@@ -125,11 +129,12 @@ int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size) {
       p.buffer = malloc(span ? span : 1);
       FUZZ_CHECK(p.buffer != NULL, "out of memory");
       memset(p.buffer, 0x5a, span);
-      base = p.buffer;
+      base = (char *)p.buffer + before_data; /* negative strides reach back into the buffer */
     } else {
       base = (void *)(uintptr_t)0x10000; /* never dereferenced: the span is not small */
     }
   }
+  if (spans && (uintptr_t)base < before_data) spans = false; /* elements below address 0: refused */
 
   DLTensor dl;
   memset(&dl, 0, sizeof dl);

@@ -1,6 +1,6 @@
 // tensor/cuda/layout.h: the layout arithmetic of the CUDA kernels, checked on the CPU in
-// every build. For random shapes, strides (gapped, permuted, overlapping), element sizes
-// (also 3, 6, 12 and 16 bytes) and base-address misalignments, the simplified layout must
+// every build. For random shapes, strides (gapped, permuted, overlapping, negative), element
+// sizes (also 3, 6, 12 and 16 bytes) and base-address misalignments, the simplified layout must
 // visit exactly the words a plain row-major walk of the original layout visits, in the
 // same order, with each word's place in its element recoverable as offset % per.
 #include <algorithm>
@@ -82,6 +82,9 @@ TEST_F(CudaLayout, SimplifiedLayoutsVisitTheSameWordsInTheSameOrder) {
       if (op == 1 && ndim <= 8 && pick(0, 3) == 0) {
         for (int64_t& x : c.strides[op]) x = pick(0, 4);
       }
+      if (pick(0, 3) == 0) {  // reversed dimensions (numpy's a[::-1]): negative strides
+        for (int64_t& x : c.strides[op]) x = pick(0, 1) == 1 ? -x : x;
+      }
     }
     c.elsize = sizes[pick(0, 7)];
     uintptr_t misalign = static_cast<uintptr_t>(pick(0, 1) == 1 ? pick(0, 15) : 0);
@@ -95,8 +98,9 @@ TEST_F(CudaLayout, SimplifiedLayoutsVisitTheSameWordsInTheSameOrder) {
     ASSERT_GE(l.ndim, 1);
     ASSERT_LE(l.ndim, ffk_kernels::kMaxDims);
     int64_t per = static_cast<int64_t>(c.elsize / word);
-    for (size_t i = 0; i < got.size(); ++i) {
-      ASSERT_EQ(got[i].first % per, static_cast<int64_t>(i) % per) << "the fill pattern index";
+    for (size_t i = 0; i < got.size(); ++i) {  // as the fill kernel computes it, also for negative offsets
+      int64_t w = got[i].first % per;
+      ASSERT_EQ(w < 0 ? w + per : w, static_cast<int64_t>(i) % per) << "the fill pattern index";
     }
     merged += l.ndim < static_cast<int>(c.shape.size());
     split += per > 1;

@@ -714,12 +714,14 @@ TEST_F(CudaDevice, DLPackKeepsTheCudaDeviceAndPointer) {
   EXPECT_EQ(mv->dl_tensor.data, data);
   T back(ffk_tensor_from_dlpack(m, nullptr));
   ASSERT_NE(back.t, nullptr) << FetchError();
+  EXPECT_EQ(back.t, t) << "our own unchanged export comes back as the exported Tensor";
   EXPECT_EQ(back.dl()->device.device_type, kDLCUDA);
   EXPECT_EQ(back.dl()->data, data);
-  EXPECT_EQ(ffk_tensor_storage_borrow(back.t), nullptr);
+  EXPECT_NE(ffk_tensor_storage_borrow(back.t), nullptr) << "the exported Tensor keeps its CUDA storage";
   for (float v : Values<float>(back.t)) EXPECT_EQ(v, 4.0f);
   T vback(ffk_tensor_from_dlpack_versioned(mv, nullptr));
   ASSERT_NE(vback.t, nullptr) << FetchError();
+  EXPECT_EQ(vback.t, t);
   EXPECT_EQ(vback.dl()->data, data);
   // A producer's CUDA tensor: imported, viewed, filled; its deleter runs once, at the end.
   ffk_storage_stats before = ffk_storage_get_stats(kCuda0);

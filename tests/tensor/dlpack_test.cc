@@ -5,6 +5,7 @@
 
 #include <cstdlib>
 #include <cstring>
+#include <initializer_list>
 #include <string>
 
 #include "tests/support/ffk_test.h"
@@ -156,12 +157,12 @@ TEST_F(DLPack, ElementsSpanningMoreThan2To63BytesAreRejected) {
   p.legacy.dl_tensor.shape = shape;
   p.legacy.dl_tensor.strides = strides;
   EXPECT_EQ(ffk_tensor_from_dlpack(&p.legacy, nullptr), nullptr);
-  EXPECT_TRUE(PendingError("ValueError", {"ffk_tensor_from_dlpack", "2^63 bytes"}));
+  EXPECT_TRUE(PendingError("ValueError", {"from_dlpack: ", "2^63 bytes"}));
   shape[0] = INT64_C(1) << 62;  // compact strides fit; 2^62 float32 are 2^64 bytes
   p.versioned.dl_tensor.ndim = 1;
   p.versioned.dl_tensor.shape = shape;
   EXPECT_EQ(ffk_tensor_from_dlpack_versioned(&p.versioned, nullptr), nullptr);
-  EXPECT_TRUE(PendingError("ValueError", {"ffk_tensor_from_dlpack_versioned", "2^63 bytes"}));
+  EXPECT_TRUE(PendingError("ValueError", {"from_dlpack: ", "2^63 bytes"}));
   shape[0] = 2;
   strides[0] = INT64_C(1) << 40;
   p.legacy.dl_tensor.byte_offset = INT64_MAX - ((INT64_C(1) << 40) + 1) * 4;  // ends at byte 2^63 - 1
@@ -208,7 +209,7 @@ TEST_F(DLPack, AByteOffsetPastTwoTo63IsRefusedEvenWithoutElements) {
   p.shape[0] = 0;
   p.legacy.dl_tensor.byte_offset = UINT64_MAX;
   EXPECT_EQ(ffk_tensor_from_dlpack(&p.legacy, nullptr), nullptr);
-  EXPECT_TRUE(PendingError("ValueError", {"ffk_tensor_from_dlpack", "2^63 bytes", "byte_offset 18446744073709551615"}));
+  EXPECT_TRUE(PendingError("ValueError", {"from_dlpack: ", "2^63 bytes", "byte_offset 18446744073709551615"}));
   p.legacy.dl_tensor.byte_offset = INT64_C(1) << 40;  // far, but representable: accepted, never read
   ffk_tensor* t = ffk_tensor_from_dlpack(&p.legacy, nullptr);
   ASSERT_NE(t, nullptr) << FetchError();
@@ -293,36 +294,172 @@ TEST_F(DLPack, MalformedTensorsAreRejectedAndNotFreed) {
     p.Reset();
   };
   p.shape[1] = -4;
-  reject("ValueError: ffk_tensor_from_dlpack: dimension 1 has negative size -4");
+  reject("ValueError: from_dlpack: dimension 1 has negative size -4");
   p.legacy.dl_tensor.ndim = 33;
-  reject("ValueError: ffk_tensor_from_dlpack: ndim 33 is outside 0..32");
+  reject("ValueError: from_dlpack: ndim 33 is outside 0..32");
   p.legacy.dl_tensor.data = nullptr;
-  reject("ValueError: ffk_tensor_from_dlpack: data is NULL but the tensor has 12 elements");
+  reject("ValueError: from_dlpack: data is NULL but the tensor has 12 elements");
   p.legacy.dl_tensor.dtype = DLDataType{kDLFloat, 12, 1};
-  reject("ValueError: ffk_tensor_from_dlpack: unsupported dtype (code 2, 12 bits, 1 lanes)");
+  reject("ValueError: from_dlpack: unsupported dtype dtype(code=2, bits=12, lanes=1): its elements are 12 bits, not a "
+         "whole number of bytes");
+  p.legacy.dl_tensor.dtype = DLDataType{kDLFloat, 32, 4};
+  reject("ValueError: from_dlpack: unsupported dtype float32x4: an element has one lane, and it has 4");
   p.legacy.dl_tensor.dtype = DLDataType{77, 32, 1};
   EXPECT_EQ(ffk_tensor_from_dlpack(&p.legacy, nullptr), nullptr);
   EXPECT_TRUE(PendingError("ValueError", {"unsupported dtype", "code 77"}));
   p.Reset();
   p.legacy.dl_tensor.device = DLDevice{static_cast<DLDeviceType>(99), 0};
-  reject("ValueError: ffk_tensor_from_dlpack: unknown device (type 99, id 0)");
+  reject("ValueError: from_dlpack: unknown device (type 99, id 0)");
+  // Negative strides are accepted (numpy's a[::-1]), but not below address 0.
   p.legacy.dl_tensor.strides = p.strides;
   p.strides[0] = -4;
-  reject("ValueError: ffk_tensor_from_dlpack: dimension 0 has negative stride -4 (not supported)");
+  p.legacy.dl_tensor.data = reinterpret_cast<void*>(16);
+  EXPECT_EQ(ffk_tensor_from_dlpack(&p.legacy, nullptr), nullptr);
+  EXPECT_TRUE(PendingError("ValueError", {"from_dlpack: ", "outside the address space"}));
+  p.Reset();
   p.legacy.dl_tensor.shape = nullptr;
-  reject("ValueError: ffk_tensor_from_dlpack: the shape of a 2-d tensor is NULL");
+  reject("ValueError: from_dlpack: the shape of a 2-d tensor is NULL");
   p.versioned.version.major = 2;
   EXPECT_EQ(ffk_tensor_from_dlpack_versioned(&p.versioned, nullptr), nullptr);
-  EXPECT_EQ(FetchError(), "ValueError: ffk_tensor_from_dlpack_versioned: DLPack version 2.1 is not supported (1.x is)");
+  EXPECT_EQ(FetchError(), "ValueError: from_dlpack: DLPack version 2.1 is not supported (1.x is)");
   EXPECT_EQ(ffk_tensor_from_dlpack(nullptr, nullptr), nullptr);
-  EXPECT_EQ(FetchError(), "ValueError: ffk_tensor_from_dlpack: the managed tensor is NULL");
+  EXPECT_EQ(FetchError(), "ValueError: from_dlpack: the managed tensor is NULL");
   // No elements and NULL strides, but the compact strides would not fit in 64 bits.
   int64_t huge[3] = {0, INT64_C(1) << 40, INT64_C(1) << 40};
   p.legacy.dl_tensor.ndim = 3;
   p.legacy.dl_tensor.shape = huge;
-  reject("ValueError: ffk_tensor_from_dlpack: the contiguous strides of shape [0, 1099511627776, 1099511627776] "
+  reject("ValueError: from_dlpack: the contiguous strides of shape [0, 1099511627776, 1099511627776] "
          "do not fit in 64 bits");
   EXPECT_EQ(Producer::deletes, 0);
+}
+
+// The float at a multi-index of a float32 tensor, computed from the DLTensor alone.
+float FloatAt(const ffk_tensor* t, std::initializer_list<int64_t> idx) {
+  const DLTensor* d = ffk_tensor_dltensor_borrow(t);
+  int64_t off = 0, i = 0;
+  for (int64_t x : idx) off += x * d->strides[i++];
+  return reinterpret_cast<const float*>(static_cast<const char*>(d->data) + d->byte_offset)[off];
+}
+
+// numpy exports a[::-1] and 2-d flips with negative strides: data points at element
+// [0, 0] and the other elements lie before it. They import, view, copy and export.
+TEST_F(DLPack, NegativeStridesImportViewCopyAndExport) {
+  Producer p;
+  Producer::deletes = 0;
+  p.strides[0] = -4, p.strides[1] = -1;  // [i, j] holds 11 - 4i - j
+  p.legacy.dl_tensor.data = p.data + 11;
+  p.legacy.dl_tensor.strides = p.strides;
+  ffk_tensor* t = ffk_tensor_from_dlpack(&p.legacy, nullptr);
+  ASSERT_NE(t, nullptr) << FetchError();
+  EXPECT_FALSE(ffk_tensor_is_contiguous(t));
+  EXPECT_EQ(FloatAt(t, {2, 3}), 0.0f);
+  ffk_tensor* c = ffk_tensor_contiguous(t);
+  ASSERT_NE(c, nullptr) << FetchError();
+  for (int i = 0; i < 12; ++i) EXPECT_EQ(static_cast<const float*>(ffk_tensor_data_ptr(c))[i], 11.0f - i);
+  ffk_tensor* row = ffk_tensor_select(t, 0, -2);  // row 1: 7, 6, 5, 4
+  ASSERT_NE(row, nullptr) << FetchError();
+  EXPECT_EQ(FloatAt(row, {0}), 7.0f);
+  EXPECT_EQ(FloatAt(row, {3}), 4.0f);
+  ffk_tensor* cols = ffk_tensor_slice(t, 1, 1, 4, 2);  // columns 1 and 3
+  ASSERT_NE(cols, nullptr) << FetchError();
+  EXPECT_EQ(ffk_tensor_dltensor_borrow(cols)->strides[1], -2);
+  EXPECT_EQ(FloatAt(cols, {0, 0}), 10.0f);
+  EXPECT_EQ(FloatAt(cols, {2, 1}), 0.0f);
+  ffk_tensor* last = ffk_tensor_select(t, 0, 2);  // row 2: 3, 2, 1, 0 (below the import's data pointer)
+  ASSERT_NE(last, nullptr) << FetchError();
+  EXPECT_EQ(FloatAt(last, {3}), 0.0f);
+  ffk_tensor* tail = ffk_tensor_slice(last, 0, 3, 4, 1);  // a view of a view that starts before the original data
+  ASSERT_NE(tail, nullptr) << FetchError();
+  EXPECT_EQ(ffk_tensor_data_ptr(tail), static_cast<void*>(p.data));
+  EXPECT_EQ(ffk_tensor_dltensor_borrow(tail)->byte_offset, 0u);
+  // Views stay inside the import: one element further back is refused.
+  int64_t shape13[1] = {13}, back[1] = {-1};
+  EXPECT_EQ(ffk_tensor_as_strided(t, 1, shape13, back, 0), nullptr);
+  EXPECT_TRUE(PendingError("ValueError", {"as_strided: ", "before the start"}));
+  // Copies into and out of a reversed layout; fill writes every element.
+  ASSERT_EQ(ffk_tensor_copy_from(c, t), 0) << FetchError();
+  ffk_any two = ffk_any_float(2.0);
+  ASSERT_EQ(ffk_tensor_fill(cols, &two), 0) << FetchError();
+  EXPECT_EQ(p.data[10], 2.0f);
+  EXPECT_EQ(p.data[0], 2.0f);
+  EXPECT_EQ(p.data[1], 1.0f);
+  // Export keeps the strides; the import of that export is the same tensor.
+  DLManagedTensorVersioned* m = ffk_tensor_to_dlpack_versioned(cols);
+  ASSERT_NE(m, nullptr);
+  EXPECT_EQ(m->dl_tensor.strides[0], -4);
+  EXPECT_EQ(m->dl_tensor.strides[1], -2);
+  ffk_tensor* again = ffk_tensor_from_dlpack_versioned(m, nullptr);
+  EXPECT_EQ(again, cols);
+  for (ffk_tensor* x : {again, cols, last, tail, row, c, t}) ffk_object_release(Obj(x));
+  EXPECT_EQ(Producer::deletes, 1);
+}
+
+// A storage-backed tensor reversed with as_strided: bounds are checked at both ends.
+TEST_F(DLPack, NegativeStridesOverStorageAreBoundsCheckedAtBothEnds) {
+  int64_t shape[1] = {4};
+  ffk_tensor* t = ffk_tensor_empty(1, shape, kF32, kCpu);
+  for (int i = 0; i < 4; ++i) static_cast<float*>(ffk_tensor_data_ptr(t))[i] = static_cast<float>(i);
+  int64_t rev[1] = {-1};
+  ffk_tensor* r = ffk_tensor_as_strided(t, 1, shape, rev, 3);
+  ASSERT_NE(r, nullptr) << FetchError();
+  EXPECT_EQ(FloatAt(r, {0}), 3.0f);
+  EXPECT_EQ(FloatAt(r, {3}), 0.0f);
+  EXPECT_EQ(ffk_tensor_as_strided(t, 1, shape, rev, 2), nullptr);
+  EXPECT_EQ(FetchError(), "ValueError: as_strided: shape [4] with strides [-1] at byte offset 8 reaches byte -4, "
+                          "before the start of its storage of 16 bytes");
+  ffk_object_release(Obj(r));
+  ffk_object_release(Obj(t));
+}
+
+// DLPack 1.1's float8/float6/float4 codes: ffikit re-imports its own float8 export, and a
+// producer's; sub-byte elements that are not packed into whole bytes are refused by rule.
+TEST_F(DLPack, Float8AndPackedFloat4CodesImport) {
+  int64_t shape[1] = {4};
+  const DLDataType f8 = {FFK_DTYPE_FLOAT8_E4M3FN, 8, 1}, f4x2 = {FFK_DTYPE_FLOAT4_E2M1FN, 4, 2};
+  for (DLDataType dt : {f8, DLDataType{FFK_DTYPE_FLOAT8_E5M2, 8, 1}, DLDataType{FFK_DTYPE_FLOAT8_E8M0FNU, 8, 1}, f4x2}) {
+    ffk_tensor* t = ffk_tensor_zeros(1, shape, dt, kCpu);
+    ASSERT_NE(t, nullptr) << FetchError();
+    EXPECT_EQ(ffk_tensor_nbytes(t), 4);
+    DLManagedTensorVersioned* m = ffk_tensor_to_dlpack_versioned(t);
+    m->dl_tensor.shape = shape;  // no longer field for field ours: the ordinary import runs
+    ffk_tensor* back = ffk_tensor_from_dlpack_versioned(m, nullptr);
+    ASSERT_NE(back, nullptr) << FetchError();
+    EXPECT_NE(back, t);
+    EXPECT_TRUE(ffk_dtype_equal(ffk_tensor_dltensor_borrow(back)->dtype, dt));
+    ffk_object_release(Obj(back));
+    ffk_object_release(Obj(t));
+  }
+  Producer p;
+  p.legacy.dl_tensor.dtype = DLDataType{FFK_DTYPE_FLOAT6_E2M3FN, 6, 1};
+  EXPECT_EQ(ffk_tensor_from_dlpack(&p.legacy, nullptr), nullptr);
+  EXPECT_EQ(FetchError(), "ValueError: from_dlpack: unsupported dtype float6_e2m3fn: its elements are 6 bits, not a "
+                          "whole number of bytes");
+}
+
+// Writers refuse a read-only tensor and its views, in C, whatever the binding.
+TEST_F(DLPack, WritersRefuseReadOnlyTensors) {
+  Producer p;
+  Producer::deletes = 0;
+  p.versioned.flags = DLPACK_FLAG_BITMASK_READ_ONLY;
+  ffk_tensor* t = ffk_tensor_from_dlpack_versioned(&p.versioned, nullptr);
+  ASSERT_NE(t, nullptr) << FetchError();
+  ffk_tensor* v = ffk_tensor_transpose(t, 0, 1);
+  ffk_any one = ffk_any_int(1);
+  EXPECT_EQ(ffk_tensor_fill(t, &one), -1);
+  EXPECT_EQ(FetchError(), "ValueError: fill: the tensor is read-only (its DLPack producer marked it so)");
+  EXPECT_EQ(ffk_tensor_fill(v, &one), -1);
+  EXPECT_TRUE(PendingError("ValueError", {"read-only"}));
+  int64_t shape[2] = {3, 4};
+  ffk_tensor* src = ffk_tensor_zeros(2, shape, kF32, kCpu);
+  EXPECT_EQ(ffk_tensor_copy_from(t, src), -1);
+  EXPECT_EQ(FetchError(), "ValueError: copy_from: the destination tensor is read-only (its DLPack producer marked it so)");
+  EXPECT_EQ(ffk_tensor_check_writable(v, "write_from"), -1);
+  EXPECT_EQ(FetchError(), "ValueError: write_from: the tensor is read-only (its DLPack producer marked it so)");
+  EXPECT_EQ(ffk_tensor_check_writable(src, "write_from"), 0);
+  ASSERT_EQ(ffk_tensor_copy_from(src, t), 0) << "reading is fine";
+  for (int i = 0; i < 12; ++i) EXPECT_EQ(p.data[i], static_cast<float>(i)) << "nothing was written";
+  for (ffk_tensor* x : {src, v, t}) ffk_object_release(Obj(x));
+  EXPECT_EQ(Producer::deletes, 1);
 }
 
 TEST_F(DLPack, ZeroSizeAndRequirements) {
@@ -352,7 +489,7 @@ TEST_F(DLPack, ZeroSizeAndRequirements) {
   q.strides[1] = 3;  // column-major
   ffk_dlpack_requirements contiguous = {0, true};
   EXPECT_EQ(ffk_tensor_from_dlpack(&q.legacy, &contiguous), nullptr);
-  EXPECT_EQ(FetchError(), "ValueError: ffk_tensor_from_dlpack: the tensor is not contiguous");
+  EXPECT_EQ(FetchError(), "ValueError: from_dlpack: the tensor is not contiguous");
   EXPECT_EQ(Producer::deletes, 1);
 }
 
@@ -377,7 +514,7 @@ TEST_F(DLPack, SharedMemoryTensorsRoundTrip) {
   ffk_object_release(reinterpret_cast<ffk_object*>(again));
   ffk_object_release(Obj(b));  // the last holder: the name goes
   EXPECT_EQ(ffk_storage_attach_shared(name.c_str()), nullptr);
-  EXPECT_TRUE(PendingError("KeyError"));
+  EXPECT_TRUE(PendingError("FileNotFoundError"));
 }
 
 TEST_F(DLPack, ExportAndImportSurviveEveryAllocationFailure) {

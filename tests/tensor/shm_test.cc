@@ -233,7 +233,7 @@ TEST_F(Shm, NameLastsUntilTheLastHolderInTheProcessReleases) {
   c.Reset();
   EXPECT_FALSE(NameExists(n.name));
   EXPECT_TRUE(Failed(ffk_storage_attach_shared(n.c_str())));
-  EXPECT_EQ(FetchError(), "KeyError: no shared memory `" + n.name + "`");
+  EXPECT_EQ(FetchError(), "FileNotFoundError: no shared memory named `" + n.name + "`");
 }
 
 TEST_F(Shm, NameLastsWhileAnotherProcessHoldsIt) {
@@ -304,7 +304,7 @@ TEST_F(Shm, SweepRemovesSegmentsWhoseHoldersAllDied) {
   EXPECT_GE(removed, 1) << FetchError();
   EXPECT_FALSE(NameExists(n.name));
   EXPECT_TRUE(Failed(ffk_storage_attach_shared(name)));
-  EXPECT_EQ(FetchError(), "KeyError: no shared memory `" + n.name + "`");
+  EXPECT_EQ(FetchError(), "FileNotFoundError: no shared memory named `" + n.name + "`");
 }
 
 TEST_F(Shm, SweepKeepsSegmentsWithALiveHolder) {
@@ -317,13 +317,13 @@ TEST_F(Shm, SweepKeepsSegmentsWithALiveHolder) {
   EXPECT_NE(b.s, nullptr) << FetchError();
 }
 
-TEST_F(Shm, AttachingASegmentWhoseHoldersAllDiedIsAKeyErrorAndUnlinksIt) {
+TEST_F(Shm, AttachingASegmentWhoseHoldersAllDiedIsAFileNotFoundErrorAndUnlinksIt) {
   ShmName n("all-dead");
   const char* name = n.c_str();
   ASSERT_EQ(RunChild([name] { return ffk_storage_new_shared(name, 64) != nullptr ? 0 : 1; }), 0);
   ASSERT_TRUE(NameExists(n.name));
   EXPECT_TRUE(Failed(ffk_storage_attach_shared(name)));
-  EXPECT_EQ(FetchError(), "KeyError: no shared memory `" + n.name + "`");
+  EXPECT_EQ(FetchError(), "FileNotFoundError: no shared memory named `" + n.name + "`");
   EXPECT_FALSE(NameExists(n.name));
   // The name is free again.
   Held a(ffk_storage_new_shared(name, 8));
@@ -423,7 +423,7 @@ TEST_F(Shm, AttachAndSweepFinishTheUnlinkOfADeadSegmentLeftUnderItsName) {
     munmap(raw, 4096);
   }
   EXPECT_TRUE(Failed(ffk_storage_attach_shared(n1.c_str())));
-  EXPECT_EQ(FetchError(), "KeyError: no shared memory `" + n1.name + "`");
+  EXPECT_EQ(FetchError(), "FileNotFoundError: no shared memory named `" + n1.name + "`");
   EXPECT_FALSE(NameExists(n1.name));
   EXPECT_GE(ffk_storage_sweep_shared(), 1) << FetchError();
   EXPECT_FALSE(NameExists(n2.name));
@@ -475,10 +475,10 @@ TEST_F(Shm, CreatingAnExistingNameIsAValueErrorAndKeepsIt) {
   EXPECT_EQ(Bytes(b.s)[0], 9);
 }
 
-TEST_F(Shm, AttachingAMissingNameIsAKeyError) {
+TEST_F(Shm, AttachingAMissingNameIsAFileNotFoundError) {
   ShmName n("missing");
   EXPECT_TRUE(Failed(ffk_storage_attach_shared(n.c_str())));
-  EXPECT_EQ(FetchError(), "KeyError: no shared memory `" + n.name + "`");
+  EXPECT_EQ(FetchError(), "FileNotFoundError: no shared memory named `" + n.name + "`");
 }
 
 TEST_F(Shm, AttachingAForeignSegmentIsAValueErrorAndLeavesIt) {
@@ -575,6 +575,33 @@ TEST_F(Shm, ThreadsAttachAndReleaseConcurrently) {
   a.Reset();
   EXPECT_FALSE(NameExists(n.name));
   EXPECT_EQ(ffk_storage_get_stats(kCpu).bytes_in_use, before.bytes_in_use);
+}
+
+// The shaped constructor computes the byte size in C, overflow-checked (issue 21: Rust
+// multiplied unchecked), and the tensor is attachable by its name.
+TEST_F(Shm, ShapedConstructorChecksTheSizeAndAttaches) {
+  ShmName n("shaped");
+  int64_t shape[2] = {3, 5};
+  const DLDataType f64 = {kDLFloat, 64, 1};
+  ffk_tensor* t = ffk_tensor_new_shared(n.c_str(), 2, shape, f64);
+  ASSERT_NE(t, nullptr) << FetchError();
+  ffk_storage* s = ffk_tensor_storage_borrow(t);
+  EXPECT_EQ(ffk_storage_nbytes(s), 120u);
+  EXPECT_STREQ(ffk_storage_shared_name(s), n.c_str());
+  EXPECT_TRUE(ffk_tensor_is_contiguous(t));
+  Held other(ffk_storage_attach_shared(n.c_str()));
+  ASSERT_NE(other.s, nullptr) << FetchError();
+  static_cast<double*>(ffk_tensor_data_ptr(t))[14] = 2.5;
+  EXPECT_EQ(reinterpret_cast<double*>(Bytes(other.s))[14], 2.5);
+  ffk_object_release(reinterpret_cast<ffk_object*>(t));
+  int64_t huge[2] = {INT64_C(1) << 31, INT64_C(1) << 31};  // 2^62 elements of 8 bytes
+  EXPECT_EQ(ffk_tensor_new_shared(nullptr, 2, huge, f64), nullptr);
+  EXPECT_EQ(FetchError(), "ValueError: shape [2147483648, 2147483648] is too large");
+  int64_t negative[1] = {-2};
+  EXPECT_EQ(ffk_tensor_new_shared(nullptr, 1, negative, f64), nullptr);
+  EXPECT_EQ(FetchError(), "ValueError: negative dimension -2 in shape [-2]");
+  EXPECT_EQ(ffk_tensor_new_shared("no-slash", 2, shape, f64), nullptr);
+  EXPECT_EQ(FetchError(), "ValueError: shared memory name `no-slash` does not start with '/'");
 }
 
 }  // namespace

@@ -104,9 +104,9 @@ TEST_F(Storage, DeviceCountKnowsTheCpuAndRefusesUnknownTypes) {
   EXPECT_GE(ffk_device_count(kDLCUDA), 0);    // 0 without CUDA, a driver or a device: never an error
   EXPECT_FALSE(ffk_error_occurred()) << FetchError();
   EXPECT_EQ(ffk_device_count(99), -1);
-  EXPECT_EQ(FetchError(), "ValueError: ffk_device_count: unknown device type 99");
+  EXPECT_EQ(FetchError(), "ValueError: device_count: unknown device type 99");
   EXPECT_EQ(ffk_device_count(0), -1);
-  EXPECT_EQ(FetchError(), "ValueError: ffk_device_count: unknown device type 0");
+  EXPECT_EQ(FetchError(), "ValueError: device_count: unknown device type 0");
 }
 
 // A user allocator that counts and delegates to the previous one.
@@ -135,9 +135,9 @@ TEST_F(Storage, UserAllocatorsPlugInAndStorageKeepsItsOwn) {
   EXPECT_EQ(g_frees, 1);
   ffk_allocator bad = {"bad", nullptr, nullptr, nullptr, nullptr};
   EXPECT_EQ(ffk_allocator_register(kDLCPU, &bad, nullptr), -1);
-  EXPECT_EQ(FetchError(), "ValueError: ffk_allocator_register: the allocator for cpu lacks allocate or free");
+  EXPECT_EQ(FetchError(), "ValueError: allocator_register: the allocator for cpu lacks allocate or free");
   EXPECT_EQ(ffk_allocator_register(0, &mine, nullptr), -1);
-  EXPECT_EQ(FetchError(), "ValueError: ffk_allocator_register: unknown device type 0");
+  EXPECT_EQ(FetchError(), "ValueError: allocator_register: unknown device type 0");
 }
 
 TEST_F(Storage, ConstructorsSurviveEveryAllocationFailure) {

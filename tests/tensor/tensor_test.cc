@@ -3,6 +3,7 @@
 #include <ffikit/ffikit.h>
 
 #include <algorithm>
+#include <cmath>
 #include <atomic>
 #include <cstring>
 #include <thread>
@@ -20,6 +21,8 @@ using ffk::test::Repr;
 const DLDevice kCpu = {kDLCPU, 0};
 const DLDataType kF32 = {kDLFloat, 32, 1};
 const DLDataType kI64 = {kDLInt, 64, 1};
+const DLDataType kI32x = {kDLInt, 32, 1};
+const DLDataType kU8x = {kDLUInt, 8, 1};
 ffk_object* Obj(ffk_tensor* t) { return reinterpret_cast<ffk_object*>(t); }
 
 struct T {  // owns a tensor
@@ -81,7 +84,11 @@ TEST_F(Tensor, CreationErrorsNameTheValues) {
   EXPECT_EQ(FetchError(), "ValueError: negative dimension -3 in shape [2, -3]");
   int64_t one[1] = {4};
   EXPECT_EQ(ffk_tensor_empty(1, one, DLDataType{kDLFloat, 32, 4}, kCpu), nullptr);
-  EXPECT_EQ(FetchError(), "ValueError: tensors cannot hold dtype float32x4 (32 bits x 4 lanes): elements must be whole bytes");
+  EXPECT_EQ(FetchError(), "ValueError: tensors cannot hold dtype float32x4: an element has one lane, and float32x4 has 4 "
+                          "(vector dtypes are not supported)");
+  EXPECT_EQ(ffk_tensor_empty(1, one, DLDataType{FFK_DTYPE_FLOAT6_E2M3FN, 6, 1}, kCpu), nullptr);
+  EXPECT_EQ(FetchError(), "ValueError: tensors cannot hold dtype float6_e2m3fn: its elements are 6 bits, not a whole "
+                          "number of bytes");
   EXPECT_EQ(ffk_tensor_empty(33, one, kF32, kCpu), nullptr);
   EXPECT_EQ(FetchError(), "ValueError: a tensor has 0 to 32 dimensions, not 33");
   int64_t huge[3] = {1LL << 40, 1LL << 40, 1LL << 40};
@@ -104,11 +111,11 @@ TEST_F(Tensor, CreationErrorsNameTheValues) {
   EXPECT_EQ(FetchError(), strides_error);
   ffk_storage* storage = ffk_storage_new(kCpu, 16, 0);
   EXPECT_EQ(ffk_tensor_from_storage(storage, 4, zero_then_huge, nullptr, 0, kF32), nullptr);
-  EXPECT_EQ(FetchError(), std::string("ValueError: ffk_tensor_from_storage: ") + (strides_error + 12));
+  EXPECT_EQ(FetchError(), std::string("ValueError: from_storage: ") + (strides_error + 12));
   int64_t none[1] = {0};
   T nothing(ffk_tensor_empty(1, none, kF32, kCpu));
   EXPECT_EQ(ffk_tensor_reshape(nothing.t, 4, zero_then_huge), nullptr);
-  EXPECT_EQ(FetchError(), std::string("ValueError: ffk_tensor_reshape: ") + (strides_error + 12));
+  EXPECT_EQ(FetchError(), std::string("ValueError: reshape: ") + (strides_error + 12));
   ffk_object_release(reinterpret_cast<ffk_object*>(storage));
   int64_t zero_then_large[3] = {0, INT64_C(1) << 31, INT64_C(1) << 31};  // the strides fit
   T empty(ffk_tensor_empty(3, zero_then_large, kF32, kCpu));
@@ -148,9 +155,9 @@ TEST_F(Tensor, SliceMatchesReferenceAddresses) {
   T empty(ffk_tensor_slice(a.t, 0, 3, 1, 1));
   EXPECT_EQ(Shape(empty.t), (std::vector<int64_t>{0, 6}));
   EXPECT_EQ(ffk_tensor_slice(a.t, 2, 0, 1, 1), nullptr);
-  EXPECT_EQ(FetchError(), "IndexError: ffk_tensor_slice: dimension 2 is out of range for a 2-d tensor");
+  EXPECT_EQ(FetchError(), "IndexError: slice: dimension 2 is out of range for a tensor with 2 dimensions (-2 to 1)");
   EXPECT_EQ(ffk_tensor_slice(a.t, 0, 0, 1, 0), nullptr);
-  EXPECT_EQ(FetchError(), "ValueError: ffk_tensor_slice: step 0 is not positive");
+  EXPECT_EQ(FetchError(), "ValueError: slice: step 0 is not positive");
   // Views share the storage: a write shows through the base.
   static_cast<int64_t*>(ffk_tensor_data_ptr(s.t))[0] = -1;
   EXPECT_EQ(At(a.t, {0, 1}), -1);
@@ -168,7 +175,7 @@ TEST_F(Tensor, PermuteTransposeSqueezeUnsqueeze) {
       for (int64_t k = 0; k < 3; ++k) EXPECT_EQ(At(p.t, {i, j, k}), j * 12 + k * 4 + i);
   int32_t dup[3] = {0, 0, 1};
   EXPECT_EQ(ffk_tensor_permute(a.t, dup), nullptr);
-  EXPECT_EQ(FetchError(), "ValueError: ffk_tensor_permute: dimension 0 appears twice");
+  EXPECT_EQ(FetchError(), "ValueError: permute: dimension 0 appears twice");
   T t(ffk_tensor_transpose(a.t, -1, 0));
   EXPECT_EQ(Shape(t.t), (std::vector<int64_t>{4, 3, 2}));
   EXPECT_EQ(At(t.t, {3, 2, 1}), 1 * 12 + 2 * 4 + 3);
@@ -181,7 +188,7 @@ TEST_F(Tensor, PermuteTransposeSqueezeUnsqueeze) {
   EXPECT_EQ(Shape(sq.t), (std::vector<int64_t>{2, 3, 4}));
   EXPECT_EQ(At(sq.t, {1, 2, 3}), 23);
   EXPECT_EQ(ffk_tensor_squeeze(a.t, 0), nullptr);
-  EXPECT_EQ(FetchError(), "ValueError: ffk_tensor_squeeze: dimension 0 has size 2, not 1");
+  EXPECT_EQ(FetchError(), "ValueError: squeeze: dimension 0 has size 2, not 1");
 }
 
 TEST_F(Tensor, ReshapeNeedsContiguityAndMatchingCounts) {
@@ -197,7 +204,7 @@ TEST_F(Tensor, ReshapeNeedsContiguityAndMatchingCounts) {
   T tr(ffk_tensor_transpose(a.t, 0, 1));
   EXPECT_EQ(ffk_tensor_reshape(tr.t, 1, std::vector<int64_t>{12}.data()), nullptr);
   EXPECT_EQ(FetchError(), "ValueError: cannot reshape a non-contiguous tensor of shape [6, 2] with strides [1, 6]; "
-                          "call ffk_tensor_contiguous first");
+                          "make a contiguous copy first");
   T c(ffk_tensor_contiguous(tr.t));
   T flat(ffk_tensor_reshape(c.t, 1, std::vector<int64_t>{-1}.data()));
   ASSERT_NE(flat.t, nullptr);
@@ -213,11 +220,15 @@ TEST_F(Tensor, AsStridedChecksEveryElementAgainstTheStorage) {
   EXPECT_EQ(At(ok.t, {2, 2}), 9);
   EXPECT_EQ(ffk_tensor_as_strided(a.t, 2, std::vector<int64_t>{3, 3}.data(), std::vector<int64_t>{3, 1}.data(), 2),
             nullptr);
-  EXPECT_EQ(FetchError(), "ValueError: ffk_tensor_as_strided: shape [3, 3] with strides [3, 1] at byte offset 16 "
+  EXPECT_EQ(FetchError(), "ValueError: as_strided: shape [3, 3] with strides [3, 1] at byte offset 16 "
                           "reaches byte 88, past the end of its storage of 80 bytes");
-  EXPECT_EQ(ffk_tensor_as_strided(a.t, 1, std::vector<int64_t>{2}.data(), std::vector<int64_t>{-1}.data(), 5),
+  T reversed(ffk_tensor_as_strided(a.t, 1, std::vector<int64_t>{2}.data(), std::vector<int64_t>{-1}.data(), 5));
+  ASSERT_NE(reversed.t, nullptr) << FetchError();  // elements 5, 4
+  EXPECT_EQ(At(reversed.t, {1}), 4);
+  EXPECT_EQ(ffk_tensor_as_strided(a.t, 1, std::vector<int64_t>{7}.data(), std::vector<int64_t>{-1}.data(), 5),
             nullptr);
-  EXPECT_EQ(FetchError(), "ValueError: ffk_tensor_as_strided: negative stride -1 in strides [-1]");
+  EXPECT_EQ(FetchError(), "ValueError: as_strided: shape [7] with strides [-1] at byte offset 40 reaches byte -8, "
+                          "before the start of its storage of 80 bytes");
   EXPECT_EQ(ffk_tensor_as_strided(a.t, 1, std::vector<int64_t>{2}.data(), std::vector<int64_t>{INT64_MAX}.data(), 0),
             nullptr);
   EXPECT_NE(FetchError().find("past the end of its storage of 80 bytes"), std::string::npos);
@@ -238,7 +249,7 @@ TEST_F(Tensor, FromStorageChecksBounds) {
   ffk_object_release(reinterpret_cast<ffk_object*>(s));  // the tensor keeps it alive
   EXPECT_EQ(ffk_tensor_data_ptr(t), static_cast<char*>(ffk_storage_data(ffk_tensor_storage_borrow(t))) + 32);
   EXPECT_EQ(ffk_tensor_from_storage(ffk_tensor_storage_borrow(t), 2, shape, nullptr, 33, kF32), nullptr);
-  EXPECT_EQ(FetchError(), "ValueError: ffk_tensor_from_storage: shape [2, 4] with strides [4, 1] at byte offset 33 "
+  EXPECT_EQ(FetchError(), "ValueError: from_storage: shape [2, 4] with strides [4, 1] at byte offset 33 "
                           "reaches byte 65, past the end of its storage of 64 bytes");
   ffk_object_release(Obj(t));
 }
@@ -257,11 +268,11 @@ TEST_F(Tensor, CopyAndFillAcrossLayouts) {
   EXPECT_EQ(At(a.t, {2, 1}), 2);
   EXPECT_EQ(At(a.t, {2, 2}), 10);
   EXPECT_EQ(ffk_tensor_copy_from(dst.t, a.t), -1);
-  EXPECT_EQ(FetchError(), "ValueError: ffk_tensor_copy_from: shapes differ (destination int64[4, 3]@cpu:0, source "
+  EXPECT_EQ(FetchError(), "ValueError: copy_from: shapes differ (destination int64[4, 3]@cpu:0, source "
                           "int64[3, 4]@cpu:0)");
   T f(ffk_tensor_empty(2, std::vector<int64_t>{4, 3}.data(), kF32, kCpu));
   EXPECT_EQ(ffk_tensor_copy_from(f.t, dst.t), -1);
-  EXPECT_EQ(FetchError(), "ValueError: ffk_tensor_copy_from: dtypes differ (float32 destination, int64 source)");
+  EXPECT_EQ(FetchError(), "ValueError: copy_from: dtypes differ (float32 destination, int64 source)");
   // Fill a strided view only.
   ffk_any v = ffk_any_float(2.5);
   T fcol(ffk_tensor_slice(f.t, 1, 0, 3, 2));
@@ -272,7 +283,7 @@ TEST_F(Tensor, CopyAndFillAcrossLayouts) {
   for (int i = 0; i < 12; ++i) EXPECT_EQ(fp[i], i % 3 == 1 ? 2.5f : 0.0f) << i;
   ffk_any s = ffk_any_raw_str("x");
   EXPECT_EQ(ffk_tensor_fill(f.t, &s), -1);
-  EXPECT_EQ(FetchError(), "TypeError: ffk_tensor_fill: expected an int, float or bool but got str");
+  EXPECT_EQ(FetchError(), "TypeError: fill: expected an int, float or bool but got str");
 }
 
 // ---- Copies that transpose (copied in blocks and tiles, see copy.c) ----------------------------
@@ -432,6 +443,159 @@ TEST_F(Tensor, FillOfATransposedViewSetsOnlyItsElements) {
   const float* p = static_cast<const float*>(ffk_tensor_data_ptr(base.t));
   for (int64_t i = 0; i < 65; ++i)
     for (int64_t j = 0; j < 131; ++j) ASSERT_EQ(p[i * 131 + j], j % 3 == 2 ? 1.5f : 0.0f) << i << ", " << j;
+}
+
+// Negative dimension indices are normalised in C only; a message names the operation and
+// the index as the user gave it (issue 21: "dimension -97" for transpose(-100, 0)).
+TEST_F(Tensor, DimensionErrorsNameTheOperationAndTheIndexAsGiven) {
+  T a(Iota({2, 3}));
+  EXPECT_EQ(ffk_tensor_transpose(a.t, -100, 0), nullptr);
+  EXPECT_EQ(FetchError(), "IndexError: transpose: dimension -100 is out of range for a tensor with 2 dimensions (-2 to 1)");
+  EXPECT_EQ(ffk_tensor_squeeze(a.t, 2), nullptr);
+  EXPECT_EQ(FetchError(), "IndexError: squeeze: dimension 2 is out of range for a tensor with 2 dimensions (-2 to 1)");
+  EXPECT_EQ(ffk_tensor_unsqueeze(a.t, -4), nullptr);
+  EXPECT_EQ(FetchError(), "IndexError: unsqueeze: dimension -4 is out of range for a tensor with 2 dimensions (-3 to 2)");
+  int32_t perm[2] = {0, -3};
+  EXPECT_EQ(ffk_tensor_permute(a.t, perm), nullptr);
+  EXPECT_EQ(FetchError(), "IndexError: permute: dimension -3 is out of range for a tensor with 2 dimensions (-2 to 1)");
+  int32_t dup[2] = {1, -1};
+  EXPECT_EQ(ffk_tensor_permute(a.t, dup), nullptr);
+  EXPECT_EQ(FetchError(), "ValueError: permute: dimension -1 appears twice");
+  EXPECT_EQ(ffk_tensor_size(a.t, -1), 3);
+  EXPECT_EQ(ffk_tensor_size(a.t, -3), -1);
+  EXPECT_EQ(FetchError(), "IndexError: size: dimension -3 is out of range for a tensor with 2 dimensions (-2 to 1)");
+  T t(ffk_tensor_transpose(a.t, -1, -2));
+  ASSERT_NE(t.t, nullptr) << FetchError();
+  EXPECT_EQ(Shape(t.t), (std::vector<int64_t>{3, 2}));
+}
+
+TEST_F(Tensor, SelectDropsADimensionAndChecksTheIndex) {
+  T a(Iota({2, 3, 4}));
+  T row(ffk_tensor_select(a.t, 0, 1));
+  ASSERT_NE(row.t, nullptr) << FetchError();
+  EXPECT_EQ(Shape(row.t), (std::vector<int64_t>{3, 4}));
+  EXPECT_EQ(At(row.t, {2, 3}), 23);
+  T last(ffk_tensor_select(a.t, -1, -1));  // [:, :, 3]
+  ASSERT_NE(last.t, nullptr) << FetchError();
+  EXPECT_EQ(Shape(last.t), (std::vector<int64_t>{2, 3}));
+  EXPECT_EQ(At(last.t, {1, 2}), 23);
+  EXPECT_EQ(ffk_tensor_storage_borrow(last.t), ffk_tensor_storage_borrow(a.t));
+  EXPECT_EQ(ffk_tensor_select(a.t, 1, 3), nullptr);
+  EXPECT_EQ(FetchError(), "IndexError: index 3 is out of range for dimension 1 of size 3");
+  EXPECT_EQ(ffk_tensor_select(a.t, 0, -3), nullptr);
+  EXPECT_EQ(FetchError(), "IndexError: index -3 is out of range for dimension 0 of size 2");
+  EXPECT_EQ(ffk_tensor_select(a.t, 3, 0), nullptr);
+  EXPECT_EQ(FetchError(), "IndexError: select: dimension 3 is out of range for a tensor with 3 dimensions (-3 to 2)");
+  T scalar(ffk_tensor_select(row.t, 0, 0));
+  T elem(ffk_tensor_select(scalar.t, 0, 2));
+  ASSERT_NE(elem.t, nullptr) << FetchError();
+  EXPECT_EQ(elem.dl()->ndim, 0);
+  EXPECT_EQ(At(elem.t, {}), 14);
+  EXPECT_EQ(ffk_tensor_select(elem.t, 0, 0), nullptr);
+  EXPECT_EQ(FetchError(), "IndexError: a 0-d tensor cannot be indexed");
+}
+
+// fill never changes a value silently: out of range is an OverflowError, as numpy's.
+TEST_F(Tensor, FillRefusesValuesTheDtypeCannotHold) {
+  auto fill = [](ffk_tensor* t, ffk_any v) { return ffk_tensor_fill(t, &v); };
+  T i32(ffk_tensor_zeros(1, std::vector<int64_t>{3}.data(), kI32x, kCpu));
+  EXPECT_EQ(fill(i32.t, ffk_any_int(INT64_C(1) << 40)), -1);
+  EXPECT_EQ(FetchError(), "OverflowError: fill: 1099511627776 is out of range for int32");
+  EXPECT_EQ(fill(i32.t, ffk_any_int(INT32_MIN)), 0);
+  EXPECT_EQ(static_cast<int32_t*>(ffk_tensor_data_ptr(i32.t))[2], INT32_MIN);
+  EXPECT_EQ(fill(i32.t, ffk_any_int(INT64_C(-2147483649))), -1);
+  EXPECT_EQ(FetchError(), "OverflowError: fill: -2147483649 is out of range for int32");
+  EXPECT_EQ(fill(i32.t, ffk_any_float(2.5)), -1);
+  EXPECT_EQ(FetchError(), "ValueError: fill: 2.5 is not a whole number, so int32 cannot hold it");
+  EXPECT_EQ(fill(i32.t, ffk_any_float(NAN)), -1);
+  EXPECT_EQ(FetchError(), "ValueError: fill: cannot convert float NaN to an integer (int32)");
+  EXPECT_EQ(fill(i32.t, ffk_any_float(-INFINITY)), -1);
+  EXPECT_EQ(FetchError(), "OverflowError: fill: cannot convert float -inf to an integer (int32)");
+  EXPECT_EQ(fill(i32.t, ffk_any_float(3e9)), -1);
+  EXPECT_EQ(FetchError(), "OverflowError: fill: 3000000000 is out of range for int32");
+  EXPECT_EQ(fill(i32.t, ffk_any_float(-7.0)), 0);
+  EXPECT_EQ(static_cast<int32_t*>(ffk_tensor_data_ptr(i32.t))[0], -7);
+  EXPECT_EQ(fill(i32.t, ffk_any_bool(true)), 0);
+  EXPECT_EQ(static_cast<int32_t*>(ffk_tensor_data_ptr(i32.t))[1], 1);
+  T u8(ffk_tensor_zeros(1, std::vector<int64_t>{2}.data(), kU8x, kCpu));
+  EXPECT_EQ(fill(u8.t, ffk_any_int(-1)), -1);
+  EXPECT_EQ(FetchError(), "OverflowError: fill: -1 is out of range for uint8");
+  EXPECT_EQ(fill(u8.t, ffk_any_int(256)), -1);
+  EXPECT_EQ(FetchError(), "OverflowError: fill: 256 is out of range for uint8");
+  EXPECT_EQ(fill(u8.t, ffk_any_int(255)), 0);
+  EXPECT_EQ(static_cast<uint8_t*>(ffk_tensor_data_ptr(u8.t))[1], 255);
+  T u64(ffk_tensor_zeros(1, std::vector<int64_t>{2}.data(), DLDataType{kDLUInt, 64, 1}, kCpu));
+  EXPECT_EQ(fill(u64.t, ffk_any_float(1.8446744073709552e19)), -1);
+  EXPECT_EQ(FetchError(), "OverflowError: fill: 1.8446744073709552e+19 is out of range for uint64");
+  EXPECT_EQ(fill(u64.t, ffk_any_float(1.8446744073709550e19)), 0);
+  EXPECT_EQ(static_cast<uint64_t*>(ffk_tensor_data_ptr(u64.t))[0], UINT64_C(18446744073709549568));
+  T f32(ffk_tensor_zeros(1, std::vector<int64_t>{2}.data(), kF32, kCpu));
+  EXPECT_EQ(fill(f32.t, ffk_any_float(1e300)), -1);
+  EXPECT_EQ(FetchError(), "OverflowError: fill: 1e+300 is out of range for float32");
+  EXPECT_EQ(fill(f32.t, ffk_any_float(INFINITY)), 0);  // infinities and NaN are float values
+  EXPECT_EQ(fill(f32.t, ffk_any_int(INT64_C(1) << 40)), 0);
+  EXPECT_EQ(static_cast<float*>(ffk_tensor_data_ptr(f32.t))[0], 1099511627776.0f);
+  T f16(ffk_tensor_zeros(1, std::vector<int64_t>{2}.data(), DLDataType{kDLFloat, 16, 1}, kCpu));
+  EXPECT_EQ(fill(f16.t, ffk_any_float(1.5)), 0);
+  EXPECT_EQ(static_cast<uint16_t*>(ffk_tensor_data_ptr(f16.t))[0], 0x3e00);
+  EXPECT_EQ(fill(f16.t, ffk_any_int(70000)), -1);
+  EXPECT_EQ(FetchError(), "OverflowError: fill: 70000 is out of range for float16");
+  T bf16(ffk_tensor_zeros(1, std::vector<int64_t>{2}.data(), DLDataType{kDLBfloat, 16, 1}, kCpu));
+  EXPECT_EQ(fill(bf16.t, ffk_any_float(-2.0)), 0);
+  EXPECT_EQ(static_cast<uint16_t*>(ffk_tensor_data_ptr(bf16.t))[1], 0xc000);
+  T c64(ffk_tensor_zeros(1, std::vector<int64_t>{2}.data(), DLDataType{kDLComplex, 64, 1}, kCpu));
+  EXPECT_EQ(fill(c64.t, ffk_any_int(1)), -1);
+  EXPECT_EQ(FetchError(), "TypeError: fill: cannot fill a complex64 tensor (fill takes integer, float and bool dtypes)");
+}
+
+// item: the only element as a value, decoded in C for both bindings.
+TEST_F(Tensor, ItemReadsTheOnlyElementAsAValue) {
+  auto item = [](ffk_tensor* t) {
+    ffk_any v;
+    EXPECT_EQ(ffk_tensor_item(t, &v), 0) << FetchError();
+    return v;
+  };
+  T u8(ffk_tensor_empty(1, std::vector<int64_t>{2}.data(), kU8x, kCpu));
+  static_cast<uint8_t*>(ffk_tensor_data_ptr(u8.t))[0] = 49;  // "1": bytes are never read as text
+  static_cast<uint8_t*>(ffk_tensor_data_ptr(u8.t))[1] = 250;
+  ffk_any v;
+  EXPECT_EQ(ffk_tensor_item(u8.t, &v), -1);
+  EXPECT_EQ(v.type_index, FFK_TYPE_NONE);
+  EXPECT_EQ(FetchError(), "ValueError: item: a tensor with 2 elements has no single value (it needs exactly one)");
+  T second(ffk_tensor_slice(u8.t, 0, 1, 2, 1));
+  v = item(second.t);
+  EXPECT_EQ(v.type_index, FFK_TYPE_INT);
+  EXPECT_EQ(v.v_int, 250);
+  T i8(ffk_tensor_empty(0, nullptr, DLDataType{kDLInt, 8, 1}, kCpu));
+  *static_cast<int8_t*>(ffk_tensor_data_ptr(i8.t)) = -5;
+  EXPECT_EQ(item(i8.t).v_int, -5);
+  T h(ffk_tensor_empty(2, std::vector<int64_t>{1, 1}.data(), DLDataType{kDLFloat, 16, 1}, kCpu));
+  *static_cast<uint16_t*>(ffk_tensor_data_ptr(h.t)) = 0xc100;  // -2.5
+  v = item(h.t);
+  EXPECT_EQ(v.type_index, FFK_TYPE_FLOAT);
+  EXPECT_EQ(v.v_float, -2.5);
+  T b(ffk_tensor_empty(0, nullptr, DLDataType{FFK_DTYPE_BOOL, 8, 1}, kCpu));
+  *static_cast<uint8_t*>(ffk_tensor_data_ptr(b.t)) = 1;
+  v = item(b.t);
+  EXPECT_EQ(v.type_index, FFK_TYPE_BOOL);
+  EXPECT_EQ(v.v_int, 1);
+  T big(ffk_tensor_empty(0, nullptr, DLDataType{kDLUInt, 64, 1}, kCpu));
+  *static_cast<uint64_t*>(ffk_tensor_data_ptr(big.t)) = UINT64_MAX;
+  EXPECT_EQ(ffk_tensor_item(big.t, &v), -1);
+  EXPECT_EQ(FetchError(), "OverflowError: item: the uint64 value 18446744073709551615 does not fit in an int64");
+  T c(ffk_tensor_zeros(0, nullptr, DLDataType{kDLComplex, 64, 1}, kCpu));
+  EXPECT_EQ(ffk_tensor_item(c.t, &v), -1);
+  EXPECT_EQ(FetchError(), "TypeError: item: complex64 elements have no int, float or bool value");
+  // A fill and an item agree for every dtype they share.
+  for (DLDataType dt : {kI32x, kU8x, kF32, kI64, DLDataType{kDLFloat, 16, 1}, DLDataType{kDLBfloat, 16, 1},
+                        DLDataType{kDLFloat, 64, 1}}) {
+    T one(ffk_tensor_empty(0, nullptr, dt, kCpu));
+    ffk_any seven = ffk_any_int(7);
+    ASSERT_EQ(ffk_tensor_fill(one.t, &seven), 0) << FetchError();
+    v = item(one.t);
+    double got = v.type_index == FFK_TYPE_FLOAT ? v.v_float : static_cast<double>(v.v_int);
+    EXPECT_EQ(got, 7.0);
+  }
 }
 
 TEST_F(Tensor, TensorsLiveInContainersAndCrossCalls) {

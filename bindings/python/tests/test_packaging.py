@@ -42,10 +42,10 @@ def test_setup_py_compiles_exactly_the_sources_bazel_builds():
             build = f.read()
         assert re.search(r'glob\(\["src/\*\.c", "src/\*\.h"\]', build), f"{comp}/BUILD no longer globs src/*.c"
     with open(os.path.join(ROOT, "tensor", "BUILD"), encoding="utf-8") as f:
-        assert 'CUDA_SRCS = ["src/cuda.c"]' in f.read(), "tensor's CUDA-only sources changed: update setup.py"
+        assert 'CUDA_SRCS = glob(["src/cuda*.c", "src/cuda*.h"])' in f.read(), "tensor's CUDA-only sources changed: update setup.py"
     with open(os.path.join(PKG, "setup.py"), encoding="utf-8") as f:
         setup = f.read()
-    assert 'CUDA_ONLY = {os.path.join("tensor", "src", "cuda.c")}' in setup
+    assert 'CUDA_ONLY_PREFIX = os.path.join("tensor", "src", "cuda")' in setup
 
 
 @pytest.mark.skipif(not os.path.exists(os.path.join(ROOT, "ffi", "BUILD")), reason="not in a source checkout")

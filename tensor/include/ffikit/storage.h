@@ -96,7 +96,7 @@ FFK_API int ffk_allocator_get(int32_t device_type, ffk_allocator *out);
  * kDLCUDA and kDLCUDAHost the number of CUDA devices (cudaGetDeviceCount), which is 0,
  * not an error, when ffikit was built without CUDA, no CUDA driver is installed, or no
  * device is present; 0 for other known device types, which ffikit cannot enumerate.
- * -1 with a ValueError ("ffk_device_count: unknown device type 99") for a device type
+ * -1 with a ValueError ("device_count: unknown device type 99") for a device type
  * that DLPack does not define. Takes and returns no references.
  */
 FFK_API int ffk_device_count(int32_t device_type);
@@ -166,8 +166,10 @@ FFK_API ffk_storage *ffk_storage_new_shared(const char *name, size_t nbytes);
 
 /*
  * Attaches to the shared-memory storage `name` made by ffk_storage_new_shared in this or
- * another process. Returns a new reference, or NULL with a KeyError (no such segment, or
- * one whose holders are all dead: it is unlinked), ValueError (bad name, not an ffikit
+ * another process; `name` is the one given there (or ffk_storage_shared_name), with its
+ * leading '/'. Returns a new reference, or NULL with a FileNotFoundError "no shared
+ * memory named `/x`" (no such segment, or one whose holders are all dead: it is
+ * unlinked), ValueError (bad name: no leading '/', another '/', too long; not an ffikit
  * segment), RuntimeError (a system call, or 64 processes hold it already) or MemoryError.
  */
 FFK_API ffk_storage *ffk_storage_attach_shared(const char *name);

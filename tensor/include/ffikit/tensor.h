@@ -12,8 +12,23 @@
  * after creation, so any number of threads may read it; the elements are plain memory
  * with no synchronisation of their own.
  *
- * Dimensions: at most FFK_TENSOR_MAX_NDIM. Shape, dtype and stride errors are
- * ValueErrors (IndexError for a dimension out of range) that name the offending values.
+ * Dimensions: at most FFK_TENSOR_MAX_NDIM. Strides may be negative (a reversed view, or
+ * numpy's a[::-1] through DLPack): element [i0, i1, ...] is at data + byte_offset +
+ * (i0*s0 + i1*s1 + ...) * itemsize, and every element still lies inside the storage.
+ * Shape, dtype and stride errors are ValueErrors (IndexError for a dimension or index
+ * out of range) whose messages start with the operation as a user names it ("transpose:",
+ * "select:", "fill:") and name the offending values: "transpose: dimension -100 is out of
+ * range for a tensor with 2 dimensions (-2 to 1)". Negative dimension indices count from
+ * the end, and are normalised here only: bindings pass them through as given.
+ *
+ * Dtypes: an element has one lane of whole bytes (bool, int8..uint64, float16/32/64,
+ * bfloat16, complex64/128, the float8 family), or sub-byte lanes packed into one byte
+ * (float4_e2m1fn_x2). Vector dtypes (float32x4) and elements that are not whole bytes
+ * (float6_e2m3fn, float4_e2m1fn) are refused with a ValueError that says which rule.
+ *
+ * Read-only tensors (imported through DLPack with the read-only flag, and their views)
+ * are refused by every function that writes elements: ffk_tensor_fill and
+ * ffk_tensor_copy_from (as the destination).
  */
 #ifndef FFIKIT_TENSOR_H
 #define FFIKIT_TENSOR_H
@@ -29,10 +44,9 @@ typedef struct ffk_tensor ffk_tensor;
 /*
  * A new contiguous (row-major) tensor of `shape` (ndim values, each >= 0) and `dtype`
  * on `device`, over fresh storage aligned to 64 bytes; the elements are uninitialised.
- * `dtype` must be a whole number of bytes per element (bool, int8..uint64, float16/32/64,
- * bfloat16, complex; lanes 1). Returns a new reference, or NULL with a ValueError (ndim,
- * a negative dimension, a dtype, a total size that overflows), the allocator's error, or
- * a MemoryError.
+ * `dtype` must be one tensors hold (see above). Returns a new reference, or NULL with a
+ * ValueError (ndim, a negative dimension, a dtype, a total size that overflows), the
+ * allocator's error, or a MemoryError.
  * A CPU tensor of up to 256 bytes made while the built-in CPU allocator is in place is
  * one allocation holding the Tensor, its Storage and the bytes; the Storage is still an
  * object of its own that may outlive the Tensor (a view or a retained
@@ -44,10 +58,21 @@ FFK_API ffk_tensor *ffk_tensor_empty(int32_t ndim, const int64_t *shape, DLDataT
 FFK_API ffk_tensor *ffk_tensor_zeros(int32_t ndim, const int64_t *shape, DLDataType dtype, DLDevice device);
 
 /*
+ * A zeroed contiguous CPU tensor of `shape` and `dtype` in POSIX shared memory under
+ * `name` (borrowed; NULL makes one up). The name must start with '/' and contain no
+ * other '/' (POSIX's rule for portable names), at most 200 characters: "/my-tensor".
+ * The byte size is computed here, overflow-checked: a ValueError names the shape when
+ * its elements or bytes do not fit in 64 bits. Another process attaches with
+ * ffk_storage_attach_shared and ffk_tensor_from_storage. Returns a new reference, or
+ * NULL with the errors of ffk_tensor_empty (shape, dtype) and ffk_storage_new_shared.
+ */
+FFK_API ffk_tensor *ffk_tensor_new_shared(const char *name, int32_t ndim, const int64_t *shape, DLDataType dtype);
+
+/*
  * A tensor over `storage` (borrowed; the tensor keeps a reference): `shape`, `strides`
- * (in elements; NULL for contiguous) and `byte_offset`. Every element must lie inside
- * the storage: a ValueError names the shape, strides, offset and storage size otherwise.
- * Negative strides are refused (as in PyTorch). New reference or NULL.
+ * (in elements, any sign; NULL for contiguous) and `byte_offset`. Every element must lie
+ * inside the storage: a ValueError names the shape, strides, offset and storage size
+ * otherwise. New reference or NULL.
  */
 FFK_API ffk_tensor *ffk_tensor_from_storage(ffk_storage *storage, int32_t ndim, const int64_t *shape,
                                             const int64_t *strides, uint64_t byte_offset, DLDataType dtype);
@@ -60,6 +85,12 @@ FFK_API const DLTensor *ffk_tensor_dltensor_borrow(const ffk_tensor *t);
 
 /* The storage behind `t`, borrowed from `t` (NULL for a tensor imported through DLPack). */
 FFK_API ffk_storage *ffk_tensor_storage_borrow(const ffk_tensor *t);
+
+/*
+ * The size of dimension `dim` (negative counts from the end), or -1 with an IndexError
+ * ("size: dimension 3 is out of range for a tensor with 2 dimensions (-2 to 1)").
+ */
+FFK_API int64_t ffk_tensor_size(const ffk_tensor *t, int32_t dim);
 
 /* The number of elements (the product of the shape; 1 for ndim 0). */
 FFK_API int64_t ffk_tensor_numel(const ffk_tensor *t);
@@ -83,8 +114,8 @@ FFK_API void *ffk_tensor_data_ptr(const ffk_tensor *t);
 /*
  * The same elements with another shape; one dimension may be -1 (inferred). Needs a
  * contiguous tensor: a ValueError "cannot reshape a non-contiguous tensor of shape [3, 2]
- * with strides [1, 3]; call ffk_tensor_contiguous first" otherwise, and a ValueError
- * naming both shapes when the element counts differ.
+ * with strides [1, 3]; make a contiguous copy first" otherwise (ffk_tensor_contiguous),
+ * and a ValueError naming both shapes when the element counts differ.
  */
 FFK_API ffk_tensor *ffk_tensor_reshape(const ffk_tensor *t, int32_t ndim, const int64_t *shape);
 
@@ -95,7 +126,16 @@ FFK_API ffk_tensor *ffk_tensor_reshape(const ffk_tensor *t, int32_t ndim, const 
  */
 FFK_API ffk_tensor *ffk_tensor_slice(const ffk_tensor *t, int32_t dim, int64_t start, int64_t stop, int64_t step);
 
-/* Dimensions reordered: result dim i is t's dim perm[i] (a permutation of 0..ndim-1). */
+/*
+ * The sub-tensor at `index` along `dim`, without that dimension: t[index] for dim 0, as
+ * in PyTorch's select. Negative dim and index count from the end. An IndexError for a
+ * 0-d tensor ("a 0-d tensor cannot be indexed"), a dimension out of range, or an index
+ * out of range ("index 5 is out of range for dimension 0 of size 3").
+ */
+FFK_API ffk_tensor *ffk_tensor_select(const ffk_tensor *t, int32_t dim, int64_t index);
+
+/* Dimensions reordered: result dim i is t's dim perm[i] (a permutation of 0..ndim-1;
+   negative entries count from the end). */
 FFK_API ffk_tensor *ffk_tensor_permute(const ffk_tensor *t, const int32_t *perm);
 
 /* Dimensions d0 and d1 swapped. */
@@ -108,9 +148,10 @@ FFK_API ffk_tensor *ffk_tensor_squeeze(const ffk_tensor *t, int32_t dim);
 FFK_API ffk_tensor *ffk_tensor_unsqueeze(const ffk_tensor *t, int32_t dim);
 
 /*
- * A view with any shape and strides (in elements, >= 0) starting `offset` elements into
- * t's storage (measured from the storage start, as in PyTorch). Every element must lie
- * inside the storage. A ValueError otherwise.
+ * A view with any shape and strides (in elements, any sign) starting `offset` (>= 0)
+ * elements into t's storage (measured from the storage start, as in PyTorch; for a
+ * tensor imported through DLPack, from its first element). Every element must lie
+ * inside the storage (for an import: inside its elements). A ValueError otherwise.
  */
 FFK_API ffk_tensor *ffk_tensor_as_strided(const ffk_tensor *t, int32_t ndim, const int64_t *shape,
                                           const int64_t *strides, int64_t offset);
@@ -125,8 +166,16 @@ FFK_API ffk_tensor *ffk_tensor_as_strided(const ffk_tensor *t, int32_t ndim, con
 FFK_API ffk_tensor *ffk_tensor_contiguous(const ffk_tensor *t);
 
 /*
+ * 0 when the elements of `t` may be written, or -1 with a ValueError "<operation>: the
+ * tensor is read-only (its DLPack producer marked it so)" (`operation`, borrowed, names
+ * the user's operation). The rule every writer here applies; a binding that writes
+ * elements itself (a mutable slice) asks this first.
+ */
+FFK_API int ffk_tensor_check_writable(const ffk_tensor *t, const char *operation);
+
+/*
  * Copies the elements of `src` into `dst` (same shape and dtype, any strides; both
- * borrowed). Between host tensors (cpu, cuda_host) any layout works. To, from and
+ * borrowed). A read-only `dst` is refused (ValueError, see ffk_tensor_check_writable). Between host tensors (cpu, cuda_host) any layout works. To, from and
  * between devices, dense bytes go through the devices' allocators, and a strided side
  * is first gathered into (or afterwards scattered from) a temporary dense tensor on its
  * own side: on the host by ffikit's loops, on a device by its kernels. In a build with
@@ -141,14 +190,34 @@ FFK_API ffk_tensor *ffk_tensor_contiguous(const ffk_tensor *t);
 FFK_API int ffk_tensor_copy_from(ffk_tensor *dst, const ffk_tensor *src);
 
 /*
- * Sets every element of `t` to `value` (an int, float or bool, converted to t's dtype as
- * C converts; both borrowed). Any strides. On a CUDA device the fill kernel writes in
- * place (cudaMemset when the tensor is dense and the element's bytes are all equal) and
- * has finished when the call returns; on other devices the element is broadcast from the
- * host through ffk_tensor_copy_from. 0, or -1 with a TypeError (value), ValueError
- * (dtype) or the device's error (a RuntimeError naming the device and the CUDA error).
+ * Sets every element of `t` to `value` (an int, float or bool; both borrowed). Any
+ * strides. The value must be exactly representable in t's dtype, as numpy requires:
+ *  - into integer dtypes: an int in the dtype's range (OverflowError "fill: 1099511627776
+ *    is out of range for int32", also for a negative value into an unsigned dtype), a
+ *    bool, or a float with an integral value in range (a fraction or NaN is a ValueError,
+ *    an infinity an OverflowError);
+ *  - into float16/bfloat16/float32/float64: any int, bool or float whose magnitude the
+ *    dtype can hold (rounded to the nearest); a finite value beyond its largest finite
+ *    one is an OverflowError; NaN and infinities carry over;
+ *  - into bool: an int, float or bool (nonzero is true).
+ * Other dtypes (complex, float8 ...) are a TypeError. A read-only tensor is refused
+ * (ValueError). On a CUDA device the fill kernel writes in place (cudaMemset when the
+ * tensor is dense and the element's bytes are all equal) and has finished when the call
+ * returns; on other devices the element is broadcast from the host through
+ * ffk_tensor_copy_from. 0, or -1 with a TypeError (value, dtype), ValueError, OverflowError
+ * or the device's error (a RuntimeError naming the device and the CUDA error).
  */
 FFK_API int ffk_tensor_fill(ffk_tensor *t, const ffk_any *value);
+
+/*
+ * The value of the only element of `t` (any device, any layout) into *out, a new
+ * reference: an Int for integer dtypes, a Float for float16/bfloat16/float32/float64, a
+ * Bool for bool. 0, or -1 with *out None and a ValueError when t does not have exactly
+ * one element ("item: a tensor with 6 elements has no single value"), a TypeError for a
+ * dtype with no ffikit value (complex, float8 ...), an OverflowError for a uint64 above
+ * INT64_MAX, or the device's error from copying the element to the host.
+ */
+FFK_API int ffk_tensor_item(const ffk_tensor *t, ffk_any *out);
 
 FFK_EXTERN_C_END
 

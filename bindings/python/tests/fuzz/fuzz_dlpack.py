@@ -66,16 +66,19 @@ def extent(r: Reader) -> int:
 
 
 def span_of(shape, strides, byte_offset: int, itemsize: int):
-    """Bytes from data to one past the last element, or None when it passes 2^63."""
+    """(first, end): the bytes from data to the first-placed element and to one past the
+    last-placed one (strides may be negative: first may be below 0), or None when either
+    reaches 2^63 bytes from data, as the C import measures it."""
+    if byte_offset > INT63:
+        return None
     if any(n == 0 for n in shape):
-        return byte_offset if byte_offset <= INT63 else None
-    last = 0
-    for n, s in zip(shape, strides):
-        if s < 0:
-            return None
-        last += (n - 1) * s
-    end = (last + 1) * itemsize + byte_offset
-    return end if last <= INT63 and end <= INT63 else None
+        return byte_offset, byte_offset
+    below = sum((n - 1) * -s for n, s in zip(shape, strides) if s < 0)
+    above = sum((n - 1) * s for n, s in zip(shape, strides) if s >= 0)
+    end = (above + 1) * itemsize + byte_offset
+    if above >= INT63 or end > INT63 or below * itemsize > INT63:
+        return None
+    return byte_offset - below * itemsize, end
 
 
 def compact_strides(shape):
@@ -112,8 +115,10 @@ class Producer:
         itemsize = (self.dtype[1] * self.dtype[2] + 7) // 8
         self.eff_strides = (compact_strides(self.shape) if null_strides else strides) if ndim > 0 else []
         self.valid_shape = 0 <= ndim <= MAX_NDIM and all(n >= 0 for n in self.shape)
-        self.span = (span_of(self.shape, self.eff_strides, self.byte_offset, itemsize)
-                     if self.valid_shape and self.eff_strides is not None else None)
+        extent_ = (span_of(self.shape, self.eff_strides, self.byte_offset, itemsize)
+                   if self.valid_shape and self.eff_strides is not None else None)
+        first, end = extent_ if extent_ is not None else (0, 0)
+        self.span = None if extent_ is None else end - min(first, 0)  # the bytes a buffer needs
         self.numel = 1
         for n in self.shape:
             self.numel *= n
@@ -122,9 +127,11 @@ class Producer:
         if not null_data:
             if self.span is not None and self.span <= MAX_BUFFER:
                 self.buffer = ctypes.create_string_buffer(bytes([FILL]) * self.span, max(self.span, 1))
-                self.base = ctypes.addressof(self.buffer)
+                self.base = ctypes.addressof(self.buffer) - min(first, 0)  # elements before data are in it
             else:
                 self.base = 0x10000  # never read: the span is not small
+        if self.span is not None and self.base + first < 0:
+            self.span = None  # elements below address 0: refused
 
         n = max(ndim, 1)
         self._shape = (ctypes.c_int64 * n)(*[wrap64(x) for x in self.shape])

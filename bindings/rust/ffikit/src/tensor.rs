@@ -7,7 +7,13 @@
 //!   not shared-memory (another process could write it at any time);
 //! * `as_mut_slice`, `fill` and `copy_from` (`&mut self`) also need an *exclusive*
 //!   tensor: the only handle to the Tensor, the only Tensor over its Storage, and not
-//!   read-only or imported through DLPack (whose producer still holds the memory).
+//!   imported through DLPack (whose producer still holds the memory).
+//!
+//! Rules about values are the C library's, as in every binding: a read-only tensor is
+//! refused by C (`ffk_tensor_check_writable`, asked before any Rust write), dimension and
+//! index ranges are checked there (negative ones count from the end), fill values must
+//! fit the dtype (an `Overflow` error otherwise), and a shared-memory size is computed
+//! there with overflow checks.
 //!
 //! Everything else goes through copies: `to_vec` and `write_from`.
 use crate::any::Any;
@@ -89,15 +95,19 @@ impl Tensor {
     /// a.write_from(&[7i32, 8]).unwrap();
     /// assert_eq!(b.to_vec::<i32>().unwrap(), vec![7, 8]);
     /// ```
+    ///
+    /// A name follows POSIX: it starts with '/' and has no other '/' (at most 200
+    /// characters). The byte size is computed in C: a shape whose bytes overflow is a
+    /// `ValueError` naming it.
     pub fn new_shared(name: Option<&str>, shape: &[i64], dtype: DataType) -> Result<Tensor> {
-        let n: i64 = shape.iter().product::<i64>() * dtype.itemsize() as i64;
         let cname = name.map(cstring).transpose()?;
-        // SAFETY: a new Storage reference or NULL.
-        let storage = check_ptr(unsafe { sys::ffk_storage_new_shared(cname.as_ref().map_or(std::ptr::null(), |c| c.as_ptr()), n.max(0) as usize) })?;
-        Tensor::over(&storage, shape, dtype)
+        let name_ptr = cname.as_ref().map_or(std::ptr::null(), |c| c.as_ptr());
+        // SAFETY: shape pointer and length go together; a new reference or NULL.
+        Tensor::wrap(unsafe { sys::ffk_tensor_new_shared(name_ptr, shape.len() as i32, shape.as_ptr(), dtype.0) })
     }
 
-    /// Attaches to shared memory made by `new_shared` (here or in another process).
+    /// Attaches to shared memory made by `new_shared` (here or in another process); a
+    /// missing name is a `FileNotFoundError`.
     pub fn attach_shared(name: &str, shape: &[i64], dtype: DataType) -> Result<Tensor> {
         let cname = cstring(name)?;
         // SAFETY: a new Storage reference or NULL.
@@ -198,13 +208,17 @@ impl Tensor {
         Ok(())
     }
 
-    fn check_exclusive(&self) -> Result<()> {
+    /// C's rule first (a read-only tensor is refused, naming `operation`), then Rust's
+    /// aliasing rule: a write needs the exclusive tensor.
+    fn check_exclusive(&self, operation: &std::ffi::CStr) -> Result<()> {
+        // SAFETY: valid handle and NUL-terminated operation name.
+        check(unsafe { sys::ffk_tensor_check_writable(self.raw(), operation.as_ptr()) })?;
         // SAFETY: borrowed storage; counts are snapshots, but with &mut self on the only
         // handle nobody else can add a reference.
         let storage = unsafe { sys::ffk_tensor_storage_borrow(self.raw()) };
         let alone = self.0.is_unique() && !storage.is_null() && unsafe { sys::ffk_object_is_unique(storage.cast()) };
-        if !alone || self.is_read_only() {
-            return Err(err("ValueError", "tensor memory is shared (other handles, views, a DLPack producer) or read-only".into()));
+        if !alone {
+            return Err(err("ValueError", "tensor memory is shared (other handles, views, a DLPack producer)".into()));
         }
         Ok(())
     }
@@ -224,7 +238,7 @@ impl Tensor {
     /// The elements, mutably (also needs the exclusive tensor; see the module docs).
     pub fn as_mut_slice<T: Scalar>(&mut self) -> Result<&mut [T]> {
         self.check_dense::<T>()?;
-        self.check_exclusive()?;
+        self.check_exclusive(c"as_mut_slice")?;
         let n = self.numel() as usize;
         if n == 0 {
             return Ok(&mut []);
@@ -253,7 +267,7 @@ impl Tensor {
     /// assert_eq!(dst.as_slice::<i32>().unwrap(), &[1, 3, 2, 4]);
     /// ```
     pub fn copy_from(&mut self, src: &Tensor) -> Result<()> {
-        self.check_exclusive()?;
+        self.check_exclusive(c"copy_from")?;
         // SAFETY: both valid; nothing in Rust borrows our memory.
         check(unsafe { sys::ffk_tensor_copy_from(self.raw(), src.raw()) })
     }
@@ -265,8 +279,16 @@ impl Tensor {
     /// t.fill(2.5).unwrap();
     /// assert_eq!(t.as_slice::<f32>().unwrap(), &[2.5; 3]);
     /// ```
+    ///
+    /// The value must fit the dtype (C decides): out of range is an `Overflow` error.
+    ///
+    /// ```
+    /// let mut t = ffikit::Tensor::from_slice(&[0i32; 2], &[2]).unwrap();
+    /// let e = t.fill(1i64 << 40).unwrap_err();
+    /// assert_eq!(e.to_string(), "OverflowError: fill: 1099511627776 is out of range for int32");
+    /// ```
     pub fn fill(&mut self, value: impl Into<Any>) -> Result<()> {
-        self.check_exclusive()?;
+        self.check_exclusive(c"fill")?;
         let v = value.into();
         // SAFETY: as for copy_from.
         check(unsafe { sys::ffk_tensor_fill(self.raw(), v.as_raw()) })
@@ -281,7 +303,10 @@ impl Tensor {
             return Err(err("TypeError", format!("writing {} into a tensor of {}", DataType::of::<T>(), self.dtype())));
         }
         if self.shared_name().is_none() {
-            self.check_exclusive()?;
+            self.check_exclusive(c"write_from")?;
+        } else {
+            // SAFETY: valid handle and NUL-terminated operation name.
+            check(unsafe { sys::ffk_tensor_check_writable(self.raw(), c"write_from".as_ptr()) })?;
         }
         let src = Tensor::from_slice(data, self.shape())?;
         // SAFETY: same shape and dtype; no Rust borrow of this memory is alive (above).
@@ -308,6 +333,44 @@ impl Tensor {
     pub fn slice(&self, dim: i32, start: i64, stop: i64, step: i64) -> Result<Tensor> {
         // SAFETY: a new reference or NULL.
         Tensor::wrap(unsafe { sys::ffk_tensor_slice(self.raw(), dim, start, stop, step) })
+    }
+
+    /// The sub-tensor at `index` along `dim`, without that dimension (`t[i]` is
+    /// `select(0, i)`); negative `dim` and `index` count from the end.
+    ///
+    /// ```
+    /// let t = ffikit::Tensor::from_slice(&[0i64, 1, 2, 3, 4, 5], &[2, 3]).unwrap();
+    /// assert_eq!(t.select(1, -1).unwrap().to_vec::<i64>().unwrap(), vec![2, 5]);
+    /// assert_eq!(t.select(0, 2).unwrap_err().to_string(), "IndexError: index 2 is out of range for dimension 0 of size 2");
+    /// ```
+    pub fn select(&self, dim: i32, index: i64) -> Result<Tensor> {
+        // SAFETY: a new reference or NULL.
+        Tensor::wrap(unsafe { sys::ffk_tensor_select(self.raw(), dim, index) })
+    }
+
+    /// The size of dimension `dim` (negative counts from the end).
+    pub fn size(&self, dim: i32) -> Result<i64> {
+        // SAFETY: valid handle.
+        let n = unsafe { sys::ffk_tensor_size(self.raw(), dim) };
+        if n < 0 {
+            return Err(Error::fetch());
+        }
+        Ok(n)
+    }
+
+    /// The value of the only element (any device): an int, float or bool `Any`.
+    ///
+    /// ```
+    /// let t = ffikit::Tensor::from_slice(&[2.5f32], &[1]).unwrap();
+    /// assert_eq!(t.item().unwrap().view().to::<f64>().unwrap(), 2.5);
+    /// ```
+    pub fn item(&self) -> Result<Any> {
+        let mut out = std::mem::MaybeUninit::<sys::ffk_any>::uninit();
+        // SAFETY: item writes *out (None on failure) and returns a new reference in it.
+        let rc = unsafe { sys::ffk_tensor_item(self.raw(), out.as_mut_ptr()) };
+        // SAFETY: initialised by ffk_tensor_item in every case; owned.
+        let v = unsafe { Any::from_raw(out.assume_init()) };
+        check(rc).map(|_| v)
     }
 
     /// Dimensions reordered.

@@ -105,3 +105,73 @@ fn empty_and_scalar_tensors() {
     assert_eq!((s.numel(), s.shape().len()), (1, 0));
     assert_eq!(s.to_vec::<i16>().unwrap(), vec![42]);
 }
+
+/// A read-only tensor: an export re-imported with DLPack's read-only flag set.
+fn read_only(values: &[i32]) -> Tensor {
+    let t = Tensor::from_slice(values, &[values.len() as i64]).unwrap();
+    let raw = t.to_dlpack().unwrap().into_raw();
+    // SAFETY: our own live export; the flag is the producer's to set before handing it over.
+    unsafe { (*raw).flags |= 1 };
+    // SAFETY: a valid managed tensor we own.
+    let ro = Tensor::from_dlpack(unsafe { ffikit::DLPack::from_raw(raw) }).map_err(|(e, _)| e).unwrap();
+    assert!(ro.is_read_only());
+    ro
+}
+
+#[test]
+fn writes_to_a_read_only_tensor_are_refused_by_c() {
+    let mut ro = read_only(&[1, 2, 3]);
+    let e = ro.fill(0i64).unwrap_err();
+    assert_eq!(e.to_string(), "ValueError: fill: the tensor is read-only (its DLPack producer marked it so)");
+    let src = Tensor::from_slice(&[0i32; 3], &[3]).unwrap();
+    let e = ro.copy_from(&src).unwrap_err();
+    assert_eq!(e.to_string(), "ValueError: copy_from: the tensor is read-only (its DLPack producer marked it so)");
+    let e = ro.write_from(&[0i32; 3]).unwrap_err();
+    assert!(e.message().starts_with("write_from: the tensor is read-only"), "{}", e);
+    assert!(ro.as_mut_slice::<i32>().unwrap_err().message().starts_with("as_mut_slice: the tensor is read-only"));
+    assert_eq!(ro.to_vec::<i32>().unwrap(), vec![1, 2, 3]);
+}
+
+#[test]
+fn dimensions_and_indices_are_checked_in_c_and_named_as_given() {
+    let t = Tensor::from_slice(&[0i64, 1, 2, 3, 4, 5], &[2, 3]).unwrap();
+    let e = t.transpose(-100, 0).unwrap_err();
+    assert_eq!(e.to_string(), "IndexError: transpose: dimension -100 is out of range for a tensor with 2 dimensions (-2 to 1)");
+    assert_eq!(t.transpose(-1, -2).unwrap().shape(), &[3, 2]);
+    assert_eq!(t.select(0, -1).unwrap().to_vec::<i64>().unwrap(), vec![3, 4, 5]);
+    assert_eq!(t.select(1, 1).unwrap().to_vec::<i64>().unwrap(), vec![1, 4]);
+    assert_eq!(t.select(1, 3).unwrap_err().to_string(), "IndexError: index 3 is out of range for dimension 1 of size 3");
+    assert_eq!((t.size(-1).unwrap(), t.size(0).unwrap()), (3, 2));
+    assert_eq!(t.size(2).unwrap_err().error_kind(), ffikit::ErrorKind::Index);
+    let e = t.squeeze(5).unwrap_err();
+    assert!(!e.message().contains("ffk_"), "{}", e);
+}
+
+#[test]
+fn item_and_fill_keep_values_exact() {
+    let mut t = Tensor::from_slice(&[0i32; 2], &[2]).unwrap();
+    let e = t.fill(1i64 << 40).unwrap_err();
+    assert_eq!(e.error_kind(), ffikit::ErrorKind::Overflow, "{}", e);
+    assert_eq!(t.fill(-1.5f64).unwrap_err().error_kind(), ffikit::ErrorKind::Value);
+    t.fill(-7i64).unwrap();
+    assert_eq!(t.as_slice::<i32>().unwrap(), &[-7, -7]);
+    let mut u = Tensor::from_slice(&[0u8; 1], &[1]).unwrap();
+    assert_eq!(u.fill(-1i64).unwrap_err().to_string(), "OverflowError: fill: -1 is out of range for uint8");
+    assert_eq!(t.item().unwrap_err().to_string(), "ValueError: item: a tensor with 2 elements has no single value (it needs exactly one)");
+    assert_eq!(t.select(0, 1).unwrap().item().unwrap().view().to::<i64>().unwrap(), -7);
+    let f = Tensor::from_slice(&[0.25f64], &[]).unwrap();
+    assert_eq!(f.item().unwrap().view().to::<f64>().unwrap(), 0.25);
+}
+
+#[test]
+fn shared_memory_sizes_are_checked_in_c() {
+    let e = Tensor::new_shared(None, &[1 << 61, 2], DataType::of::<i64>()).unwrap_err();
+    assert_eq!(e.to_string(), "ValueError: shape [2305843009213693952, 2] is too large");
+    let e = Tensor::new_shared(None, &[i64::MAX, 2], DataType::of::<i64>()).unwrap_err();
+    assert_eq!(e.to_string(), "ValueError: shape [9223372036854775807, 2] has too many elements");
+    let e = Tensor::new_shared(Some("no-slash"), &[2], DataType::of::<i64>()).unwrap_err();
+    assert!(e.message().contains("does not start with '/'"), "{}", e);
+    let missing = format!("/ffikit-rust-missing-{}", std::process::id());
+    let e = Tensor::attach_shared(&missing, &[2], DataType::of::<i64>()).unwrap_err();
+    assert_eq!(e.error_kind(), ffikit::ErrorKind::FileNotFound, "{}", e);
+}

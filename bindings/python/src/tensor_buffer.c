@@ -1,0 +1,183 @@
+/*
+ * tensor_buffer.c - the buffer protocol both ways for host tensors: a Tensor exports a
+ * (possibly strided, possibly negatively strided) buffer, and Tensor.from_buffer wraps
+ * any buffer as a zero-copy Tensor through the C DLPack import, which decides what a
+ * tensor may be.
+ */
+#include "ffikit_py.h"
+
+#include "tensor_py.h"
+
+/* ---- Buffer protocol ---------------------------------------------------------------- */
+
+/* The struct-module format of a dtype, or NULL when Python has none for it. */
+static const char *buffer_format(DLDataType t) {
+  if (t.lanes != 1) return NULL;
+  switch (t.code) {
+    case FFK_DTYPE_INT:
+      return t.bits == 8 ? "b" : t.bits == 16 ? "h" : t.bits == 32 ? "i" : t.bits == 64 ? "q" : NULL;
+    case FFK_DTYPE_UINT:
+      return t.bits == 8 ? "B" : t.bits == 16 ? "H" : t.bits == 32 ? "I" : t.bits == 64 ? "Q" : NULL;
+    case FFK_DTYPE_FLOAT:
+      return t.bits == 16 ? "e" : t.bits == 32 ? "f" : t.bits == 64 ? "d" : NULL;
+    case FFK_DTYPE_COMPLEX:
+      return t.bits == 64 ? "Zf" : t.bits == 128 ? "Zd" : NULL;
+    case FFK_DTYPE_BOOL:
+      return t.bits == 8 ? "?" : NULL;
+    default:
+      return NULL;
+  }
+}
+
+static int tensor_getbuffer(PyObject *self, Py_buffer *view, int flags) {
+  const DLTensor *dl = ffkpy_dl_of(self);
+  int32_t dev = ffk_device_type(dl->device);
+  if (dev != FFK_DEVICE_CPU && dev != FFK_DEVICE_CUDA_HOST) {
+    PyErr_Format(PyExc_BufferError, "only host tensors export a buffer; this one is on %s", ffk_device_type_name(dev));
+    return -1;
+  }
+  const char *format = buffer_format(dl->dtype);
+  if (format == NULL) {
+    char name[FFK_DTYPE_STR_MAX];
+    ffk_dtype_format(dl->dtype, name, sizeof name);
+    PyErr_Format(PyExc_BufferError, "dtype %s has no buffer-protocol format", name);
+    return -1;
+  }
+  int read_only = ffk_tensor_is_read_only(ffkpy_tensor_of(self));
+  if ((flags & PyBUF_WRITABLE) && ffk_tensor_check_writable(ffkpy_tensor_of(self), "a writable buffer") != 0) {
+    /* C's rule and message; the buffer protocol's exception */
+    ffk_error *err = ffk_error_fetch();
+    PyErr_SetString(PyExc_BufferError, err != NULL ? ffk_error_message(err) : "the tensor is read-only");
+    ffk_object_release((ffk_object *)err);
+    return -1;
+  }
+  Py_ssize_t itemsize = (Py_ssize_t)ffk_dtype_itemsize(dl->dtype);
+  Py_ssize_t *dims = PyMem_Malloc(sizeof(Py_ssize_t) * (size_t)(2 * dl->ndim + 1));
+  if (dims == NULL) {
+    PyErr_NoMemory();
+    return -1;
+  }
+  for (int32_t i = 0; i < dl->ndim; ++i) {
+    dims[i] = (Py_ssize_t)dl->shape[i];
+    /* In bytes. It overflows only where no two elements are that far apart (a dimension
+     * of size 1, or a tensor without elements): any stride serves there. */
+    if (__builtin_mul_overflow((Py_ssize_t)dl->strides[i], itemsize, &dims[dl->ndim + i])) dims[dl->ndim + i] = 0;
+  }
+  int contiguous = ffk_tensor_is_contiguous(ffkpy_tensor_of(self));
+  if (!contiguous && (flags & PyBUF_STRIDES) != PyBUF_STRIDES) {
+    PyMem_Free(dims);
+    PyErr_SetString(PyExc_BufferError, "the tensor is not contiguous: ask for a strided buffer");
+    return -1;
+  }
+  view->buf = ffk_tensor_data_ptr(ffkpy_tensor_of(self));
+  view->obj = Py_NewRef(self);
+  view->len = (Py_ssize_t)ffk_tensor_nbytes(ffkpy_tensor_of(self));
+  view->readonly = read_only;
+  view->itemsize = itemsize;
+  view->format = (flags & PyBUF_FORMAT) ? (char *)format : NULL;
+  view->ndim = dl->ndim;
+  view->shape = (flags & PyBUF_ND) ? dims : NULL;
+  view->strides = (flags & PyBUF_STRIDES) == PyBUF_STRIDES ? dims + dl->ndim : NULL;
+  view->suboffsets = NULL;
+  view->internal = dims;
+  return 0;
+}
+
+static void tensor_releasebuffer(PyObject *self, Py_buffer *view) {
+  (void)self;
+  PyMem_Free(view->internal);
+}
+
+PyBufferProcs ffkpy_tensor_as_buffer = {tensor_getbuffer, tensor_releasebuffer};
+
+/* Tensor.from_buffer(obj): a zero-copy Tensor over any buffer (kept alive with it). */
+typedef struct {
+  DLManagedTensorVersioned managed;
+  Py_buffer view;
+  int64_t shape[FFK_TENSOR_MAX_NDIM];
+  int64_t strides[FFK_TENSOR_MAX_NDIM];
+} buffer_ctx;
+
+static void buffer_deleter(DLManagedTensorVersioned *m) {
+  buffer_ctx *ctx = (buffer_ctx *)m;
+  if (Py_IsInitialized()) {
+    PyGILState_STATE g = PyGILState_Ensure();
+    PyBuffer_Release(&ctx->view);
+    PyGILState_Release(g);
+  }
+  PyMem_RawFree(ctx);
+}
+
+static int format_dtype(const char *format, Py_ssize_t itemsize, DLDataType *out) {
+  if (format == NULL) format = "B";
+  if (*format == '@' || *format == '=' || *format == '<') ++format;
+  const struct {
+    const char *f;
+    uint8_t code;
+  } table[] = {{"b", FFK_DTYPE_INT},   {"h", FFK_DTYPE_INT},   {"i", FFK_DTYPE_INT},   {"l", FFK_DTYPE_INT},
+               {"q", FFK_DTYPE_INT},   {"n", FFK_DTYPE_INT},   {"B", FFK_DTYPE_UINT},  {"H", FFK_DTYPE_UINT},
+               {"I", FFK_DTYPE_UINT},  {"L", FFK_DTYPE_UINT},  {"Q", FFK_DTYPE_UINT},  {"N", FFK_DTYPE_UINT},
+               {"c", FFK_DTYPE_UINT},  {"e", FFK_DTYPE_FLOAT}, {"f", FFK_DTYPE_FLOAT}, {"d", FFK_DTYPE_FLOAT},
+               {"?", FFK_DTYPE_BOOL},  {"Zf", FFK_DTYPE_COMPLEX}, {"Zd", FFK_DTYPE_COMPLEX}};
+  for (size_t i = 0; i < sizeof table / sizeof table[0]; ++i) {
+    if (strcmp(format, table[i].f) == 0) {
+      *out = ffk_dtype(table[i].code, (uint8_t)(itemsize * 8), 1);
+      return 0;
+    }
+  }
+  const char *kind = strpbrk(format, "wusp") ? " (text)" : strpbrk(format, "O") ? " (Python objects)" : "";
+  PyErr_Format(PyExc_TypeError, "from_buffer: buffer format '%s'%s has no ffikit dtype; tensors hold numbers and bools",
+               format, kind);
+  return -1;
+}
+
+PyObject *ffkpy_tensor_from_buffer(PyObject *cls, PyObject *obj) {
+  (void)cls;
+  buffer_ctx *ctx = PyMem_RawCalloc(1, sizeof *ctx);
+  if (ctx == NULL) return PyErr_NoMemory();
+  if (PyObject_GetBuffer(obj, &ctx->view, PyBUF_RECORDS_RO) != 0) {
+    PyMem_RawFree(ctx);
+    return NULL;
+  }
+  Py_buffer *v = &ctx->view;
+  DLDataType dtype;
+  if (v->ndim > FFK_TENSOR_MAX_NDIM || format_dtype(v->format, v->itemsize, &dtype) != 0) {
+    if (!PyErr_Occurred()) PyErr_Format(PyExc_ValueError, "from_buffer: %d dimensions is too many", v->ndim);
+    PyBuffer_Release(v);
+    PyMem_RawFree(ctx);
+    return NULL;
+  }
+  for (int i = 0; i < v->ndim; ++i) {
+    ctx->shape[i] = v->shape ? v->shape[i] : v->len / v->itemsize;
+    Py_ssize_t st = v->strides ? v->strides[i] : v->itemsize;
+    if (st % v->itemsize != 0) { /* negative strides (a reversed numpy view) are fine: C checks the layout */
+      PyErr_Format(PyExc_ValueError, "from_buffer: stride %zd is not a multiple of the item size %zd", st,
+                   v->itemsize);
+      PyBuffer_Release(v);
+      PyMem_RawFree(ctx);
+      return NULL;
+    }
+    ctx->strides[i] = st / v->itemsize;
+  }
+  DLManagedTensorVersioned *m = &ctx->managed;
+  m->version.major = 1;
+  m->version.minor = 1;
+  m->manager_ctx = ctx;
+  m->deleter = buffer_deleter;
+  m->flags = v->readonly ? DLPACK_FLAG_BITMASK_READ_ONLY : 0;
+  m->dl_tensor.data = v->buf;
+  m->dl_tensor.device = ffk_device(FFK_DEVICE_CPU, 0);
+  m->dl_tensor.ndim = v->ndim;
+  m->dl_tensor.dtype = dtype;
+  m->dl_tensor.shape = ctx->shape;
+  m->dl_tensor.strides = ctx->strides;
+  m->dl_tensor.byte_offset = 0;
+  ffk_tensor *t = ffk_tensor_from_dlpack_versioned(m, NULL);
+  if (t == NULL) {
+    PyBuffer_Release(v);
+    PyMem_RawFree(ctx);
+    return ffkpy_raise_from_ffk();
+  }
+  return ffkpy_wrap_steal((ffk_object *)t);
+}
+

@@ -1,0 +1,264 @@
+/*
+ * tensor_dlpack.c - DLPack exchange for ffikit.Tensor: from_dlpack and __dlpack__.
+ *
+ * Import (from_dlpack, and arguments with __dlpack__) asks the producer for a versioned
+ * capsule (max_version=(1, 1)) and falls back to a legacy one when it raises TypeError;
+ * the capsule is consumed exactly once (renamed "used_dltensor[_versioned]") and the
+ * Tensor owns the producer's managed tensor from then on: its deleter runs once, when
+ * the Tensor and every view are gone. Export (__dlpack__) follows the array API
+ * standard's keywords. What a tensor may be (dtype, strides, bounds) is decided by the C
+ * import (ffikit/dlpack.h); this file only moves capsules and keywords.
+ */
+#include "ffikit_py.h"
+
+#include "tensor_py.h"
+
+static const char *const k_legacy = "dltensor", *const k_versioned = "dltensor_versioned";
+static const char *const k_used_legacy = "used_dltensor", *const k_used_versioned = "used_dltensor_versioned";
+
+/* ---- Keyword-only arguments without building a dict --------------------------------------- */
+
+/*
+ * Matches the keyword arguments of a vectorcall (kwnames, values after the positional
+ * ones) against `names` (interned strings) and stores them in `out` (borrowed). 0, or -1
+ * with a TypeError naming an unknown keyword.
+ */
+static int parse_keywords(const char *fname, PyObject *kwnames, PyObject *const *values, PyObject *const *names,
+                          PyObject **out, int n) {
+  Py_ssize_t nkw = kwnames ? PyTuple_GET_SIZE(kwnames) : 0;
+  for (Py_ssize_t k = 0; k < nkw; ++k) {
+    PyObject *key = PyTuple_GET_ITEM(kwnames, k);
+    int i = 0;
+    while (i < n && key != names[i]) ++i; /* callers' keywords are interned: identity first */
+    if (i == n)
+      for (i = 0; i < n && PyUnicode_Compare(key, names[i]) != 0; ++i) {
+      }
+    if (i == n) {
+      PyErr_Format(PyExc_TypeError, "%s() got an unexpected keyword argument '%U'", fname, key);
+      return -1;
+    }
+    out[i] = values[k];
+  }
+  return 0;
+}
+
+static PyObject *kw_stream, *kw_max_version, *kw_dl_device, *kw_copy, *kw_alignment, *kw_contiguous;
+/* ---- Import ----------------------------------------------------------------------- */
+
+/* Takes over the managed tensor in `capsule`; renames it on success. New reference or NULL. */
+static ffk_tensor *import_capsule(PyObject *capsule, const ffk_dlpack_requirements *req) {
+  const char *name = PyCapsule_GetName(capsule);
+  if (name == NULL) return NULL;
+  ffk_tensor *t;
+  const char *used;
+  if (strcmp(name, k_versioned) == 0) {
+    DLManagedTensorVersioned *m = PyCapsule_GetPointer(capsule, k_versioned);
+    if (m == NULL) return NULL;
+    t = ffk_tensor_from_dlpack_versioned(m, req);
+    used = k_used_versioned;
+  } else if (strcmp(name, k_legacy) == 0) {
+    DLManagedTensor *m = PyCapsule_GetPointer(capsule, k_legacy);
+    if (m == NULL) return NULL;
+    t = ffk_tensor_from_dlpack(m, req);
+    used = k_used_legacy;
+  } else if (strncmp(name, "used_", 5) == 0) {
+    PyErr_Format(PyExc_ValueError, "the DLPack capsule was already consumed (it is named \"%s\")", name);
+    return NULL;
+  } else {
+    PyErr_Format(PyExc_ValueError, "not a DLPack capsule: its name is \"%s\", not \"dltensor\" or \"dltensor_versioned\"",
+                 name);
+    return NULL;
+  }
+  if (t == NULL) { /* refused: the capsule still owns the managed tensor */
+    ffkpy_raise_from_ffk();
+    return NULL;
+  }
+  if (PyCapsule_SetName(capsule, used) != 0) {
+    /* Cannot happen for a valid capsule; the tensor owns the memory either way. */
+    PyErr_Clear();
+  }
+  return t;
+}
+
+static PyObject *g_max_version_kwnames; /* ("max_version",) */
+static PyObject *g_max_version;         /* (1, 1) */
+
+/* The capsule of an object with __dlpack__: versioned when the producer can. New reference or NULL. */
+static PyObject *capsule_of(PyObject *obj) {
+  PyObject *args[2] = {obj, g_max_version};
+  PyObject *capsule = PyObject_VectorcallMethod(ffkpy_g.str_dlpack, args, 1 | PY_VECTORCALL_ARGUMENTS_OFFSET,
+                                                g_max_version_kwnames);
+  if (capsule == NULL && PyErr_ExceptionMatches(PyExc_TypeError)) {
+    PyErr_Clear(); /* a producer older than DLPack 1.0 does not know max_version */
+    capsule = PyObject_VectorcallMethod(ffkpy_g.str_dlpack, args, 1 | PY_VECTORCALL_ARGUMENTS_OFFSET, NULL);
+  }
+  if (capsule != NULL && !PyCapsule_CheckExact(capsule)) {
+    PyErr_Format(PyExc_TypeError, "%.200s.__dlpack__() returned %.200s, not a DLPack capsule", Py_TYPE(obj)->tp_name,
+                 Py_TYPE(capsule)->tp_name);
+    Py_CLEAR(capsule);
+  }
+  return capsule;
+}
+
+/* A Tensor for any DLPack producer or capsule (new reference), or NULL with an exception. */
+ffk_tensor *ffkpy_tensor_from_dlpack(PyObject *obj, const ffk_dlpack_requirements *req) {
+  if (PyObject_TypeCheck(obj, &ffkpy_TensorType)) {
+    ffk_tensor *t = ffkpy_tensor_of(obj);
+    ffk_object_retain((ffk_object *)t);
+    return t;
+  }
+  if (PyCapsule_CheckExact(obj)) return import_capsule(obj, req);
+  PyObject *method = PyObject_GetAttr((PyObject *)Py_TYPE(obj), ffkpy_g.str_dlpack);
+  if (method == NULL) {
+    if (!PyErr_ExceptionMatches(PyExc_AttributeError)) return NULL;
+    PyErr_Clear();
+    PyErr_Format(PyExc_TypeError,
+                 "expected a tensor (an object with __dlpack__, such as a numpy array or a torch.Tensor) or a "
+                 "DLPack capsule, not %.200s",
+                 Py_TYPE(obj)->tp_name);
+    return NULL;
+  }
+  Py_DECREF(method);
+  ffk_tensor *fast;
+  int rc = ffkpy_tensor_from_exchange_api(obj, req, &fast);
+  if (rc != 0) return rc > 0 ? fast : NULL;
+  PyObject *capsule = capsule_of(obj);
+  if (capsule == NULL) return NULL;
+  ffk_tensor *t = import_capsule(capsule, req);
+  Py_DECREF(capsule);
+  return t;
+}
+
+PyObject *ffkpy_from_dlpack(PyObject *mod, PyObject *const *args, Py_ssize_t nargs, PyObject *kwnames) {
+  (void)mod;
+  if (nargs != 1) return PyErr_Format(PyExc_TypeError, "from_dlpack() takes 1 positional argument (%zd given)", nargs);
+  PyObject *obj = args[0];
+  PyObject *names[2] = {kw_alignment, kw_contiguous}, *given[2] = {NULL, NULL};
+  if (parse_keywords("from_dlpack", kwnames, args + nargs, names, given, 2) != 0) return NULL;
+  Py_ssize_t alignment = 0;
+  int contiguous = 0;
+  if (given[0] != NULL && (alignment = PyNumber_AsSsize_t(given[0], PyExc_OverflowError)) == -1 && PyErr_Occurred())
+    return NULL;
+  if (given[1] != NULL && (contiguous = PyObject_IsTrue(given[1])) < 0) return NULL;
+  if (alignment < 0 || (alignment & (alignment - 1)) != 0)
+    return PyErr_Format(PyExc_ValueError, "require_alignment must be 0 or a power of two, not %zd", alignment);
+  ffk_dlpack_requirements req = {.alignment = (size_t)alignment, .contiguous = contiguous != 0};
+  if (PyObject_TypeCheck(obj, &ffkpy_TensorType) && (alignment > 1 || contiguous)) {
+    /* Our own tensor: check the requirements the way an import would. */
+    PyObject *capsule = PyObject_CallMethod(obj, "__dlpack__", NULL);
+    if (capsule == NULL) return NULL;
+    ffk_tensor *t = import_capsule(capsule, &req);
+    Py_DECREF(capsule);
+    return t ? ffkpy_wrap_steal((ffk_object *)t) : NULL;
+  }
+  ffk_tensor *t = ffkpy_tensor_from_dlpack(obj, &req);
+  return t ? ffkpy_wrap_steal((ffk_object *)t) : NULL;
+}
+
+/* ---- Export ----------------------------------------------------------------------- */
+
+static void capsule_destructor(PyObject *capsule) {
+  /* Only an unconsumed capsule still owns its managed tensor. */
+  if (PyCapsule_IsValid(capsule, k_versioned)) {
+    DLManagedTensorVersioned *m = PyCapsule_GetPointer(capsule, k_versioned);
+    if (m->deleter) m->deleter(m);
+  } else if (PyCapsule_IsValid(capsule, k_legacy)) {
+    DLManagedTensor *m = PyCapsule_GetPointer(capsule, k_legacy);
+    if (m->deleter) m->deleter(m);
+  }
+}
+
+static int read_version(PyObject *v, long *major, long *minor) {
+  if (v == Py_None) {
+    *major = *minor = -1;
+    return 0;
+  }
+  if (!PyTuple_Check(v) || PyTuple_GET_SIZE(v) != 2) {
+    PyErr_SetString(PyExc_TypeError, "max_version must be a (major, minor) tuple or None");
+    return -1;
+  }
+  *major = PyLong_AsLong(PyTuple_GET_ITEM(v, 0));
+  *minor = PyLong_AsLong(PyTuple_GET_ITEM(v, 1));
+  return PyErr_Occurred() ? -1 : 0;
+}
+
+PyObject *ffkpy_tensor_dlpack(PyObject *self, PyObject *const *args, Py_ssize_t nargs, PyObject *kwnames) {
+  if (nargs != 0) return PyErr_Format(PyExc_TypeError, "__dlpack__() takes keyword arguments only");
+  PyObject *names[4] = {kw_stream, kw_max_version, kw_dl_device, kw_copy};
+  PyObject *given[4] = {Py_None, Py_None, Py_None, Py_None};
+  if (parse_keywords("__dlpack__", kwnames, args, names, given, 4) != 0) return NULL;
+  PyObject *stream = given[0], *max_version = given[1], *dl_device = given[2], *copy = given[3];
+  const DLTensor *dl = ffkpy_dl_of(self);
+  int32_t dev_type = ffk_device_type(dl->device);
+  if (stream != Py_None && (dev_type == FFK_DEVICE_CPU || dev_type == FFK_DEVICE_CUDA_HOST)) {
+    if (!PyLong_Check(stream) || PyLong_AsLong(stream) != -1) {
+      PyErr_Clear();
+      return PyErr_Format(PyExc_BufferError, "stream must be None for a tensor on %s, got %R",
+                          ffk_device_type_name(dev_type), stream);
+    }
+  }
+  if (dl_device != Py_None) {
+    int t, id;
+    if (!PyArg_ParseTuple(dl_device, "ii:dl_device", &t, &id)) return NULL;
+    if (t != dev_type || id != dl->device.device_id)
+      return PyErr_Format(PyExc_BufferError, "cannot export a tensor on %R to device (%d, %d): ffikit does not move "
+                                             "tensors between devices in __dlpack__",
+                          ffkpy_device_from_dl(dl->device), t, id);
+  }
+  long major, minor;
+  if (read_version(max_version, &major, &minor) != 0) return NULL;
+  int do_copy = copy == Py_None ? 0 : PyObject_IsTrue(copy);
+  if (do_copy < 0) return NULL;
+  ffk_tensor *t = ffkpy_tensor_of(self);
+  ffk_object_retain((ffk_object *)t);
+  if (do_copy) {
+    ffk_tensor *fresh = ffk_tensor_empty(dl->ndim, dl->shape, dl->dtype, dl->device);
+    if (fresh == NULL || ffk_tensor_copy_from(fresh, t) != 0) {
+      ffk_object_release((ffk_object *)fresh);
+      ffk_object_release((ffk_object *)t);
+      return ffkpy_raise_from_ffk();
+    }
+    ffk_object_release((ffk_object *)t);
+    t = fresh;
+  }
+  PyObject *capsule;
+  if (major >= 1) {
+    DLManagedTensorVersioned *m = ffk_tensor_to_dlpack_versioned(t);
+    ffk_object_release((ffk_object *)t);
+    if (m == NULL) return ffkpy_raise_from_ffk();
+    if (do_copy) m->flags |= DLPACK_FLAG_BITMASK_IS_COPIED;
+    capsule = PyCapsule_New(m, k_versioned, capsule_destructor);
+    if (capsule == NULL) m->deleter(m);
+  } else {
+    if (do_copy == 0 && ffk_tensor_is_read_only(t)) {
+      ffk_object_release((ffk_object *)t);
+      return PyErr_Format(PyExc_BufferError, "a read-only tensor can only be exported as a versioned capsule "
+                                             "(pass max_version=(1, 0) or newer)");
+    }
+    DLManagedTensor *m = ffk_tensor_to_dlpack(t);
+    ffk_object_release((ffk_object *)t);
+    if (m == NULL) return ffkpy_raise_from_ffk();
+    capsule = PyCapsule_New(m, k_legacy, capsule_destructor);
+    if (capsule == NULL) m->deleter(m);
+  }
+  return capsule;
+}
+
+PyObject *ffkpy_tensor_dlpack_device(PyObject *self, PyObject *unused) {
+  (void)unused;
+  const DLTensor *dl = ffkpy_dl_of(self);
+  return Py_BuildValue("(ii)", (int)ffk_device_type(dl->device), (int)dl->device.device_id);
+}
+
+int ffkpy_tensor_dlpack_init(void) {
+  kw_stream = PyUnicode_InternFromString("stream");
+  kw_max_version = PyUnicode_InternFromString("max_version");
+  kw_dl_device = PyUnicode_InternFromString("dl_device");
+  kw_copy = PyUnicode_InternFromString("copy");
+  kw_alignment = PyUnicode_InternFromString("require_alignment");
+  kw_contiguous = PyUnicode_InternFromString("require_contiguous");
+  if (!kw_stream || !kw_max_version || !kw_dl_device || !kw_copy || !kw_alignment || !kw_contiguous) return -1;
+  g_max_version_kwnames = PyTuple_Pack(1, kw_max_version);
+  g_max_version = Py_BuildValue("(ii)", 1, 1);
+  return g_max_version_kwnames == NULL || g_max_version == NULL ? -1 : 0;
+}

@@ -1,0 +1,211 @@
+/*
+ * scalar.c - one element as a value: packing a fill value into a dtype's bytes, and
+ * reading the only element of a tensor back as an Int, Float or Bool (ffk_tensor_item).
+ *
+ * The rule both directions keep: a value never changes silently. A fill value must be
+ * representable in the dtype (integers in range, integral floats into integer dtypes,
+ * finite floats within a float dtype's range; rounding to the nearest float is allowed,
+ * as in every float conversion); item refuses what an ffk_any cannot hold (a uint64 above
+ * INT64_MAX, complex, the float8 family). float16 and bfloat16 are converted here with
+ * round-to-nearest-even, since C11 has no type for them.
+ */
+#include "tensor_internal.h"
+
+#include <math.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+/* ---- float16 and bfloat16 ------------------------------------------------------------------ */
+
+static uint16_t half_from_float(float f) {
+  uint32_t x;
+  memcpy(&x, &f, sizeof x);
+  uint32_t sign = (x >> 16) & 0x8000u, a = x & 0x7fffffffu;
+  if (a >= 0x7f800000u) return (uint16_t)(sign | 0x7c00u | (a > 0x7f800000u ? 0x200u : 0u)); /* inf, NaN */
+  if (a >= 0x477ff000u) return (uint16_t)(sign | 0x7c00u); /* 65520 and up round to infinity */
+  if (a < 0x38800000u) {                                  /* below 2^-14: a subnormal half (or zero) */
+    float m;
+    memcpy(&m, &a, sizeof m);
+    return (uint16_t)(sign | (uint32_t)rintf(m * 16777216.0f)); /* exact scaling by 2^24, then round to even */
+  }
+  uint32_t h = ((((a >> 23) - 127u + 15u) << 10) | ((a & 0x7fffffu) >> 13)), rest = a & 0x1fffu;
+  if (rest > 0x1000u || (rest == 0x1000u && (h & 1u))) ++h; /* a carry into the exponent is right */
+  return (uint16_t)(sign | h);
+}
+
+static double half_to_double(uint16_t h) {
+  int e = (h >> 10) & 0x1f, m = h & 0x3ff;
+  double v = e == 0 ? ldexp(m, -24) : e == 31 ? (m ? NAN : INFINITY) : ldexp(m + 1024, e - 25);
+  return (h & 0x8000u) ? -v : v;
+}
+
+static uint16_t bfloat_from_float(float f) {
+  uint32_t x;
+  memcpy(&x, &f, sizeof x);
+  if ((x & 0x7fffffffu) > 0x7f800000u) return (uint16_t)((x >> 16) | 0x40u); /* a quiet NaN */
+  x += 0x7fffu + ((x >> 16) & 1u);
+  return (uint16_t)(x >> 16);
+}
+
+static double bfloat_to_double(uint16_t b) {
+  uint32_t x = (uint32_t)b << 16;
+  float f;
+  memcpy(&f, &x, sizeof f);
+  return f;
+}
+
+/* ---- Packing a fill value ------------------------------------------------------------------- */
+
+/* The shortest text of `f` that reads back as f ("2.5", not "2.5000000000000000"). */
+static const char *format_double(char *buf, size_t cap, double f) {
+  snprintf(buf, cap, "%.15g", f);
+  if (strtod(buf, NULL) != f) snprintf(buf, cap, "%.17g", f);
+  return buf;
+}
+
+static bool is_integer_code(uint8_t code) { return code == FFK_DTYPE_INT || code == FFK_DTYPE_UINT; }
+
+/* Stores `v` into an integer element of `bits` (signed or not): the range was checked. */
+static void put_integer(unsigned char *out, unsigned bits, uint64_t v) {
+  switch (bits) {
+    case 8: out[0] = (unsigned char)v; return;
+    case 16: { uint16_t x = (uint16_t)v; memcpy(out, &x, sizeof x); return; }
+    case 32: { uint32_t x = (uint32_t)v; memcpy(out, &x, sizeof x); return; }
+    default: memcpy(out, &v, sizeof v); return;
+  }
+}
+
+/*
+ * Packs the integer value (negative, or `u` when not) into an integer dtype after the
+ * range check. `text` is the value as the user wrote it, for the message.
+ */
+static int pack_integer(const char *what, bool negative, int64_t i, uint64_t u, DLDataType dtype, const char *name,
+                        const char *text, unsigned char *out) {
+  unsigned bits = dtype.bits;
+  bool ok;
+  if (dtype.code == FFK_DTYPE_UINT) {
+    ok = !negative && (bits == 64 || u < (UINT64_C(1) << bits));
+  } else {
+    int64_t max = bits == 64 ? INT64_MAX : (INT64_C(1) << (bits - 1)) - 1;
+    ok = negative ? (bits == 64 || i >= -max - 1) : u <= (uint64_t)max;
+  }
+  if (!ok) return ffk_error_set(FFK_ERR_OVERFLOW, "%s: %s is out of range for %s", what, text, name);
+  put_integer(out, bits, negative ? (uint64_t)i : u);
+  return 0;
+}
+
+int ffk_tensor__pack_value(const char *what, const ffk_any *value, DLDataType dtype, unsigned char *out) {
+  char name[FFK_DTYPE_STR_MAX], text[64];
+  ffk_dtype_format(dtype, name, sizeof name);
+  bool is_float = value->type_index == FFK_TYPE_FLOAT;
+  if (!is_float && value->type_index != FFK_TYPE_INT && value->type_index != FFK_TYPE_BOOL)
+    return ffk_error_set(FFK_ERR_TYPE, "%s: expected an int, float or bool but got %s", what,
+                         ffk_any_type_name(value));
+  int64_t i = is_float ? 0 : value->v_int;
+  double f = is_float ? value->v_float : (double)i;
+  if (is_float) format_double(text, sizeof text, f);
+  else snprintf(text, sizeof text, "%lld", (long long)i);
+  bool integer_dtype = is_integer_code(dtype.code) && (dtype.bits == 8 || dtype.bits == 16 || dtype.bits == 32 ||
+                                                        dtype.bits == 64) && dtype.lanes == 1;
+  if (integer_dtype) {
+    if (!is_float) return pack_integer(what, i < 0, i, (uint64_t)i, dtype, name, text, out);
+    if (isnan(f)) return ffk_error_set(FFK_ERR_VALUE, "%s: cannot convert float NaN to an integer (%s)", what, name);
+    if (isinf(f)) return ffk_error_set(FFK_ERR_OVERFLOW, "%s: cannot convert float %s to an integer (%s)", what, text, name);
+    if (f != trunc(f))
+      return ffk_error_set(FFK_ERR_VALUE, "%s: %s is not a whole number, so %s cannot hold it", what, text,
+                           name);
+    if (f < -9223372036854775808.0 || f >= 18446744073709551616.0)
+      return ffk_error_set(FFK_ERR_OVERFLOW, "%s: %s is out of range for %s", what, text, name);
+    if (f < 0) return pack_integer(what, true, (int64_t)f, 0, dtype, name, text, out);
+    return pack_integer(what, false, 0, (uint64_t)f, dtype, name, text, out);
+  }
+  if (dtype.lanes == 1 && dtype.code == FFK_DTYPE_BOOL && dtype.bits == 8) {
+    out[0] = is_float ? f != 0.0 : i != 0; /* NaN is true, as in C and numpy */
+    return 0;
+  }
+  bool fits = true;
+  switch (dtype.lanes == 1 ? dtype.code * 1000 + dtype.bits : 0) {
+    case FFK_DTYPE_FLOAT * 1000 + 64: memcpy(out, &f, sizeof f); return 0;
+    case FFK_DTYPE_FLOAT * 1000 + 32: {
+      float x = (float)f;
+      fits = isinf(x) == isinf(f);
+      memcpy(out, &x, sizeof x);
+      break;
+    }
+    case FFK_DTYPE_FLOAT * 1000 + 16: {
+      uint16_t x = half_from_float((float)f);
+      fits = isinf(f) || fabs(f) < 65520.0; /* from 65520 it rounds to infinity */
+      memcpy(out, &x, sizeof x);
+      break;
+    }
+    case FFK_DTYPE_BFLOAT * 1000 + 16: {
+      float x = (float)f;
+      uint16_t b = bfloat_from_float(x);
+      fits = isinf(f) || !isinf(bfloat_to_double(b));
+      memcpy(out, &b, sizeof b);
+      break;
+    }
+    default:
+      return ffk_error_set(FFK_ERR_TYPE, "%s: cannot fill a %s tensor (fill takes integer, float and bool dtypes)",
+                           what, name);
+  }
+  if (!fits) return ffk_error_set(FFK_ERR_OVERFLOW, "%s: %s is out of range for %s", what, text, name);
+  return 0;
+}
+
+/* ---- Reading one element -------------------------------------------------------------------- */
+
+/* The value of the element at `p` of `dtype` into *out. 0, or -1 with a TypeError/OverflowError. */
+static int unpack_value(const unsigned char *p, DLDataType dtype, ffk_any *out) {
+  char name[FFK_DTYPE_STR_MAX];
+  int64_t i;
+  uint64_t u;
+  uint16_t h;
+  float f;
+  double d;
+  switch (dtype.lanes == 1 ? dtype.code * 1000 + dtype.bits : 0) {
+    case FFK_DTYPE_INT * 1000 + 8: *out = ffk_any_int((int8_t)p[0]); return 0;
+    case FFK_DTYPE_INT * 1000 + 16: { int16_t x; memcpy(&x, p, sizeof x); *out = ffk_any_int(x); return 0; }
+    case FFK_DTYPE_INT * 1000 + 32: { int32_t x; memcpy(&x, p, sizeof x); *out = ffk_any_int(x); return 0; }
+    case FFK_DTYPE_INT * 1000 + 64: memcpy(&i, p, sizeof i); *out = ffk_any_int(i); return 0;
+    case FFK_DTYPE_UINT * 1000 + 8: *out = ffk_any_int(p[0]); return 0;
+    case FFK_DTYPE_UINT * 1000 + 16: { uint16_t x; memcpy(&x, p, sizeof x); *out = ffk_any_int(x); return 0; }
+    case FFK_DTYPE_UINT * 1000 + 32: { uint32_t x; memcpy(&x, p, sizeof x); *out = ffk_any_int(x); return 0; }
+    case FFK_DTYPE_UINT * 1000 + 64:
+      memcpy(&u, p, sizeof u);
+      if (u > (uint64_t)INT64_MAX)
+        return ffk_error_set(FFK_ERR_OVERFLOW, "item: the uint64 value %llu does not fit in an int64", (unsigned long long)u);
+      *out = ffk_any_int((int64_t)u);
+      return 0;
+    case FFK_DTYPE_FLOAT * 1000 + 16: memcpy(&h, p, sizeof h); *out = ffk_any_float(half_to_double(h)); return 0;
+    case FFK_DTYPE_BFLOAT * 1000 + 16: memcpy(&h, p, sizeof h); *out = ffk_any_float(bfloat_to_double(h)); return 0;
+    case FFK_DTYPE_FLOAT * 1000 + 32: memcpy(&f, p, sizeof f); *out = ffk_any_float(f); return 0;
+    case FFK_DTYPE_FLOAT * 1000 + 64: memcpy(&d, p, sizeof d); *out = ffk_any_float(d); return 0;
+    case FFK_DTYPE_BOOL * 1000 + 8: *out = ffk_any_bool(p[0] != 0); return 0;
+    default:
+      ffk_dtype_format(dtype, name, sizeof name);
+      return ffk_error_set(FFK_ERR_TYPE, "item: %s elements have no int, float or bool value", name);
+  }
+}
+
+int ffk_tensor_item(const ffk_tensor *t, ffk_any *out) {
+  *out = ffk_any_none();
+  int64_t n = ffk_tensor_numel(t);
+  if (n != 1)
+    return ffk_error_set(FFK_ERR_VALUE, "item: a tensor with %lld elements has no single value (it needs exactly one)",
+                         (long long)n);
+  int32_t type = (int32_t)t->dl.device.device_type;
+  if (type == kDLCPU || type == kDLCUDAHost) return unpack_value(ffk_tensor_data_ptr(t), t->dl.dtype, out);
+  /* On a device: copy the element to the host first, through a 0-d view of it. */
+  size_t size = ffk_tensor__element_size(t->dl.dtype);
+  if (size == 0) return -1;
+  ffk_tensor *one = ffk_tensor_empty(0, NULL, t->dl.dtype, (DLDevice){kDLCPU, 0});
+  if (one == NULL) return -1;
+  ffk_tensor *src = ffk_tensor__new(t->storage, t->dl.data, t->dl.device, 0, NULL, NULL, t->dl.byte_offset, t->dl.dtype);
+  int rc = src == NULL ? -1 : ffk_tensor_copy_from(one, src);
+  if (rc == 0) rc = unpack_value(ffk_tensor_data_ptr(one), t->dl.dtype, out);
+  ffk_object_release((ffk_object *)src);
+  ffk_object_release((ffk_object *)one);
+  return rc;
+}
