@@ -530,9 +530,31 @@ PyObject *ffkpy_from_any_steal(ffk_any *v) {
 
 /* ---- Module functions ----------------------------------------------------------------- */
 
+/* A String/Bytes object for text or bytes of any length (convert() gives the object form
+ * even where a call would pass a short value inline, as tvm_ffi's convert does). */
+static PyObject *string_object_of(PyObject *o, int k) {
+  ffk_object *obj;
+  if (k == K_STR) {
+    Py_ssize_t n;
+    const char *data = PyUnicode_AsUTF8AndSize(o, &n);
+    if (data == NULL) return NULL;
+    obj = (ffk_object *)ffk_string_new(data, (size_t)n);
+  } else {
+    const char *data = k == K_BYTES ? PyBytes_AS_STRING(o) : PyByteArray_AS_STRING(o);
+    Py_ssize_t n = k == K_BYTES ? PyBytes_GET_SIZE(o) : PyByteArray_GET_SIZE(o);
+    obj = (ffk_object *)ffk_bytes_new(data, (size_t)n);
+  }
+  if (obj == NULL) return ffkpy_raise_from_ffk();
+  ffk_any v = ffk_any_object_steal(obj);
+  return ffkpy_from_any_steal(&v);
+}
+
 /* convert(value): the ffikit form of a Python value, seen from Python. */
 static PyObject *convert(PyObject *mod, PyObject *o) {
   (void)mod;
+  int k = kind_of(o);
+  if (k == K_UNKNOWN) return NULL;
+  if (k == K_STR || k == K_BYTES || k == K_BYTEARRAY) return string_object_of(o, k);
   ffk_any v;
   if (ffkpy_to_any(o, &v, NULL) != 0) return NULL;
   return ffkpy_from_any_steal(&v);
@@ -555,9 +577,10 @@ static PyObject *any_type_index(PyObject *mod, PyObject *o) {
 
 PyMethodDef ffkpy_convert_methods[] = {
     {"convert", convert, METH_O,
-     "convert(value) -> the value as ffikit stores it, seen from Python: lists and tuples\n"
-     "become Arrays, dicts Maps, callables Functions, exceptions keep their Error, other\n"
-     "objects pass through an Opaque object unchanged."},
+     "convert(value) -> the value as ffikit stores it, seen from Python: str and bytes\n"
+     "(and bytearray) become ffikit.String and ffikit.Bytes, lists and tuples Arrays, dicts\n"
+     "Maps, callables Functions, exceptions their Error; other objects pass through an\n"
+     "Opaque object unchanged."},
     {"_any_type_index", any_type_index, METH_O, NULL},
     {NULL, NULL, 0, NULL},
 };

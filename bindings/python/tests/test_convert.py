@@ -148,6 +148,22 @@ def test_convert_returns_the_ffikit_view_of_a_value():
     assert isinstance(ffikit.convert(print), ffikit.Function)
 
 
+@pytest.mark.parametrize("value", [b"", b"ab", b"\x00" * 7, b"more than seven bytes", bytearray(b"xy"),
+                                   bytearray(b"a bytearray, long")])
+def test_convert_of_bytes_and_bytearray_gives_ffikit_bytes(value):
+    r = ffikit.convert(value)
+    assert type(r) is ffikit.Bytes and r == bytes(value)
+    assert r._ffikit_object.type_key == "ffikit.Bytes"
+    assert echo(r) == bytes(value)
+
+
+@pytest.mark.parametrize("value", ["", "ab", "more than seven bytes"])
+def test_convert_of_str_gives_ffikit_string(value):
+    r = ffikit.convert(value)
+    assert type(r) is ffikit.String and r == value
+    assert r._ffikit_object.type_key == "ffikit.String"
+
+
 def test_conversion_decisions_are_cached_per_exact_type():
     class Late:
         pass

@@ -1,6 +1,7 @@
 """Device, dtype, Shape, String, Bytes: construction, text, errors, pickle, hash."""
 from __future__ import annotations
 
+import copy
 import pickle
 
 import numpy as np
@@ -108,10 +109,20 @@ def test_shape_is_a_tuple_with_its_object():
 def test_string_and_bytes_subclass_builtins():
     s = ffikit.String("hello world, long enough")
     assert isinstance(s, str) and s == "hello world, long enough" and hash(s) == hash(str(s))
-    assert pickle.loads(pickle.dumps(s)) == s
     b = ffikit.Bytes(b"\x00\x01 bytes")
     assert isinstance(b, bytes) and b == b"\x00\x01 bytes"
-    assert type(pickle.loads(pickle.dumps(b))) is ffikit.Bytes
+
+
+def test_string_and_bytes_pickle_and_copy_as_plain_str_and_bytes():
+    # tvm_ffi's String and Bytes pickle (and copy) as the builtin values.
+    s = ffikit.String("hello world, long enough")
+    b = ffikit.Bytes(b"\x00\x01 bytes")
+    for clone in (pickle.loads(pickle.dumps(s)), copy.copy(s), copy.deepcopy(s)):
+        assert type(clone) is str and clone == s
+    for clone in (pickle.loads(pickle.dumps(b)), copy.copy(b), copy.deepcopy(b)):
+        assert type(clone) is bytes and clone == b
+    short = ffikit.convert("ab")
+    assert type(pickle.loads(pickle.dumps(short))) is str
 
 
 def test_object_base_behaviour():
