@@ -296,8 +296,7 @@ static int exception_to_any(PyObject *o, ffk_any *out, ffkpy_temps *temps) {
     return -1;
   }
   /* The exception rides along, so it comes back as the very same object. */
-  Py_INCREF(o);
-  ffk_object *payload = ffk_opaque_new(o, ffkpy_opaque_release);
+  ffk_object *payload = ffkpy_opaque_new_steal(Py_NewRef(o));
   int rc = payload ? ffk_error_set_payload((ffk_error *)h, payload) : -1;
   ffk_object_release(payload);
   if (rc != 0) {
@@ -391,8 +390,7 @@ int ffkpy_to_any(PyObject *o, ffk_any *out, ffkpy_temps *temps) {
     case K_EXCEPTION:
       return exception_to_any(o, out, temps);
     case K_OPAQUE: {
-      Py_INCREF(o);
-      return new_object_to_any(ffk_opaque_new(o, ffkpy_opaque_release), out, temps);
+      return new_object_to_any(ffkpy_opaque_new_steal(Py_NewRef(o)), out, temps);
     }
     default:
       return -1;
@@ -432,12 +430,8 @@ static PyObject *cached_instance(PyObject *cls, PyTypeObject *base, PyObject *va
 }
 
 static PyObject *error_to_python(ffk_error *err) {
-  ffk_object *payload = ffk_error_payload_borrow(err);
-  if (payload != NULL && ffk_opaque_release_fn(payload) == ffkpy_opaque_release) {
-    PyObject *exc = ffk_opaque_handle(payload);
-    Py_INCREF(exc);
-    return exc;
-  }
+  PyObject *held = ffkpy_opaque_object(ffk_error_payload_borrow(err));
+  if (held != NULL) return Py_NewRef(held);
   ffk_object_retain((ffk_object *)err);
   PyObject *w = ffkpy_wrap_steal((ffk_object *)err);
   if (w == NULL) return NULL;
@@ -504,11 +498,11 @@ PyObject *ffkpy_from_any(const ffk_any *v) {
     }
     case FFK_TYPE_ERROR:
       return error_to_python((ffk_error *)obj);
-    case FFK_TYPE_OPAQUE:
-      if (ffk_opaque_release_fn(obj) == ffkpy_opaque_release) return Py_NewRef((PyObject *)ffk_opaque_handle(obj));
+    default: {
+      PyObject *held = ffkpy_opaque_object(obj); /* one of ours: the very Python object */
+      if (held != NULL) return Py_NewRef(held);
       break;
-    default:
-      break;
+    }
   }
   ffk_object_retain(obj);
   return ffkpy_wrap_steal(obj);
@@ -518,7 +512,7 @@ PyObject *ffkpy_from_any_steal(ffk_any *v) {
   PyObject *r;
   if (ffk_any_is_object(v) && v->v_obj != NULL && v->v_obj->type_index != FFK_TYPE_STRING &&
       v->v_obj->type_index != FFK_TYPE_BYTES && v->v_obj->type_index != FFK_TYPE_SHAPE &&
-      v->v_obj->type_index != FFK_TYPE_ERROR && v->v_obj->type_index != FFK_TYPE_OPAQUE) {
+      v->v_obj->type_index != FFK_TYPE_ERROR && ffkpy_opaque_object(v->v_obj) == NULL) {
     r = ffkpy_wrap_steal(v->v_obj); /* hand the reference over: no count traffic */
     *v = ffk_any_none();
     return r;

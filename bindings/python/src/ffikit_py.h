@@ -75,6 +75,7 @@ typedef struct {
   Py_ssize_t dtype_slot;    /* offset of dtype._ffikit_dtype, or -1 */
   PyObject *str_ffikit_object; /* interned "_ffikit_object" */
   PyObject *str_dlpack;        /* interned "__dlpack__" */
+  int32_t opaque_py_type;      /* the type index of ffi.OpaquePyObject (a subtype of Opaque) */
 } ffkpy_state;
 
 extern ffkpy_state ffkpy_g;
@@ -159,6 +160,15 @@ ffk_function *ffkpy_function_from_callable(PyObject *callable);
 
 /* The release routine of the Opaque objects that hold Python objects. */
 void ffkpy_opaque_release(void *handle);
+
+/* A new ffi.OpaquePyObject holding `o` (steals the reference, also on failure), as tvm_ffi
+ * names Python objects in C; NULL with a pending ffikit error. */
+ffk_object *ffkpy_opaque_new_steal(PyObject *o);
+
+/* The Python object an ffi.OpaquePyObject holds (borrowed), or NULL when obj is not one. */
+static inline PyObject *ffkpy_opaque_object(const ffk_object *obj) {
+  return ffk_opaque_release_fn(obj) == ffkpy_opaque_release ? (PyObject *)ffk_opaque_handle(obj) : NULL;
+}
 
 /* Module-level functions defined in each file, gathered by module.c. */
 extern PyMethodDef ffkpy_function_methods[];

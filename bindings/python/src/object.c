@@ -25,6 +25,10 @@ void ffkpy_opaque_release(void *handle) {
   PyGILState_Release(g);
 }
 
+ffk_object *ffkpy_opaque_new_steal(PyObject *o) {
+  return ffk_opaque_new_typed(ffkpy_g.opaque_py_type, o, ffkpy_opaque_release);
+}
+
 /* ---- The class table ----------------------------------------------------------------- */
 
 static PyObject *ffkpy_class_for_slow(int32_t type_index);
@@ -547,6 +551,12 @@ int ffkpy_object_types_init(PyObject *module) {
   ffkpy_g.str_ffikit_object = PyUnicode_InternFromString("_ffikit_object");
   ffkpy_g.str_dlpack = PyUnicode_InternFromString("__dlpack__");
   ffkpy_g.string_slot = -1;
+  /* tvm_ffi's type key for Python objects in C: typed-call messages name it. */
+  ffkpy_g.opaque_py_type = ffk_type_register("ffi.OpaquePyObject", FFK_TYPE_OPAQUE);
+  if (ffkpy_g.opaque_py_type < 0) {
+    ffkpy_raise_from_ffk();
+    return -1;
+  }
   if (!ffkpy_g.dynamic_classes || !ffkpy_g.type_cache || !ffkpy_g.dtype_cache || !ffkpy_g.str_ffikit_object ||
       !ffkpy_g.str_dlpack)
     return -1;

@@ -31,6 +31,22 @@ def test_typed_signature_mismatch_has_the_exact_message():
         testing.add_one(1, 2)
 
 
+def test_typed_mismatch_names_an_opaque_python_object_as_tvm_ffi_does():
+    class Thing:
+        pass
+
+    with pytest.raises(TypeError) as info:
+        testing.add_one(Thing())
+    assert str(info.value) == (
+        "Mismatched type on argument #0 when calling: `testing.add_one(0: int) -> int`. "
+        "Expected `int` but got `ffi.OpaquePyObject`"
+    )
+    thing = Thing()
+    assert testing.echo(thing) is thing  # still the very same object on the way back
+    assert testing.schema_id_object(thing) is thing
+    assert testing.echo([thing])[0] is thing
+
+
 def test_release_gil_flag_defaults_on_and_can_be_turned_off():
     f = ffikit.get_global_func("testing.echo")
     assert f.release_gil is True
