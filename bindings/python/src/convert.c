@@ -4,7 +4,8 @@
  * Python -> Any takes the first rule that matches, decided once per exact Python type
  * and cached in a dict (the builtin types are tested by pointer before the dict is
  * asked): None; ffikit wrappers; bool; integral (int, numbers.Integral such as numpy
- * ints); real (float, numbers.Real); dtype; Device; str (String passes its cached
+ * ints); real (float, numbers.Real); dtype; Device; a numpy, torch or ml_dtypes dtype
+ * or anything with __dlpack_data_type__ (a DataType, through ffikit.dtype); str (String passes its cached
  * object); bytes/bytearray (Bytes passes its object); Shape; list/tuple -> a new Array;
  * dict -> a new Map; an object with __dlpack__ -> a Tensor sharing its memory (zero
  * copy); callable -> a Function; exception -> an Error; anything else ->
@@ -29,6 +30,7 @@ enum kind {
   K_DTYPE,
   K_DATATYPE,
   K_DEVICE,
+  K_FOREIGN_DTYPE, /* numpy.dtype (ml_dtypes' too), torch.dtype, __dlpack_data_type__ */
   K_STRING, /* ffikit.String: its cached object */
   K_STR,
   K_BYTES_OBJ, /* ffikit.Bytes */
@@ -53,6 +55,17 @@ static int subtype(PyTypeObject *tp, PyObject *cls) {
   return cls != NULL && PyType_Check(cls) && PyType_IsSubtype(tp, (PyTypeObject *)cls);
 }
 
+/* Whether instances of tp are another library's dtype: torch.dtype, numpy.dtype (and so
+ * ml_dtypes' dtypes, which are numpy dtypes), or a type with __dlpack_data_type__. Read
+ * by name, so that neither library is imported here. -1 with an exception. */
+static int is_foreign_dtype(PyTypeObject *tp) {
+  if (strcmp(tp->tp_name, "torch.dtype") == 0) return 1;
+  PyObject *mro = tp->tp_mro;
+  for (Py_ssize_t i = 0; mro != NULL && i < PyTuple_GET_SIZE(mro); ++i)
+    if (strcmp(((PyTypeObject *)PyTuple_GET_ITEM(mro, i))->tp_name, "numpy.dtype") == 0) return 1;
+  return PyObject_HasAttrString((PyObject *)tp, "__dlpack_data_type__");
+}
+
 /* The kind of a type that is not one of the exact builtins (K_UNKNOWN with an exception). */
 static int classify(PyTypeObject *tp) {
   if (PyType_IsSubtype(tp, &ffkpy_ObjectType)) return K_WRAPPER;
@@ -72,6 +85,9 @@ static int classify(PyTypeObject *tp) {
   if (r) return K_REAL;
   if (PyType_IsSubtype(tp, &ffkpy_DataTypeType)) return K_DATATYPE;
   if (PyType_IsSubtype(tp, &ffkpy_DeviceType)) return K_DEVICE;
+  int foreign = is_foreign_dtype(tp);
+  if (foreign < 0) return K_UNKNOWN;
+  if (foreign) return K_FOREIGN_DTYPE;
   if (PyType_IsSubtype(tp, &PyUnicode_Type)) return K_STR;
   if (PyType_IsSubtype(tp, &PyBytes_Type)) return K_BYTES;
   if (PyType_IsSubtype(tp, &PyByteArray_Type)) return K_BYTEARRAY;
@@ -349,6 +365,23 @@ int ffkpy_to_any(PyObject *o, ffk_any *out, ffkpy_temps *temps) {
     case K_DEVICE:
       *out = ffk_any_device(((ffkpy_Device *)o)->device);
       return 0;
+    case K_FOREIGN_DTYPE: { /* ffikit.dtype decides what it is (and refuses what has no DLPack type) */
+      if (ffkpy_g.dtype_cls == NULL) {
+        PyErr_Format(PyExc_TypeError, "cannot convert %R before the ffikit package is imported", o);
+        return -1;
+      }
+      PyObject *d = PyObject_CallOneArg(ffkpy_g.dtype_cls, o);
+      if (d == NULL) return -1;
+      DLDataType t;
+      int rc = ffkpy_dtype_read(d, &t);
+      Py_DECREF(d);
+      if (rc <= 0) {
+        if (rc == 0) PyErr_Format(PyExc_TypeError, "ffikit.dtype(%R) did not give a dtype", o);
+        return -1;
+      }
+      *out = ffk_any_dtype(t);
+      return 0;
+    }
     case K_STRING: {
       ffk_object *h = cached_object(o, 1);
       if (h != NULL) return handle_to_any(h, out, temps);
