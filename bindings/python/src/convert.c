@@ -302,15 +302,23 @@ static int dict_to_map(PyObject *o, ffk_any *out, ffkpy_temps *temps) {
   return new_object_to_any((ffk_object *)m, out, temps);
 }
 
-static int exception_to_any(PyObject *o, ffk_any *out, ffkpy_temps *temps) {
+/* The ffikit.Error of an exception (new reference), from ffikit.error._to_c: the one it
+ * carries, its backtrace grown by the Python frames passed since, or a new one. */
+static PyObject *exception_error(PyObject *o) {
+  if (ffkpy_g.error_to_c == NULL)
+    return PyErr_Format(PyExc_TypeError, "cannot convert %R before the ffikit package is imported", o);
   PyObject *err = PyObject_CallOneArg(ffkpy_g.error_to_c, o);
+  if (err != NULL && !PyObject_TypeCheck(err, &ffkpy_ErrorType)) {
+    Py_DECREF(err);
+    return PyErr_Format(PyExc_TypeError, "ffikit.error._to_c did not return an ffikit.Error");
+  }
+  return err;
+}
+
+static int exception_to_any(PyObject *o, ffk_any *out, ffkpy_temps *temps) {
+  PyObject *err = exception_error(o);
   if (err == NULL) return -1;
   ffk_object *h = ffkpy_handle(err);
-  if (h == NULL || h->type_index != FFK_TYPE_ERROR) {
-    Py_DECREF(err);
-    PyErr_SetString(PyExc_TypeError, "ffikit.error._to_c did not return an ffikit.Error");
-    return -1;
-  }
   /* The exception rides along, so it comes back as the very same object. */
   ffk_object *payload = ffkpy_opaque_new_steal(Py_NewRef(o));
   int rc = payload ? ffk_error_set_payload((ffk_error *)h, payload) : -1;
@@ -582,6 +590,7 @@ static PyObject *convert(PyObject *mod, PyObject *o) {
   int k = kind_of(o);
   if (k == K_UNKNOWN) return NULL;
   if (k == K_STR || k == K_BYTES || k == K_BYTEARRAY) return string_object_of(o, k);
+  if (k == K_EXCEPTION) return exception_error(o); /* the Error itself, as tvm_ffi's convert */
   ffk_any v;
   if (ffkpy_to_any(o, &v, NULL) != 0) return NULL;
   return ffkpy_from_any_steal(&v);
@@ -606,7 +615,8 @@ PyMethodDef ffkpy_convert_methods[] = {
     {"convert", convert, METH_O,
      "convert(value) -> the value as ffikit stores it, seen from Python: str and bytes\n"
      "(and bytearray) become ffikit.String and ffikit.Bytes, lists and tuples Arrays, dicts\n"
-     "Maps, callables Functions, exceptions their Error; other objects pass through an\n"
+     "Maps, callables Functions, an exception its ffikit.Error (kind, message, and a\n"
+     "backtrace with the Python frames it passed through); other objects pass through an\n"
      "Opaque object unchanged."},
     {"_any_type_index", any_type_index, METH_O, NULL},
     {NULL, NULL, 0, NULL},

@@ -8,7 +8,7 @@ import numpy as np
 import pytest
 
 import ffikit
-from ffikit import _core
+from ffikit import _core, testing
 
 echo = ffikit.get_global_func("testing.echo")
 
@@ -141,6 +141,37 @@ def test_exceptions_become_errors_and_come_back_as_the_same_exception():
     assert echo(e) is e
     assert isinstance(e.__ffikit_error__, ffikit.Error)
     assert e.__ffikit_error__.kind == "KeyError"
+
+
+def _raise_key_error():
+    raise KeyError("gone")
+
+
+def test_convert_of_an_exception_gives_its_error_with_the_python_frames():
+    try:
+        _raise_key_error()
+    except KeyError as e:
+        err = ffikit.convert(e)
+        assert type(err) is ffikit.Error
+        assert (err.kind, err.message) == ("KeyError", "gone")
+        assert err.same_as(e.__ffikit_error__)
+        lines = err.backtrace.splitlines()
+        assert len(lines) == 2, err.backtrace  # innermost first, as tvm_ffi lists them
+        assert lines[0].endswith("in _raise_key_error") and "test_convert.py" in lines[0]
+        assert lines[1].endswith("in test_convert_of_an_exception_gives_its_error_with_the_python_frames")
+        assert ffikit.convert(e).backtrace == err.backtrace  # no frame is recorded twice
+        assert echo(e) is e  # through C and back: still the exception itself
+    fresh = ffikit.convert(ValueError("never raised"))
+    assert (fresh.kind, fresh.message, fresh.backtrace) == ("ValueError", "never raised", "")
+
+
+def test_convert_of_an_exception_from_c_keeps_the_c_frames():
+    with pytest.raises(ValueError) as info:
+        testing.raise_error("ValueError", "from C")
+    err = ffikit.convert(info.value)
+    assert err.same_as(info.value.__ffikit_error__)
+    assert "ffk_testing_raise_error" in err.backtrace and "in call to Function `testing.raise_error`" in err.backtrace
+    assert "test_convert_of_an_exception_from_c_keeps_the_c_frames" in err.backtrace
 
 
 def test_convert_returns_the_ffikit_view_of_a_value():
