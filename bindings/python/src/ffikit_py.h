@@ -176,11 +176,13 @@ extern PyMethodDef ffkpy_object_methods[];
 extern PyMethodDef ffkpy_error_methods[];
 extern PyMethodDef ffkpy_convert_methods[];
 extern PyMethodDef ffkpy_testing_methods[];
+extern PyMethodDef ffkpy_hook_methods[];
 extern PyMethodDef ffkpy_value_methods[];
 extern PyMethodDef ffkpy_container_methods[];
 extern PyMethodDef ffkpy_tensor_methods[];
 
 int ffkpy_object_types_init(PyObject *module);
+int ffkpy_error_type_init(PyObject *module); /* after ffkpy_object_types_init */
 int ffkpy_value_types_init(PyObject *module);
 int ffkpy_function_types_init(PyObject *module);
 int ffkpy_tensor_types_init(PyObject *module);
