@@ -338,6 +338,7 @@ int ffkpy_to_any(PyObject *o, ffk_any *out, ffkpy_temps *temps) {
     case K_NONE:
       return 0;
     case K_WRAPPER:
+      ffkpy_exchange_note_wrapper(o);
       return handle_to_any(((ffkpy_Object *)o)->obj, out, temps);
     case K_BOOL: {
       int b = PyObject_IsTrue(o);
@@ -419,6 +420,7 @@ int ffkpy_to_any(PyObject *o, ffk_any *out, ffkpy_temps *temps) {
     case K_DICT:
       return dict_to_map(o, out, temps);
     case K_DLPACK: {
+      if (ffkpy_exchange_note_tensor(o) != 0) return -1;
       ffk_tensor *t = ffkpy_tensor_from_dlpack(o, NULL);
       if (t == NULL) return -1;
       return new_object_to_any((ffk_object *)t, out, temps);

@@ -30,16 +30,23 @@
 
 /* ---- Wrappers ------------------------------------------------------------------------ */
 
+struct DLPackExchangeAPI; /* dlpack_exchange.h */
+
 typedef struct {
   PyObject_HEAD
   ffk_object *obj; /* owned; NULL only while a wrapper is being built */
   PyObject *weakreflist;
+  /* A container returned by a call given a framework's tensors: that framework's DLPack
+     exchange table, through which its tensor elements are read (tensor_results.c); NULL
+     otherwise. Process lifetime, never owned. */
+  const struct DLPackExchangeAPI *dlpack_api;
 } ffkpy_Object;
 
 typedef struct {
   ffkpy_Object base;
   vectorcallfunc vectorcall;
-  char release_gil; /* release the GIL around the C call (default on) */
+  char release_gil;      /* release the GIL around the C call (default on) */
+  char exchange_tensors; /* return tensors as the framework's that was given (default on) */
 } ffkpy_Function;
 
 typedef struct {
@@ -138,6 +145,35 @@ PyObject *ffkpy_device_from_dl(DLDevice d);
 /* Reads a dtype given as an ffikit.dtype or a _core.DataType: 1 done, 0 not such a value
  * (text included: callers parse it through ffikit.dtype), -1 with a Python exception. */
 int ffkpy_dtype_read(PyObject *o, DLDataType *out);
+
+/* ---- Tensors back to their framework (tensor_results.c) ------------------------------- */
+
+/* The DLPack exchange table that a call's results go through (NULL: none). */
+typedef struct {
+  const struct DLPackExchangeAPI *api;
+} ffkpy_call_exchange;
+
+/* Makes `call` (api NULL) the call whose arguments this thread converts; returns the one
+ * before it, for ffkpy_exchange_end. Cannot fail. */
+ffkpy_call_exchange *ffkpy_exchange_begin(ffkpy_call_exchange *call);
+void ffkpy_exchange_end(ffkpy_call_exchange *prev);
+
+/* A DLPack producer `o` is being converted: when a call is converting its arguments and
+ * o's type has an exchange table that gives tensors back, that table becomes the call's.
+ * 0, or -1 with a Python exception. */
+int ffkpy_exchange_note_tensor(PyObject *o);
+
+/* A wrapper argument: a container that remembers a table lends it to a call that has none. */
+void ffkpy_exchange_note_wrapper(PyObject *o);
+
+/* Any (stolen) -> Python, tensors through `api` (may be NULL: plain ffkpy_from_any_steal)
+ * and containers remembering it. New reference, or NULL with a Python exception. */
+PyObject *ffkpy_from_any_exchange_steal(ffk_any *v, const struct DLPackExchangeAPI *api);
+
+/* An element read from the container wrapper `owner` (borrowed value / stolen value):
+ * ffkpy_from_any, through the table the container remembers. */
+PyObject *ffkpy_element(PyObject *owner, const ffk_any *v);
+PyObject *ffkpy_element_steal(PyObject *owner, ffk_any *v);
 
 /* ---- Errors -------------------------------------------------------------------------- */
 

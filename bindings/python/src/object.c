@@ -93,6 +93,7 @@ PyObject *ffkpy_wrap_steal(ffk_object *obj) {
   if (tp == &ffkpy_FunctionType || PyType_IsSubtype(tp, &ffkpy_FunctionType)) {
     ((ffkpy_Function *)self)->vectorcall = ffkpy_function_vectorcall;
     ((ffkpy_Function *)self)->release_gil = 1;
+    ((ffkpy_Function *)self)->exchange_tensors = 1;
   }
   return (PyObject *)self;
 }
