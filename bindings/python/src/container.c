@@ -70,11 +70,11 @@ static int read_index(PyObject *self, PyObject *key, Py_ssize_t *out) {
   return *out == -1 && PyErr_Occurred() ? -1 : 0;
 }
 
-/* A Python list of the elements items[start + k*step], k < n (borrowed storage). */
-static PyObject *list_of(const ffk_any *items, Py_ssize_t start, Py_ssize_t step, Py_ssize_t n) {
+/* A Python list of the elements items[start + k*step], k < n (borrowed storage) of owner. */
+static PyObject *list_of(PyObject *owner, const ffk_any *items, Py_ssize_t start, Py_ssize_t step, Py_ssize_t n) {
   PyObject *list = PyList_New(n);
   for (Py_ssize_t k = 0; list != NULL && k < n; ++k) {
-    PyObject *x = ffkpy_from_any(&items[start + k * step]);
+    PyObject *x = ffkpy_element(owner, &items[start + k * step]);
     if (x == NULL) Py_CLEAR(list);
     else PyList_SET_ITEM(list, k, x);
   }
@@ -298,27 +298,27 @@ static PyObject *iter_next(PyObject *self) {
   switch (it->kind) {
     case IT_ARRAY: {
       const ffk_array *a = ARR(it->owner);
-      if (it->pos < a->size) return ffkpy_from_any(&a->data[it->pos++]);
+      if (it->pos < a->size) return ffkpy_element(it->owner, &a->data[it->pos++]);
       break;
     }
     case IT_ARRAY_REV: {
       const ffk_array *a = ARR(it->owner);
-      if (it->pos >= 0 && it->pos < a->size) return ffkpy_from_any(&a->data[it->pos--]);
+      if (it->pos >= 0 && it->pos < a->size) return ffkpy_element(it->owner, &a->data[it->pos--]);
       break;
     }
     case IT_MAP: {
       const ffk_any *k, *v;
       if (ffk_map_next(MAP(it->owner), &it->pos, &k, &v)) {
-        if (it->what == WHAT_KEYS) return ffkpy_from_any(k);
-        if (it->what == WHAT_VALUES) return ffkpy_from_any(v);
-        return pair(ffkpy_from_any(k), ffkpy_from_any(v));
+        if (it->what == WHAT_KEYS) return ffkpy_element(it->owner, k);
+        if (it->what == WHAT_VALUES) return ffkpy_element(it->owner, v);
+        return pair(ffkpy_element(it->owner, k), ffkpy_element(it->owner, v));
       }
       break;
     }
     case IT_LIST: {
       ffk_any v;
       int rc = ffk_list_iter_next(&it->it.l, &v);
-      if (rc > 0) return ffkpy_from_any_steal(&v);
+      if (rc > 0) return ffkpy_element_steal(it->owner, &v);
       if (rc < 0) {
         Py_CLEAR(it->owner);
         return ffkpy_raise_from_ffk();
@@ -329,9 +329,9 @@ static PyObject *iter_next(PyObject *self) {
       ffk_any k, v;
       int rc = ffk_dict_iter_next(&it->it.d, it->what == WHAT_VALUES ? NULL : &k, it->what == WHAT_KEYS ? NULL : &v);
       if (rc > 0) {
-        if (it->what == WHAT_KEYS) return ffkpy_from_any_steal(&k);
-        if (it->what == WHAT_VALUES) return ffkpy_from_any_steal(&v);
-        return pair(ffkpy_from_any_steal(&k), ffkpy_from_any_steal(&v));
+        if (it->what == WHAT_KEYS) return ffkpy_element_steal(it->owner, &k);
+        if (it->what == WHAT_VALUES) return ffkpy_element_steal(it->owner, &v);
+        return pair(ffkpy_element_steal(it->owner, &k), ffkpy_element_steal(it->owner, &v));
       }
       if (rc < 0) {
         Py_CLEAR(it->owner);
@@ -398,7 +398,7 @@ static PyObject *index_error(PyObject *self, Py_ssize_t i, int64_t size) {
 static PyObject *array_item(PyObject *self, Py_ssize_t i) {
   const ffk_array *a = ARR(self);
   if (i < 0 || i >= a->size) return index_error(self, i, a->size);
-  return ffkpy_from_any(&a->data[i]);
+  return ffkpy_element(self, &a->data[i]);
 }
 
 static PyObject *array_subscript(PyObject *self, PyObject *key) {
@@ -407,13 +407,13 @@ static PyObject *array_subscript(PyObject *self, PyObject *key) {
     Py_ssize_t start, stop, step;
     if (PySlice_Unpack(key, &start, &stop, &step) < 0) return NULL;
     Py_ssize_t n = PySlice_AdjustIndices((Py_ssize_t)a->size, &start, &stop, step);
-    return list_of(a->data, start, step, n);
+    return list_of(self, a->data, start, step, n);
   }
   Py_ssize_t i;
   if (read_index(self, key, &i) != 0) return NULL;
   Py_ssize_t j = i < 0 ? i + (Py_ssize_t)a->size : i;
   if (j < 0 || j >= a->size) return index_error(self, i, a->size);
-  return ffkpy_from_any(&a->data[j]);
+  return ffkpy_element(self, &a->data[j]);
 }
 
 /* The first index in items[0:n) structurally equal to `value`: 1 found, 0 not, -1 error. */
@@ -578,7 +578,7 @@ static Py_ssize_t list_len(PyObject *self) { return (Py_ssize_t)ffk_list_size(LS
 static PyObject *list_item(PyObject *self, Py_ssize_t i) {
   ffk_any v;
   if (ffk_list_get(LST(self), i, &v) != 0) return ffkpy_raise_from_ffk();
-  return ffkpy_from_any_steal(&v);
+  return ffkpy_element_steal(self, &v);
 }
 
 static PyObject *list_subscript(PyObject *self, PyObject *key) {
@@ -587,7 +587,7 @@ static PyObject *list_subscript(PyObject *self, PyObject *key) {
     if (PySlice_Unpack(key, &start, &stop, &step) < 0) return NULL;
     ffk_array *a = ffk_list_slice(LST(self), start, stop, step);
     if (a == NULL) return ffkpy_raise_from_ffk();
-    PyObject *r = list_of(a->data, 0, 1, (Py_ssize_t)a->size);
+    PyObject *r = list_of(self, a->data, 0, 1, (Py_ssize_t)a->size);
     ffk_object_release(&a->header);
     return r;
   }
@@ -684,7 +684,7 @@ static PyObject *list_pop(PyObject *self, PyObject *const *args, Py_ssize_t narg
   if (nargs == 1 && read_index(self, args[0], &i) != 0) return NULL;
   ffk_any v;
   if (ffk_list_pop(LST(self), i, &v) != 0) return ffkpy_raise_from_ffk();
-  return ffkpy_from_any_steal(&v);
+  return ffkpy_element_steal(self, &v);
 }
 
 static PyObject *list_extend(PyObject *self, PyObject *iterable) {
@@ -876,7 +876,7 @@ static int lookup(PyObject *self, PyObject *key, PyObject **out) {
   ffkpy_temps_release(&temps);
   if (rc < 0) return ffkpy_raise_from_ffk_int();
   if (rc == 0) return 0;
-  *out = ffkpy_from_any_steal(&v);
+  *out = ffkpy_element_steal(self, &v);
   return *out == NULL ? -1 : 1;
 }
 
@@ -933,7 +933,9 @@ static PyObject *map_list(PyObject *self, PyObject *which_o) {
   int64_t pos = 0;
   const ffk_any *k, *v;
   while (list != NULL && ffk_map_next(m, &pos, &k, &v)) {
-    PyObject *x = which == 0 ? ffkpy_from_any(k) : which == 1 ? ffkpy_from_any(v) : pair(ffkpy_from_any(k), ffkpy_from_any(v));
+    PyObject *x = which == 0   ? ffkpy_element(self, k)
+                  : which == 1 ? ffkpy_element(self, v)
+                               : pair(ffkpy_element(self, k), ffkpy_element(self, v));
     if (x == NULL || PyList_Append(list, x) != 0) Py_CLEAR(list);
     Py_XDECREF(x);
   }
@@ -1004,7 +1006,7 @@ static PyObject *dict_pop(PyObject *self, PyObject *const *args, Py_ssize_t narg
     ffk_any none = ffk_any_none();
     int rc = ffk_dict_pop_default(DCT(self), &k, &none, &v);
     if (rc < 0) ffkpy_raise_from_ffk();
-    else if (rc == 1) r = ffkpy_from_any_steal(&v);
+    else if (rc == 1) r = ffkpy_element_steal(self, &v);
     else if (nargs > 1) r = Py_NewRef(args[1]);
     else PyErr_SetObject(PyExc_KeyError, args[0]);
   }
@@ -1021,7 +1023,7 @@ static PyObject *dict_setdefault(PyObject *self, PyObject *const *args, Py_ssize
   PyObject *r = NULL;
   if (ffkpy_to_any(args[0], &k, &temps) == 0 && (nargs < 2 || ffkpy_to_any(args[1], &dflt, &temps) == 0)) {
     if (ffk_dict_setdefault(DCT(self), &k, &dflt, &out) < 0) ffkpy_raise_from_ffk();
-    else r = ffkpy_from_any_steal(&out);
+    else r = ffkpy_element_steal(self, &out);
   }
   ffkpy_temps_release(&temps);
   return r;
