@@ -62,8 +62,8 @@ int ffk_testing_add_one(void *self, const ffk_any *args, int32_t nargs, ffk_any 
   int64_t x;
   if (ffk_args_unpack("testing.add_one", args, nargs, "i", &x) != 0) return -1;
   if (x == INT64_MAX) /* x + 1 would overflow: undefined behaviour in C, so refuse it */
-    return ffk_error_set(FFK_ERR_OVERFLOW, "`testing.add_one(%lld)`: the result does not fit in a 64-bit signed integer",
-                         (long long)x);
+    return ffk_error_set(FFK_ERR_OVERFLOW,
+                         "`testing.add_one(%lld)`: the result does not fit in a 64-bit signed integer", (long long)x);
   *result = ffk_any_int(x + 1);
   return 0;
 }

@@ -162,14 +162,13 @@ TEST_F(Testing, SchemaIdentitiesConvert) {
   EXPECT_EQ(Call("testing.schema_id_map_str_int", {dict.v}, &r.v), "ok");
   EXPECT_EQ(std::string(ffk_any_type_name(&r.v)) + Repr(r.v), "Map{\"k\": 3}");
   EXPECT_EQ(Call("testing.schema_id_map", {dict.v}, &r.v), "ok");
+  const std::string mismatch = "TypeError: Mismatched type on argument #0 when calling: ";
   EXPECT_EQ(Call("testing.schema_id_dict_str_str", {dict.v}, &r.v),
-            "TypeError: Mismatched type on argument #0 when calling: `testing.schema_id_dict_str_str(0: Dict<str, str>) "
-            "-> Dict<str, str>`. Expected `Dict<str, str>` but got `Dict` (value for key \"k\": expected `str` but got "
-            "`int`)");
+            mismatch + "`testing.schema_id_dict_str_str(0: Dict<str, str>) -> Dict<str, str>`. Expected "
+                       "`Dict<str, str>` but got `Dict` (value for key \"k\": expected `str` but got `int`)");
   EXPECT_EQ(Call("testing.schema_id_map_str_str", {dict.v}, &r.v),
-            "TypeError: Mismatched type on argument #0 when calling: `testing.schema_id_map_str_str(0: Map<str, str>) "
-            "-> Map<str, str>`. Expected `Map<str, str>` but got `Dict` (value for key \"k\": expected `str` but got "
-            "`int`)");
+            mismatch + "`testing.schema_id_map_str_str(0: Map<str, str>) -> Map<str, str>`. Expected "
+                       "`Map<str, str>` but got `Dict` (value for key \"k\": expected `str` but got `int`)");
   ffk_any strs[2] = {ffk_any_raw_str("a"), ffk_any_raw_str("a longer string")};
   OwnedAny slist(ffk_any_object_steal(Obj(ffk_list_from_items(strs, 2))));
   EXPECT_EQ(Call("testing.schema_id_list_str", {slist.v}, &r.v), "ok");

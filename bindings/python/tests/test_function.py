@@ -173,3 +173,20 @@ def test_functions_hold_their_callable_and_release_it():
 def test_object_use_count_sees_the_callers_reference():
     f = ffikit.get_global_func("testing.echo")
     assert testing.object_use_count(f) >= 2  # the registry's and ours
+
+
+@pytest.mark.parametrize("call, kind, message", [
+    (lambda: ffikit.get_global_func(""), ValueError, "cannot look up a global Function: the name is empty"),
+    (lambda: ffikit.register_global_func("", lambda: 1), ValueError,
+     "cannot look up a global Function: the name is empty"),
+    (lambda: ffikit.remove_global_func(""), ValueError, "cannot remove a global Function: the name is empty"),
+    (lambda: ffikit.load_module(""), ValueError, "cannot load a module: the path is empty"),
+    (lambda: ffikit._core._type_register(""), ValueError,
+     "cannot register a type: the type key must be a non-empty string"),
+])
+def test_messages_name_the_users_operation_not_a_c_function(call, kind, message):
+    with pytest.raises(kind) as info:
+        call()
+    assert str(info.value) == message
+    assert "ffk_" not in str(info.value)
+
