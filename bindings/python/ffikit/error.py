@@ -162,11 +162,11 @@ def _to_c(exc: BaseException) -> Error:
     error = getattr(exc, "__ffikit_error__", None)
     mark = getattr(exc, "__ffikit_tb_mark__", None)
     entries, inner = _tb_mark(exc.__traceback__)
-    if isinstance(error, Error) and mark is None:
-        new = entries
+    if isinstance(error, Error) and not isinstance(mark, tuple):
+        new = entries  # an Error attached by hand: everything is news to it
     elif isinstance(error, Error) and (mark[0] == 0 or (mark[1] == inner and entries >= mark[0])):
-        new = entries - mark[0]
-    else:
+        new = entries - mark[0]  # the same raise, travelling on
+    else:  # never crossed, or a new raise: a new Error
         error = Error(_kind_of(type(exc)), _message(exc))
         _attach(exc, error)
         new = entries
