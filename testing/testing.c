@@ -37,6 +37,19 @@ FFK_NOINLINE int ffk_testing_raise_error(const char *kind, const char *message) 
   return ffk_error_set(kind, "%s", message);
 }
 
+/* tvm_ffi's name for its raising function, so backtraces read the same in both. */
+static FFK_NOINLINE int TestRaiseError(const char *kind, const char *message) {
+  return ffk_error_set(kind, "%s", message);
+}
+
+/* testing.test_raise_error(kind: str, message: str): tvm_ffi's spelling of raise_error. */
+static int test_raise_error(void *self, const ffk_any *args, int32_t nargs, ffk_any *result) {
+  (void)self, (void)result;
+  const char *kind, *message;
+  if (ffk_args_unpack("testing.test_raise_error", args, nargs, "ss", &kind, &message) != 0) return -1;
+  return TestRaiseError(kind, message);
+}
+
 static int raise_error(void *self, const ffk_any *args, int32_t nargs, ffk_any *result) {
   (void)self, (void)result;
   const char *kind, *message;
@@ -48,6 +61,9 @@ int ffk_testing_add_one(void *self, const ffk_any *args, int32_t nargs, ffk_any 
   (void)self;
   int64_t x;
   if (ffk_args_unpack("testing.add_one", args, nargs, "i", &x) != 0) return -1;
+  if (x == INT64_MAX) /* x + 1 would overflow: undefined behaviour in C, so refuse it */
+    return ffk_error_set(FFK_ERR_OVERFLOW,
+                         "`testing.add_one(%lld)`: the result does not fit in a 64-bit signed integer", (long long)x);
   *result = ffk_any_int(x + 1);
   return 0;
 }
@@ -81,6 +97,15 @@ static int make_array_with_tensor(void *self, const ffk_any *args, int32_t nargs
   if (a == NULL) return -1;
   *result = ffk_any_object((ffk_object *)a);
   ffk_object_release((ffk_object *)a);
+  return 0;
+}
+
+/* An empty Array; the signature has checked that the argument is a Tensor. */
+static int make_empty_array_with_tensor_input(void *self, const ffk_any *args, int32_t nargs, ffk_any *result) {
+  (void)self, (void)args, (void)nargs;
+  ffk_array *a = ffk_array_new(NULL, 0);
+  if (a == NULL) return -1;
+  *result = ffk_any_object_steal((ffk_object *)a);
   return 0;
 }
 
@@ -153,6 +178,7 @@ static const struct {
     {"testing.nop", NULL, nop},
     {"testing.apply", NULL, apply},
     {"testing.raise_error", NULL, raise_error},
+    {"testing.test_raise_error", "(str, str) -> None", test_raise_error},
     {"testing.add_one", "(int) -> int", ffk_testing_add_one},
     {"testing.object_use_count", "(Object) -> int", object_use_count},
     {"testing.get_add_one_c_symbol", "() -> ptr", get_add_one_c_symbol},
@@ -174,7 +200,11 @@ static const struct {
     {"testing.schema_id_map_str_int", "(Map<str, int>) -> Map<str, int>", identity},
     {"testing.schema_id_map", "(Map) -> Map", identity},
     {"testing.schema_id_dict_str_int", "(Dict<str, int>) -> Dict<str, int>", identity},
+    {"testing.schema_id_list_str", "(List<str>) -> List<str>", identity},
+    {"testing.schema_id_map_str_str", "(Map<str, str>) -> Map<str, str>", identity},
+    {"testing.schema_id_dict_str_str", "(Dict<str, str>) -> Dict<str, str>", identity},
     {"testing.make_array_with_tensor", "(Tensor) -> Array", make_array_with_tensor},
+    {"testing.make_empty_array_with_tensor_input", "(Tensor) -> Array", make_empty_array_with_tensor_input},
     {"testing.make_map_with_tensor", "(Tensor) -> Map<str, Tensor>", make_map_with_tensor},
     {"testing.make_dict_with_tensor", "(Tensor) -> Dict<str, Tensor>", make_dict_with_tensor},
     {"testing.make_list_with_tensor", "(Tensor, Any) -> List", make_list_with_tensor},

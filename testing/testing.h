@@ -8,7 +8,9 @@
  *   testing.apply(f, *args)              calls the Function f with the rest of the arguments
  *   testing.raise_error(kind, message)   raises from the non-inlined C function
  *                                        ffk_testing_raise_error (its name shows in the backtrace)
- *   testing.add_one(0: int) -> int       typed
+ *   testing.test_raise_error(0: str, 1: str) -> None   tvm_ffi's spelling: raises from a C
+ *                                        function named TestRaiseError, as tvm_ffi's does
+ *   testing.add_one(0: int) -> int       typed; an OverflowError for INT64_MAX (no wrap-around)
  *   testing.object_use_count(0: Object) -> int   the strong count the callee sees
  *   testing.get_add_one_c_symbol() -> ptr        a plain ffk_safe_call adding one
  *   testing.schema_id_<T>(0: T) -> T     typed identities for T in int, float, bool, device
@@ -16,8 +18,11 @@
  *                                        any (Any), object (Object), tensor (Tensor), arr_int (Array<int>),
  *                                        arr_str (Array<str>), arr (Array), list_int (List<int>),
  *                                        map_str_int (Map<str, int>), map (Map),
- *                                        dict_str_int (Dict<str, int>)
+ *                                        dict_str_int (Dict<str, int>), list_str (List<str>),
+ *                                        map_str_str (Map<str, str>), dict_str_str (Dict<str, str>)
  *   testing.make_array_with_tensor(0: Tensor) -> Array              [t]
+ *   testing.make_empty_array_with_tensor_input(0: Tensor) -> Array  [] (the argument is
+ *                                        checked to be a Tensor, then unused)
  *   testing.make_map_with_tensor(0: Tensor) -> Map<str, Tensor>     {"tensor": t}
  *   testing.make_dict_with_tensor(0: Tensor) -> Dict<str, Tensor>   {"tensor": t}
  *   testing.make_list_with_tensor(0: Tensor, 1: Any) -> List        [t, x]
@@ -43,7 +48,11 @@ void ffk_testing_unregister(void);
 /* Raises an error of `kind` with `message` from a named, never-inlined frame. Returns -1. */
 int ffk_testing_raise_error(const char *kind, const char *message);
 
-/* The plain safe-call behind testing.add_one (what get_add_one_c_symbol returns). */
+/*
+ * The plain safe-call behind testing.add_one (what get_add_one_c_symbol returns): one
+ * int argument (borrowed), the result x + 1. Fails with a TypeError for a wrong argument
+ * and an OverflowError when x is INT64_MAX.
+ */
 int ffk_testing_add_one(void *self, const ffk_any *args, int32_t nargs, ffk_any *result);
 
 FFK_EXTERN_C_END

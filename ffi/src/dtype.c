@@ -9,7 +9,12 @@
  * TVM-FFI's short spellings are accepted as aliases and rewritten to the canonical
  * prefix before parsing: i<N> u<N> f<N> bf<N> (int, uint, float, bfloat), fp8_/f8_,
  * fp6_/f6_, fp4_/f4_ (float8_, float6_, float4_), and an underscore before the lanes
- * of float4 ("float4_e2m1fn_x2"). Errors quote the text as given.
+ * of float4 ("float4_e2m1fn_x2", "fp4_e2m1fn_x2", as tvm_ffi). Errors quote the text as
+ * given.
+ *
+ * numpy's type strings ("<f4", "|b1", ">i8") map to DataTypes here too, so that the rule
+ * "data is shared as it is, never byte-swapped" is decided once: a non-native byte
+ * order is an error, never a silent reinterpretation.
  */
 #include "internal.h"
 
@@ -125,37 +130,40 @@ static const struct {
 };
 
 /*
- * When the text uses an alias, writes the canonical spelling into buf (NUL-terminated)
- * and points the text and size at it; otherwise leaves them alone. False when the rewrite
- * does not fit in cap bytes (such text is not a dtype anyway).
+ * When the text uses an alias, or float4's "_x<lanes>", writes the canonical spelling
+ * into buf (NUL-terminated) and points the text and size at it; otherwise leaves them
+ * alone. The alias goes first, so "fp4_e2m1fn_x2" becomes "float4_e2m1fn_x2" and then
+ * "float4_e2m1fnx2" (tvm_ffi accepts the '_' before the lanes of float4 only). False
+ * when the rewrite does not fit in cap bytes (such text is not a dtype anyway).
  */
 static bool unalias(const char **text, size_t *size, char *buf, size_t cap) {
   const char *t = *text;
   size_t n = *size;
-  static const char fp4_lanes[] = "float4_e2m1fn_x"; /* drop the '_' before the lanes */
-  size_t fp4_len = sizeof fp4_lanes - 1;
-  if (n > fp4_len && memcmp(t, fp4_lanes, fp4_len) == 0) {
-    if (n >= cap) return false;
-    memcpy(buf, t, fp4_len - 2);
-    memcpy(buf + fp4_len - 2, t + fp4_len - 1, n - (fp4_len - 1));
-    buf[n - 1] = '\0';
-    *text = buf;
-    *size = n - 1;
-    return true;
-  }
   for (size_t i = 0; i < sizeof k_aliases / sizeof k_aliases[0]; ++i) {
     size_t a = strlen(k_aliases[i].alias);
     if (n <= a || memcmp(t, k_aliases[i].alias, a) != 0) continue;
     if (k_aliases[i].digit_after && (t[a] < '0' || t[a] > '9')) continue;
     size_t c = strlen(k_aliases[i].canonical);
     if (c + n - a >= cap) return false;
+    memcpy(buf + c, t + a, n - a); /* t is the caller's text here, not buf */
     memcpy(buf, k_aliases[i].canonical, c);
-    memcpy(buf + c, t + a, n - a);
     buf[c + n - a] = '\0';
-    *text = buf;
-    *size = c + n - a;
-    return true;
+    t = buf;
+    n = c + n - a;
+    break;
   }
+  static const char fp4_lanes[] = "float4_e2m1fn_x"; /* drop the '_' before the lanes */
+  size_t fp4_len = sizeof fp4_lanes - 1;
+  if (n > fp4_len && memcmp(t, fp4_lanes, fp4_len) == 0) {
+    if (n >= cap) return false;
+    if (t != buf) memcpy(buf, t, fp4_len - 2);                        /* "float4_e2m1fn" */
+    memmove(buf + fp4_len - 2, t + fp4_len - 1, n - (fp4_len - 1)); /* "x<lanes>", t may be buf */
+    t = buf;
+    n -= 1;
+    buf[n] = '\0';
+  }
+  *text = t;
+  *size = n;
   return true;
 }
 
@@ -182,6 +190,86 @@ int ffk_dtype_parse(const char *text, size_t size, DLDataType *out) {
     return 0;
   }
   return invalid(given, given_size);
+}
+
+/* ---- numpy type strings ------------------------------------------------------------- */
+
+static const char *numpy_kind_name(char kind) {
+  switch (kind) {
+    case 'U': return "unicode text";
+    case 'S': return "byte strings";
+    case 'O': return "Python objects";
+    case 'M': return "datetimes";
+    case 'm': return "timedeltas";
+    default: return "an unknown kind";
+  }
+}
+
+int ffk_dtype_from_numpy(const char *typestr, size_t size, const char *name, DLDataType *out) {
+  *out = ffk_dtype(0, 0, 0);
+  if (typestr == NULL) return ffk_error_set(FFK_ERR_VALUE, "Invalid numpy dtype: the type string is NULL");
+  int shown = (int)(size > 64 ? 64 : size);
+  if (size < 3 || typestr[0] == '\0' || strchr("<>|=", typestr[0]) == NULL)
+    return ffk_error_set(FFK_ERR_VALUE, "Invalid numpy dtype \"%.*s\"", shown, typestr);
+  char order = typestr[0], kind = typestr[1];
+  if (kind == '\0' || strchr("biufcV", kind) == NULL) /* "<U3", "<M8[ns]", "|O" */
+    return ffk_error_set(FFK_ERR_VALUE, "numpy dtype \"%.*s\" (%s) has no DLPack data type", shown, typestr,
+                         numpy_kind_name(kind));
+  uint32_t itemsize;
+  if (!ffk_parse__u32(typestr + 2, size - 2, 255, &itemsize) || itemsize == 0)
+    return ffk_error_set(FFK_ERR_VALUE, "Invalid numpy dtype \"%.*s\"", shown, typestr);
+#if defined(__BYTE_ORDER__) && __BYTE_ORDER__ == __ORDER_BIG_ENDIAN__
+  const char foreign = '<';
+  const char *native_name = "big-endian", *foreign_name = "little-endian";
+#else
+  const char foreign = '>';
+  const char *native_name = "little-endian", *foreign_name = "big-endian";
+#endif
+  if (order == foreign && itemsize > 1)
+    return ffk_error_set(FFK_ERR_VALUE,
+                         "numpy dtype \"%.*s\" is %s, not this machine's byte order (%s): ffikit shares data as it "
+                         "is and never swaps bytes; convert it first (astype(\"=%c%u\"))",
+                         shown, typestr, foreign_name, native_name, kind, (unsigned)itemsize);
+  uint32_t bits = itemsize * 8;
+  DLDataType t = ffk_dtype(0, 0, 0);
+  bool ok = false;
+  switch (kind) {
+    case 'b':
+      ok = itemsize == 1;
+      t = ffk_dtype(FFK_DTYPE_BOOL, 8, 1);
+      break;
+    case 'i':
+    case 'u':
+      ok = itemsize == 1 || itemsize == 2 || itemsize == 4 || itemsize == 8;
+      t = ffk_dtype(kind == 'i' ? FFK_DTYPE_INT : FFK_DTYPE_UINT, (uint8_t)bits, 1);
+      break;
+    case 'f':
+      ok = itemsize == 2 || itemsize == 4 || itemsize == 8;
+      t = ffk_dtype(FFK_DTYPE_FLOAT, (uint8_t)bits, 1);
+      break;
+    case 'c':
+      ok = itemsize == 8 || itemsize == 16;
+      t = ffk_dtype(FFK_DTYPE_COMPLEX, (uint8_t)bits, 1);
+      break;
+    default: /* 'V': raw bytes, or an extension type */
+      break;
+  }
+  /* numpy extension types (ml_dtypes' bfloat16 "<V2", float8_e5m2 "<f1", int4 "<V1" ...)
+     have no standard kind and size: their name says which type they are. */
+  if (!ok && name != NULL) {
+    if (ffk_dtype_parse(name, strlen(name), &t) == 0) {
+      ok = ffk_dtype_itemsize(t) == itemsize;
+    } else {
+      ffk_error_clear();
+    }
+  }
+  if (!ok) {
+    if (name != NULL)
+      return ffk_error_set(FFK_ERR_VALUE, "numpy dtype \"%.*s\" (%s) has no DLPack data type", shown, typestr, name);
+    return ffk_error_set(FFK_ERR_VALUE, "numpy dtype \"%.*s\" has no DLPack data type", shown, typestr);
+  }
+  *out = t;
+  return 0;
 }
 
 size_t ffk_dtype_format(DLDataType t, char *buf, size_t cap) {

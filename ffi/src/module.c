@@ -111,7 +111,7 @@ static int check_abi(const ffk_module *m) {
 
 ffk_module *ffk_module_load(const char *path) {
   if (path == NULL || path[0] == '\0') {
-    ffk_error_set(FFK_ERR_VALUE, "ffk_module_load: the path is %s", path == NULL ? "NULL" : "empty");
+    ffk_error_set(FFK_ERR_VALUE, "cannot load a module: the path is %s", path == NULL ? "NULL" : "empty");
     return NULL;
   }
   pthread_once(&g_once, init_lock);

@@ -28,7 +28,17 @@ static void opaque_deleter(void *self, int which) {
 }
 
 ffk_object *ffk_opaque_new(void *handle, ffk_opaque_release release) {
-  opaque *o = (opaque *)ffk_object_alloc(FFK_TYPE_OPAQUE, sizeof *o, opaque_deleter);
+  return ffk_opaque_new_typed(FFK_TYPE_OPAQUE, handle, release);
+}
+
+ffk_object *ffk_opaque_new_typed(int32_t type_index, void *handle, ffk_opaque_release release) {
+  if (type_index != FFK_TYPE_OPAQUE && !ffk_type_is_instance(type_index, FFK_TYPE_OPAQUE)) {
+    if (release != NULL) release(handle);
+    ffk_error_set(FFK_ERR_TYPE, "cannot make an Opaque object of type %s (index %d): it is not a subtype of Opaque",
+                  ffk_type_name(type_index), (int)type_index);
+    return NULL;
+  }
+  opaque *o = (opaque *)ffk_object_alloc(type_index, sizeof *o, opaque_deleter);
   if (o == NULL) {
     if (release != NULL) release(handle);
     return NULL;
@@ -39,7 +49,12 @@ ffk_object *ffk_opaque_new(void *handle, ffk_opaque_release release) {
 }
 
 static const opaque *as_opaque(const ffk_object *obj) {
-  return obj != NULL && obj->type_index == FFK_TYPE_OPAQUE ? (const opaque *)obj : NULL;
+  if (obj == NULL) return NULL;
+  if (obj->type_index == FFK_TYPE_OPAQUE) return (const opaque *)obj;
+  /* Run-time subtypes only: no static type derives from Opaque. */
+  return obj->type_index >= FFK_TYPE_STATIC_END && ffk_type_is_instance(obj->type_index, FFK_TYPE_OPAQUE)
+             ? (const opaque *)obj
+             : NULL;
 }
 
 void *ffk_opaque_handle(const ffk_object *obj) {

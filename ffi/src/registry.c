@@ -160,14 +160,16 @@ static void insert(shard *s, entry *e) {
   store_slot(t, i, e);
 }
 
-static int check_name(const char *name, const char *fn) {
+/* `what` is the operation as a user asked for it ("register"): bindings show this text. */
+static int check_name(const char *name, const char *what) {
   if (name == NULL || name[0] == '\0')
-    return ffk_error_set(FFK_ERR_VALUE, "%s: the function name is %s", fn, name == NULL ? "NULL" : "empty");
+    return ffk_error_set(FFK_ERR_VALUE, "cannot %s a global Function: the name is %s", what,
+                         name == NULL ? "NULL" : "empty");
   return 0;
 }
 
 int ffk_function_register(const char *name, ffk_function *f, bool override) {
-  if (check_name(name, "ffk_function_register") != 0) return -1;
+  if (check_name(name, "register") != 0) return -1;
   if (f == NULL) return ffk_error_set(FFK_ERR_VALUE, "ffk_function_register: the function for `%s` is NULL", name);
   size_t len = strlen(name);
   uint64_t hash = ffk_hash_bytes(name, len);
@@ -207,7 +209,7 @@ int ffk_function_get_global(const char *name, ffk_function **out) {
   if (FFK_UNLIKELY(out == NULL))
     return ffk_error_set(FFK_ERR_VALUE, "ffk_function_get_global: the out pointer is NULL");
   *out = NULL;
-  if (FFK_UNLIKELY(check_name(name, "ffk_function_get_global") != 0)) return -1;
+  if (FFK_UNLIKELY(check_name(name, "look up") != 0)) return -1;
   uint64_t hash = ffk_hash_bytes(name, strlen(name));
   shard *s = shard_of(hash);
   ffk_epoch__reader *r = ffk_epoch__enter();
@@ -223,7 +225,7 @@ int ffk_function_get_global(const char *name, ffk_function **out) {
 }
 
 int ffk_function_remove_global(const char *name) {
-  if (check_name(name, "ffk_function_remove_global") != 0) return -1;
+  if (check_name(name, "remove") != 0) return -1;
   uint64_t hash = ffk_hash_bytes(name, strlen(name));
   shard *s = locked_shard(hash);
   size_t i;

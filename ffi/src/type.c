@@ -166,23 +166,23 @@ static inline void ensure_init(void) {
 int32_t ffk_type_register(const char *key, int32_t parent_index) {
   ensure_init();
   if (key == NULL || key[0] == '\0') {
-    ffk_error_set(FFK_ERR_VALUE, "ffk_type_register: the type key must be a non-empty string");
+    ffk_error_set(FFK_ERR_VALUE, "cannot register a type: the type key must be a non-empty string");
     return -1;
   }
   size_t key_len = strlen(key);
   if (key_len > MAX_KEY) {
-    ffk_error_set(FFK_ERR_VALUE, "ffk_type_register: type key \"%.40s...\" is %zu bytes, the limit is %d",
+    ffk_error_set(FFK_ERR_VALUE, "cannot register type \"%.40s...\": the key is %zu bytes, the limit is %d",
                   key, key_len, MAX_KEY);
     return -1;
   }
   const type_entry *parent = entry_at(parent_index);
   if (parent == NULL || parent_index < FFK_TYPE_OBJECT_BEGIN) {
-    ffk_error_set(FFK_ERR_VALUE, "ffk_type_register: parent %d of \"%s\" is not a registered object type",
-                  (int)parent_index, key);
+    ffk_error_set(FFK_ERR_VALUE, "cannot register type \"%s\": its parent %d is not a registered object type", key,
+                  (int)parent_index);
     return -1;
   }
   if (parent->depth + 1 >= MAX_DEPTH) {
-    ffk_error_set(FFK_ERR_VALUE, "ffk_type_register: \"%s\" would nest deeper than %d levels", key, MAX_DEPTH);
+    ffk_error_set(FFK_ERR_VALUE, "cannot register type \"%s\": it would nest deeper than %d levels", key, MAX_DEPTH);
     return -1;
   }
 

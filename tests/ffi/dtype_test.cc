@@ -173,7 +173,10 @@ TEST_F(DataType, TvmFfiShortSpellingsParseToCanonicalTypes) {
                {"bf16", "bfloat16"},     {"fp8_e4m3fn", "float8_e4m3fn"},
                {"f8_e5m2", "float8_e5m2"}, {"fp6_e2m3fn", "float6_e2m3fn"},
                {"f6_e3m2fn", "float6_e3m2fn"}, {"fp4_e2m1fn", "float4_e2m1fn"},
-               {"f4_e2m1fnx2", "float4_e2m1fnx2"}, {"float4_e2m1fn_x2", "float4_e2m1fnx2"}};
+               {"f4_e2m1fnx2", "float4_e2m1fnx2"}, {"float4_e2m1fn_x2", "float4_e2m1fnx2"},
+               {"f4_e2m1fn_x2", "float4_e2m1fnx2"}, {"fp4_e2m1fn_x2", "float4_e2m1fnx2"},
+               {"fp4_e2m1fn_x4", "float4_e2m1fnx4"}, {"float4_e2m1fn_x1", "float4_e2m1fn"},
+               {"fp4_e2m1fnx2", "float4_e2m1fnx2"}};
   for (const auto& c : cases) {
     SCOPED_TRACE(c.text);
     DLDataType t;
@@ -183,12 +186,86 @@ TEST_F(DataType, TvmFfiShortSpellingsParseToCanonicalTypes) {
 }
 
 TEST_F(DataType, AliasPrefixWithoutItsDigitsStaysInvalidAndQuotesTheGivenText) {
-  for (const char* text : {"i", "ix4", "bf", "f", "fp8_", "fp8_e9m9", "f32_x2", "float4_e2m1fn_", "u"}) {
+  // tvm_ffi takes "_x<lanes>" after float4 only, and lanes of at least one.
+  for (const char* text : {"i", "ix4", "bf", "f", "fp8_", "fp8_e9m9", "f32_x2", "float4_e2m1fn_", "u", "fp4_e2m1fn_x",
+                           "fp4_e2m1fn_x0", "f4_e2m1fn_x2x2", "fp8_e4m3fn_x2", "bf16_x2", "float32_x2",
+                           "fp4_e2m1fn_X2"}) {
     SCOPED_TRACE(text);
     DLDataType t;
     EXPECT_EQ(ffk_dtype_parse(text, std::strlen(text), &t), -1);
     EXPECT_EQ(FetchError(), std::string("ValueError: Invalid dtype \"") + text + "\"");
   }
+}
+
+TEST_F(DataType, NumpyTypeStringsMapToTheirTypes) {
+  const struct {
+    const char* typestr;
+    const char* name;
+    const char* canonical;
+  } cases[] = {{"|b1", "bool", "bool"},          {"|i1", "int8", "int8"},         {"<i2", "int16", "int16"},
+               {"<i8", "int64", "int64"},        {"|u1", "uint8", "uint8"},       {"=u4", "uint32", "uint32"},
+               {"<f2", "float16", "float16"},    {"<f4", "float32", "float32"},   {"<f8", "float64", "float64"},
+               {"<c8", "complex64", "complex64"}, {"<c16", "complex128", "complex128"},
+               {">i1", "int8", "int8"},          // one byte has no order
+               {"<V2", "bfloat16", "bfloat16"},  {"<V1", "float8_e4m3fn", "float8_e4m3fn"},
+               {"<V1", "int4", "int4"},          {"<V1", "float4_e2m1fn", "float4_e2m1fn"},
+               {"<f1", "float8_e5m2", "float8_e5m2"}};  // ml_dtypes gives some of its types kind 'f'
+
+  for (const auto& c : cases) {
+    SCOPED_TRACE(c.typestr);
+    DLDataType t;
+    ASSERT_EQ(ffk_dtype_from_numpy(c.typestr, std::strlen(c.typestr), c.name, &t), 0) << FetchError();
+    EXPECT_EQ(Format(t), c.canonical);
+  }
+}
+
+TEST_F(DataType, NumpyNonNativeByteOrderIsAnErrorNeverAReinterpretation) {
+  for (const char* typestr : {">f4", ">i8", ">c8", ">u2"}) {
+    SCOPED_TRACE(typestr);
+    DLDataType t = ffk_dtype(1, 2, 3);
+    EXPECT_EQ(ffk_dtype_from_numpy(typestr, std::strlen(typestr), "ignored", &t), -1);
+    EXPECT_TRUE(ffk_dtype_equal(t, ffk_dtype(0, 0, 0)));
+    std::string want = std::string("ValueError: numpy dtype \"") + typestr +
+                       "\" is big-endian, not this machine's byte order (little-endian): ffikit shares data as it is "
+                       "and never swaps bytes; convert it first (astype(\"=" + (typestr + 1) + "\"))";
+    EXPECT_EQ(FetchError(), want);
+  }
+  DLDataType t;
+  EXPECT_EQ(ffk_dtype_from_numpy(">V2", 3, "bfloat16", &t), -1);  // an extension type too
+  EXPECT_NE(FetchError().find("is big-endian"), std::string::npos);
+}
+
+TEST_F(DataType, NumpyKindsWithoutADLPackTypeNameTheDtype) {
+  const struct {
+    const char* typestr;
+    const char* name;
+    const char* error;
+  } cases[] = {
+      {"<U3", "str96", "ValueError: numpy dtype \"<U3\" (unicode text) has no DLPack data type"},
+      {"|S4", "bytes32", "ValueError: numpy dtype \"|S4\" (byte strings) has no DLPack data type"},
+      {"|O", "object", "ValueError: Invalid numpy dtype \"|O\""},
+      {"|O8", "object", "ValueError: numpy dtype \"|O8\" (Python objects) has no DLPack data type"},
+      {"<M8[ns]", "datetime64[ns]", "ValueError: numpy dtype \"<M8[ns]\" (datetimes) has no DLPack data type"},
+      {"|V8", "void64", "ValueError: numpy dtype \"|V8\" (void64) has no DLPack data type"},
+      {"<V2", "float8_e4m3fn", "ValueError: numpy dtype \"<V2\" (float8_e4m3fn) has no DLPack data type"},
+      {"|V4", nullptr, "ValueError: numpy dtype \"|V4\" has no DLPack data type"},
+      {"<f3", "float24", "ValueError: numpy dtype \"<f3\" (float24) has no DLPack data type"},
+      {"<f16", "float128", "ValueError: numpy dtype \"<f16\" (float128) has no DLPack data type"},
+      {"|b2", nullptr, "ValueError: numpy dtype \"|b2\" has no DLPack data type"},
+      {"f4", "float32", "ValueError: Invalid numpy dtype \"f4\""},
+      {"<f", "float32", "ValueError: Invalid numpy dtype \"<f\""},
+      {"<f0", "float32", "ValueError: Invalid numpy dtype \"<f0\""},
+      {"?f4", "float32", "ValueError: Invalid numpy dtype \"?f4\""},
+  };
+  for (const auto& c : cases) {
+    SCOPED_TRACE(c.typestr);
+    DLDataType t;
+    EXPECT_EQ(ffk_dtype_from_numpy(c.typestr, std::strlen(c.typestr), c.name, &t), -1);
+    EXPECT_EQ(FetchError(), c.error);
+  }
+  DLDataType t;
+  EXPECT_EQ(ffk_dtype_from_numpy(nullptr, 3, "x", &t), -1);
+  EXPECT_EQ(FetchError(), "ValueError: Invalid numpy dtype: the type string is NULL");
 }
 
 TEST_F(DataType, NullTextFailsWithValueError) {

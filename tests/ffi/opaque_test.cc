@@ -66,6 +66,40 @@ TEST_F(Opaque, FailedAllocationReleasesTheHandleRightAway) {
   EXPECT_EQ(g_released, 2);  // once for the failed run, once for the successful one
 }
 
+TEST_F(Opaque, ARegisteredSubtypeNamesItselfAndKeepsEveryAccessor) {
+  g_released = 0;
+  int32_t sub = ffk_type_register("test.OpaqueThing", FFK_TYPE_OPAQUE);
+  ASSERT_GE(sub, FFK_TYPE_STATIC_END) << FetchError();
+  int target = 3;
+  ffk_object* o = ffk_opaque_new_typed(sub, &target, count_release);
+  ASSERT_NE(o, nullptr) << FetchError();
+  EXPECT_EQ(o->type_index, sub);
+  EXPECT_EQ(ffk_opaque_handle(o), &target);
+  EXPECT_EQ(ffk_opaque_release_fn(o), &count_release);
+  ffk_any v = ffk_any_object_steal(o);
+  EXPECT_STREQ(ffk_any_type_name(&v), "test.OpaqueThing");  // what typed-call mismatches print
+  ffk_any_release(&v);
+  EXPECT_EQ(g_released, 1);
+}
+
+TEST_F(Opaque, TypedConstructionRefusesOtherTypesAndReleasesTheHandle) {
+  g_released = 0;
+  int target = 4;
+  int32_t other = ffk_type_register("test.NotOpaque", FFK_TYPE_OBJECT);
+  ASSERT_GE(other, FFK_TYPE_STATIC_END) << FetchError();
+  for (int32_t index : {static_cast<int32_t>(FFK_TYPE_ARRAY), other, static_cast<int32_t>(FFK_TYPE_INT), -5}) {
+    EXPECT_EQ(ffk_opaque_new_typed(index, &target, count_release), nullptr) << index;
+    EXPECT_EQ(FetchError().rfind("TypeError: cannot make an Opaque object of type ", 0), 0u) << index;
+  }
+  EXPECT_EQ(g_released, 4);
+  ffk_object* o = ffk_object_alloc(other, sizeof(ffk_object), [](void* self, int which) {
+    if (which & FFK_DELETER_FREE) ffk_object_free(static_cast<ffk_object*>(self));
+  });
+  ASSERT_NE(o, nullptr);
+  EXPECT_EQ(ffk_opaque_handle(o), nullptr);  // an unrelated run-time type is no Opaque
+  ffk_object_release(o);
+}
+
 TEST_F(Opaque, ErrorPayloadIsKeptReplacedAndReleasedWithTheError) {
   g_released = 0;
   int a = 0, b = 0;

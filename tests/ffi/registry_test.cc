@@ -63,16 +63,16 @@ TEST_F(Registry, BadNamesAreValueErrors) {
   EXPECT_EQ(FetchError(), "ValueError: ffk_function_get_global: the out pointer is NULL");
   ffk_function* f = Make(1);
   EXPECT_EQ(ffk_function_register(nullptr, f, false), -1);
-  EXPECT_EQ(FetchError(), "ValueError: ffk_function_register: the function name is NULL");
+  EXPECT_EQ(FetchError(), "ValueError: cannot register a global Function: the name is NULL");
   EXPECT_EQ(ffk_function_register("", f, false), -1);
-  EXPECT_EQ(FetchError(), "ValueError: ffk_function_register: the function name is empty");
+  EXPECT_EQ(FetchError(), "ValueError: cannot register a global Function: the name is empty");
   EXPECT_EQ(ffk_function_register("x", nullptr, false), -1);
   EXPECT_EQ(FetchError(), "ValueError: ffk_function_register: the function for `x` is NULL");
   ffk_function* out;
   EXPECT_EQ(ffk_function_get_global(nullptr, &out), -1);
-  EXPECT_EQ(FetchError(), "ValueError: ffk_function_get_global: the function name is NULL");
+  EXPECT_EQ(FetchError(), "ValueError: cannot look up a global Function: the name is NULL");
   EXPECT_EQ(ffk_function_remove_global(""), -1);
-  EXPECT_EQ(FetchError(), "ValueError: ffk_function_remove_global: the function name is empty");
+  EXPECT_EQ(FetchError(), "ValueError: cannot remove a global Function: the name is empty");
   ffk_object_release(Obj(f));
 }
 

@@ -90,7 +90,7 @@ TEST_F(Type, RegisterRejectsBadKeysAndParents) {
   EXPECT_NE(ffk::test::FetchError().find("300 bytes"), std::string::npos);
   EXPECT_EQ(ffk_type_register("test.type.BadParent", FFK_TYPE_INT), -1);
   EXPECT_EQ(ffk::test::FetchError(),
-            "ValueError: ffk_type_register: parent 1 of \"test.type.BadParent\" is not a registered object type");
+            "ValueError: cannot register type \"test.type.BadParent\": its parent 1 is not a registered object type");
   EXPECT_EQ(ffk_type_register("test.type.NoParent", 99999), -1);
   EXPECT_NE(ffk::test::FetchError().find("parent 99999"), std::string::npos);
 }

@@ -71,6 +71,37 @@ TEST_F(Testing, RaiseErrorNamesItsFrame) {
   ffk_object_release(Obj(f));
 }
 
+TEST_F(Testing, TestRaiseErrorRaisesFromAFrameNamedAsTvmFfiNamesIt) {
+  OwnedAny r;
+  EXPECT_EQ(Call("testing.test_raise_error", {ffk_any_raw_str("ValueError"), ffk_any_raw_str("boom")}, &r.v),
+            "ValueError: boom");
+  ffk_function* f;
+  ASSERT_EQ(ffk_function_get_global("testing.test_raise_error", &f), 1);
+  ffk_any args[2] = {ffk_any_raw_str("KeyError"), ffk_any_raw_str("k")};
+  ASSERT_EQ(ffk_function_call(f, args, 2, &r.v), -1);
+  ffk_error* err = ffk_error_fetch();
+  std::string bt = ffk_error_backtrace(err);
+  EXPECT_NE(bt.find("at TestRaiseError ("), std::string::npos) << bt;
+  ffk_object_release(Obj(err));
+  EXPECT_STREQ(ffk_function_signature(f), "testing.test_raise_error(0: str, 1: str) -> None");
+  ffk_object_release(Obj(f));
+  EXPECT_EQ(Call("testing.test_raise_error", {ffk_any_int(1), ffk_any_raw_str("m")}, &r.v),
+            "TypeError: Mismatched type on argument #0 when calling: `testing.test_raise_error(0: str, 1: str) -> "
+            "None`. Expected `str` but got `int`");
+}
+
+TEST_F(Testing, AddOneRefusesToOverflow) {
+  OwnedAny r;
+  EXPECT_EQ(Call("testing.add_one", {ffk_any_int(INT64_MAX - 1)}, &r.v), "ok");
+  EXPECT_EQ(r.v.v_int, INT64_MAX);
+  EXPECT_EQ(Call("testing.add_one", {ffk_any_int(INT64_MAX)}, &r.v),
+            "OverflowError: `testing.add_one(9223372036854775807)`: the result does not fit in a 64-bit signed "
+            "integer");
+  EXPECT_EQ(r.v.type_index, FFK_TYPE_NONE);
+  EXPECT_EQ(Call("testing.add_one", {ffk_any_int(INT64_MIN)}, &r.v), "ok");
+  EXPECT_EQ(r.v.v_int, INT64_MIN + 1);
+}
+
 TEST_F(Testing, UseCountAndCSymbol) {
   OwnedAny r;
   ffk_string* s = ffk_string_from_cstr("an object string, long");
@@ -131,6 +162,27 @@ TEST_F(Testing, SchemaIdentitiesConvert) {
   EXPECT_EQ(Call("testing.schema_id_map_str_int", {dict.v}, &r.v), "ok");
   EXPECT_EQ(std::string(ffk_any_type_name(&r.v)) + Repr(r.v), "Map{\"k\": 3}");
   EXPECT_EQ(Call("testing.schema_id_map", {dict.v}, &r.v), "ok");
+  const std::string mismatch = "TypeError: Mismatched type on argument #0 when calling: ";
+  EXPECT_EQ(Call("testing.schema_id_dict_str_str", {dict.v}, &r.v),
+            mismatch + "`testing.schema_id_dict_str_str(0: Dict<str, str>) -> Dict<str, str>`. Expected "
+                       "`Dict<str, str>` but got `Dict` (value for key \"k\": expected `str` but got `int`)");
+  EXPECT_EQ(Call("testing.schema_id_map_str_str", {dict.v}, &r.v),
+            mismatch + "`testing.schema_id_map_str_str(0: Map<str, str>) -> Map<str, str>`. Expected "
+                       "`Map<str, str>` but got `Dict` (value for key \"k\": expected `str` but got `int`)");
+  ffk_any strs[2] = {ffk_any_raw_str("a"), ffk_any_raw_str("a longer string")};
+  OwnedAny slist(ffk_any_object_steal(Obj(ffk_list_from_items(strs, 2))));
+  EXPECT_EQ(Call("testing.schema_id_list_str", {slist.v}, &r.v), "ok");
+  EXPECT_EQ(r.v.v_obj, slist.v.v_obj);
+  EXPECT_EQ(Repr(r.v), "[\"a\", \"a longer string\"]");
+  EXPECT_EQ(Call("testing.schema_id_list_str", {list.v}, &r.v),
+            "TypeError: Mismatched type on argument #0 when calling: `testing.schema_id_list_str(0: List<str>) -> "
+            "List<str>`. Expected `List<str>` but got `List` (item #0: expected `str` but got `int`)");
+  ffk_any svalues[1] = {ffk_any_raw_str("v")};
+  OwnedAny sdict(ffk_any_object_steal(Obj(ffk_dict_from_pairs(keys, svalues, 1))));
+  EXPECT_EQ(Call("testing.schema_id_dict_str_str", {sdict.v}, &r.v), "ok");
+  EXPECT_EQ(r.v.v_obj, sdict.v.v_obj);
+  EXPECT_EQ(Call("testing.schema_id_map_str_str", {sdict.v}, &r.v), "ok");
+  EXPECT_EQ(std::string(ffk_any_type_name(&r.v)) + Repr(r.v), "Map{\"k\": \"v\"}");
   ffk_function* f;
   ASSERT_EQ(ffk_function_get_global("testing.nop", &f), 1);
   OwnedAny fv(ffk_any_object_steal(Obj(f)));
@@ -154,6 +206,12 @@ TEST_F(Testing, ContainersHoldTheCallersTensor) {
   EXPECT_EQ(Call("testing.make_array_with_tensor", {tv.v}, &r.v), "ok");
   EXPECT_EQ(Repr(r.v), "(float32[2, 3]@cpu:0,)");
   EXPECT_EQ(ffk_object_use_count(tv.v.v_obj), 2u);  // ours and the Array's: the same tensor, not a copy
+  EXPECT_EQ(Call("testing.make_empty_array_with_tensor_input", {tv.v}, &r.v), "ok");
+  EXPECT_EQ(r.v.type_index, FFK_TYPE_ARRAY);
+  EXPECT_EQ(Repr(r.v), "()");
+  EXPECT_EQ(Call("testing.make_empty_array_with_tensor_input", {ffk_any_int(1)}, &r.v),
+            "TypeError: Mismatched type on argument #0 when calling: `testing.make_empty_array_with_tensor_input(0: "
+            "Tensor) -> Array`. Expected `Tensor` but got `int`");
   EXPECT_EQ(Call("testing.make_map_with_tensor", {tv.v}, &r.v), "ok");
   EXPECT_EQ(r.v.type_index, FFK_TYPE_MAP);
   EXPECT_EQ(Repr(r.v), "{\"tensor\": float32[2, 3]@cpu:0}");
@@ -205,7 +263,7 @@ TEST_F(Testing, TensorHelpersFailCleanlyAtEveryAllocation) {
   ASSERT_NE(t, nullptr);
   ffk_any tv = ffk_any_object(Obj(t));
   for (const char* name : {"testing.make_array_with_tensor", "testing.make_map_with_tensor",
-                           "testing.make_dict_with_tensor"}) {
+                           "testing.make_dict_with_tensor", "testing.make_empty_array_with_tensor_input"}) {
     ffk_function* f;
     ASSERT_EQ(ffk_function_get_global(name, &f), 1);
     ffk::test::SweepAllocationFailures(

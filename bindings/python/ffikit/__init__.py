@@ -52,13 +52,9 @@ float6_e2m3fn, float6_e3m2fn = dtype("float6_e2m3fn"), dtype("float6_e3m2fn")
 float4_e2m1fn, float4_e2m1fnx2 = dtype("float4_e2m1fn"), dtype("float4_e2m1fnx2")
 
 
-def __getattr__(name: str) -> object:
-    if name == "testing":  # imported on first use: it registers the testing.* globals
-        import importlib
-
-        return importlib.import_module(".testing", __name__)
-    raise AttributeError(f"module 'ffikit' has no attribute '{name}'")
-
+# The testing.* globals exist right after `import ffikit`, as they do after `import tvm_ffi`:
+# tvm_ffi code and examples call get_global_func("testing.echo") without importing testing.
+from . import testing  # noqa: E402 - registers the testing.* globals
 
 __all__ = [
     "Object", "Function", "Error", "Device", "DataType", "DLDeviceType", "device", "dtype", "DataTypeCode",

@@ -7,8 +7,9 @@ printing are the C library's (``ffk_dtype_parse``/``ffk_dtype_format``).
 from __future__ import annotations
 
 import builtins
+import sys
 from enum import IntEnum
-from typing import Any, ClassVar
+from typing import Any
 
 from . import _core
 
@@ -48,22 +49,23 @@ class dtype(str):  # noqa: N801 - tvm_ffi's spelling
     """A data type: ``dtype("float32")``, ``dtype("i8")``, ``dtype(np.float32)``.
 
     A ``str`` subclass keeping the text it was given; ``type_code``, ``bits``, ``lanes``
-    and ``itemsize`` describe it. Invalid text raises ``ValueError``. numpy and torch
-    dtypes convert to it; ``to_numpy()``/``to_torch()`` go back.
+    and ``itemsize`` describe it. Invalid text raises ``ValueError``. numpy, ml_dtypes
+    and torch dtypes (and objects with ``__dlpack_data_type__``) convert to it, also when
+    passed to a Function; a numpy dtype in a byte order other than the machine's raises
+    ``ValueError`` (data is never reinterpreted). ``to_numpy()``/``to_torch()`` go back.
     """
 
     __slots__ = ("_ffikit_dtype",)
     _ffikit_dtype: _core.DataType
 
-    _NUMPY_DTYPE_TO_STR: ClassVar[dict[Any, str]] = {}
-
     def __new__(cls, content: Any) -> dtype:
         if isinstance(content, dtype):
             return content
-        text = _foreign_name(content) if not isinstance(content, str) else content
-        val = str.__new__(cls, text)
-        val._ffikit_dtype = _core.DataType(text)
-        return val
+        if isinstance(content, str):
+            val = str.__new__(cls, content)
+            val._ffikit_dtype = _core.DataType(content)
+            return val
+        return dtype._from_datatype(_foreign_datatype(content))
 
     @classmethod
     def _from_datatype(cls, cdtype: _core.DataType) -> dtype:
@@ -156,29 +158,28 @@ class dtype(str):  # noqa: N801 - tvm_ffi's spelling
         return t
 
 
-def _foreign_name(content: Any) -> str:
-    """The dtype text of a numpy dtype, numpy scalar type or torch dtype."""
-    mod = type(content).__module__ or ""
-    if mod.startswith("torch"):
+def _foreign_datatype(content: Any) -> _core.DataType:
+    """The DataType of a numpy or ml_dtypes dtype (or scalar type), a torch dtype, or an
+    object with ``__dlpack_data_type__``. The C library decides what numpy's type strings
+    mean (a non-native byte order is a ValueError, never a reinterpretation)."""
+    tp = type(content)
+    if hasattr(tp, "__dlpack_data_type__"):
+        code, bits, lanes = content.__dlpack_data_type__()
+        return _core._datatype_from_tuple(code, bits, lanes)
+    if tp.__module__ == "torch" and tp.__name__ == "dtype":
         name = str(content).split(".", 1)[-1]
-        return _FOREIGN_ALIASES.get(name, name)
-    if mod.startswith("numpy") or (isinstance(content, type) and (content.__module__ or "").startswith("numpy")):
-        import numpy as np
-
+        return _core.DataType(_FOREIGN_ALIASES.get(name, name))
+    np = sys.modules.get("numpy")
+    if np is not None and (isinstance(content, np.dtype) or _is_numpy_scalar_type(np, content)):
         npd = np.dtype(content)
-        known = dtype._NUMPY_DTYPE_TO_STR.get(npd)
-        if known is not None:
-            return known
-        np_name: str = npd.name
-        return _FOREIGN_ALIASES.get(np_name, np_name)
-    return str(content)
+        return _core._datatype_from_numpy(npd.str, npd.name)
+    return _core.DataType(str(content))
 
 
-try:  # numpy is optional
-    import numpy as _np
+def _is_numpy_scalar_type(np: Any, content: Any) -> builtins.bool:
+    """np.float32, ml_dtypes.bfloat16 and the like: classes numpy makes dtypes of."""
+    if not isinstance(content, type):
+        return False
+    return issubclass(content, np.generic) or (content.__module__ or "").startswith("ml_dtypes")
 
-    for _name in ["bool", "int8", "int16", "int32", "int64", "uint8", "uint16", "uint32", "uint64",
-                  "float16", "float32", "float64", "complex64", "complex128"]:
-        dtype._NUMPY_DTYPE_TO_STR[_np.dtype(_name)] = _name
-except ImportError:  # pragma: no cover
-    pass
+

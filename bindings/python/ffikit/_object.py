@@ -25,7 +25,8 @@ class String(str):
         return self._ffikit_object
 
     def __reduce__(self) -> Any:
-        return (String, (str(self),))
+        # A plain str, as tvm_ffi's String pickles: the C object is not part of the value.
+        return (str, (str(self),))
 
 
 class Bytes(bytes):
@@ -43,7 +44,8 @@ class Bytes(bytes):
         return self._ffikit_object
 
     def __reduce__(self) -> Any:
-        return (Bytes, (bytes(self),))
+        # Plain bytes, as tvm_ffi's Bytes pickles.
+        return (bytes, (bytes(self),))
 
 
 class Shape(tuple):  # type: ignore[type-arg]

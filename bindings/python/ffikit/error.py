@@ -125,28 +125,61 @@ def _from_c(error: Error, exc: BaseException | None) -> BaseException:
                 tb = _prepend(tb, *where)
         exc = exc.with_traceback(tb)
         setattr(exc, "__ffikit_bt_lines__", len(lines))
-        setattr(exc, "__ffikit_tb_mark__", id(tb))
+        setattr(exc, "__ffikit_tb_mark__", _tb_mark(tb))
         return exc
     finally:
         del exc, tb  # no frame of ours keeps the exception alive
 
 
+def _tb_mark(tb: types.TracebackType | None) -> tuple[int, int]:
+    """What a traceback was when its exception last crossed: (entries, id of the innermost).
+
+    Python adds the frames an exception unwinds through at the head of its traceback and
+    keeps the innermost entry (where it was raised) for as long as the exception carries
+    that traceback, so the same innermost entry and at least as many entries mean the
+    same raise, still travelling; anything else is a new raise (``raise
+    exc.with_traceback(None)``), whose backtrace starts afresh. Ids, not the entries
+    themselves: holding them would keep their frames (and locals) alive.
+    """
+    n = 0
+    inner = None
+    while tb is not None:
+        n += 1
+        inner = tb
+        tb = tb.tb_next
+    return n, id(inner)
+
+
 def _to_c(exc: BaseException) -> Error:
-    """The Error that carries ``exc`` into C, with the Python frames it gained appended."""
+    """The Error that carries ``exc`` into C, with the Python frames it gained appended.
+
+    The Error an exception already carries (from C, or from an earlier crossing) goes on
+    as long as the exception is on the same raise: its backtrace grows by the Python frames
+    passed since. A new raise of the same exception object gets a new Error whose backtrace
+    is that raise's only, as Python's own traceback restarts: a sentinel raised again and
+    again does not grow without bound.
+    """
     error = getattr(exc, "__ffikit_error__", None)
-    if not isinstance(error, Error):
+    mark = getattr(exc, "__ffikit_tb_mark__", None)
+    entries, inner = _tb_mark(exc.__traceback__)
+    if isinstance(error, Error) and not isinstance(mark, tuple):
+        new = entries  # an Error attached by hand: everything is news to it
+    elif isinstance(error, Error) and (mark[0] == 0 or (mark[1] == inner and entries >= mark[0])):
+        new = entries - mark[0]  # the same raise, travelling on
+    else:  # never crossed, or a new raise: a new Error
         error = Error(_kind_of(type(exc)), _message(exc))
         _attach(exc, error)
-    mark = getattr(exc, "__ffikit_tb_mark__", None)
+        new = entries
     frames = []
     tb = exc.__traceback__
-    while tb is not None and id(tb) != mark:
+    while tb is not None and len(frames) < new:
         code = tb.tb_frame.f_code
         frames.append(f'  File "{code.co_filename}", line {tb.tb_lineno}, in {code.co_name}\n')
         tb = tb.tb_next
+    del tb
     error._append_frames("".join(reversed(frames)))  # innermost first
     setattr(exc, "__ffikit_bt_lines__", len(error._frames.splitlines()))
-    setattr(exc, "__ffikit_tb_mark__", id(exc.__traceback__))
+    setattr(exc, "__ffikit_tb_mark__", (entries, inner))
     return error
 
 

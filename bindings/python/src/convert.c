@@ -4,7 +4,8 @@
  * Python -> Any takes the first rule that matches, decided once per exact Python type
  * and cached in a dict (the builtin types are tested by pointer before the dict is
  * asked): None; ffikit wrappers; bool; integral (int, numbers.Integral such as numpy
- * ints); real (float, numbers.Real); dtype; Device; str (String passes its cached
+ * ints); real (float, numbers.Real); dtype; Device; a numpy, torch or ml_dtypes dtype
+ * or anything with __dlpack_data_type__ (a DataType, through ffikit.dtype); str (String passes its cached
  * object); bytes/bytearray (Bytes passes its object); Shape; list/tuple -> a new Array;
  * dict -> a new Map; an object with __dlpack__ -> a Tensor sharing its memory (zero
  * copy); callable -> a Function; exception -> an Error; anything else ->
@@ -29,6 +30,7 @@ enum kind {
   K_DTYPE,
   K_DATATYPE,
   K_DEVICE,
+  K_FOREIGN_DTYPE, /* numpy.dtype (ml_dtypes' too), torch.dtype, __dlpack_data_type__ */
   K_STRING, /* ffikit.String: its cached object */
   K_STR,
   K_BYTES_OBJ, /* ffikit.Bytes */
@@ -53,6 +55,17 @@ static int subtype(PyTypeObject *tp, PyObject *cls) {
   return cls != NULL && PyType_Check(cls) && PyType_IsSubtype(tp, (PyTypeObject *)cls);
 }
 
+/* Whether instances of tp are another library's dtype: torch.dtype, numpy.dtype (and so
+ * ml_dtypes' dtypes, which are numpy dtypes), or a type with __dlpack_data_type__. Read
+ * by name, so that neither library is imported here. -1 with an exception. */
+static int is_foreign_dtype(PyTypeObject *tp) {
+  if (strcmp(tp->tp_name, "torch.dtype") == 0) return 1;
+  PyObject *mro = tp->tp_mro;
+  for (Py_ssize_t i = 0; mro != NULL && i < PyTuple_GET_SIZE(mro); ++i)
+    if (strcmp(((PyTypeObject *)PyTuple_GET_ITEM(mro, i))->tp_name, "numpy.dtype") == 0) return 1;
+  return PyObject_HasAttrString((PyObject *)tp, "__dlpack_data_type__");
+}
+
 /* The kind of a type that is not one of the exact builtins (K_UNKNOWN with an exception). */
 static int classify(PyTypeObject *tp) {
   if (PyType_IsSubtype(tp, &ffkpy_ObjectType)) return K_WRAPPER;
@@ -72,6 +85,9 @@ static int classify(PyTypeObject *tp) {
   if (r) return K_REAL;
   if (PyType_IsSubtype(tp, &ffkpy_DataTypeType)) return K_DATATYPE;
   if (PyType_IsSubtype(tp, &ffkpy_DeviceType)) return K_DEVICE;
+  int foreign = is_foreign_dtype(tp);
+  if (foreign < 0) return K_UNKNOWN;
+  if (foreign) return K_FOREIGN_DTYPE;
   if (PyType_IsSubtype(tp, &PyUnicode_Type)) return K_STR;
   if (PyType_IsSubtype(tp, &PyBytes_Type)) return K_BYTES;
   if (PyType_IsSubtype(tp, &PyByteArray_Type)) return K_BYTEARRAY;
@@ -286,18 +302,25 @@ static int dict_to_map(PyObject *o, ffk_any *out, ffkpy_temps *temps) {
   return new_object_to_any((ffk_object *)m, out, temps);
 }
 
-static int exception_to_any(PyObject *o, ffk_any *out, ffkpy_temps *temps) {
+/* The ffikit.Error of an exception (new reference), from ffikit.error._to_c: the one it
+ * carries, its backtrace grown by the Python frames passed since, or a new one. */
+static PyObject *exception_error(PyObject *o) {
+  if (ffkpy_g.error_to_c == NULL)
+    return PyErr_Format(PyExc_TypeError, "cannot convert %R before the ffikit package is imported", o);
   PyObject *err = PyObject_CallOneArg(ffkpy_g.error_to_c, o);
+  if (err != NULL && !PyObject_TypeCheck(err, &ffkpy_ErrorType)) {
+    Py_DECREF(err);
+    return PyErr_Format(PyExc_TypeError, "ffikit.error._to_c did not return an ffikit.Error");
+  }
+  return err;
+}
+
+static int exception_to_any(PyObject *o, ffk_any *out, ffkpy_temps *temps) {
+  PyObject *err = exception_error(o);
   if (err == NULL) return -1;
   ffk_object *h = ffkpy_handle(err);
-  if (h == NULL || h->type_index != FFK_TYPE_ERROR) {
-    Py_DECREF(err);
-    PyErr_SetString(PyExc_TypeError, "ffikit.error._to_c did not return an ffikit.Error");
-    return -1;
-  }
   /* The exception rides along, so it comes back as the very same object. */
-  Py_INCREF(o);
-  ffk_object *payload = ffk_opaque_new(o, ffkpy_opaque_release);
+  ffk_object *payload = ffkpy_opaque_new_steal(Py_NewRef(o));
   int rc = payload ? ffk_error_set_payload((ffk_error *)h, payload) : -1;
   ffk_object_release(payload);
   if (rc != 0) {
@@ -315,6 +338,7 @@ int ffkpy_to_any(PyObject *o, ffk_any *out, ffkpy_temps *temps) {
     case K_NONE:
       return 0;
     case K_WRAPPER:
+      ffkpy_exchange_note_wrapper(o);
       return handle_to_any(((ffkpy_Object *)o)->obj, out, temps);
     case K_BOOL: {
       int b = PyObject_IsTrue(o);
@@ -350,6 +374,23 @@ int ffkpy_to_any(PyObject *o, ffk_any *out, ffkpy_temps *temps) {
     case K_DEVICE:
       *out = ffk_any_device(((ffkpy_Device *)o)->device);
       return 0;
+    case K_FOREIGN_DTYPE: { /* ffikit.dtype decides what it is (and refuses what has no DLPack type) */
+      if (ffkpy_g.dtype_cls == NULL) {
+        PyErr_Format(PyExc_TypeError, "cannot convert %R before the ffikit package is imported", o);
+        return -1;
+      }
+      PyObject *d = PyObject_CallOneArg(ffkpy_g.dtype_cls, o);
+      if (d == NULL) return -1;
+      DLDataType t;
+      int rc = ffkpy_dtype_read(d, &t);
+      Py_DECREF(d);
+      if (rc <= 0) {
+        if (rc == 0) PyErr_Format(PyExc_TypeError, "ffikit.dtype(%R) did not give a dtype", o);
+        return -1;
+      }
+      *out = ffk_any_dtype(t);
+      return 0;
+    }
     case K_STRING: {
       ffk_object *h = cached_object(o, 1);
       if (h != NULL) return handle_to_any(h, out, temps);
@@ -379,6 +420,7 @@ int ffkpy_to_any(PyObject *o, ffk_any *out, ffkpy_temps *temps) {
     case K_DICT:
       return dict_to_map(o, out, temps);
     case K_DLPACK: {
+      if (ffkpy_exchange_note_tensor(o) != 0) return -1;
       ffk_tensor *t = ffkpy_tensor_from_dlpack(o, NULL);
       if (t == NULL) return -1;
       return new_object_to_any((ffk_object *)t, out, temps);
@@ -391,8 +433,7 @@ int ffkpy_to_any(PyObject *o, ffk_any *out, ffkpy_temps *temps) {
     case K_EXCEPTION:
       return exception_to_any(o, out, temps);
     case K_OPAQUE: {
-      Py_INCREF(o);
-      return new_object_to_any(ffk_opaque_new(o, ffkpy_opaque_release), out, temps);
+      return new_object_to_any(ffkpy_opaque_new_steal(Py_NewRef(o)), out, temps);
     }
     default:
       return -1;
@@ -432,12 +473,8 @@ static PyObject *cached_instance(PyObject *cls, PyTypeObject *base, PyObject *va
 }
 
 static PyObject *error_to_python(ffk_error *err) {
-  ffk_object *payload = ffk_error_payload_borrow(err);
-  if (payload != NULL && ffk_opaque_release_fn(payload) == ffkpy_opaque_release) {
-    PyObject *exc = ffk_opaque_handle(payload);
-    Py_INCREF(exc);
-    return exc;
-  }
+  PyObject *held = ffkpy_opaque_object(ffk_error_payload_borrow(err));
+  if (held != NULL) return Py_NewRef(held);
   ffk_object_retain((ffk_object *)err);
   PyObject *w = ffkpy_wrap_steal((ffk_object *)err);
   if (w == NULL) return NULL;
@@ -504,11 +541,11 @@ PyObject *ffkpy_from_any(const ffk_any *v) {
     }
     case FFK_TYPE_ERROR:
       return error_to_python((ffk_error *)obj);
-    case FFK_TYPE_OPAQUE:
-      if (ffk_opaque_release_fn(obj) == ffkpy_opaque_release) return Py_NewRef((PyObject *)ffk_opaque_handle(obj));
+    default: {
+      PyObject *held = ffkpy_opaque_object(obj); /* one of ours: the very Python object */
+      if (held != NULL) return Py_NewRef(held);
       break;
-    default:
-      break;
+    }
   }
   ffk_object_retain(obj);
   return ffkpy_wrap_steal(obj);
@@ -518,7 +555,7 @@ PyObject *ffkpy_from_any_steal(ffk_any *v) {
   PyObject *r;
   if (ffk_any_is_object(v) && v->v_obj != NULL && v->v_obj->type_index != FFK_TYPE_STRING &&
       v->v_obj->type_index != FFK_TYPE_BYTES && v->v_obj->type_index != FFK_TYPE_SHAPE &&
-      v->v_obj->type_index != FFK_TYPE_ERROR && v->v_obj->type_index != FFK_TYPE_OPAQUE) {
+      v->v_obj->type_index != FFK_TYPE_ERROR && ffkpy_opaque_object(v->v_obj) == NULL) {
     r = ffkpy_wrap_steal(v->v_obj); /* hand the reference over: no count traffic */
     *v = ffk_any_none();
     return r;
@@ -530,9 +567,32 @@ PyObject *ffkpy_from_any_steal(ffk_any *v) {
 
 /* ---- Module functions ----------------------------------------------------------------- */
 
+/* A String/Bytes object for text or bytes of any length (convert() gives the object form
+ * even where a call would pass a short value inline, as tvm_ffi's convert does). */
+static PyObject *string_object_of(PyObject *o, int k) {
+  ffk_object *obj;
+  if (k == K_STR) {
+    Py_ssize_t n;
+    const char *data = PyUnicode_AsUTF8AndSize(o, &n);
+    if (data == NULL) return NULL;
+    obj = (ffk_object *)ffk_string_new(data, (size_t)n);
+  } else {
+    const char *data = k == K_BYTES ? PyBytes_AS_STRING(o) : PyByteArray_AS_STRING(o);
+    Py_ssize_t n = k == K_BYTES ? PyBytes_GET_SIZE(o) : PyByteArray_GET_SIZE(o);
+    obj = (ffk_object *)ffk_bytes_new(data, (size_t)n);
+  }
+  if (obj == NULL) return ffkpy_raise_from_ffk();
+  ffk_any v = ffk_any_object_steal(obj);
+  return ffkpy_from_any_steal(&v);
+}
+
 /* convert(value): the ffikit form of a Python value, seen from Python. */
 static PyObject *convert(PyObject *mod, PyObject *o) {
   (void)mod;
+  int k = kind_of(o);
+  if (k == K_UNKNOWN) return NULL;
+  if (k == K_STR || k == K_BYTES || k == K_BYTEARRAY) return string_object_of(o, k);
+  if (k == K_EXCEPTION) return exception_error(o); /* the Error itself, as tvm_ffi's convert */
   ffk_any v;
   if (ffkpy_to_any(o, &v, NULL) != 0) return NULL;
   return ffkpy_from_any_steal(&v);
@@ -555,9 +615,11 @@ static PyObject *any_type_index(PyObject *mod, PyObject *o) {
 
 PyMethodDef ffkpy_convert_methods[] = {
     {"convert", convert, METH_O,
-     "convert(value) -> the value as ffikit stores it, seen from Python: lists and tuples\n"
-     "become Arrays, dicts Maps, callables Functions, exceptions keep their Error, other\n"
-     "objects pass through an Opaque object unchanged."},
+     "convert(value) -> the value as ffikit stores it, seen from Python: str and bytes\n"
+     "(and bytearray) become ffikit.String and ffikit.Bytes, lists and tuples Arrays, dicts\n"
+     "Maps, callables Functions, an exception its ffikit.Error (kind, message, and a\n"
+     "backtrace with the Python frames it passed through); other objects pass through an\n"
+     "Opaque object unchanged."},
     {"_any_type_index", any_type_index, METH_O, NULL},
     {NULL, NULL, 0, NULL},
 };

@@ -104,7 +104,7 @@ int ffkpy_set_ffk_from_py(void) {
     Py_DECREF(exc);
     return -1;
   }
-  ffk_object *payload = ffk_opaque_new(exc, ffkpy_opaque_release); /* steals exc */
+  ffk_object *payload = ffkpy_opaque_new_steal(exc);
   if (payload != NULL) {
     ffk_error_set_payload((ffk_error *)h, payload);
     ffk_object_release(payload);

@@ -30,16 +30,23 @@
 
 /* ---- Wrappers ------------------------------------------------------------------------ */
 
+struct DLPackExchangeAPI; /* dlpack_exchange.h */
+
 typedef struct {
   PyObject_HEAD
   ffk_object *obj; /* owned; NULL only while a wrapper is being built */
   PyObject *weakreflist;
+  /* A container returned by a call given a framework's tensors: that framework's DLPack
+     exchange table, through which its tensor elements are read (tensor_results.c); NULL
+     otherwise. Process lifetime, never owned. */
+  const struct DLPackExchangeAPI *dlpack_api;
 } ffkpy_Object;
 
 typedef struct {
   ffkpy_Object base;
   vectorcallfunc vectorcall;
-  char release_gil; /* release the GIL around the C call (default on) */
+  char release_gil;      /* release the GIL around the C call (default on) */
+  char exchange_tensors; /* return tensors as the framework's that was given (default on) */
 } ffkpy_Function;
 
 typedef struct {
@@ -75,6 +82,7 @@ typedef struct {
   Py_ssize_t dtype_slot;    /* offset of dtype._ffikit_dtype, or -1 */
   PyObject *str_ffikit_object; /* interned "_ffikit_object" */
   PyObject *str_dlpack;        /* interned "__dlpack__" */
+  int32_t opaque_py_type;      /* the type index of ffi.OpaquePyObject (a subtype of Opaque) */
 } ffkpy_state;
 
 extern ffkpy_state ffkpy_g;
@@ -138,6 +146,35 @@ PyObject *ffkpy_device_from_dl(DLDevice d);
  * (text included: callers parse it through ffikit.dtype), -1 with a Python exception. */
 int ffkpy_dtype_read(PyObject *o, DLDataType *out);
 
+/* ---- Tensors back to their framework (tensor_results.c) ------------------------------- */
+
+/* The DLPack exchange table that a call's results go through (NULL: none). */
+typedef struct {
+  const struct DLPackExchangeAPI *api;
+} ffkpy_call_exchange;
+
+/* Makes `call` (api NULL) the call whose arguments this thread converts; returns the one
+ * before it, for ffkpy_exchange_end. Cannot fail. */
+ffkpy_call_exchange *ffkpy_exchange_begin(ffkpy_call_exchange *call);
+void ffkpy_exchange_end(ffkpy_call_exchange *prev);
+
+/* A DLPack producer `o` is being converted: when a call is converting its arguments and
+ * o's type has an exchange table that gives tensors back, that table becomes the call's.
+ * 0, or -1 with a Python exception. */
+int ffkpy_exchange_note_tensor(PyObject *o);
+
+/* A wrapper argument: a container that remembers a table lends it to a call that has none. */
+void ffkpy_exchange_note_wrapper(PyObject *o);
+
+/* Any (stolen) -> Python, tensors through `api` (may be NULL: plain ffkpy_from_any_steal)
+ * and containers remembering it. New reference, or NULL with a Python exception. */
+PyObject *ffkpy_from_any_exchange_steal(ffk_any *v, const struct DLPackExchangeAPI *api);
+
+/* An element read from the container wrapper `owner` (borrowed value / stolen value):
+ * ffkpy_from_any, through the table the container remembers. */
+PyObject *ffkpy_element(PyObject *owner, const ffk_any *v);
+PyObject *ffkpy_element_steal(PyObject *owner, ffk_any *v);
+
 /* ---- Errors -------------------------------------------------------------------------- */
 
 /* Raises the pending ffikit error (fetched from the slot) as a Python exception. Returns NULL. */
@@ -160,17 +197,28 @@ ffk_function *ffkpy_function_from_callable(PyObject *callable);
 /* The release routine of the Opaque objects that hold Python objects. */
 void ffkpy_opaque_release(void *handle);
 
+/* A new ffi.OpaquePyObject holding `o` (steals the reference, also on failure), as tvm_ffi
+ * names Python objects in C; NULL with a pending ffikit error. */
+ffk_object *ffkpy_opaque_new_steal(PyObject *o);
+
+/* The Python object an ffi.OpaquePyObject holds (borrowed), or NULL when obj is not one. */
+static inline PyObject *ffkpy_opaque_object(const ffk_object *obj) {
+  return ffk_opaque_release_fn(obj) == ffkpy_opaque_release ? (PyObject *)ffk_opaque_handle(obj) : NULL;
+}
+
 /* Module-level functions defined in each file, gathered by module.c. */
 extern PyMethodDef ffkpy_function_methods[];
 extern PyMethodDef ffkpy_object_methods[];
 extern PyMethodDef ffkpy_error_methods[];
 extern PyMethodDef ffkpy_convert_methods[];
 extern PyMethodDef ffkpy_testing_methods[];
+extern PyMethodDef ffkpy_hook_methods[];
 extern PyMethodDef ffkpy_value_methods[];
 extern PyMethodDef ffkpy_container_methods[];
 extern PyMethodDef ffkpy_tensor_methods[];
 
 int ffkpy_object_types_init(PyObject *module);
+int ffkpy_error_type_init(PyObject *module); /* after ffkpy_object_types_init */
 int ffkpy_value_types_init(PyObject *module);
 int ffkpy_function_types_init(PyObject *module);
 int ffkpy_tensor_types_init(PyObject *module);

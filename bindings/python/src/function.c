@@ -4,7 +4,8 @@
  * Python -> C: arguments are converted into a stack array in argument mode (no
  * allocation for up to 8 small values), the GIL is released around ffk_function_call
  * unless the Function's release_gil is off, and the result is handed to Python without
- * reference-count traffic.
+ * reference-count traffic; given a framework's tensors (torch), its tensor results go
+ * back as that framework's (tensor_results.c) unless exchange_tensors is off.
  *
  * C -> Python: a Python callable becomes a Function whose safe-call takes the GIL with
  * PyGILState_Ensure, so it may be called from any thread, including native threads that
@@ -75,8 +76,13 @@ PyObject *ffkpy_function_vectorcall(PyObject *self, PyObject *const *args, size_
   ffkpy_temps temps;
   ffkpy_temps_init(&temps);
   PyObject *r = NULL;
-  for (Py_ssize_t i = 0; i < n; ++i)
-    if (ffkpy_to_any(args[i], &argv[i], &temps) != 0) goto done;
+  ffkpy_call_exchange exchange;
+  ffkpy_call_exchange *outer = ffkpy_exchange_begin(&exchange);
+  Py_ssize_t converted = 0;
+  for (; converted < n; ++converted)
+    if (ffkpy_to_any(args[converted], &argv[converted], &temps) != 0) break;
+  ffkpy_exchange_end(outer);
+  if (converted < n) goto done;
   ffk_function *f = (ffk_function *)((ffkpy_Object *)self)->obj;
   ffk_any result;
   int rc;
@@ -87,7 +93,11 @@ PyObject *ffkpy_function_vectorcall(PyObject *self, PyObject *const *args, size_
   } else {
     rc = ffk_function_call(f, argv, (int32_t)n, &result);
   }
-  r = rc == 0 ? ffkpy_from_any_steal(&result) : ffkpy_raise_from_ffk();
+  if (rc != 0) {
+    r = ffkpy_raise_from_ffk();
+  } else {
+    r = ffkpy_from_any_exchange_steal(&result, ((ffkpy_Function *)self)->exchange_tensors ? exchange.api : NULL);
+  }
 done:
   ffkpy_temps_release(&temps);
   if (argv != stack) PyMem_Free(argv);
@@ -108,6 +118,23 @@ static int function_set_release_gil(PyObject *self, PyObject *v, void *c) {
   int b = PyObject_IsTrue(v);
   if (b < 0) return -1;
   ((ffkpy_Function *)self)->release_gil = (char)b;
+  return 0;
+}
+
+static PyObject *function_get_exchange_tensors(PyObject *self, void *c) {
+  (void)c;
+  return PyBool_FromLong(((ffkpy_Function *)self)->exchange_tensors);
+}
+
+static int function_set_exchange_tensors(PyObject *self, PyObject *v, void *c) {
+  (void)c;
+  if (v == NULL) {
+    PyErr_SetString(PyExc_AttributeError, "cannot delete exchange_tensors");
+    return -1;
+  }
+  int b = PyObject_IsTrue(v);
+  if (b < 0) return -1;
+  ((ffkpy_Function *)self)->exchange_tensors = (char)b;
   return 0;
 }
 
@@ -175,6 +202,10 @@ static PyMethodDef function_methods[] = {
 static PyGetSetDef function_getset[] = {
     {"release_gil", function_get_release_gil, function_set_release_gil,
      "Whether calls release the GIL around the C call (default True).", NULL},
+    {"exchange_tensors", function_get_exchange_tensors, function_set_exchange_tensors,
+     "Whether a call given tensors of a framework with the DLPack C exchange API (torch)\n"
+     "returns that framework's tensors, also as the elements of the containers it returns\n"
+     "(default True, as tvm_ffi); False returns ffikit.Tensor.", NULL},
     {"name", function_name, NULL, "The Function's name (\"<anonymous>\" when it has none).", NULL},
     {"signature", function_signature, NULL, "The typed signature text, or None for an untyped Function.", NULL},
     {NULL, NULL, NULL, NULL, NULL},

@@ -113,7 +113,7 @@ static int lookup(PyObject *self, PyObject *key, PyObject **out) {
   ffkpy_temps_release(&temps);
   if (rc < 0) return ffkpy_raise_from_ffk_int();
   if (rc == 0) return 0;
-  *out = ffkpy_from_any_steal(&v);
+  *out = ffkpy_element_steal(self, &v);
   return *out == NULL ? -1 : 1;
 }
 
@@ -226,7 +226,7 @@ static PyObject *dict_pop(PyObject *self, PyObject *const *args, Py_ssize_t narg
     ffk_any none = ffk_any_none();
     int rc = ffk_dict_pop_default(DCT(self), &k, &none, &v);
     if (rc < 0) ffkpy_raise_from_ffk();
-    else if (rc == 1) r = ffkpy_from_any_steal(&v);
+    else if (rc == 1) r = ffkpy_element_steal(self, &v);
     else if (nargs > 1) r = Py_NewRef(args[1]);
     else PyErr_SetObject(PyExc_KeyError, args[0]);
   }
@@ -243,7 +243,7 @@ static PyObject *dict_setdefault(PyObject *self, PyObject *const *args, Py_ssize
   PyObject *r = NULL;
   if (ffkpy_to_any(args[0], &k, &temps) == 0 && (nargs < 2 || ffkpy_to_any(args[1], &dflt, &temps) == 0)) {
     if (ffk_dict_setdefault(DCT(self), &k, &dflt, &out) < 0) ffkpy_raise_from_ffk();
-    else r = ffkpy_from_any_steal(&out);
+    else r = ffkpy_element_steal(self, &out);
   }
   ffkpy_temps_release(&temps);
   return r;

@@ -35,12 +35,14 @@ static int add_methods(PyObject *m, PyMethodDef *defs) {
 PyMODINIT_FUNC PyInit__core(void) {
   PyObject *m = PyModule_Create(&core_module);
   if (m == NULL) return NULL;
-  if (ffkpy_object_types_init(m) < 0 || ffkpy_value_types_init(m) < 0 || ffkpy_function_types_init(m) < 0 ||
+  if (ffkpy_object_types_init(m) < 0 || ffkpy_error_type_init(m) < 0 || ffkpy_value_types_init(m) < 0 ||
+      ffkpy_function_types_init(m) < 0 ||
       ffkpy_tensor_types_init(m) < 0 || ffkpy_container_types_init(m) < 0 || ffkpy_convert_init() < 0 ||
       add_methods(m, ffkpy_object_methods) < 0 ||
       add_methods(m, ffkpy_function_methods) < 0 || add_methods(m, ffkpy_error_methods) < 0 ||
       add_methods(m, ffkpy_convert_methods) < 0 || add_methods(m, ffkpy_value_methods) < 0 ||
-      add_methods(m, ffkpy_testing_methods) < 0 || add_methods(m, ffkpy_container_methods) < 0 ||
+      add_methods(m, ffkpy_testing_methods) < 0 || add_methods(m, ffkpy_hook_methods) < 0 ||
+      add_methods(m, ffkpy_container_methods) < 0 ||
       add_methods(m, ffkpy_tensor_methods) < 0 ||
       PyModule_AddStringConstant(m, "__version__", ffk_version()) < 0 ||
       PyModule_AddIntConstant(m, "HOOKS_AVAILABLE", ffk_debug_hooks_available()) < 0) {

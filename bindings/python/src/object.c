@@ -1,7 +1,7 @@
 /*
- * object.c - ffikit.Object (the base of every wrapper), ffikit.Error, the class table
- * that maps ffikit type indices to wrapper classes, and the Opaque objects that carry
- * Python objects through C.
+ * object.c - ffikit.Object (the base of every wrapper), the class table that maps ffikit
+ * type indices to wrapper classes, and the Opaque objects that carry Python objects
+ * through C. ffikit.Error lives in error_type.c, the test hooks in debug_hooks.c.
  *
  * A wrapper's class is looked up by its object's type index: classes registered by the
  * Python modules for the static types (Array, Map, ...), and for a type registered at
@@ -23,6 +23,10 @@ void ffkpy_opaque_release(void *handle) {
   PyGILState_STATE g = PyGILState_Ensure();
   Py_DECREF((PyObject *)handle);
   PyGILState_Release(g);
+}
+
+ffk_object *ffkpy_opaque_new_steal(PyObject *o) {
+  return ffk_opaque_new_typed(ffkpy_g.opaque_py_type, o, ffkpy_opaque_release);
 }
 
 /* ---- The class table ----------------------------------------------------------------- */
@@ -89,6 +93,7 @@ PyObject *ffkpy_wrap_steal(ffk_object *obj) {
   if (tp == &ffkpy_FunctionType || PyType_IsSubtype(tp, &ffkpy_FunctionType)) {
     ((ffkpy_Function *)self)->vectorcall = ffkpy_function_vectorcall;
     ((ffkpy_Function *)self)->release_gil = 1;
+    ((ffkpy_Function *)self)->exchange_tensors = 1;
   }
   return (PyObject *)self;
 }
@@ -216,142 +221,6 @@ PyTypeObject ffkpy_ObjectType = {
     .tp_weaklistoffset = offsetof(ffkpy_Object, weakreflist),
     .tp_methods = object_methods,
     .tp_getset = object_getset,
-};
-
-/* ---- ffikit.Error ---------------------------------------------------------------------- */
-
-static ffk_error *error_of(PyObject *self) { return (ffk_error *)((ffkpy_Object *)self)->obj; }
-
-/*
- * An exception passed as a value keeps its Error (`__ffikit_error__`) and the Error keeps
- * the exception as its payload: a cycle through C. The collector can see it when this
- * wrapper is the only holder of the Error and the Error the only holder of the payload.
- */
-static PyObject *sole_payload(PyObject *self) {
-  ffk_error *err = error_of(self);
-  if (err == NULL || ffk_object_use_count((ffk_object *)err) != 1) return NULL;
-  ffk_object *payload = ffk_error_payload_borrow(err);
-  if (payload == NULL || ffk_opaque_release_fn(payload) != ffkpy_opaque_release || ffk_object_use_count(payload) != 1)
-    return NULL;
-  return ffk_opaque_handle(payload);
-}
-
-static int error_traverse(PyObject *self, visitproc visit, void *arg) {
-  PyObject *payload = sole_payload(self);
-  Py_VISIT(payload);
-  return ffkpy_object_traverse(self, visit, arg);
-}
-
-static int error_clear(PyObject *self) {
-  if (sole_payload(self) != NULL) ffk_error_set_payload(error_of(self), NULL);
-  return 0;
-}
-
-static PyObject *error_new(PyTypeObject *type, PyObject *args, PyObject *kwds) {
-  static char *kwlist[] = {"kind", "message", "backtrace", NULL};
-  const char *kind, *message, *backtrace = "";
-  if (!PyArg_ParseTupleAndKeywords(args, kwds, "ss|s:Error", kwlist, &kind, &message, &backtrace)) return NULL;
-  ffk_error *err = ffk_error_new(kind, message);
-  if (err == NULL) return ffkpy_raise_from_ffk();
-  if (backtrace[0] != '\0' && ffk_error_append_frame(err, backtrace) != 0) {
-    ffk_object_release((ffk_object *)err);
-    return ffkpy_raise_from_ffk();
-  }
-  ffkpy_Object *self = (ffkpy_Object *)type->tp_alloc(type, 0);
-  if (self == NULL) {
-    ffk_object_release((ffk_object *)err);
-    return NULL;
-  }
-  self->obj = (ffk_object *)err;
-  return (PyObject *)self;
-}
-
-static PyObject *error_kind(PyObject *self, void *c) {
-  (void)c;
-  return PyUnicode_FromString(ffk_error_kind(error_of(self)));
-}
-static PyObject *error_message(PyObject *self, void *c) {
-  (void)c;
-  return PyUnicode_DecodeUTF8(ffk_error_message(error_of(self)), (Py_ssize_t)strlen(ffk_error_message(error_of(self))),
-                              "replace");
-}
-static PyObject *error_backtrace(PyObject *self, void *c) {
-  (void)c;
-  const char *bt = ffk_error_backtrace(error_of(self));
-  return PyUnicode_DecodeUTF8(bt, (Py_ssize_t)strlen(bt), "replace");
-}
-
-/* _frames: the backtrace without native frames (no symbol lookup; what error.py parses). */
-static PyObject *error_frames(PyObject *self, void *c) {
-  (void)c;
-  size_t len = 0;
-  if (ffk_error_frames(error_of(self), NULL, 0, &len) != 0) return ffkpy_raise_from_ffk();
-  char *buf = PyMem_Malloc(len + 1);
-  if (buf == NULL) return PyErr_NoMemory();
-  ffk_error_frames(error_of(self), buf, len + 1, &len);
-  PyObject *r = PyUnicode_DecodeUTF8(buf, (Py_ssize_t)len, "replace");
-  PyMem_Free(buf);
-  return r;
-}
-
-/* _append_frames(text): adds backtrace lines (as an error crosses into C from Python). */
-static PyObject *error_append_frames(PyObject *self, PyObject *arg) {
-  const char *text = PyUnicode_AsUTF8(arg);
-  if (text == NULL) return NULL;
-  if (text[0] != '\0' && ffk_error_append_frame(error_of(self), text) != 0) return ffkpy_raise_from_ffk();
-  Py_RETURN_NONE;
-}
-
-static PyObject *error_reduce(PyObject *self, PyObject *unused) {
-  (void)unused;
-  PyObject *kind = error_kind(self, NULL), *msg = error_message(self, NULL), *bt = error_backtrace(self, NULL);
-  PyObject *r = (kind && msg && bt) ? Py_BuildValue("O(OOO)", (PyObject *)Py_TYPE(self), kind, msg, bt) : NULL;
-  Py_XDECREF(kind);
-  Py_XDECREF(msg);
-  Py_XDECREF(bt);
-  return r;
-}
-
-static PyObject *error_deepcopy(PyObject *self, PyObject *memo) {
-  (void)memo; /* immutable as far as Python can see: share it */
-  Py_INCREF(self);
-  return self;
-}
-
-static PyObject *error_py_error(PyObject *self, PyObject *unused) {
-  (void)unused;
-  return PyObject_CallFunctionObjArgs(ffkpy_g.error_from_c, self, Py_None, NULL);
-}
-
-static PyMethodDef error_methods[] = {
-    {"_append_frames", error_append_frames, METH_O, NULL},
-    {"__reduce__", error_reduce, METH_NOARGS, NULL},
-    {"__copy__", (PyCFunction)error_deepcopy, METH_NOARGS, NULL},
-    {"__deepcopy__", error_deepcopy, METH_O, NULL},
-    {"py_error", error_py_error, METH_NOARGS, "py_error() -> BaseException: the Python exception for this error."},
-    {NULL, NULL, 0, NULL},
-};
-
-static PyGetSetDef error_getset[] = {
-    {"kind", error_kind, NULL, "The error kind (\"ValueError\", or a library's own name).", NULL},
-    {"message", error_message, NULL, "The error message.", NULL},
-    {"backtrace", error_backtrace, NULL, "The backtrace text, innermost frame first.", NULL},
-    {"_frames", error_frames, NULL, "The backtrace without native frames (no symbol lookup).", NULL},
-    {NULL, NULL, NULL, NULL, NULL},
-};
-
-PyTypeObject ffkpy_ErrorType = {
-    PyVarObject_HEAD_INIT(NULL, 0).tp_name = "ffikit.Error",
-    .tp_doc = "Error(kind, message, backtrace='')\n\n"
-              "An ffikit error object: what crosses C, Python and Rust when a call fails. A raised\n"
-              "exception carries it as `__ffikit_error__` (and `__tvm_ffi_error__`).",
-    .tp_basicsize = sizeof(ffkpy_Object),
-    .tp_flags = Py_TPFLAGS_DEFAULT | Py_TPFLAGS_BASETYPE | Py_TPFLAGS_HAVE_GC,
-    .tp_new = error_new,
-    .tp_traverse = error_traverse,
-    .tp_clear = error_clear,
-    .tp_methods = error_methods,
-    .tp_getset = error_getset,
 };
 
 /* ---- Module functions ------------------------------------------------------------------ */
@@ -482,44 +351,6 @@ static PyObject *type_register(PyObject *mod, PyObject *args) {
   return PyLong_FromLong(index);
 }
 
-/* _new_object(type_index) -> a bare object of a registered type (for tests of the class table). */
-static void plain_deleter(void *self, int which) {
-  if (which & FFK_DELETER_FREE) ffk_object_free(self);
-}
-static PyObject *new_object(PyObject *mod, PyObject *arg) {
-  (void)mod;
-  long index = PyLong_AsLong(arg);
-  if (index == -1 && PyErr_Occurred()) return NULL;
-  if (index < FFK_TYPE_STATIC_END || !ffk_type_exists((int32_t)index))
-    return PyErr_Format(PyExc_ValueError, "_new_object: %ld is not a type registered at run time", index);
-  ffk_object *o = ffk_object_alloc((int32_t)index, sizeof(ffk_object), plain_deleter);
-  if (o == NULL) return ffkpy_raise_from_ffk();
-  return ffkpy_wrap_steal(o);
-}
-
-/* _live_objects(type_index=-1) -> int, or None without the test hooks. */
-static PyObject *live_objects(PyObject *mod, PyObject *args) {
-  (void)mod;
-  int index = -1;
-  if (!PyArg_ParseTuple(args, "|i:_live_objects", &index)) return NULL;
-  if (!ffk_debug_hooks_available()) Py_RETURN_NONE;
-  return PyLong_FromLongLong(ffk_debug_live_objects(index));
-}
-
-/* _fail_allocation(n): the n-th next C allocation of this thread fails (0 disarms). */
-static PyObject *fail_allocation(PyObject *mod, PyObject *arg) {
-  (void)mod;
-  long long n = PyLong_AsLongLong(arg);
-  if (n == -1 && PyErr_Occurred()) return NULL;
-  if (ffk_debug_fail_allocation(n) != 0) return ffkpy_raise_from_ffk();
-  Py_RETURN_NONE;
-}
-
-static PyObject *fail_allocation_armed(PyObject *mod, PyObject *unused) {
-  (void)mod, (void)unused;
-  return PyBool_FromLong(ffk_debug_fail_allocation_armed());
-}
-
 PyMethodDef ffkpy_object_methods[] = {
     {"_register_class", register_class, METH_VARARGS, NULL},
     {"_set_hooks", (PyCFunction)(void (*)(void))set_hooks, METH_VARARGS | METH_KEYWORDS, NULL},
@@ -528,36 +359,31 @@ PyMethodDef ffkpy_object_methods[] = {
     {"_shape_dims", shape_dims, METH_O, NULL},
     {"_type_key_to_index", type_key_to_index, METH_O, NULL},
     {"_type_register", type_register, METH_VARARGS, NULL},
-    {"_new_object", new_object, METH_O, NULL},
-    {"_live_objects", live_objects, METH_VARARGS, NULL},
-    {"_fail_allocation", fail_allocation, METH_O, NULL},
-    {"_fail_allocation_armed", fail_allocation_armed, METH_NOARGS, NULL},
     {NULL, NULL, 0, NULL},
 };
 
 int ffkpy_object_types_init(PyObject *module) {
-  ffkpy_ErrorType.tp_base = &ffkpy_ObjectType;
-  if (PyType_Ready(&ffkpy_ObjectType) < 0 || PyType_Ready(&ffkpy_ErrorType) < 0) return -1;
-  if (PyModule_AddObjectRef(module, "Object", (PyObject *)&ffkpy_ObjectType) < 0 ||
-      PyModule_AddObjectRef(module, "Error", (PyObject *)&ffkpy_ErrorType) < 0)
-    return -1;
+  if (PyType_Ready(&ffkpy_ObjectType) < 0) return -1;
+  if (PyModule_AddObjectRef(module, "Object", (PyObject *)&ffkpy_ObjectType) < 0) return -1;
   ffkpy_g.dynamic_classes = PyDict_New();
   ffkpy_g.type_cache = PyDict_New();
   ffkpy_g.dtype_cache = PyDict_New();
   ffkpy_g.str_ffikit_object = PyUnicode_InternFromString("_ffikit_object");
   ffkpy_g.str_dlpack = PyUnicode_InternFromString("__dlpack__");
   ffkpy_g.string_slot = -1;
+  /* tvm_ffi's type key for Python objects in C: typed-call messages name it. */
+  ffkpy_g.opaque_py_type = ffk_type_register("ffi.OpaquePyObject", FFK_TYPE_OPAQUE);
+  if (ffkpy_g.opaque_py_type < 0) {
+    ffkpy_raise_from_ffk();
+    return -1;
+  }
   if (!ffkpy_g.dynamic_classes || !ffkpy_g.type_cache || !ffkpy_g.dtype_cache || !ffkpy_g.str_ffikit_object ||
       !ffkpy_g.str_dlpack)
     return -1;
-  /* The static wrapper classes of this file; the Python modules register the rest. */
-  PyObject *k;
-  int rc = 0;
-  if ((k = PyLong_FromLong(FFK_TYPE_OBJECT)) == NULL) return -1;
-  rc |= PyDict_SetItem(ffkpy_g.dynamic_classes, k, (PyObject *)&ffkpy_ObjectType);
+  /* The static wrapper class of this file; error_type.c and the Python modules register the rest. */
+  PyObject *k = PyLong_FromLong(FFK_TYPE_OBJECT);
+  if (k == NULL) return -1;
+  int rc = PyDict_SetItem(ffkpy_g.dynamic_classes, k, (PyObject *)&ffkpy_ObjectType);
   Py_DECREF(k);
-  if ((k = PyLong_FromLong(FFK_TYPE_ERROR)) == NULL) return -1;
-  rc |= PyDict_SetItem(ffkpy_g.dynamic_classes, k, (PyObject *)&ffkpy_ErrorType);
-  Py_DECREF(k);
-  return rc == 0 ? 0 : -1;
+  return rc;
 }

@@ -26,10 +26,10 @@ static int read_index(PyObject *self, PyObject *key, Py_ssize_t *out) {
 }
 
 /* A Python list of the elements items[start + k*step], k < n (borrowed storage). */
-static PyObject *list_of(const ffk_any *items, Py_ssize_t start, Py_ssize_t step, Py_ssize_t n) {
+static PyObject *list_of(PyObject *owner, const ffk_any *items, Py_ssize_t start, Py_ssize_t step, Py_ssize_t n) {
   PyObject *list = PyList_New(n);
   for (Py_ssize_t k = 0; list != NULL && k < n; ++k) {
-    PyObject *x = ffkpy_from_any(&items[start + k * step]);
+    PyObject *x = ffkpy_element(owner, &items[start + k * step]);
     if (x == NULL) Py_CLEAR(list);
     else PyList_SET_ITEM(list, k, x);
   }
@@ -142,7 +142,7 @@ static PyObject *index_error(PyObject *self, Py_ssize_t i, int64_t size) {
 static PyObject *array_item(PyObject *self, Py_ssize_t i) {
   const ffk_array *a = ARR(self);
   if (i < 0 || i >= a->size) return index_error(self, i, a->size);
-  return ffkpy_from_any(&a->data[i]);
+  return ffkpy_element(self, &a->data[i]);
 }
 
 static PyObject *array_subscript(PyObject *self, PyObject *key) {
@@ -151,13 +151,13 @@ static PyObject *array_subscript(PyObject *self, PyObject *key) {
     Py_ssize_t start, stop, step;
     if (PySlice_Unpack(key, &start, &stop, &step) < 0) return NULL;
     Py_ssize_t n = PySlice_AdjustIndices((Py_ssize_t)a->size, &start, &stop, step);
-    return list_of(a->data, start, step, n);
+    return list_of(self, a->data, start, step, n);
   }
   Py_ssize_t i;
   if (read_index(self, key, &i) != 0) return NULL;
   Py_ssize_t j = i < 0 ? i + (Py_ssize_t)a->size : i;
   if (j < 0 || j >= a->size) return index_error(self, i, a->size);
-  return ffkpy_from_any(&a->data[j]);
+  return ffkpy_element(self, &a->data[j]);
 }
 
 /* The first index in items[0:n) structurally equal to `value`: 1 found, 0 not, -1 error. */
@@ -315,7 +315,7 @@ static Py_ssize_t list_len(PyObject *self) { return (Py_ssize_t)ffk_list_size(LS
 static PyObject *list_item(PyObject *self, Py_ssize_t i) {
   ffk_any v;
   if (ffk_list_get(LST(self), i, &v) != 0) return ffkpy_raise_from_ffk();
-  return ffkpy_from_any_steal(&v);
+  return ffkpy_element_steal(self, &v);
 }
 
 static PyObject *list_subscript(PyObject *self, PyObject *key) {
@@ -324,7 +324,7 @@ static PyObject *list_subscript(PyObject *self, PyObject *key) {
     if (PySlice_Unpack(key, &start, &stop, &step) < 0) return NULL;
     ffk_array *a = ffk_list_slice(LST(self), start, stop, step);
     if (a == NULL) return ffkpy_raise_from_ffk();
-    PyObject *r = list_of(a->data, 0, 1, (Py_ssize_t)a->size);
+    PyObject *r = list_of(self, a->data, 0, 1, (Py_ssize_t)a->size);
     ffk_object_release(&a->header);
     return r;
   }
@@ -407,7 +407,7 @@ static PyObject *list_pop(PyObject *self, PyObject *const *args, Py_ssize_t narg
   if (nargs == 1 && read_index(self, args[0], &i) != 0) return NULL;
   ffk_any v;
   if (ffk_list_pop(LST(self), i, &v) != 0) return ffkpy_raise_from_ffk();
-  return ffkpy_from_any_steal(&v);
+  return ffkpy_element_steal(self, &v);
 }
 
 static PyObject *list_extend(PyObject *self, PyObject *iterable) {

@@ -107,6 +107,17 @@ static PyObject *datatype_from_tuple(PyObject *mod, PyObject *args) {
   return datatype_make(&ffkpy_DataTypeType, ffk_dtype((uint8_t)code, (uint8_t)bits, (uint16_t)lanes));
 }
 
+/* _datatype_from_numpy(typestr, name) -> DataType: numpy's dtype.str and dtype.name, by the C rules. */
+static PyObject *datatype_from_numpy(PyObject *mod, PyObject *args) {
+  (void)mod;
+  const char *typestr, *name;
+  Py_ssize_t n;
+  if (!PyArg_ParseTuple(args, "s#s:_datatype_from_numpy", &typestr, &n, &name)) return NULL;
+  DLDataType t;
+  if (ffk_dtype_from_numpy(typestr, (size_t)n, name, &t) != 0) return ffkpy_raise_from_ffk();
+  return datatype_make(&ffkpy_DataTypeType, t);
+}
+
 PyObject *ffkpy_dtype_from_dl(DLDataType t) {
   PyObject *key = PyLong_FromUnsignedLong(datatype_packed(t));
   if (key == NULL) return NULL;
@@ -364,6 +375,7 @@ static PyObject *device_type_names(PyObject *mod, PyObject *unused) {
 
 PyMethodDef ffkpy_value_methods[] = {
     {"_datatype_from_tuple", datatype_from_tuple, METH_VARARGS, NULL},
+    {"_datatype_from_numpy", datatype_from_numpy, METH_VARARGS, NULL},
     {"_device_type_names", device_type_names, METH_NOARGS, NULL},
     {NULL, NULL, 0, NULL},
 };

@@ -74,27 +74,27 @@ static PyObject *iter_next(PyObject *self) {
   switch (it->kind) {
     case FFKPY_IT_ARRAY: {
       const ffk_array *a = ARR(it->owner);
-      if (it->pos < a->size) return ffkpy_from_any(&a->data[it->pos++]);
+      if (it->pos < a->size) return ffkpy_element(it->owner, &a->data[it->pos++]);
       break;
     }
     case FFKPY_IT_ARRAY_REV: {
       const ffk_array *a = ARR(it->owner);
-      if (it->pos >= 0 && it->pos < a->size) return ffkpy_from_any(&a->data[it->pos--]);
+      if (it->pos >= 0 && it->pos < a->size) return ffkpy_element(it->owner, &a->data[it->pos--]);
       break;
     }
     case FFKPY_IT_MAP: {
       const ffk_any *k, *v;
       if (ffk_map_next(MAP(it->owner), &it->pos, &k, &v)) {
-        if (it->what == FFK_MAP_KEYS) return ffkpy_from_any(k);
-        if (it->what == FFK_MAP_VALUES) return ffkpy_from_any(v);
-        return pair(ffkpy_from_any(k), ffkpy_from_any(v));
+        if (it->what == FFK_MAP_KEYS) return ffkpy_element(it->owner, k);
+        if (it->what == FFK_MAP_VALUES) return ffkpy_element(it->owner, v);
+        return pair(ffkpy_element(it->owner, k), ffkpy_element(it->owner, v));
       }
       break;
     }
     case FFKPY_IT_LIST: {
       ffk_any v;
       int rc = ffk_list_iter_next(&it->it.l, &v);
-      if (rc > 0) return ffkpy_from_any_steal(&v);
+      if (rc > 0) return ffkpy_element_steal(it->owner, &v);
       if (rc < 0) {
         Py_CLEAR(it->owner);
         return ffkpy_raise_from_ffk();
@@ -105,9 +105,9 @@ static PyObject *iter_next(PyObject *self) {
       ffk_any k, v;
       int rc = ffk_dict_iter_next(&it->it.d, it->what == FFK_MAP_VALUES ? NULL : &k, it->what == FFK_MAP_KEYS ? NULL : &v);
       if (rc > 0) {
-        if (it->what == FFK_MAP_KEYS) return ffkpy_from_any_steal(&k);
-        if (it->what == FFK_MAP_VALUES) return ffkpy_from_any_steal(&v);
-        return pair(ffkpy_from_any_steal(&k), ffkpy_from_any_steal(&v));
+        if (it->what == FFK_MAP_KEYS) return ffkpy_element_steal(it->owner, &k);
+        if (it->what == FFK_MAP_VALUES) return ffkpy_element_steal(it->owner, &v);
+        return pair(ffkpy_element_steal(it->owner, &k), ffkpy_element_steal(it->owner, &v));
       }
       if (rc < 0) {
         Py_CLEAR(it->owner);
@@ -170,9 +170,9 @@ PyObject *ffkpy_view__list(PyObject *self, PyObject *part_o) {
     PyObject *x;
     if (part == FFK_MAP_ITEMS) {
       const ffk_array *kv = (const ffk_array *)a->data[i].v_obj; /* a (key, value) Tuple */
-      x = pair(ffkpy_from_any(&kv->data[0]), ffkpy_from_any(&kv->data[1]));
+      x = pair(ffkpy_element(self, &kv->data[0]), ffkpy_element(self, &kv->data[1]));
     } else {
-      x = ffkpy_from_any(&a->data[i]);
+      x = ffkpy_element(self, &a->data[i]);
     }
     if (x == NULL) Py_CLEAR(list);
     else PyList_SET_ITEM(list, (Py_ssize_t)i, x);

@@ -8,13 +8,15 @@ import numpy as np
 import pytest
 
 import ffikit
-from ffikit import _core
+from ffikit import _core, testing
 
 echo = ffikit.get_global_func("testing.echo")
 
 # type indices of DESIGN.md
 NONE, INT, BOOL, FLOAT, DTYPE, DEVICE, RAW_STR, BYTE_VIEW, SMALL_STR, SMALL_BYTES = 0, 1, 2, 3, 5, 6, 8, 9, 11, 12
-STRING, BYTES, ERROR, FUNCTION, SHAPE, ARRAY, MAP, OPAQUE = 65, 66, 67, 68, 69, 71, 72, 74
+STRING, BYTES, ERROR, FUNCTION, SHAPE, ARRAY, MAP = 65, 66, 67, 68, 69, 71, 72
+# Python objects travel as tvm_ffi's ffi.OpaquePyObject, a run-time subtype of Opaque (74).
+OPAQUE = _core._type_key_to_index("ffi.OpaquePyObject")
 
 
 @pytest.mark.parametrize(
@@ -141,11 +143,58 @@ def test_exceptions_become_errors_and_come_back_as_the_same_exception():
     assert e.__ffikit_error__.kind == "KeyError"
 
 
+def _raise_key_error():
+    raise KeyError("gone")
+
+
+def test_convert_of_an_exception_gives_its_error_with_the_python_frames():
+    try:
+        _raise_key_error()
+    except KeyError as e:
+        err = ffikit.convert(e)
+        assert type(err) is ffikit.Error
+        assert (err.kind, err.message) == ("KeyError", "gone")
+        assert err.same_as(e.__ffikit_error__)
+        lines = err.backtrace.splitlines()
+        assert len(lines) == 2, err.backtrace  # innermost first, as tvm_ffi lists them
+        assert lines[0].endswith("in _raise_key_error") and "test_convert.py" in lines[0]
+        assert lines[1].endswith("in test_convert_of_an_exception_gives_its_error_with_the_python_frames")
+        assert ffikit.convert(e).backtrace == err.backtrace  # no frame is recorded twice
+        assert echo(e) is e  # through C and back: still the exception itself
+    fresh = ffikit.convert(ValueError("never raised"))
+    assert (fresh.kind, fresh.message, fresh.backtrace) == ("ValueError", "never raised", "")
+
+
+def test_convert_of_an_exception_from_c_keeps_the_c_frames():
+    with pytest.raises(ValueError) as info:
+        testing.raise_error("ValueError", "from C")
+    err = ffikit.convert(info.value)
+    assert err.same_as(info.value.__ffikit_error__)
+    assert "ffk_testing_raise_error" in err.backtrace and "in call to Function `testing.raise_error`" in err.backtrace
+    assert "test_convert_of_an_exception_from_c_keeps_the_c_frames" in err.backtrace
+
+
 def test_convert_returns_the_ffikit_view_of_a_value():
     assert ffikit.convert(3) == 3
     assert isinstance(ffikit.convert((1, 2)), ffikit.Array)
     assert isinstance(ffikit.convert({"a": 1}), ffikit.Map)
     assert isinstance(ffikit.convert(print), ffikit.Function)
+
+
+@pytest.mark.parametrize("value", [b"", b"ab", b"\x00" * 7, b"more than seven bytes", bytearray(b"xy"),
+                                   bytearray(b"a bytearray, long")])
+def test_convert_of_bytes_and_bytearray_gives_ffikit_bytes(value):
+    r = ffikit.convert(value)
+    assert type(r) is ffikit.Bytes and r == bytes(value)
+    assert r._ffikit_object.type_key == "ffikit.Bytes"
+    assert echo(r) == bytes(value)
+
+
+@pytest.mark.parametrize("value", ["", "ab", "more than seven bytes"])
+def test_convert_of_str_gives_ffikit_string(value):
+    r = ffikit.convert(value)
+    assert type(r) is ffikit.String and r == value
+    assert r._ffikit_object.type_key == "ffikit.String"
 
 
 def test_conversion_decisions_are_cached_per_exact_type():

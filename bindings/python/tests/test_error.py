@@ -101,6 +101,40 @@ def test_error_keeps_identity_through_python_c_python_c_python():
     assert bt.index("inner") < bt.index("middle")
 
 
+def test_a_reraised_sentinel_starts_a_new_backtrace_each_raise():
+    sentinel = ValueError("sentinel")
+
+    def cb():
+        raise sentinel.with_traceback(None)
+
+    sizes = []
+    for _ in range(1000):
+        with pytest.raises(ValueError) as info:
+            testing.apply(cb)
+        assert info.value is sentinel
+        sizes.append((len(sentinel.__ffikit_error__.backtrace), len(traceback.extract_tb(sentinel.__traceback__))))
+        del info
+    assert len(set(sizes)) == 1, (sizes[0], sizes[1], sizes[-1])
+    bt = sentinel.__ffikit_error__.backtrace
+    assert bt.count("in cb") == 1 and bt.count("in call to Function `testing.apply`") == 1, bt
+
+
+def test_a_reraise_that_keeps_its_traceback_still_grows_its_backtrace_like_python():
+    def inner():
+        raise KeyError("k")
+
+    def outer():
+        try:
+            testing.apply(inner)
+        except KeyError as e:
+            raise e  # the same raise, travelling on: Python keeps its traceback and so does the Error
+
+    with pytest.raises(KeyError) as info:
+        testing.apply(outer)
+    bt = info.value.__ffikit_error__.backtrace
+    assert bt.index("in inner") < bt.index("in outer") and bt.count("in call to Function `testing.apply`") == 2
+
+
 def test_no_reference_cycle_after_catching():
     class Marker(Exception):
         pass

@@ -31,6 +31,22 @@ def test_typed_signature_mismatch_has_the_exact_message():
         testing.add_one(1, 2)
 
 
+def test_typed_mismatch_names_an_opaque_python_object_as_tvm_ffi_does():
+    class Thing:
+        pass
+
+    with pytest.raises(TypeError) as info:
+        testing.add_one(Thing())
+    assert str(info.value) == (
+        "Mismatched type on argument #0 when calling: `testing.add_one(0: int) -> int`. "
+        "Expected `int` but got `ffi.OpaquePyObject`"
+    )
+    thing = Thing()
+    assert testing.echo(thing) is thing  # still the very same object on the way back
+    assert testing.schema_id_object(thing) is thing
+    assert testing.echo([thing])[0] is thing
+
+
 def test_release_gil_flag_defaults_on_and_can_be_turned_off():
     f = ffikit.get_global_func("testing.echo")
     assert f.release_gil is True
@@ -157,3 +173,20 @@ def test_functions_hold_their_callable_and_release_it():
 def test_object_use_count_sees_the_callers_reference():
     f = ffikit.get_global_func("testing.echo")
     assert testing.object_use_count(f) >= 2  # the registry's and ours
+
+
+@pytest.mark.parametrize("call, kind, message", [
+    (lambda: ffikit.get_global_func(""), ValueError, "cannot look up a global Function: the name is empty"),
+    (lambda: ffikit.register_global_func("", lambda: 1), ValueError,
+     "cannot look up a global Function: the name is empty"),
+    (lambda: ffikit.remove_global_func(""), ValueError, "cannot remove a global Function: the name is empty"),
+    (lambda: ffikit.load_module(""), ValueError, "cannot load a module: the path is empty"),
+    (lambda: ffikit._core._type_register(""), ValueError,
+     "cannot register a type: the type key must be a non-empty string"),
+])
+def test_messages_name_the_users_operation_not_a_c_function(call, kind, message):
+    with pytest.raises(kind) as info:
+        call()
+    assert str(info.value) == message
+    assert "ffk_" not in str(info.value)
+

@@ -1,6 +1,7 @@
 """Device, dtype, Shape, String, Bytes: construction, text, errors, pickle, hash."""
 from __future__ import annotations
 
+import copy
 import pickle
 
 import numpy as np
@@ -87,6 +88,71 @@ def test_dtype_from_and_to_numpy():
     assert ffikit.dtype("float64").to_numpy() == np.dtype("float64")
 
 
+def test_dtype_refuses_a_non_native_byte_order_instead_of_reinterpreting():
+    with pytest.raises(ValueError) as info:
+        ffikit.dtype(np.dtype(">f4"))
+    assert str(info.value) == (
+        'numpy dtype ">f4" is big-endian, not this machine\'s byte order (little-endian): ffikit shares data as it '
+        'is and never swaps bytes; convert it first (astype("=f4"))'
+    )
+    with pytest.raises(ValueError, match='">i8" is big-endian'):
+        ffikit.get_global_func("testing.echo")(np.dtype(">i8"))
+    assert ffikit.dtype(np.dtype(">i1")) == "int8"  # a single byte has no order
+    assert ffikit.dtype(np.dtype("<f8")) == "float64" and ffikit.dtype(np.dtype("=u2")) == "uint16"
+    with pytest.raises(ValueError, match=r'^numpy dtype "<U3" \(unicode text\) has no DLPack data type$'):
+        ffikit.dtype(np.dtype("U3"))
+    with pytest.raises(ValueError, match=r'"<M8\[ns\]" \(datetimes\)'):
+        ffikit.dtype(np.dtype("datetime64[ns]"))
+
+
+def test_float4_lanes_take_tvm_ffi_spellings():
+    for text in ["f4_e2m1fn_x2", "fp4_e2m1fn_x2", "float4_e2m1fn_x2", "float4_e2m1fnx2", "fp4_e2m1fnx2"]:
+        d = ffikit.dtype(text)
+        assert d == text and (d.type_code, d.bits, d.lanes) == (17, 4, 2)
+    assert ffikit.dtype("fp4_e2m1fn_x4").lanes == 4
+    for text in ["fp4_e2m1fn_x", "fp4_e2m1fn_x0", "fp8_e4m3fn_x2", "float32_x2"]:
+        with pytest.raises(ValueError, match=text):
+            ffikit.dtype(text)
+
+
+def test_foreign_dtypes_convert_to_dtype_as_arguments():
+    echo = ffikit.get_global_func("testing.echo")
+    for foreign, text in [(np.dtype("float32"), "float32"), (np.dtype("bool"), "bool"), (np.dtype("uint8"), "uint8"),
+                          (np.dtype("complex64"), "complex64")]:
+        for r in (echo(foreign), ffikit.convert(foreign)):
+            assert type(r) is ffikit.dtype and r == text
+    assert ffikit.get_global_func("testing.schema_id_dtype")(np.dtype("int16")) == "int16"
+
+    class DLPackDType:
+        def __dlpack_data_type__(self):
+            return (2, 16, 4)
+
+    r = echo(DLPackDType())
+    assert type(r) is ffikit.dtype and r == "float16x4"
+    assert ffikit.dtype(DLPackDType()) == "float16x4"
+
+
+def test_torch_dtypes_convert_to_dtype_as_arguments():
+    torch = pytest.importorskip("torch")
+    echo = ffikit.get_global_func("testing.echo")
+    for foreign, text in [(torch.float32, "float32"), (torch.bfloat16, "bfloat16"), (torch.uint16, "uint16"),
+                          (torch.bool, "bool"), (torch.float8_e4m3fn, "float8_e4m3fn")]:
+        for r in (echo(foreign), ffikit.convert(foreign)):
+            assert type(r) is ffikit.dtype and r == text
+    if hasattr(torch, "float4_e2m1fn_x2"):
+        assert echo(torch.float4_e2m1fn_x2) == "float4_e2m1fnx2"
+
+
+def test_ml_dtypes_convert_to_dtype():
+    ml_dtypes = pytest.importorskip("ml_dtypes")
+    echo = ffikit.get_global_func("testing.echo")
+    for name in ["bfloat16", "float8_e4m3fn", "float8_e5m2", "int4"]:
+        assert echo(np.dtype(getattr(ml_dtypes, name))) == name
+        assert ffikit.dtype(getattr(ml_dtypes, name)) == name
+    with pytest.raises(ValueError, match="big-endian"):
+        ffikit.dtype(np.dtype(ml_dtypes.bfloat16).newbyteorder(">"))
+
+
 def test_dtype_from_and_to_torch():
     torch = pytest.importorskip("torch")
     assert ffikit.dtype(torch.float16) == "float16"
@@ -108,10 +174,20 @@ def test_shape_is_a_tuple_with_its_object():
 def test_string_and_bytes_subclass_builtins():
     s = ffikit.String("hello world, long enough")
     assert isinstance(s, str) and s == "hello world, long enough" and hash(s) == hash(str(s))
-    assert pickle.loads(pickle.dumps(s)) == s
     b = ffikit.Bytes(b"\x00\x01 bytes")
     assert isinstance(b, bytes) and b == b"\x00\x01 bytes"
-    assert type(pickle.loads(pickle.dumps(b))) is ffikit.Bytes
+
+
+def test_string_and_bytes_pickle_and_copy_as_plain_str_and_bytes():
+    # tvm_ffi's String and Bytes pickle (and copy) as the builtin values.
+    s = ffikit.String("hello world, long enough")
+    b = ffikit.Bytes(b"\x00\x01 bytes")
+    for clone in (pickle.loads(pickle.dumps(s)), copy.copy(s), copy.deepcopy(s)):
+        assert type(clone) is str and clone == s
+    for clone in (pickle.loads(pickle.dumps(b)), copy.copy(b), copy.deepcopy(b)):
+        assert type(clone) is bytes and clone == b
+    short = ffikit.convert("ab")
+    assert type(pickle.loads(pickle.dumps(short))) is str
 
 
 def test_object_base_behaviour():

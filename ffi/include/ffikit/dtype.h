@@ -4,8 +4,9 @@
  * Text forms: int8 int16 int32 int64, uint8 ... uint64, float16 float32 float64,
  * bfloat16, complex64 complex128, bool, handle, the float8/6/4 family (float8_e4m3fn,
  * float8_e5m2, ...), and a lane suffix for vectors: "float32x4". TVM-FFI's short
- * spellings parse too (i8 u16 f32 bf16 fp8_e4m3fn f8_e5m2 fp6_/f6_ fp4_/f4_ and
- * "float4_e2m1fn_x2") and print in the canonical form. Debian's dlpack.h
+ * spellings parse too (i8 u16 f32 bf16 fp8_e4m3fn f8_e5m2 fp6_/f6_ fp4_/f4_, and
+ * "float4_e2m1fn_x2" / "fp4_e2m1fn_x2" / "f4_e2m1fn_x2") and print in the canonical form.
+ * numpy's type strings ("<f4") map to DataTypes through ffk_dtype_from_numpy. Debian's dlpack.h
  * (0.6) predates the newer type codes, so they are defined here with DLPack 1.1's
  * values.
  */
@@ -57,6 +58,18 @@ static inline DLDataType ffk_dtype(uint8_t code, uint8_t bits, uint16_t lanes) {
  * ValueError quoting the text (`Invalid dtype "flaot32"`) or when text is NULL.
  */
 FFK_API int ffk_dtype_parse(const char *text, size_t size, DLDataType *out);
+
+/*
+ * The DataType of a numpy dtype, given its type string (`dtype.str`: a byte-order
+ * character '<' '>' '|' '=', a kind character and the item size, e.g. "<f4", "|b1") of
+ * `size` bytes, and its name (`dtype.name`, NUL-terminated, may be NULL), which is read
+ * only when the kind and size are not one of numpy's own types (extension types such as
+ * ml_dtypes' bfloat16 "<V2", float8_e5m2 "<f1", int4 "<V1"). Borrowed arguments. Returns 0, or -1 with a ValueError naming the dtype: a
+ * byte order other than this machine's (never a silent reinterpretation), a kind with no
+ * DLPack type (text, objects, datetimes), an item size the kind does not have, or
+ * malformed text.
+ */
+FFK_API int ffk_dtype_from_numpy(const char *typestr, size_t size, const char *name, DLDataType *out);
 
 /*
  * Writes the canonical text of `t` ("float32", "int8x4") into buf (NUL-terminated,

@@ -380,6 +380,12 @@ def check(exp, out, path="value") -> None:
             assert type(out) is ffikit.String, f"{path}: a long str came back as {type(out).__name__}"
     elif tag == "bytes":
         assert isinstance(out, bytes) and bytes(out) == exp[1], f"{path}: {out!r:.80} != {exp[1]!r:.80}"
+    elif tag == "object":  # convert() of a str/bytes/bytearray: the String/Bytes object, any length
+        check(exp[2], out, path)
+        assert type(out) is exp[1], f"{path}: {type(out).__name__} is not {exp[1].__name__}"
+    elif tag == "error":  # convert() of an exception: its Error
+        assert type(out) is ffikit.Error, f"{path}: {type(out).__name__} is not Error"
+        assert out.same_as(exp[1].__ffikit_error__), f"{path}: not the Error the exception carries"
     elif tag == "array":
         assert type(out) is ffikit.Array, f"{path}: {type(out).__name__} is not Array"
         assert len(out) == len(exp[1]), f"{path}: length {len(out)} != {len(exp[1])}"
@@ -429,6 +435,11 @@ def test_one_input(data: bytes) -> None:
     value, exp = gen(r, 0, ctx)
     errors = ctx.errors
     via_call = r.u8() & 1
+    if not via_call and exp is not None:  # convert() gives the object forms of top-level values (tvm_ffi's convert)
+        if exp[0] == "same" and isinstance(exp[1], BaseException):
+            exp = ("error", exp[1])
+        elif exp[0] in ("str", "bytes"):
+            exp = ("object", ffikit.String if exp[0] == "str" else ffikit.Bytes, exp)
     try:
         out = echo(value) if via_call else ffikit.convert(value)
     except (tuple(errors) if errors else ()) as e:

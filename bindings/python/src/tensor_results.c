@@ -1,0 +1,125 @@
+/*
+ * tensor_results.c - tensors go back to the framework that gave them (tvm_ffi's rule).
+ *
+ * When a Function is called with tensors of a framework that offers the DLPack C exchange
+ * API on its tensor type (PyTorch: torch.Tensor.__dlpack_c_exchange_api__), the tensors it
+ * returns come back as that framework's tensors, zero copy, through the table's
+ * managed_tensor_to_py_object_no_sync:
+ *
+ *   - the call's table is that of the last tensor argument converted through a table
+ *     (nested ones too: a list of torch tensors counts); a container argument that came
+ *     back from such a call supplies its table when no tensor argument did;
+ *   - a container the call returns remembers the table (ffkpy_Object.dlpack_api), so the
+ *     tensors read from it, and from containers nested in it, come back the same way;
+ *   - a Function whose `exchange_tensors` is False returns ffikit.Tensor (and containers
+ *     that remember nothing), whatever it was given;
+ *   - when the framework refuses a tensor (a dtype it has no type for), the result is the
+ *     ffikit.Tensor, as tvm_ffi does.
+ *
+ * The table of the call being converted is kept in a thread-local slot that each call
+ * sets around its argument conversion (and restores, so nested calls keep their own).
+ * Everything here runs with the GIL held.
+ */
+#include "ffikit_py.h"
+
+#include "dlpack_exchange.h"
+
+/* The call whose arguments this thread is converting, or NULL. */
+static _Thread_local ffkpy_call_exchange *g_current;
+
+ffkpy_call_exchange *ffkpy_exchange_begin(ffkpy_call_exchange *call) {
+  ffkpy_call_exchange *prev = g_current;
+  call->api = NULL;
+  g_current = call;
+  return prev;
+}
+
+void ffkpy_exchange_end(ffkpy_call_exchange *prev) { g_current = prev; }
+
+/* dict: tensor type -> capsule of a usable table, or None. Types are few: looked up once. */
+static PyObject *g_tables;
+
+/* The exchange table of o's type that can give tensors back (borrowed, process lifetime),
+ * or NULL when it has none. -1 with a Python exception. */
+static int table_of(PyObject *o, const DLPackExchangeAPI **out) {
+  *out = NULL;
+  if (g_tables == NULL && (g_tables = PyDict_New()) == NULL) return -1;
+  PyObject *tp = (PyObject *)Py_TYPE(o);
+  PyObject *cap = PyDict_GetItemWithError(g_tables, tp);
+  if (cap == NULL) {
+    if (PyErr_Occurred()) return -1;
+    cap = PyObject_GetAttrString(tp, "__dlpack_c_exchange_api__");
+    if (cap == NULL) {
+      if (!PyErr_ExceptionMatches(PyExc_AttributeError)) return -1;
+      PyErr_Clear();
+      cap = Py_NewRef(Py_None);
+    } else {
+      const DLPackExchangeAPI *api = PyCapsule_IsValid(cap, FFKPY_DLPACK_EXCHANGE_CAPSULE)
+                                         ? PyCapsule_GetPointer(cap, FFKPY_DLPACK_EXCHANGE_CAPSULE)
+                                         : NULL;
+      if (api == NULL || api->header.version.major != 1 || api->managed_tensor_to_py_object_no_sync == NULL)
+        Py_SETREF(cap, Py_NewRef(Py_None));
+    }
+    int rc = PyDict_SetItem(g_tables, tp, cap);
+    Py_DECREF(cap); /* the dict keeps it */
+    if (rc != 0) return -1;
+  }
+  if (cap != Py_None) *out = PyCapsule_GetPointer(cap, FFKPY_DLPACK_EXCHANGE_CAPSULE);
+  return 0;
+}
+
+int ffkpy_exchange_note_tensor(PyObject *o) {
+  if (g_current == NULL) return 0;
+  const DLPackExchangeAPI *api;
+  if (table_of(o, &api) != 0) return -1;
+  if (api != NULL) g_current->api = api; /* the last one wins, as in tvm_ffi */
+  return 0;
+}
+
+void ffkpy_exchange_note_wrapper(PyObject *o) {
+  const struct DLPackExchangeAPI *api = ((ffkpy_Object *)o)->dlpack_api;
+  if (g_current != NULL && g_current->api == NULL && api != NULL) g_current->api = api;
+}
+
+static int is_container(int32_t type_index) {
+  return type_index == FFK_TYPE_ARRAY || type_index == FFK_TYPE_TUPLE || type_index == FFK_TYPE_MAP ||
+         type_index == FFK_TYPE_LIST || type_index == FFK_TYPE_DICT;
+}
+
+/* The framework's tensor for t (borrowed), or the ffikit.Tensor when the framework refuses it. */
+static PyObject *framework_tensor(ffk_tensor *t, const DLPackExchangeAPI *api) {
+  DLManagedTensorVersioned *m = ffk_tensor_to_dlpack_versioned(t); /* holds its own reference */
+  if (m == NULL) return ffkpy_raise_from_ffk();
+  void *out = NULL;
+  if (api->managed_tensor_to_py_object_no_sync(m, &out) == 0 && out != NULL) return out; /* m is the framework's now */
+  /* The table took m also on failure (DLPack: "the ownership is stolen"). */
+  PyErr_Clear();
+  ffk_object_retain((ffk_object *)t);
+  return ffkpy_wrap_steal((ffk_object *)t);
+}
+
+PyObject *ffkpy_from_any_exchange_steal(ffk_any *v, const struct DLPackExchangeAPI *api) {
+  if (api == NULL || !ffk_any_is_object(v) || v->v_obj == NULL) return ffkpy_from_any_steal(v);
+  int32_t type_index = v->v_obj->type_index;
+  if (type_index == FFK_TYPE_TENSOR) {
+    PyObject *r = framework_tensor((ffk_tensor *)v->v_obj, api);
+    ffk_any_release(v);
+    return r;
+  }
+  PyObject *r = ffkpy_from_any_steal(v);
+  if (r != NULL && is_container(type_index) && PyObject_TypeCheck(r, &ffkpy_ObjectType))
+    ((ffkpy_Object *)r)->dlpack_api = api;
+  return r;
+}
+
+PyObject *ffkpy_element(PyObject *owner, const ffk_any *v) {
+  const struct DLPackExchangeAPI *api = ((ffkpy_Object *)owner)->dlpack_api;
+  if (api == NULL || !ffk_any_is_object(v) || v->v_obj == NULL) return ffkpy_from_any(v);
+  ffk_any own = *v; /* a container's element: a stored object value, retained for the conversion */
+  ffk_object_retain(own.v_obj);
+  return ffkpy_from_any_exchange_steal(&own, api);
+}
+
+PyObject *ffkpy_element_steal(PyObject *owner, ffk_any *v) {
+  return ffkpy_from_any_exchange_steal(v, ((ffkpy_Object *)owner)->dlpack_api);
+}
