@@ -39,10 +39,27 @@
 #endif
 
 /*
- * The raw allocation path: honours the failing-allocator hook and counts, but raises
- * nothing, so the error module can fall back to its preallocated MemoryError.
+ * The raw allocation path (memory.c): honours the failing-allocator hook and counts,
+ * but raises nothing, so the error module can fall back to its preallocated MemoryError.
+ * The realloc form leaves ptr untouched when it returns NULL.
  */
 void *ffk_mem__raw_alloc(size_t size);
+void *ffk_mem__raw_realloc(void *ptr, size_t size);
+
+/*
+ * The test hooks' internal side (debug.c): whether this allocation must fail (counting
+ * it), and the live-object counters. Only FFK_TESTING builds have them; release builds
+ * compile the calls to nothing.
+ */
+#ifdef FFK_TESTING
+bool ffk_debug__allocation_fails(void);
+void ffk_debug__object_born(int32_t type_index);
+void ffk_debug__object_died(int32_t type_index);
+#else
+static inline bool ffk_debug__allocation_fails(void) { return false; }
+static inline void ffk_debug__object_born(int32_t type_index) { (void)type_index; }
+static inline void ffk_debug__object_died(int32_t type_index) { (void)type_index; }
+#endif
 
 /*
  * ffk_object_alloc for built-in types that fill every payload byte themselves: the
@@ -56,9 +73,6 @@ ffk_object *ffk_object__alloc_uninit(int32_t type_index, size_t size, ffk_delete
  * counts the object live. For allocators that cannot raise (the error module).
  */
 void ffk_object__init(ffk_object *obj, int32_t type_index, ffk_deleter deleter);
-
-/* Counts an object freed (a no-op unless FFK_TESTING). */
-void ffk_debug__object_died(int32_t type_index);
 
 /*
  * The calling thread's pending error (error.c). Hidden, so inside libffikit.so it is
