@@ -82,6 +82,27 @@ void ffk_object__init(ffk_object *obj, int32_t type_index, ffk_deleter deleter);
 extern _Thread_local ffk_error *ffk_error__slot;
 #define FFK_ERROR__PENDING() (ffk_error__slot != NULL)
 
+/*
+ * The kind that key equality and hash compare (any.c, hash.c): folds the str forms
+ * (SmallStr, String, raw C string) into FFK_TYPE_STRING and the bytes forms into
+ * FFK_TYPE_BYTES; every other type index is its own kind.
+ */
+static inline int32_t ffk_any__key_kind(int32_t type_index) {
+  switch (type_index) {
+    case FFK_TYPE_SMALL_STR:
+    case FFK_TYPE_RAW_STR:
+      return FFK_TYPE_STRING;
+    case FFK_TYPE_SMALL_BYTES:
+    case FFK_TYPE_BYTE_ARRAY_PTR:
+      return FFK_TYPE_BYTES;
+    default:
+      return type_index;
+  }
+}
+
+/* The content of a str or bytes value (any.c); "" and 0 for anything else. Never raises. */
+void ffk_any__content(const ffk_any *v, const char **data, size_t *size);
+
 /* Type registry internals used by repr and Any. */
 ffk_repr_fn ffk_type__repr_slot(int32_t type_index);
 
