@@ -1,6 +1,7 @@
 #!/usr/bin/env bash
 # Installs what ffikit needs on Debian 12, idempotently, in a few seconds when all is there:
-#   - the Debian packages below (apt-get, as root or through sudo), only those missing;
+#   - the Debian packages below (apt-get, as root or through sudo), only those missing
+#     (DLPack and xxHash are not among them: their headers are vendored in third_party/);
 #   - a Python virtual environment in .venv with requirements-dev.txt, made from the
 #     python3 on PATH (the project's Python tools never go into the system).
 #   - on CPython 3.11, torch 2.13.0 (CPU, for the DLPack interop tests) and atheris (for
@@ -11,7 +12,7 @@ cd "$(dirname "$0")/.."
 
 APT_PACKAGES=(
   bazel-bootstrap build-essential pkg-config git
-  libgtest-dev libgmock-dev libbenchmark-dev libxxhash-dev libdlpack-dev
+  libgtest-dev libgmock-dev libbenchmark-dev
   python3 python3-dev python3-venv
   clang libclang-rt-14-dev bindgen
   valgrind librust-proptest-dev librust-proptest+std-dev
