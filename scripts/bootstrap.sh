@@ -1,23 +1,37 @@
 #!/usr/bin/env bash
 # Installs what ffikit needs on Debian 12, idempotently, in a few seconds when all is there:
-#   - the Debian packages below (apt-get, as root or through sudo), only those missing;
+#   - the Debian packages below (apt-get, as root or through sudo), only those missing
+#     (DLPack and xxHash are not among them: their headers are vendored in third_party/);
 #   - a Python virtual environment in .venv with requirements-dev.txt, made from the
 #     python3 on PATH (the project's Python tools never go into the system).
 #   - on CPython 3.11, torch 2.13.0 (CPU, for the DLPack interop tests) and atheris (for
-#     tests/fuzz/run_atheris.sh) into the same venv.
+#     tests/fuzz/run_atheris.sh) into the same venv;
+#   - a cargo new enough for bindings/rust (scripts/find_cargo.sh): when there is none,
+#     Debian 12's cargo-web and rustc-web (1.96 in the bookworm security archive); when that
+#     fails too, a warning that the Rust steps will be skipped (bindings/rust/run.sh then
+#     says so and counts them as skipped).
 # Prints the venv's interpreter path on its last line (scripts use it as FFK_PYTHON).
 set -euo pipefail
 cd "$(dirname "$0")/.."
 
 APT_PACKAGES=(
   bazel-bootstrap build-essential pkg-config git
-  libgtest-dev libgmock-dev libbenchmark-dev libxxhash-dev libdlpack-dev
+  libgtest-dev libgmock-dev libbenchmark-dev
   python3 python3-dev python3-venv
   clang libclang-rt-14-dev bindgen
   valgrind librust-proptest-dev librust-proptest+std-dev
 )
 
 log() { echo "[setup] $*" >&2; }
+
+SUDO=""
+need_root() {
+  if [ "$(id -u)" -ne 0 ]; then
+    command -v sudo >/dev/null || { log "need root or sudo to install: $*"; return 1; }
+    SUDO=sudo
+  fi
+}
+apt_updated=false
 
 missing=()
 for p in "${APT_PACKAGES[@]}"; do
@@ -26,13 +40,32 @@ for p in "${APT_PACKAGES[@]}"; do
 done
 if [ ${#missing[@]} -gt 0 ]; then
   log "installing Debian packages: ${missing[*]}"
-  SUDO=""
-  if [ "$(id -u)" -ne 0 ]; then
-    command -v sudo >/dev/null || { log "need root or sudo to install: ${missing[*]}"; exit 1; }
-    SUDO=sudo
-  fi
+  need_root "${missing[*]}" || exit 1
   $SUDO apt-get update -qq
+  apt_updated=true
   DEBIAN_FRONTEND=noninteractive $SUDO apt-get install -y -qq "${missing[@]}" >&2
+fi
+
+# Rust: bindings/rust needs cargo >= 1.77, Debian 12's `cargo` package is 0.66. Its
+# security archive has cargo-web/rustc-web 1.96 (they install /usr/bin/cargo and
+# /usr/bin/rustc, replacing Debian's old ones); rustup's cargo, when there, is used as is.
+if ! scripts/find_cargo.sh >/dev/null; then
+  if need_root cargo-web rustc-web; then
+    $apt_updated || $SUDO apt-get update -qq || true
+    candidate=$(apt-cache policy cargo-web 2>/dev/null | sed -n 's/^ *Candidate: //p')
+    if [ -n "$candidate" ] && [ "$candidate" != "(none)" ]; then
+      log "no cargo >= 1.77 found: installing Debian's cargo-web and rustc-web $candidate"
+      DEBIAN_FRONTEND=noninteractive $SUDO apt-get install -y -qq cargo-web rustc-web >&2 ||
+        log "installing cargo-web/rustc-web failed"
+    else
+      log "apt has no cargo-web (enable bookworm-security: deb http://deb.debian.org/debian-security bookworm-security main)"
+    fi
+  fi
+  if cargo=$(scripts/find_cargo.sh); then
+    log "Rust: using $cargo ($("$cargo" --version))"
+  else
+    log "WARNING: no cargo >= 1.77 (rustup's, or Debian's cargo-web): the Rust steps will be SKIPPED and counted as skipped"
+  fi
 fi
 
 venv=.venv

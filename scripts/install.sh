@@ -12,7 +12,7 @@ case "$prefix" in /*) ;; *) prefix="${BUILD_WORKING_DIRECTORY:-$PWD}/$prefix" ;;
 # `bazel run` starts us in the runfiles tree, where the data files sit at their repo paths.
 here="${RUNFILES_DIR:-$0.runfiles}/ffikit"
 [ -d "$here" ] || here="$(cd "$(dirname "$0")" && pwd)/install.runfiles/ffikit"
-dlpack_h="$(dirname "$here")/system_dlpack/include/dlpack/dlpack.h"
+dlpack_h="$here/third_party/dlpack/include/dlpack/dlpack.h"  # vendored: public headers include it
 
 version=$(sed -n 's/^#define FFK_VERSION "\(.*\)"$/\1/p' "$here/ffi/include/ffikit/base.h")
 mkdir -p "$prefix/lib/pkgconfig" "$prefix/include/ffikit" "$prefix/include/dlpack"

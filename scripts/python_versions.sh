@@ -2,7 +2,8 @@
 # Builds and tests the Python package with every other CPython that pyenv holds (3.10,
 # 3.12, 3.13 when present): a venv per version (.venv-<version>), `pip install
 # ./bindings/python` (the release build, as users get it), then the pytest suite run
-# from outside the source tree so it imports the installed package.
+# from outside the source tree so it imports the installed package. The output of each
+# install goes to .ci-logs/python-<version>-install.log (ignored by git; shown on failure).
 # Prints "passed failed skipped" per version on its last lines (for scripts/summarize.py).
 set -uo pipefail
 cd "$(dirname "$0")/.."
@@ -14,7 +15,8 @@ for version in 3.10 3.12 3.13; do
     continue
   fi
   venv="$root/.venv-$version"
-  log="$root/.venv-$version.log"
+  mkdir -p "$root/.ci-logs"
+  log="$root/.ci-logs/python-$version-install.log"
   echo "[python $version] $py" >&2
   {
     [ -x "$venv/bin/python" ] || "$py" -m venv "$venv"

@@ -2,8 +2,10 @@
 
 The C sources are the ones Bazel builds, found with the same globs as the BUILD files
 (`<component>/src/*.c`; tensor's CUDA file only with CUDA, which this build leaves out),
-so the two source lists cannot drift apart; tests/python_sources_test.py checks that the
-globs here and in the BUILD files agree. The version comes from FFK_VERSION in
+so the two source lists cannot drift apart; tests/test_packaging.py checks that the
+globs here and in the BUILD files agree. DLPack's and xxHash's headers come from
+third_party/ (vendored), so a C compiler and Python's headers are all the build needs;
+test_packaging.py also checks that no system copy of them is used. The version comes from FFK_VERSION in
 ffi/include/ffikit/base.h, the one place the C library and the package share.
 
 FFIKIT_TESTING=1 builds the testing variant (live-object counters and the failing
@@ -21,6 +23,9 @@ ROOT = os.path.normpath(os.path.join(HERE, "..", ".."))
 COMPONENTS = ["ffi", "containers", "tensor"]
 CUDA_ONLY_PREFIX = os.path.join("tensor", "src", "cuda")  # cuda.c, cuda_kernels.c: as tensor/BUILD's CUDA_SRCS
 TESTING_LIB = "testing"
+# Headers vendored under third_party/ (DLPack, xxHash): the build needs no system package
+# beyond a C compiler and Python's headers (test_packaging.py checks that none leaks in).
+VENDORED = ["dlpack", "xxhash"]
 
 
 def c_sources():
@@ -46,7 +51,8 @@ ext = Extension(
     "ffikit._core",
     sources=c_sources(),
     include_dirs=[os.path.join(ROOT, c, "include") for c in COMPONENTS]
-    + [os.path.join(ROOT, "include"), ROOT, os.path.join(HERE, "src")],
+    + [os.path.join(ROOT, "include"), ROOT, os.path.join(HERE, "src")]
+    + [os.path.join(ROOT, "third_party", d, "include") for d in VENDORED],
     define_macros=[("_GNU_SOURCE", None)] + ([("FFK_TESTING", "1")] if testing else []),
     extra_compile_args=["-std=c11", "-O2", "-fvisibility=hidden", "-Wall", "-Wno-unused-parameter"],
     extra_link_args=["-lrt", "-ldl", "-pthread"],

@@ -1,18 +1,15 @@
 /*
- * any.c - ffk_any: holding objects, owned copies, checked accessors, key equality and hash.
+ * any.c - ffk_any: holding objects, owned copies, checked accessors and key equality.
  *
  * Key semantics (shared by Map and Dict): values of different kinds are never equal,
  * except that the three str forms (SmallStr, String, raw C string view) are one kind
- * and so are the three bytes forms. Floats compare by value with NaN == NaN and
- * -0.0 == 0.0; the hash canonicalises both so equal keys hash equal.
+ * and so are the three bytes forms (ffk_any__key_kind). Floats compare by value with
+ * NaN == NaN and -0.0 == 0.0. The hash that agrees with this equality is hash.c's.
  */
 #include "internal.h"
 
 #include <math.h>
 #include <string.h>
-
-#define XXH_INLINE_ALL
-#include <xxhash.h>
 
 ffk_any ffk_any_object(ffk_object *obj) {
   if (obj == NULL) return ffk_any_none();
@@ -197,24 +194,9 @@ int ffk_any_as_bytes(const ffk_any *v, const char **data, size_t *size) {
 
 const char *ffk_any_type_name(const ffk_any *v) { return ffk_type_name(v->type_index); }
 
-/* ---- Key equality and hash. ------------------------------------------------------- */
+/* ---- Key equality. ----------------------------------------------------------------- */
 
-/* The kind that equality compares: folds the str forms together and the bytes forms together. */
-static int32_t key_kind(int32_t type_index) {
-  switch (type_index) {
-    case FFK_TYPE_SMALL_STR:
-    case FFK_TYPE_RAW_STR:
-      return FFK_TYPE_STRING;
-    case FFK_TYPE_SMALL_BYTES:
-    case FFK_TYPE_BYTE_ARRAY_PTR:
-      return FFK_TYPE_BYTES;
-    default:
-      return type_index;
-  }
-}
-
-/* The content of a str or bytes value (the caller knows it is one). Never raises. */
-static void content(const ffk_any *v, const char **data, size_t *size) {
+void ffk_any__content(const ffk_any *v, const char **data, size_t *size) {
   switch (v->type_index) {
     case FFK_TYPE_SMALL_STR:
     case FFK_TYPE_SMALL_BYTES:
@@ -243,8 +225,8 @@ static void content(const ffk_any *v, const char **data, size_t *size) {
 }
 
 bool ffk_any_equal(const ffk_any *a, const ffk_any *b) {
-  int32_t kind = key_kind(a->type_index);
-  if (kind != key_kind(b->type_index)) return false;
+  int32_t kind = ffk_any__key_kind(a->type_index);
+  if (kind != ffk_any__key_kind(b->type_index)) return false;
   switch (kind) {
     case FFK_TYPE_NONE:
       return true;
@@ -262,8 +244,8 @@ bool ffk_any_equal(const ffk_any *a, const ffk_any *b) {
       if (a->type_index == b->type_index && ffk_any_is_object(a) && a->v_obj == b->v_obj) return true;
       const char *x, *y;
       size_t nx, ny;
-      content(a, &x, &nx);
-      content(b, &y, &ny);
+      ffk_any__content(a, &x, &nx);
+      ffk_any__content(b, &y, &ny);
       return nx == ny && memcmp(x, y, nx) == 0;
     }
     default:
@@ -271,41 +253,3 @@ bool ffk_any_equal(const ffk_any *a, const ffk_any *b) {
       return a->v_ptr == b->v_ptr;
   }
 }
-
-/* Plain values go through ffk_any__mix64 (any.h: murmur3's finaliser), so nearby integers
- * spread over a table; each kind has its own seed. */
-uint64_t ffk_any_hash(const ffk_any *v) {
-  int32_t kind = key_kind(v->type_index);
-  uint64_t seed = (uint64_t)(uint32_t)kind * UINT64_C(0x9e3779b97f4a7c15);
-  switch (kind) {
-    case FFK_TYPE_NONE:
-      return ffk_any__mix64(seed);
-    case FFK_TYPE_INT:
-      return ffk_any__hash_int(v->v_int); /* the same function, inline for the containers */
-    case FFK_TYPE_BOOL:
-      return ffk_any__mix64(seed ^ (uint64_t)v->v_int);
-    case FFK_TYPE_FLOAT: {
-      double x = v->v_float;
-      if (x == 0.0) x = 0.0;          /* -0.0 hashes like 0.0 */
-      if (isnan(x)) x = NAN;          /* every NaN hashes alike */
-      uint64_t bits;
-      memcpy(&bits, &x, sizeof bits);
-      return ffk_any__mix64(seed ^ bits);
-    }
-    case FFK_TYPE_DATATYPE:
-      return ffk_any__mix64(seed ^ ((uint64_t)v->v_dtype.code << 24 | (uint64_t)v->v_dtype.bits << 16 | v->v_dtype.lanes));
-    case FFK_TYPE_DEVICE:
-      return ffk_any__mix64(seed ^ ((uint64_t)(uint32_t)ffk_device_type(v->v_device) << 32 | (uint32_t)v->v_device.device_id));
-    case FFK_TYPE_STRING:
-    case FFK_TYPE_BYTES: {
-      const char *data;
-      size_t size;
-      content(v, &data, &size);
-      return XXH3_64bits_withSeed(data, size, seed);
-    }
-    default:
-      return ffk_any__mix64(seed ^ (uint64_t)(uintptr_t)v->v_ptr);
-  }
-}
-
-uint64_t ffk_hash_bytes(const void *data, size_t size) { return XXH3_64bits(data, size); }

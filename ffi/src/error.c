@@ -7,7 +7,16 @@
  *   2. native return addresses captured with glibc's backtrace(), symbolised lazily
  *      (dladdr), so raising costs a stack walk but no symbol lookup;
  *   3. text frames appended as the error crosses calls and languages.
- * The text is built on first request and cached until the next append.
+ *
+ * Threads: an Error is an object, so any number of threads may hold it (a Rust closure
+ * returns a clone of one it got from another thread). Everything but the appended frames,
+ * the texts and the payload is fixed when the Error is made. A per-Error mutex guards
+ * `appended` and `texts`: appends, ffk_error_frames and ffk_error_backtrace take it. A
+ * backtrace text, once returned, is never changed or freed before the Error dies: it is
+ * built on request, pushed on the `texts` list and reused until the next append makes it
+ * stale; the next request builds a new one and the old one stays on the list. So the
+ * pointer ffk_error_backtrace returns is valid for the Error's lifetime, whatever other
+ * threads append meanwhile (the cost: one kept text per request that follows an append).
  *
  * The slot is a thread-local pointer; a pthread key releases what a thread leaves in
  * it when the thread exits. When an Error cannot be allocated the slot gets the
@@ -26,6 +35,12 @@
 
 #define MAX_NATIVE_FRAMES 48
 
+/* A backtrace text handed out by ffk_error_backtrace: immutable, freed with its Error. */
+typedef struct error_text {
+  struct error_text *next; /* the text built before this one, or NULL */
+  char data[];
+} error_text;
+
 struct ffk_error {
   ffk_object header;
   const char *kind;
@@ -35,8 +50,10 @@ struct ffk_error {
   int line;
   int nframes;
   void *frames[MAX_NATIVE_FRAMES];
-  ffk_buf appended; /* appended frames, each ending in '\n' */
-  ffk_buf text;     /* the cached backtrace text; empty when stale */
+  pthread_mutex_t lock; /* guards appended, texts and texts_fresh */
+  ffk_buf appended;     /* appended frames, each ending in '\n' */
+  error_text *texts;    /* every text returned, newest first; freed when the Error dies */
+  bool texts_fresh;     /* texts (the newest) shows every appended frame */
   ffk_object *payload; /* a binding's own error value (e.g. the Python exception), or NULL */
 };
 
@@ -64,7 +81,12 @@ static void error_deleter(void *self, int which) {
   ffk_error *err = self;
   if (which & FFK_DELETER_DESTROY) {
     ffk_buf__free(&err->appended);
-    ffk_buf__free(&err->text);
+    for (error_text *t = err->texts, *next; t != NULL; t = next) {
+      next = t->next;
+      ffk_mem_free(t);
+    }
+    err->texts = NULL;
+    pthread_mutex_destroy(&err->lock);
     ffk_object *payload = err->payload;
     err->payload = NULL;
     ffk_object_release(payload);
@@ -92,6 +114,7 @@ static ffk_error *alloc_error(const char *kind, size_t message_len) {
   ffk_error *err = (ffk_error *)ffk_mem__raw_alloc(sizeof *err + kind_len + 1 + message_len + 1);
   if (err == NULL) return NULL;
   memset(err, 0, sizeof *err);
+  pthread_mutex_init(&err->lock, NULL); /* cannot fail with default attributes on Linux */
   ffk_object__init(&err->header, FFK_TYPE_ERROR, error_deleter);
   char *k = (char *)(err + 1);
   memcpy(k, kind, kind_len + 1);
@@ -242,6 +265,8 @@ static int append_native_frame(ffk_buf *b, void *ip) {
   return ffk_buf__appendf(b, "  at %s+0x%tx\n", module, (char *)ip - (char *)info.dli_fbase);
 }
 
+/* Builds a new text from the native frames and the appended ones and pushes it on
+ * err->texts. Called with err->lock held. Returns 0, or -1 with a MemoryError. */
 static int build_text(ffk_error *err) {
   ffk_buf b = {0};
   int rc = 0;
@@ -255,13 +280,21 @@ static int build_text(ffk_error *err) {
     i = 1;
   for (; rc == 0 && i < err->nframes; ++i) rc = append_native_frame(&b, err->frames[i]);
   if (rc == 0 && err->appended.size > 0) rc = ffk_buf__append(&b, err->appended.data, err->appended.size);
-  if (rc == 0 && b.data == NULL) rc = ffk_buf__append(&b, "", 0);
+  error_text *t = NULL;
+  if (rc == 0) {
+    t = ffk_mem_alloc(sizeof *t + b.size + 1);
+    if (t == NULL) rc = -1;
+  }
   if (rc != 0) {
     ffk_buf__free(&b);
     return -1;
   }
-  ffk_buf__free(&err->text);
-  err->text = b;
+  if (b.size > 0) memcpy(t->data, b.data, b.size);
+  t->data[b.size] = '\0';
+  ffk_buf__free(&b);
+  t->next = err->texts;
+  err->texts = t;
+  err->texts_fresh = true;
   return 0;
 }
 
@@ -276,6 +309,7 @@ int ffk_error_frames(ffk_error *err, char *buf, size_t cap, size_t *len) {
   if (err->func != NULL)
     n = snprintf(buf, buf ? cap : 0, "  at %s (%s:%d)\n", err->func, err->file ? err->file : "?", err->line);
   size_t head = n > 0 ? (size_t)n : 0;
+  pthread_mutex_lock(&err->lock);
   size_t total = head + err->appended.size;
   if (buf != NULL && cap > 0) {
     if (head < cap) {
@@ -285,6 +319,7 @@ int ffk_error_frames(ffk_error *err, char *buf, size_t cap, size_t *len) {
       buf[head + take] = '\0';
     }
   }
+  pthread_mutex_unlock(&err->lock);
   *len = total;
   return 0;
 }
@@ -292,14 +327,14 @@ int ffk_error_frames(ffk_error *err, char *buf, size_t cap, size_t *len) {
 const char *ffk_error_backtrace(ffk_error *err) {
   if (err == NULL) return "";
   if (err->header.flags & FFK_OBJECT_IMMORTAL) return "";
-  if (err->text.data == NULL) {
-    /* Building the text must not disturb the caller's pending error. */
-    ffk_error *pending = ffk_error_fetch();
-    int rc = build_text(err);
-    ffk_error_restore(pending);
-    if (rc != 0) return "";
-  }
-  return err->text.data;
+  /* Building the text must not disturb the caller's pending error. */
+  ffk_error *pending = ffk_error_fetch();
+  pthread_mutex_lock(&err->lock);
+  int rc = err->texts_fresh ? 0 : build_text(err);
+  const char *text = rc == 0 ? err->texts->data : "";
+  pthread_mutex_unlock(&err->lock);
+  ffk_error_restore(pending); /* releases what a failed build raised: after the unlock */
+  return text;
 }
 
 int ffk_error_set_payload(ffk_error *err, ffk_object *payload) {
@@ -319,13 +354,25 @@ int ffk_error_append_frame(ffk_error *err, const char *frame) {
                                                          err == NULL ? "err" : "frame");
   if (err->header.flags & FFK_OBJECT_IMMORTAL) return 0;
   size_t len = strlen(frame);
+  /* Raising under the lock must not release the slot's error (it may be err itself, or
+     one whose payload runs a binding's code): move it out until the lock is dropped. */
+  ffk_error *pending = ffk_error_fetch();
+  pthread_mutex_lock(&err->lock);
   size_t before = err->appended.size;
+  int rc = 0;
   if (ffk_buf__append(&err->appended, frame, len) != 0 ||
       ((len == 0 || frame[len - 1] != '\n') && ffk_buf__append(&err->appended, "\n", 1) != 0)) {
     err->appended.size = before;
     if (err->appended.data) err->appended.data[before] = '\0';
-    return -1;
+    rc = -1;
+  } else {
+    err->texts_fresh = false; /* the texts already returned stay valid */
   }
-  ffk_buf__free(&err->text);
-  return 0;
+  pthread_mutex_unlock(&err->lock);
+  if (rc != 0) {
+    ffk_object_release(pending ? &pending->header : NULL); /* the MemoryError replaces it */
+  } else {
+    ffk_error_restore(pending);
+  }
+  return rc;
 }

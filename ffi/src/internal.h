@@ -39,10 +39,27 @@
 #endif
 
 /*
- * The raw allocation path: honours the failing-allocator hook and counts, but raises
- * nothing, so the error module can fall back to its preallocated MemoryError.
+ * The raw allocation path (memory.c): honours the failing-allocator hook and counts,
+ * but raises nothing, so the error module can fall back to its preallocated MemoryError.
+ * The realloc form leaves ptr untouched when it returns NULL.
  */
 void *ffk_mem__raw_alloc(size_t size);
+void *ffk_mem__raw_realloc(void *ptr, size_t size);
+
+/*
+ * The test hooks' internal side (debug.c): whether this allocation must fail (counting
+ * it), and the live-object counters. Only FFK_TESTING builds have them; release builds
+ * compile the calls to nothing.
+ */
+#ifdef FFK_TESTING
+bool ffk_debug__allocation_fails(void);
+void ffk_debug__object_born(int32_t type_index);
+void ffk_debug__object_died(int32_t type_index);
+#else
+static inline bool ffk_debug__allocation_fails(void) { return false; }
+static inline void ffk_debug__object_born(int32_t type_index) { (void)type_index; }
+static inline void ffk_debug__object_died(int32_t type_index) { (void)type_index; }
+#endif
 
 /*
  * ffk_object_alloc for built-in types that fill every payload byte themselves: the
@@ -57,9 +74,6 @@ ffk_object *ffk_object__alloc_uninit(int32_t type_index, size_t size, ffk_delete
  */
 void ffk_object__init(ffk_object *obj, int32_t type_index, ffk_deleter deleter);
 
-/* Counts an object freed (a no-op unless FFK_TESTING). */
-void ffk_debug__object_died(int32_t type_index);
-
 /*
  * The calling thread's pending error (error.c). Hidden, so inside libffikit.so it is
  * reached without the symbol table; function.c reads it inline after each call instead
@@ -67,6 +81,27 @@ void ffk_debug__object_died(int32_t type_index);
  */
 extern _Thread_local ffk_error *ffk_error__slot;
 #define FFK_ERROR__PENDING() (ffk_error__slot != NULL)
+
+/*
+ * The kind that key equality and hash compare (any.c, hash.c): folds the str forms
+ * (SmallStr, String, raw C string) into FFK_TYPE_STRING and the bytes forms into
+ * FFK_TYPE_BYTES; every other type index is its own kind.
+ */
+static inline int32_t ffk_any__key_kind(int32_t type_index) {
+  switch (type_index) {
+    case FFK_TYPE_SMALL_STR:
+    case FFK_TYPE_RAW_STR:
+      return FFK_TYPE_STRING;
+    case FFK_TYPE_SMALL_BYTES:
+    case FFK_TYPE_BYTE_ARRAY_PTR:
+      return FFK_TYPE_BYTES;
+    default:
+      return type_index;
+  }
+}
+
+/* The content of a str or bytes value (any.c); "" and 0 for anything else. Never raises. */
+void ffk_any__content(const ffk_any *v, const char **data, size_t *size);
 
 /* Type registry internals used by repr and Any. */
 ffk_repr_fn ffk_type__repr_slot(int32_t type_index);

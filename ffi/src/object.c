@@ -1,10 +1,10 @@
 /*
- * object.c - the allocation path, test hooks, reference counting and weak references.
+ * object.c - object allocation and initialisation, reference counting and weak
+ * references. The allocator is memory.c, the live-object counters debug.c.
  *
  * Invariants:
- *  - Every ffikit object and buffer is allocated by ffk_mem__raw_alloc; in FFK_TESTING
- *    builds that is where the failing-allocator countdown fires and where objects are
- *    counted live (per type, process-wide).
+ *  - Every object is allocated by ffk_mem__raw_alloc (memory.c) and counted live by
+ *    ffk_object__init until ffk_object_free or ffk_object_forget (FFK_TESTING builds).
  *  - The refcount word holds strong (low 32 bits) and weak (high 32 bits) counts, the
  *    strong holders sharing one weak unit. Memory is freed only when the weak count
  *    reaches zero, so a weak holder can always read the header of a dead object.
@@ -14,113 +14,6 @@
 #include <stdlib.h>
 
 #define STRONG_MASK UINT64_C(0xffffffff)
-
-/* ---- The allocation path and the test hooks. ------------------------------------ */
-
-#ifdef FFK_TESTING
-/* Per-thread countdown: when it goes from 1 to 0 the allocation fails. */
-static _Thread_local int64_t t_fail_countdown;
-static _Thread_local int64_t t_alloc_count;
-/* Live objects per type index (untouched pages of this table cost no memory). */
-#define LIVE_SLOTS (FFK_TYPE_STATIC_END + FFK_TYPE_MAX_DYNAMIC + 1)
-static int64_t g_live[LIVE_SLOTS];
-static int64_t g_live_total;
-
-static bool hook_fires(void) {
-  ++t_alloc_count;
-  return t_fail_countdown > 0 && --t_fail_countdown == 0;
-}
-
-static size_t live_slot(int32_t type_index) {
-  return type_index >= 0 && type_index < LIVE_SLOTS - 1 ? (size_t)type_index : LIVE_SLOTS - 1;
-}
-
-static void object_born(int32_t type_index) {
-  __atomic_fetch_add(&g_live[live_slot(type_index)], 1, __ATOMIC_RELAXED);
-  __atomic_fetch_add(&g_live_total, 1, __ATOMIC_RELAXED);
-}
-
-void ffk_debug__object_died(int32_t type_index) {
-  __atomic_fetch_sub(&g_live[live_slot(type_index)], 1, __ATOMIC_RELAXED);
-  __atomic_fetch_sub(&g_live_total, 1, __ATOMIC_RELAXED);
-}
-
-bool ffk_debug_hooks_available(void) { return true; }
-
-int64_t ffk_debug_live_objects(int32_t type_index) {
-  if (type_index < 0) return __atomic_load_n(&g_live_total, __ATOMIC_RELAXED);
-  return __atomic_load_n(&g_live[live_slot(type_index)], __ATOMIC_RELAXED);
-}
-
-int ffk_debug_fail_allocation(int64_t n) {
-  if (n < 0) return ffk_error_set(FFK_ERR_VALUE, "fail_allocation count must be >= 0, got %lld", (long long)n);
-  t_fail_countdown = n;
-  return 0;
-}
-
-bool ffk_debug_fail_allocation_armed(void) { return t_fail_countdown > 0; }
-
-int64_t ffk_debug_allocation_count(void) { return t_alloc_count; }
-
-#else /* !FFK_TESTING: the hooks cost nothing and say so when asked. */
-
-static inline bool hook_fires(void) { return false; }
-static void object_born(int32_t type_index) { (void)type_index; }
-void ffk_debug__object_died(int32_t type_index) { (void)type_index; }
-
-static int hooks_missing(const char *what) {
-  return ffk_error_set(FFK_ERR_RUNTIME, "%s needs a build with FFK_TESTING=1 (link a *_testing target)", what);
-}
-
-bool ffk_debug_hooks_available(void) { return false; }
-int64_t ffk_debug_live_objects(int32_t type_index) {
-  (void)type_index;
-  return hooks_missing("ffk_debug_live_objects");
-}
-int ffk_debug_fail_allocation(int64_t n) {
-  (void)n;
-  return hooks_missing("ffk_debug_fail_allocation");
-}
-bool ffk_debug_fail_allocation_armed(void) { return false; }
-int64_t ffk_debug_allocation_count(void) { return 0; }
-
-#endif
-
-void *ffk_mem__raw_alloc(size_t size) {
-  if (hook_fires()) return NULL;
-  return malloc(size ? size : 1);
-}
-
-static void *raw_realloc(void *ptr, size_t size) {
-  if (hook_fires()) return NULL;
-  return realloc(ptr, size ? size : 1);
-}
-
-void *ffk_mem_alloc(size_t size) {
-  void *p = ffk_mem__raw_alloc(size);
-  if (FFK_UNLIKELY(p == NULL)) ffk_error_set(FFK_ERR_MEMORY, "out of memory allocating %zu bytes", size);
-  return p;
-}
-
-void *ffk_mem_calloc(size_t count, size_t size) {
-  if (size != 0 && count > SIZE_MAX / size) {
-    ffk_error_set(FFK_ERR_MEMORY, "allocation of %zu x %zu bytes overflows size_t", count, size);
-    return NULL;
-  }
-  void *p = ffk_mem_alloc(count * size);
-  if (p != NULL) memset(p, 0, count * size);
-  return p;
-}
-
-void *ffk_mem_realloc(void *ptr, size_t size) {
-  void *p = raw_realloc(ptr, size);
-  if (FFK_UNLIKELY(p == NULL)) ffk_error_set(FFK_ERR_MEMORY, "out of memory reallocating to %zu bytes", size);
-  return p;
-}
-
-void ffk_mem_free(void *ptr) { free(ptr); }
-
-/* ---- Objects. --------------------------------------------------------------------- */
 
 /*
  * Object type indices already seen in the registry, a bit each. Types are never
@@ -148,7 +41,7 @@ void ffk_object__init(ffk_object *obj, int32_t type_index, ffk_deleter deleter) 
   obj->type_index = type_index;
   obj->flags = 0;
   obj->deleter = deleter;
-  object_born(type_index);
+  ffk_debug__object_born(type_index);
 }
 
 ffk_object *ffk_object__alloc_uninit(int32_t type_index, size_t size, ffk_deleter deleter) {
@@ -181,7 +74,7 @@ ffk_object *ffk_object_realloc(ffk_object *obj, size_t size) {
     return NULL;
   }
   assert(ffk_object_is_unique(obj) && !(obj->flags & FFK_OBJECT_IMMORTAL));
-  ffk_object *moved = raw_realloc(obj, size);
+  ffk_object *moved = ffk_mem__raw_realloc(obj, size);
   if (FFK_UNLIKELY(moved == NULL))
     ffk_error_set(FFK_ERR_MEMORY, "out of memory growing a %s to %zu bytes", ffk_type_name(obj->type_index), size);
   return moved;

@@ -138,6 +138,36 @@ TEST_F(Error, FailedAppendLeavesTheBacktraceUnchanged) {
   release(err);
 }
 
+TEST_F(Error, BacktraceTextStaysValidAfterLaterAppends) {
+  ffk_error* err = ffk_error_new(FFK_ERR_RUNTIME, "m");
+  ASSERT_EQ(ffk_error_append_frame(err, "one"), 0);
+  const char* first = ffk_error_backtrace(err);
+  const std::string first_copy = first;
+  EXPECT_EQ(ffk_error_backtrace(err), first);  // no append in between: the same text
+  ASSERT_EQ(ffk_error_append_frame(err, "two"), 0);
+  const char* second = ffk_error_backtrace(err);
+  EXPECT_NE(second, first);
+  EXPECT_EQ(std::string(second), "one\ntwo\n");
+  // The text returned before the append is still there, unchanged (it used to be freed).
+  EXPECT_EQ(std::string(first), first_copy);
+  EXPECT_EQ(first_copy, "one\n");
+  release(err);
+}
+
+TEST_F(Error, AppendingToThePendingErrorKeepsItPendingAndAFailureReplacesIt) {
+  ffk_error_set(FFK_ERR_KEY, "k");
+  ASSERT_EQ(ffk_error_append_frame(ffk_error_peek_borrow(), "  hop"), 0);
+  ASSERT_TRUE(ffk_error_matches(FFK_ERR_KEY));
+  EXPECT_NE(std::string(ffk_error_backtrace(ffk_error_peek_borrow())).find("  hop\n"), std::string::npos);
+  // The slot held the only reference: the MemoryError that replaces it must not free the
+  // Error while the append still works on it (ASan: heap-use-after-free before the fix).
+  ffk_debug_fail_allocation(1);
+  EXPECT_EQ(ffk_error_append_frame(ffk_error_peek_borrow(), std::string(500, 'f').c_str()), -1);
+  ffk_debug_fail_allocation(0);
+  EXPECT_TRUE(ffk::test::PendingError(FFK_ERR_MEMORY));
+  EXPECT_EQ(ffk_debug_live_objects(FFK_TYPE_ERROR), 0);
+}
+
 TEST_F(Error, NewMakesAnUnraisedErrorWithoutNativeFrames) {
   ffk_error* err = ffk_error_new("KeyError", "'missing'");
   ASSERT_NE(err, nullptr);

@@ -61,3 +61,67 @@ def test_every_spec_top_level_name_exists():
                  "remove_global_func", "list_global_func_names", "register_error", "load_module", "testing",
                  "__version__", "int8", "float64", "bfloat16", "bool"]:
         assert hasattr(ffikit, name), name
+
+
+# Headers of Debian's libdlpack-dev and libxxhash-dev: the package must build without them.
+SYSTEM_ONLY_HEADERS = {"dlpack", "xxhash.h", "xxh3.h", "xxh_x86dispatch.h"}
+
+
+def _setup_py_extension():
+    """The Extension setup.py builds (its sources, include dirs, macros), without building."""
+    import runpy
+
+    import setuptools
+
+    seen = {}
+    real_setup = setuptools.setup
+    setuptools.setup = lambda **kw: seen.update(kw)
+    try:
+        runpy.run_path(os.path.join(PKG, "setup.py"), run_name="setup_py_under_test")
+    finally:
+        setuptools.setup = real_setup
+    (ext,) = seen["ext_modules"]
+    return ext
+
+
+def _include_dirs_without_system_only_headers(cc, tmp_path):
+    """The compiler's default include directories, with /usr/include replaced by a copy made
+    of symlinks that leaves out DLPack's and xxHash's headers: a machine without the two
+    Debian packages, as far as this compiler can tell."""
+    r = subprocess.run([cc, "-xc", "-E", "-v", os.devnull], capture_output=True, text=True, check=True)
+    lines = r.stderr.splitlines()
+    start = lines.index("#include <...> search starts here:") + 1
+    dirs = [line.strip() for line in lines[start:lines.index("End of search list.")]]
+    mirror = tmp_path / "usr-include"
+    mirror.mkdir()
+    for name in os.listdir("/usr/include"):
+        if name not in SYSTEM_ONLY_HEADERS:
+            os.symlink(os.path.join("/usr/include", name), mirror / name)
+    return [str(mirror) if os.path.realpath(d) == "/usr/include" else d for d in dirs]
+
+
+@pytest.mark.skipif(not os.path.exists(os.path.join(ROOT, "ffi", "BUILD")), reason="not in a source checkout")
+def test_setup_py_builds_without_system_dlpack_or_xxhash(tmp_path):
+    """Every C source setup.py compiles preprocesses with /usr/include/dlpack and
+    /usr/include/xxhash.h out of sight, and takes DLPack and xxHash from third_party/."""
+    import sysconfig
+
+    cc = (sysconfig.get_config_var("CC") or "cc").split()[0]
+    if shutil.which(cc) is None:
+        pytest.skip(f"no C compiler ({cc})")
+    ext = _setup_py_extension()
+    flags = ["-nostdinc", "-std=c11"]
+    flags += [f"-isystem{d}" for d in _include_dirs_without_system_only_headers(cc, tmp_path)]
+    flags += [f"-D{name}" if value is None else f"-D{name}={value}" for name, value in ext.define_macros]
+    flags += [f"-I{os.path.join(PKG, d)}" for d in ext.include_dirs] + [f"-I{sysconfig.get_paths()['include']}"]
+    vendored = {os.path.join(ROOT, "third_party", "dlpack", "include", "dlpack", "dlpack.h"),
+                os.path.join(ROOT, "third_party", "xxhash", "include", "xxhash.h")}
+    used = set()
+    for src in ext.sources:
+        path = os.path.normpath(os.path.join(PKG, src))
+        r = subprocess.run([cc, *flags, "-M", path], capture_output=True, text=True)
+        assert r.returncode == 0, f"{src} does not preprocess without the system headers:\n{r.stderr}"
+        deps = {os.path.normpath(d) for d in r.stdout.replace("\\\n", " ").split()[1:]}
+        assert not [d for d in deps if d.startswith("/usr/include/dlpack") or "/usr/include/xx" in d], src
+        used |= deps & vendored
+    assert used == vendored, "setup.py no longer takes both vendored headers"

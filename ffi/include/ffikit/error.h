@@ -9,8 +9,19 @@
  * names are equal.
  *
  * The slot holds at most one error; raising while one is pending replaces it.
- * Error objects are immutable once raised except for appended frames, which only the
- * thread holding the error adds.
+ *
+ * Threads: an Error is an object like any other and may be shared by threads (a Rust
+ * closure returning a clone of an error it received). Its kind, message and native frames
+ * never change. Frames may be appended from any thread while others read the backtrace
+ * (ffk_error_backtrace, ffk_error_frames): each Error has its own lock around its frames.
+ * A backtrace text, once returned, is never changed or freed while the Error lives: an
+ * append makes the next ffk_error_backtrace build a new text and keeps the old one, so a
+ * pointer a thread holds stays valid until the Error's last reference is released. We
+ * keep the borrowed `const char *` (rather than returning a new String each call) because
+ * every caller copies the text at once and a String per read would cost an allocation and
+ * a release at every call site; the price is memory: a text is kept per request that
+ * follows an append, freed with the Error. The payload is set by the thread holding the
+ * Error before it shares it (ffk_error_set_payload).
  */
 #ifndef FFIKIT_ERROR_H
 #define FFIKIT_ERROR_H
@@ -89,8 +100,11 @@ FFK_API const char *ffk_error_message(const ffk_error *err);
 
 /*
  * The backtrace as text, one frame a line, innermost first: the symbolised native
- * frames captured when it was raised, then the appended frames. Borrowed from `err`,
- * valid until the next append. Returns "" if the text cannot be built (out of memory).
+ * frames captured when it was raised, then the frames appended so far. Borrowed from
+ * `err` and valid until `err` is freed: later appends (from any thread) never change or
+ * free a text already returned; the next call returns a new text with them. Thread-safe.
+ * Returns "" if the text cannot be built (out of memory; the pending error, if any, is
+ * left as it was). Never fails otherwise.
  */
 FFK_API const char *ffk_error_backtrace(ffk_error *err);
 
@@ -100,16 +114,20 @@ FFK_API const char *ffk_error_backtrace(ffk_error *err);
  * ffk_error_backtrace prints them. Cheap (no symbol lookup), for bindings that turn the
  * frames into their own traceback entries. Writes at most cap bytes into buf
  * (NUL-terminated, truncated; buf may be NULL with cap 0) and sets *len to the full
- * length, so a caller can size a buffer and ask again. Returns 0, or -1 with a
- * ValueError for a NULL err or len.
+ * length, so a caller can size a buffer and ask again (frames appended by another
+ * thread in between make *len larger the second time: the text stays whole lines up to
+ * the truncation). Thread-safe. Returns 0, or -1 with a ValueError for a NULL err or len.
  */
 FFK_API int ffk_error_frames(ffk_error *err, char *buf, size_t cap, size_t *len);
 
 /*
  * Appends one frame (a line of text such as `File "x.py", line 3, in f`) to the
- * backtrace, as an error crosses a call or a language boundary. Returns 0, or -1 with
- * a MemoryError (err is unchanged) or a ValueError (err or frame NULL). Only the
- * thread that holds `err` may append.
+ * backtrace, as an error crosses a call or a language boundary. `frame` is borrowed
+ * (copied). Any thread holding a reference may append, while others read; appends from
+ * several threads are kept whole, in the order they took the Error's lock. Texts returned
+ * earlier by ffk_error_backtrace stay valid. Returns 0 (the pending error, if any, is
+ * left as it was), or -1 with a MemoryError in the slot (err is unchanged) or a
+ * ValueError (err or frame NULL).
  */
 FFK_API int ffk_error_append_frame(ffk_error *err, const char *frame);
 

@@ -42,6 +42,9 @@ typedef struct DLManagedTensorVersioned {
   uint64_t flags;
   DLTensor dl_tensor;
 } DLManagedTensorVersioned;
+#else
+/* DLPack 1.1's header (third_party/dlpack) declares the struct without a typedef name in C. */
+typedef struct DLManagedTensorVersioned DLManagedTensorVersioned;
 #endif
 
 FFK_STATIC_ASSERT(sizeof(DLPackVersion) == 8, "DLPackVersion layout");
