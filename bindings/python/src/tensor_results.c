@@ -14,7 +14,8 @@
  *   - a Function whose `exchange_tensors` is False returns ffikit.Tensor (and containers
  *     that remember nothing), whatever it was given;
  *   - when the framework refuses a tensor (a dtype it has no type for), the result is the
- *     ffikit.Tensor, as tvm_ffi does.
+ *     ffikit.Tensor, as tvm_ffi does; so is a tensor with negative strides, which PyTorch
+ *     cannot hold (its import would end the process).
  *
  * The table of the call being converted is kept in a thread-local slot that each call
  * sets around its argument conversion (and restores, so nested calls keep their own).
@@ -86,8 +87,22 @@ static int is_container(int32_t type_index) {
          type_index == FFK_TYPE_LIST || type_index == FFK_TYPE_DICT;
 }
 
+/* Whether a dimension of more than one element steps backwards (numpy's a[::-1]). PyTorch
+ * cannot hold such a tensor and its import throws a C++ exception through the C table,
+ * which ends the process: such tensors stay ffikit.Tensor. */
+static int steps_backwards(const ffk_tensor *t) {
+  const DLTensor *dl = ffk_tensor_dltensor_borrow(t);
+  for (int32_t i = 0; dl->strides != NULL && i < dl->ndim; ++i)
+    if (dl->strides[i] < 0 && dl->shape[i] > 1) return 1;
+  return 0;
+}
+
 /* The framework's tensor for t (borrowed), or the ffikit.Tensor when the framework refuses it. */
 static PyObject *framework_tensor(ffk_tensor *t, const DLPackExchangeAPI *api) {
+  if (steps_backwards(t)) {
+    ffk_object_retain((ffk_object *)t);
+    return ffkpy_wrap_steal((ffk_object *)t);
+  }
   DLManagedTensorVersioned *m = ffk_tensor_to_dlpack_versioned(t); /* holds its own reference */
   if (m == NULL) return ffkpy_raise_from_ffk();
   void *out = NULL;

@@ -92,3 +92,15 @@ def test_the_last_torch_tensor_argument_decides_and_results_keep_no_tensor_alive
     assert r[0] == 1 and r[1] == "x" and type(r[2]) is torch.Tensor
     del r
     assert testing.nop(t) is None
+
+
+def test_a_tensor_torch_cannot_hold_comes_back_as_an_ffikit_tensor(t):
+    # PyTorch has no negative strides: importing one throws a C++ exception through the C
+    # exchange table, which ended the process before ffikit kept such a tensor itself.
+    backwards = ffikit.from_dlpack(np.arange(6.0)[::-1])
+    r = testing.apply(lambda x, y: y, t, backwards)
+    assert type(r) is ffikit.Tensor
+    assert r.strides == (-1,)
+    assert np.asarray(r).tolist() == [5.0, 4.0, 3.0, 2.0, 1.0, 0.0]
+    arr = testing.apply(lambda x, y: [x, y], t, backwards)
+    assert isinstance(arr[0], torch.Tensor) and type(arr[1]) is ffikit.Tensor
