@@ -1,6 +1,7 @@
 /*
  * dlpack_exchange.h - DLPack 1.3's C exchange API (`__dlpack_c_exchange_api__`), declared
- * from the DLPack header's definition because Debian's dlpack.h (0.6) predates it.
+ * from DLPack 1.3's definition: the vendored header (third_party/dlpack) is DLPack 1.1,
+ * whose minor version ffikit stamps on its exports, and predates it.
  *
  * A framework sets, on its tensor type, a PyCapsule named "dlpack_exchange_api" that
  * points to a process-lifetime DLPackExchangeAPI: C function pointers that move tensors

@@ -7,8 +7,8 @@
  * deleter when the Tensor (and every view of it) is gone; on failure nothing is taken
  * and the caller still owns it.
  *
- * Debian's dlpack.h is DLPack 0.6, which lacks the versioned struct; it is declared
- * here once, with DLPack 1.x's layout (checked by static asserts).
+ * The DLPack header is DLPack 1.1's, vendored in third_party/dlpack and installed beside
+ * ffikit's headers; the layouts ffikit relies on are checked by static asserts below.
  */
 #ifndef FFIKIT_DLPACK_H
 #define FFIKIT_DLPACK_H
@@ -19,33 +19,9 @@
 
 FFK_EXTERN_C_BEGIN
 
-#ifndef DLPACK_MAJOR_VERSION
-#define DLPACK_MAJOR_VERSION 1
-#define DLPACK_MINOR_VERSION 1
-
-/* The DLPack version a versioned tensor was made against. */
-typedef struct {
-  uint32_t major;
-  uint32_t minor;
-} DLPackVersion;
-
-/* The elements must not be written. */
-#define DLPACK_FLAG_BITMASK_READ_ONLY (UINT64_C(1) << 0)
-/* The producer copied the data for this exchange. */
-#define DLPACK_FLAG_BITMASK_IS_COPIED (UINT64_C(1) << 1)
-
-/* DLPack >= 1.0's managed tensor: a version, flags, then what DLManagedTensor holds. */
-typedef struct DLManagedTensorVersioned {
-  DLPackVersion version;
-  void *manager_ctx;
-  void (*deleter)(struct DLManagedTensorVersioned *self);
-  uint64_t flags;
-  DLTensor dl_tensor;
-} DLManagedTensorVersioned;
-#else
-/* DLPack 1.1's header (third_party/dlpack) declares the struct without a typedef name in C. */
+/* DLPack 1.1's header (third_party/dlpack, installed beside ffikit's) declares the
+   versioned struct without a typedef name in C. */
 typedef struct DLManagedTensorVersioned DLManagedTensorVersioned;
-#endif
 
 FFK_STATIC_ASSERT(sizeof(DLPackVersion) == 8, "DLPackVersion layout");
 FFK_STATIC_ASSERT(offsetof(DLManagedTensorVersioned, manager_ctx) == 8, "DLManagedTensorVersioned layout");
@@ -72,8 +48,8 @@ FFK_API DLManagedTensorVersioned *ffk_tensor_to_dlpack_versioned(ffk_tensor *t);
 
 /*
  * Imports a legacy managed tensor. Validates ndim (0..FFK_TENSOR_MAX_NDIM), shape (not
- * NULL when ndim > 0, no negative dimension), strides (NULL means compact; negative ones
- * are refused), dtype (whole bytes, lanes 1), device (a known type, id >= 0), data (NULL
+ * NULL when ndim > 0, no negative dimension), strides (NULL means compact; any sign),
+ * dtype (one a tensor holds: see tensor.h), device (a known type, id >= 0), data (NULL
  * only with zero elements) and `req` (may be NULL). Returns a new Tensor that owns `m`,
  * or NULL with a ValueError naming the problem and `m` untouched (still the caller's).
  * A round trip returns the original: when `m` is one of ffikit's own exports and its
