@@ -1,7 +1,8 @@
 // ffikit/list.h: shared (not copy-on-write) semantics, every operation with Python's
 // index and slice rules, error messages, views, repr with cycles, iterators that notice
 // changes, deleters that re-enter the List, a random model check against std::vector,
-// allocation failures, and a few threads sharing Lists.
+// allocation failures (the threads are in
+// list_threads_test.cc).
 #include <ffikit/ffikit.h>
 #include <ffikit/list.h>
 
@@ -15,110 +16,13 @@
 #include <thread>
 #include <vector>
 
+#include "tests/containers/list_test_support.h"
 #include "tests/support/ffk_test.h"
 
 namespace {
 
+using namespace list_test;  // NOLINT: the shared List helpers
 class List : public ffk::test::Test {};
-using ffk::test::FetchError;
-using ffk::test::OwnedAny;
-using ffk::test::Repr;
-
-ffk_object* Obj(ffk_list* l) { return reinterpret_cast<ffk_object*>(l); }
-ffk_object* Obj(ffk_array* a) { return reinterpret_cast<ffk_object*>(a); }
-ffk_object* Obj(ffk_map* m) { return reinterpret_cast<ffk_object*>(m); }
-
-ffk_list* Ints(const std::vector<int64_t>& xs) {
-  std::vector<ffk_any> v;
-  for (int64_t x : xs) v.push_back(ffk_any_int(x));
-  ffk_list* l = ffk_list_from_items(v.data(), static_cast<int64_t>(v.size()));
-  EXPECT_NE(l, nullptr) << FetchError();
-  return l;
-}
-
-ffk_array* IntArray(const std::vector<int64_t>& xs) {
-  std::vector<ffk_any> v;
-  for (int64_t x : xs) v.push_back(ffk_any_int(x));
-  return ffk_array_new(v.data(), static_cast<int64_t>(v.size()));
-}
-
-// The elements of `l`, read one by one with ffk_list_get (which does not allocate).
-std::vector<int64_t> Values(ffk_list* l) {
-  std::vector<int64_t> out;
-  int64_t n = ffk_list_size(l);
-  for (int64_t i = 0; i < n; ++i) {
-    ffk_any v;
-    if (ffk_list_get(l, i, &v) != 0) {
-      ADD_FAILURE() << "get " << i << ": " << FetchError();
-      break;
-    }
-    if (v.type_index != FFK_TYPE_INT) ADD_FAILURE() << "element " << i << " is a " << ffk_any_type_name(&v);
-    out.push_back(v.v_int);
-    ffk_any_release(&v);
-  }
-  return out;
-}
-
-std::vector<int64_t> Values(const ffk_array* a) {
-  std::vector<int64_t> out;
-  for (int64_t i = 0; i < ffk_array_size(a); ++i) out.push_back(ffk_array_items_borrow(a)[i].v_int);
-  return out;
-}
-
-template <typename T>
-std::string R(T* x) {
-  ffk_any v = ffk_any_object(Obj(x));
-  std::string s = Repr(v);
-  ffk_any_release(&v);
-  return s;
-}
-
-using ffk::test::PendingError;
-using ffk::test::TensorView;
-
-// Python's clamping of one slice bound (step 1) and of list.insert's index.
-int64_t Clamp(int64_t i, int64_t n) {
-  if (i < 0) {
-    i += n;
-    if (i < 0) i = 0;
-  } else if (i > n) {
-    i = n;
-  }
-  return i;
-}
-
-
-// The indices Python's l[start:stop:step] selects in a list of n elements (step != 0),
-// written from the language reference rather than from the C code under test.
-std::vector<int64_t> PySliceIndices(int64_t n, int64_t start, int64_t stop, int64_t step) {
-  if (step == INT64_MIN) step = -INT64_MAX;  // as CPython clamps it: the same elements
-  auto bound = [n, step](int64_t v) -> int64_t {
-    // A negative bound counts from the end; then clamp to [0, n] (step > 0) or [-1, n - 1].
-    if (v < 0) v = v < -n ? (step > 0 ? 0 : -1) : v + n;
-    int64_t hi = step > 0 ? n : n - 1;
-    return v > hi ? hi : v;
-  };
-  std::vector<int64_t> out;
-  int64_t a = bound(start), b = bound(stop);
-  for (int64_t i = a; step > 0 ? i < b : i > b;) {
-    out.push_back(i);
-    if (step > 0 ? b - i <= step : i - b <= -step) break;  // the next one is past the end
-    i += step;
-  }
-  return out;
-}
-
-std::vector<int64_t> Iota(int64_t n) {
-  std::vector<int64_t> v(static_cast<size_t>(n));
-  for (int64_t i = 0; i < n; ++i) v[static_cast<size_t>(i)] = i;
-  return v;
-}
-
-std::vector<ffk_any> IntAnys(const std::vector<int64_t>& xs) {
-  std::vector<ffk_any> v;
-  for (int64_t x : xs) v.push_back(ffk_any_int(x));
-  return v;
-}
 
 // ---------------------------------------------------------------------------------
 
@@ -1399,157 +1303,6 @@ TEST_F(List, RandomOperationsMatchStdVector) {
   }
   EXPECT_EQ(Values(l), model);
   ffk_object_release(Obj(alias));
-  ffk_object_release(Obj(l));
-}
-
-// Threads sharing Lists: appends from several threads all land, each thread's in its
-// order; iteration during them either works or reports the change; two threads copying
-// two Lists into each other (lock order) finish.
-TEST_F(List, ThreadsShareAListSafely) {
-  constexpr int kThreads = 4, kPer = 3000;
-  ffk_list* l = ffk_list_new();
-  std::atomic<bool> done{false};
-  std::vector<std::thread> writers;
-  for (int t = 0; t < kThreads; ++t) {
-    writers.emplace_back([l, t] {
-      for (int i = 0; i < kPer; ++i) {
-        ffk_any v = ffk_any_int(t * kPer + i);
-        if (ffk_list_append(l, &v) != 0) {
-          ADD_FAILURE() << FetchError();
-          return;
-        }
-      }
-    });
-  }
-  std::thread reader([l, &done] {
-    while (!done.load()) {
-      ffk_list_iter it;
-      ffk_list_iter_init(&it, l);
-      ffk_any v;
-      int rc;
-      while ((rc = ffk_list_iter_next(&it, &v)) == 1) ffk_any_release(&v);
-      if (rc == -1) {
-        std::string e = FetchError();
-        if (e != "RuntimeError: List changed during iteration") ADD_FAILURE() << e;
-      }
-      ffk_array* snap = ffk_list_to_array(l);
-      if (snap == nullptr) {
-        ADD_FAILURE() << FetchError();
-        return;
-      }
-      ffk_object_release(Obj(snap));
-    }
-  });
-  for (auto& w : writers) w.join();
-  done = true;
-  reader.join();
-  std::vector<int64_t> all = Values(l);
-  ASSERT_EQ(all.size(), static_cast<size_t>(kThreads * kPer));
-  std::vector<int64_t> last(kThreads, -1);
-  for (int64_t x : all) {
-    int t = static_cast<int>(x / kPer);
-    ASSERT_GT(x, last[t]) << "thread " << t << "'s appends out of order";
-    last[t] = x;
-  }
-  ffk_object_release(Obj(l));
-
-  ffk_list* a = Ints({1, 2, 3});
-  ffk_list* b = Ints({4, 5});
-  auto copier = [](ffk_list* dst, ffk_list* src) {
-    for (int i = 0; i < 2000; ++i) {
-      if (ffk_list_set_slice_from(dst, 0, INT64_MAX, Obj(src)) != 0 || ffk_list_extend_from(dst, Obj(src)) != 0 ||
-          ffk_list_set_slice(dst, 4, INT64_MAX, nullptr, 0) != 0) {
-        ADD_FAILURE() << FetchError();
-        return;
-      }
-    }
-  };
-  std::thread t1(copier, a, b), t2(copier, b, a);
-  t1.join();
-  t2.join();
-  EXPECT_LE(ffk_list_size(a), 4);
-  EXPECT_LE(ffk_list_size(b), 4);
-  ffk_object_release(Obj(a));
-  ffk_object_release(Obj(b));
-}
-
-
-// One writer cycles a List through five states with one slice operation each (del of an
-// extended slice, extend, assignment to an extended slice, reversing assignment from the
-// List itself, and a whole replacement); readers take snapshots (whole, reversed, every
-// other element) all the while. Every snapshot is one of the five states: no reader
-// ever sees part of a slice deleted, assigned or appended.
-TEST_F(List, ReadersNeverSeeHalfASliceOperation) {
-  constexpr int64_t kN = 100;  // more than the 64 removed elements held on the stack
-  constexpr int kCycles = 1500;
-  std::vector<std::vector<int64_t>> states;
-  std::vector<int64_t> s0;
-  for (int64_t i = 0; i < kN; ++i) s0.insert(s0.end(), {1, 2});  // [1, 2, 1, 2, ...]
-  std::vector<int64_t> s1(kN, 2);                                 // del l[::2]
-  std::vector<int64_t> s2 = s1;                                   // l.extend([3] * kN)
-  s2.insert(s2.end(), kN, 3);
-  std::vector<int64_t> s3 = s2;                                   // l[1::2] = [4] * kN
-  for (int64_t i = 1; i < 2 * kN; i += 2) s3[static_cast<size_t>(i)] = 4;
-  std::vector<int64_t> s4(s3.rbegin(), s3.rend());                // l[::-1] = l
-  states = {s0, s1, s2, s3, s4};
-  std::vector<ffk_any> s0_items = IntAnys(s0), threes(kN, ffk_any_int(3)), fours(kN, ffk_any_int(4));
-
-  ffk_list* l = Ints(s0);
-  std::atomic<bool> done{false};
-  std::atomic<int64_t> seen_states[5] = {};
-  auto which_state = [&](const std::vector<int64_t>& got) -> int {
-    for (size_t i = 0; i < states.size(); ++i)
-      if (got == states[i]) return static_cast<int>(i);
-    return -1;
-  };
-  auto reader = [&] {
-    int failures = 0;
-    while (!done.load() && failures < 3) {
-      ffk_array* whole = ffk_list_to_array(l);
-      ffk_array* reversed = ffk_list_slice(l, INT64_MAX, INT64_MIN, -1);
-      ffk_array* evens = ffk_list_slice(l, 0, INT64_MAX, 2);
-      if (whole == nullptr || reversed == nullptr || evens == nullptr) {
-        ADD_FAILURE() << FetchError();
-        return;
-      }
-      std::vector<int64_t> w = Values(whole), r = Values(reversed), e = Values(evens);
-      std::reverse(r.begin(), r.end());
-      int sw = which_state(w), sr = which_state(r);
-      bool evens_ok = false;
-      for (const auto& st : states) {
-        std::vector<int64_t> every_other;
-        for (size_t i = 0; i < st.size(); i += 2) every_other.push_back(st[i]);
-        evens_ok = evens_ok || e == every_other;
-      }
-      if (sw < 0 || sr < 0 || !evens_ok) {
-        ADD_FAILURE() << "a reader saw a state between two: whole " << sw << ", reversed " << sr << ", evens "
-                      << evens_ok << " (sizes " << w.size() << ", " << r.size() << ", " << e.size() << ")";
-        ++failures;
-      } else {
-        seen_states[sw].fetch_add(1);
-      }
-      for (ffk_array* a : {whole, reversed, evens}) ffk_object_release(Obj(a));
-    }
-  };
-  std::thread r1(reader), r2(reader);
-  for (int c = 0; c < kCycles; ++c) {
-    int rc = ffk_list_erase_slice(l, 0, INT64_MAX, 2);
-    if (rc == 0) rc = ffk_list_extend(l, threes.data(), kN);
-    if (rc == 0) rc = ffk_list_set_slice_step(l, 1, INT64_MAX, 2, fours.data(), kN);
-    if (rc == 0) rc = ffk_list_set_slice_step_from(l, INT64_MAX, INT64_MIN, -1, Obj(l));
-    if (rc == 0) rc = ffk_list_set_slice(l, 0, INT64_MAX, s0_items.data(), 2 * kN);
-    if (rc != 0) {
-      ADD_FAILURE() << "cycle " << c << ": " << FetchError();
-      break;
-    }
-  }
-  done = true;
-  r1.join();
-  r2.join();
-  EXPECT_EQ(Values(l), s0);
-  int64_t total = 0;
-  for (auto& n : seen_states) total += n.load();
-  EXPECT_GT(total, 0) << "the readers read";
   ffk_object_release(Obj(l));
 }
 

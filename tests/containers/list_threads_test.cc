@@ -1,0 +1,172 @@
+// ffikit/list.h under threads: appends from several threads, iteration during them,
+// two Lists copied into each other (lock order), and readers that never see half of a
+// slice operation or an extend.
+#include <ffikit/ffikit.h>
+#include <ffikit/list.h>
+
+#include <atomic>
+#include <cstdint>
+#include <thread>
+#include <vector>
+
+#include "tests/containers/list_test_support.h"
+#include "tests/support/ffk_test.h"
+
+namespace {
+
+using namespace list_test;  // NOLINT: the shared List helpers
+
+class List : public ffk::test::Test {};
+
+// Threads sharing Lists: appends from several threads all land, each thread's in its
+// order; iteration during them either works or reports the change; two threads copying
+// two Lists into each other (lock order) finish.
+TEST_F(List, ThreadsShareAListSafely) {
+  constexpr int kThreads = 4, kPer = 3000;
+  ffk_list* l = ffk_list_new();
+  std::atomic<bool> done{false};
+  std::vector<std::thread> writers;
+  for (int t = 0; t < kThreads; ++t) {
+    writers.emplace_back([l, t] {
+      for (int i = 0; i < kPer; ++i) {
+        ffk_any v = ffk_any_int(t * kPer + i);
+        if (ffk_list_append(l, &v) != 0) {
+          ADD_FAILURE() << FetchError();
+          return;
+        }
+      }
+    });
+  }
+  std::thread reader([l, &done] {
+    while (!done.load()) {
+      ffk_list_iter it;
+      ffk_list_iter_init(&it, l);
+      ffk_any v;
+      int rc;
+      while ((rc = ffk_list_iter_next(&it, &v)) == 1) ffk_any_release(&v);
+      if (rc == -1) {
+        std::string e = FetchError();
+        if (e != "RuntimeError: List changed during iteration") ADD_FAILURE() << e;
+      }
+      ffk_array* snap = ffk_list_to_array(l);
+      if (snap == nullptr) {
+        ADD_FAILURE() << FetchError();
+        return;
+      }
+      ffk_object_release(Obj(snap));
+    }
+  });
+  for (auto& w : writers) w.join();
+  done = true;
+  reader.join();
+  std::vector<int64_t> all = Values(l);
+  ASSERT_EQ(all.size(), static_cast<size_t>(kThreads * kPer));
+  std::vector<int64_t> last(kThreads, -1);
+  for (int64_t x : all) {
+    int t = static_cast<int>(x / kPer);
+    ASSERT_GT(x, last[t]) << "thread " << t << "'s appends out of order";
+    last[t] = x;
+  }
+  ffk_object_release(Obj(l));
+
+  ffk_list* a = Ints({1, 2, 3});
+  ffk_list* b = Ints({4, 5});
+  auto copier = [](ffk_list* dst, ffk_list* src) {
+    for (int i = 0; i < 2000; ++i) {
+      if (ffk_list_set_slice_from(dst, 0, INT64_MAX, Obj(src)) != 0 || ffk_list_extend_from(dst, Obj(src)) != 0 ||
+          ffk_list_set_slice(dst, 4, INT64_MAX, nullptr, 0) != 0) {
+        ADD_FAILURE() << FetchError();
+        return;
+      }
+    }
+  };
+  std::thread t1(copier, a, b), t2(copier, b, a);
+  t1.join();
+  t2.join();
+  EXPECT_LE(ffk_list_size(a), 4);
+  EXPECT_LE(ffk_list_size(b), 4);
+  ffk_object_release(Obj(a));
+  ffk_object_release(Obj(b));
+}
+
+
+// One writer cycles a List through five states with one slice operation each (del of an
+// extended slice, extend, assignment to an extended slice, reversing assignment from the
+// List itself, and a whole replacement); readers take snapshots (whole, reversed, every
+// other element) all the while. Every snapshot is one of the five states: no reader
+// ever sees part of a slice deleted, assigned or appended.
+TEST_F(List, ReadersNeverSeeHalfASliceOperation) {
+  constexpr int64_t kN = 100;  // more than the 64 removed elements held on the stack
+  constexpr int kCycles = 1500;
+  std::vector<std::vector<int64_t>> states;
+  std::vector<int64_t> s0;
+  for (int64_t i = 0; i < kN; ++i) s0.insert(s0.end(), {1, 2});  // [1, 2, 1, 2, ...]
+  std::vector<int64_t> s1(kN, 2);                                 // del l[::2]
+  std::vector<int64_t> s2 = s1;                                   // l.extend([3] * kN)
+  s2.insert(s2.end(), kN, 3);
+  std::vector<int64_t> s3 = s2;                                   // l[1::2] = [4] * kN
+  for (int64_t i = 1; i < 2 * kN; i += 2) s3[static_cast<size_t>(i)] = 4;
+  std::vector<int64_t> s4(s3.rbegin(), s3.rend());                // l[::-1] = l
+  states = {s0, s1, s2, s3, s4};
+  std::vector<ffk_any> s0_items = IntAnys(s0), threes(kN, ffk_any_int(3)), fours(kN, ffk_any_int(4));
+
+  ffk_list* l = Ints(s0);
+  std::atomic<bool> done{false};
+  std::atomic<int64_t> seen_states[5] = {};
+  auto which_state = [&](const std::vector<int64_t>& got) -> int {
+    for (size_t i = 0; i < states.size(); ++i)
+      if (got == states[i]) return static_cast<int>(i);
+    return -1;
+  };
+  auto reader = [&] {
+    int failures = 0;
+    while (!done.load() && failures < 3) {
+      ffk_array* whole = ffk_list_to_array(l);
+      ffk_array* reversed = ffk_list_slice(l, INT64_MAX, INT64_MIN, -1);
+      ffk_array* evens = ffk_list_slice(l, 0, INT64_MAX, 2);
+      if (whole == nullptr || reversed == nullptr || evens == nullptr) {
+        ADD_FAILURE() << FetchError();
+        return;
+      }
+      std::vector<int64_t> w = Values(whole), r = Values(reversed), e = Values(evens);
+      std::reverse(r.begin(), r.end());
+      int sw = which_state(w), sr = which_state(r);
+      bool evens_ok = false;
+      for (const auto& st : states) {
+        std::vector<int64_t> every_other;
+        for (size_t i = 0; i < st.size(); i += 2) every_other.push_back(st[i]);
+        evens_ok = evens_ok || e == every_other;
+      }
+      if (sw < 0 || sr < 0 || !evens_ok) {
+        ADD_FAILURE() << "a reader saw a state between two: whole " << sw << ", reversed " << sr << ", evens "
+                      << evens_ok << " (sizes " << w.size() << ", " << r.size() << ", " << e.size() << ")";
+        ++failures;
+      } else {
+        seen_states[sw].fetch_add(1);
+      }
+      for (ffk_array* a : {whole, reversed, evens}) ffk_object_release(Obj(a));
+    }
+  };
+  std::thread r1(reader), r2(reader);
+  for (int c = 0; c < kCycles; ++c) {
+    int rc = ffk_list_erase_slice(l, 0, INT64_MAX, 2);
+    if (rc == 0) rc = ffk_list_extend(l, threes.data(), kN);
+    if (rc == 0) rc = ffk_list_set_slice_step(l, 1, INT64_MAX, 2, fours.data(), kN);
+    if (rc == 0) rc = ffk_list_set_slice_step_from(l, INT64_MAX, INT64_MIN, -1, Obj(l));
+    if (rc == 0) rc = ffk_list_set_slice(l, 0, INT64_MAX, s0_items.data(), 2 * kN);
+    if (rc != 0) {
+      ADD_FAILURE() << "cycle " << c << ": " << FetchError();
+      break;
+    }
+  }
+  done = true;
+  r1.join();
+  r2.join();
+  EXPECT_EQ(Values(l), s0);
+  int64_t total = 0;
+  for (auto& n : seen_states) total += n.load();
+  EXPECT_GT(total, 0) << "the readers read";
+  ffk_object_release(Obj(l));
+}
+
+}  // namespace
