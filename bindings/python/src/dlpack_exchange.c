@@ -87,39 +87,36 @@ int ffkpy_dlpack_exchange_init(void) {
 
 static PyObject *g_api_cache; /* dict: type -> capsule, or None when the type has no table */
 
-/* The exchange table of o's type (borrowed, process lifetime), or NULL when it has none. -1 on error. */
-static int lookup_api(PyObject *o, const DLPackExchangeAPI **out) {
-  *out = NULL;
-  if (g_api_cache == NULL && (g_api_cache = PyDict_New()) == NULL) return -1;
+const DLPackExchangeAPI *ffkpy_exchange_api_of(PyObject *o) {
+  if (g_api_cache == NULL && (g_api_cache = PyDict_New()) == NULL) return FFKPY_EXCHANGE_ERROR;
   PyObject *tp = (PyObject *)Py_TYPE(o);
   PyObject *cap = PyDict_GetItemWithError(g_api_cache, tp);
   if (cap == NULL) {
-    if (PyErr_Occurred()) return -1;
+    if (PyErr_Occurred()) return FFKPY_EXCHANGE_ERROR;
     cap = PyObject_GetAttrString(tp, "__dlpack_c_exchange_api__");
     if (cap == NULL) {
-      if (!PyErr_ExceptionMatches(PyExc_AttributeError)) return -1;
+      if (!PyErr_ExceptionMatches(PyExc_AttributeError)) return FFKPY_EXCHANGE_ERROR;
       PyErr_Clear();
       cap = Py_NewRef(Py_None);
-    } else if (!PyCapsule_IsValid(cap, FFKPY_DLPACK_EXCHANGE_CAPSULE)) {
-      Py_SETREF(cap, Py_NewRef(Py_None)); /* not the protocol's capsule: use __dlpack__ */
+    } else {
+      const DLPackExchangeAPI *api = PyCapsule_IsValid(cap, FFKPY_DLPACK_EXCHANGE_CAPSULE)
+                                         ? PyCapsule_GetPointer(cap, FFKPY_DLPACK_EXCHANGE_CAPSULE)
+                                         : NULL;
+      /* Not the protocol's capsule, or a major version we do not know: use __dlpack__. */
+      if (api == NULL || api->header.version.major != 1) Py_SETREF(cap, Py_NewRef(Py_None));
     }
     int rc = PyDict_SetItem(g_api_cache, tp, cap);
     Py_DECREF(cap); /* the cache keeps it */
-    if (rc != 0) return -1;
+    if (rc != 0) return FFKPY_EXCHANGE_ERROR;
   }
-  if (cap == Py_None) return 0;
-  const DLPackExchangeAPI *api = PyCapsule_GetPointer(cap, FFKPY_DLPACK_EXCHANGE_CAPSULE);
-  if (api == NULL) return -1;
-  if (api->header.version.major != 1 || api->managed_tensor_from_py_object_no_sync == NULL) return 0;
-  *out = api;
-  return 1;
+  return cap == Py_None ? NULL : PyCapsule_GetPointer(cap, FFKPY_DLPACK_EXCHANGE_CAPSULE);
 }
 
 int ffkpy_tensor_from_exchange_api(PyObject *o, const ffk_dlpack_requirements *req, ffk_tensor **out) {
   *out = NULL;
-  const DLPackExchangeAPI *api;
-  int rc = lookup_api(o, &api);
-  if (rc <= 0) return rc;
+  const DLPackExchangeAPI *api = ffkpy_exchange_api_of(o);
+  if (api == FFKPY_EXCHANGE_ERROR) return -1;
+  if (api == NULL || api->managed_tensor_from_py_object_no_sync == NULL) return 0;
   DLManagedTensorVersioned *m = NULL;
   if (api->managed_tensor_from_py_object_no_sync(o, &m) != 0 || m == NULL) {
     if (!PyErr_Occurred()) PyErr_SetString(PyExc_BufferError, "the producer's DLPack exchange API failed");

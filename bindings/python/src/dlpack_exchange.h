@@ -40,4 +40,14 @@ FFK_STATIC_ASSERT(sizeof(DLPackExchangeAPIHeader) == 16, "DLPackExchangeAPIHeade
 FFK_STATIC_ASSERT(offsetof(DLPackExchangeAPI, managed_tensor_allocator) == 16, "DLPackExchangeAPI layout");
 FFK_STATIC_ASSERT(sizeof(DLPackExchangeAPI) == 56, "DLPackExchangeAPI layout (DLPack 1.3)");
 
+/* What ffkpy_exchange_api_of returns when a Python exception is set. */
+#define FFKPY_EXCHANGE_ERROR ((const DLPackExchangeAPI *)(uintptr_t)1)
+
+/*
+ * The exchange table (major version 1) on o's type, looked up once per type and cached:
+ * borrowed, for the process's lifetime. NULL when the type has none; FFKPY_EXCHANGE_ERROR
+ * with a Python exception set. Callers check the entry points they need.
+ */
+const DLPackExchangeAPI *ffkpy_exchange_api_of(PyObject *o);
+
 #endif /* FFIKIT_PY_DLPACK_EXCHANGE_H */

@@ -37,43 +37,12 @@ ffkpy_call_exchange *ffkpy_exchange_begin(ffkpy_call_exchange *call) {
 
 void ffkpy_exchange_end(ffkpy_call_exchange *prev) { g_current = prev; }
 
-/* dict: tensor type -> capsule of a usable table, or None. Types are few: looked up once. */
-static PyObject *g_tables;
-
-/* The exchange table of o's type that can give tensors back (borrowed, process lifetime),
- * or NULL when it has none. -1 with a Python exception. */
-static int table_of(PyObject *o, const DLPackExchangeAPI **out) {
-  *out = NULL;
-  if (g_tables == NULL && (g_tables = PyDict_New()) == NULL) return -1;
-  PyObject *tp = (PyObject *)Py_TYPE(o);
-  PyObject *cap = PyDict_GetItemWithError(g_tables, tp);
-  if (cap == NULL) {
-    if (PyErr_Occurred()) return -1;
-    cap = PyObject_GetAttrString(tp, "__dlpack_c_exchange_api__");
-    if (cap == NULL) {
-      if (!PyErr_ExceptionMatches(PyExc_AttributeError)) return -1;
-      PyErr_Clear();
-      cap = Py_NewRef(Py_None);
-    } else {
-      const DLPackExchangeAPI *api = PyCapsule_IsValid(cap, FFKPY_DLPACK_EXCHANGE_CAPSULE)
-                                         ? PyCapsule_GetPointer(cap, FFKPY_DLPACK_EXCHANGE_CAPSULE)
-                                         : NULL;
-      if (api == NULL || api->header.version.major != 1 || api->managed_tensor_to_py_object_no_sync == NULL)
-        Py_SETREF(cap, Py_NewRef(Py_None));
-    }
-    int rc = PyDict_SetItem(g_tables, tp, cap);
-    Py_DECREF(cap); /* the dict keeps it */
-    if (rc != 0) return -1;
-  }
-  if (cap != Py_None) *out = PyCapsule_GetPointer(cap, FFKPY_DLPACK_EXCHANGE_CAPSULE);
-  return 0;
-}
-
 int ffkpy_exchange_note_tensor(PyObject *o) {
   if (g_current == NULL) return 0;
-  const DLPackExchangeAPI *api;
-  if (table_of(o, &api) != 0) return -1;
-  if (api != NULL) g_current->api = api; /* the last one wins, as in tvm_ffi */
+  const DLPackExchangeAPI *api = ffkpy_exchange_api_of(o);
+  if (api == FFKPY_EXCHANGE_ERROR) return -1;
+  /* A table that can give tensors back; the last one wins, as in tvm_ffi. */
+  if (api != NULL && api->managed_tensor_to_py_object_no_sync != NULL) g_current->api = api;
   return 0;
 }
 
