@@ -164,13 +164,14 @@ def _to_c(exc: BaseException) -> Error:
     entries, inner = _tb_mark(exc.__traceback__)
     if isinstance(error, Error) and not isinstance(mark, tuple):
         new = entries  # an Error attached by hand: everything is news to it
-    elif isinstance(error, Error) and (mark[0] == 0 or (mark[1] == inner and entries >= mark[0])):
+    elif isinstance(error, Error) and isinstance(mark, tuple) and (
+            mark[0] == 0 or (mark[1] == inner and entries >= mark[0])):
         new = entries - mark[0]  # the same raise, travelling on
     else:  # never crossed, or a new raise: a new Error
         error = Error(_kind_of(type(exc)), _message(exc))
         _attach(exc, error)
         new = entries
-    frames = []
+    frames: list[str] = []
     tb = exc.__traceback__
     while tb is not None and len(frames) < new:
         code = tb.tb_frame.f_code
