@@ -58,7 +58,7 @@ if ! scripts/find_cargo.sh >/dev/null; then
       DEBIAN_FRONTEND=noninteractive $SUDO apt-get install -y -qq cargo-web rustc-web >&2 ||
         log "installing cargo-web/rustc-web failed"
     else
-      log "apt has no cargo-web (enable bookworm-security: deb http://deb.debian.org/debian-security bookworm-security main)"
+      log "apt has no cargo-web: enable Debian 12's bookworm-security archive in the apt sources"
     fi
   fi
   if cargo=$(scripts/find_cargo.sh); then
