@@ -64,10 +64,10 @@ FFK_API int ffk_dtype_parse(const char *text, size_t size, DLDataType *out);
  * character '<' '>' '|' '=', a kind character and the item size, e.g. "<f4", "|b1") of
  * `size` bytes, and its name (`dtype.name`, NUL-terminated, may be NULL), which is read
  * only when the kind and size are not one of numpy's own types (extension types such as
- * ml_dtypes' bfloat16 "<V2", float8_e5m2 "<f1", int4 "<V1"). Borrowed arguments. Returns 0, or -1 with a ValueError naming the dtype: a
- * byte order other than this machine's (never a silent reinterpretation), a kind with no
- * DLPack type (text, objects, datetimes), an item size the kind does not have, or
- * malformed text.
+ * ml_dtypes' bfloat16 "<V2", float8_e5m2 "<f1", int4 "<V1"). Borrowed arguments.
+ * Returns 0, or -1 with a ValueError naming the dtype: a byte order other than this
+ * machine's (never a silent reinterpretation), a kind with no DLPack type (text, objects,
+ * datetimes), an item size the kind does not have, or malformed text.
  */
 FFK_API int ffk_dtype_from_numpy(const char *typestr, size_t size, const char *name, DLDataType *out);
 
