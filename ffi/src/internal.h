@@ -127,6 +127,9 @@ typedef struct ffk_signature {
 ffk_signature *ffk_signature__parse(const char *fn_name, const char *text);
 void ffk_signature__free(ffk_signature *sig);
 
+/* The parsed signature of a typed Function, NULL for an untyped one; borrowed from `f`. */
+const ffk_signature *ffk_function__signature(const ffk_function *f);
+
 /* A growable NUL-terminated byte buffer. Functions return 0, or -1 with a MemoryError. */
 typedef struct ffk_buf {
   char *data;
