@@ -7,6 +7,7 @@
 FFK_MODULE_ABI_VERSION;
 
 FFK_MODULE_EXPORT_TYPED(add_one, "(int) -> int", ffk_testing_add_one)
+FFK_MODULE_EXPORT_DOC(add_one, "Returns x + 1.")
 
 FFK_MODULE_INIT(m) {
   (void)m;
