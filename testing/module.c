@@ -6,15 +6,14 @@
 
 FFK_MODULE_ABI_VERSION;
 
-FFK_MODULE_EXPORT_TYPED(add_one, "(int) -> int", ffk_testing_add_one)
+/*
+ * Docs, and doc_example: a typed, documented function with named and unnamed parameters,
+ * for the metadata and stub generator tests. doc_example is exported, and registered as
+ * testing.doc_example by the init entry (so only when this module is loaded: the
+ * testing.* globals of testing.c do not include it).
+ */
 FFK_MODULE_EXPORT_DOC(add_one, "Returns x + 1.")
 
-/*
- * doc_example: a typed, documented function with named and unnamed parameters, for the
- * metadata and stub generator tests. Exported, and registered as testing.doc_example by
- * the init entry (only when this module is loaded: the testing.* globals of
- * testing.c do not include it).
- */
 #define DOC_EXAMPLE_SIGNATURE "(Optional<str>, x: int, y: float) -> float"
 #define DOC_EXAMPLE_DOC "Returns x + y.\n\nThe first argument, a label, is ignored."
 
@@ -33,6 +32,8 @@ static int register_doc_example(void) {
   ffk_object_release((ffk_object *)f);
   return rc;
 }
+
+FFK_MODULE_EXPORT_TYPED(add_one, "(int) -> int", ffk_testing_add_one)
 
 FFK_MODULE_INIT(m) {
   (void)m;

@@ -76,28 +76,7 @@ const char *ffk_function_name(const ffk_function *f) { return f->name; }
 
 const char *ffk_function_signature(const ffk_function *f) { return f->sig != NULL ? f->sig->text : NULL; }
 
-const ffk_signature *ffk_function__signature(const ffk_function *f) { return f->sig; }
-
-int ffk_function_set_doc(ffk_function *f, const char *doc) {
-  if (f == NULL) return ffk_error_set(FFK_ERR_VALUE, "cannot set the doc of a Function: the Function is NULL");
-  /* Readers borrow the text without a lock: only a Function nobody else can see may change it. */
-  if (!ffk_object_is_unique(&f->header))
-    return ffk_error_set(FFK_ERR_VALUE,
-                         "cannot set the doc of Function `%s`: it is shared (registered or held elsewhere); "
-                         "set the doc before sharing it",
-                         f->name);
-  char *copy = NULL;
-  if (doc != NULL && doc[0] != '\0') {
-    size_t n = strlen(doc);
-    if ((copy = ffk_mem_alloc(n + 1)) == NULL) return -1;
-    memcpy(copy, doc, n + 1);
-  }
-  ffk_mem_free(f->doc);
-  f->doc = copy;
-  return 0;
-}
-
-const char *ffk_function_doc(const ffk_function *f) { return f != NULL ? f->doc : NULL; }
+const ffk_signature *ffk_function__sig(const ffk_function *f) { return f->sig; }
 
 /* Reports a callee that raised and still returned 0: its error is dropped. */
 static FFK_NOINLINE void drop_stray_error(const ffk_function *f) {
@@ -352,3 +331,26 @@ int ffk_args_unpack(const char *fn_name, const ffk_any *args, int32_t nargs, con
   va_end(ap);
   return rc;
 }
+
+/* ---- Docs ------------------------------------------------------------------------------ */
+
+int ffk_function_set_doc(ffk_function *f, const char *doc) {
+  if (f == NULL) return ffk_error_set(FFK_ERR_VALUE, "cannot set the doc of a Function: the Function is NULL");
+  /* Readers borrow the text without a lock: only a Function nobody else can see may change it. */
+  if (!ffk_object_is_unique(&f->header))
+    return ffk_error_set(FFK_ERR_VALUE,
+                         "cannot set the doc of Function `%s`: it is shared (registered or held elsewhere); "
+                         "set the doc before sharing it",
+                         f->name);
+  char *copy = NULL;
+  if (doc != NULL && doc[0] != '\0') {
+    size_t n = strlen(doc);
+    if ((copy = ffk_mem_alloc(n + 1)) == NULL) return -1;
+    memcpy(copy, doc, n + 1);
+  }
+  ffk_mem_free(f->doc);
+  f->doc = copy;
+  return 0;
+}
+
+const char *ffk_function_doc(const ffk_function *f) { return f != NULL ? f->doc : NULL; }

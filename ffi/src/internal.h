@@ -127,9 +127,6 @@ typedef struct ffk_signature {
 ffk_signature *ffk_signature__parse(const char *fn_name, const char *text);
 void ffk_signature__free(ffk_signature *sig);
 
-/* The parsed signature of a typed Function, NULL for an untyped one; borrowed from `f`. */
-const ffk_signature *ffk_function__signature(const ffk_function *f);
-
 /* A growable NUL-terminated byte buffer. Functions return 0, or -1 with a MemoryError. */
 typedef struct ffk_buf {
   char *data;
@@ -144,5 +141,8 @@ void ffk_buf__free(ffk_buf *b);
 
 /* Device index parsing helper shared by dtype/device: digits only, fits in int32. */
 bool ffk_parse__u32(const char *s, size_t n, uint32_t max, uint32_t *out);
+
+/* The signature of a typed Function, NULL for an untyped one; borrowed from `f` (function.c). */
+const ffk_signature *ffk_function__sig(const ffk_function *f);
 
 #endif /* FFIKIT_FFI_INTERNAL_H */

@@ -132,7 +132,7 @@ int ffk_function_metadata(const ffk_function *f, ffk_any *out) {
   if (out == NULL) return ffk_error_set(FFK_ERR_VALUE, "cannot give a Function's metadata: the output is NULL");
   *out = ffk_any_none();
   if (f == NULL) return ffk_error_set(FFK_ERR_VALUE, "cannot give a Function's metadata: the Function is NULL");
-  const ffk_signature *sig = ffk_function__signature(f);
+  const ffk_signature *sig = ffk_function__sig(f);
   ffk_buf schema = {0}, meta = {0};
   int rc = append_function_schema(&schema, sig);
   if (rc == 0) rc = append_cstr(&meta, "{\"type_schema\":");
