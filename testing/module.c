@@ -6,9 +6,37 @@
 
 FFK_MODULE_ABI_VERSION;
 
+/*
+ * Docs, and doc_example: a typed, documented function with named and unnamed parameters,
+ * for the metadata and stub generator tests. doc_example is exported, and registered as
+ * testing.doc_example by the init entry (so only when this module is loaded: the
+ * testing.* globals of testing.c do not include it).
+ */
+FFK_MODULE_EXPORT_DOC(add_one, "Returns x + 1.")
+
+#define DOC_EXAMPLE_SIGNATURE "(Optional<str>, x: int, y: float) -> float"
+#define DOC_EXAMPLE_DOC "Returns x + y.\n\nThe first argument, a label, is ignored."
+
+static int doc_example(void *self, const ffk_any *args, int32_t nargs, ffk_any *result) {
+  (void)self, (void)nargs; /* typed: three arguments of the declared types */
+  *result = ffk_any_float((double)args[1].v_int + args[2].v_float);
+  return 0;
+}
+FFK_MODULE_EXPORT_TYPED_DOC(doc_example, DOC_EXAMPLE_SIGNATURE, DOC_EXAMPLE_DOC, doc_example)
+
+static int register_doc_example(void) {
+  ffk_function *f = ffk_function_new_typed("testing.doc_example", DOC_EXAMPLE_SIGNATURE, doc_example, NULL, NULL);
+  if (f == NULL) return -1;
+  int rc = ffk_function_set_doc(f, DOC_EXAMPLE_DOC);
+  if (rc == 0) rc = ffk_function_register("testing.doc_example", f, true);
+  ffk_object_release((ffk_object *)f);
+  return rc;
+}
+
 FFK_MODULE_EXPORT_TYPED(add_one, "(int) -> int", ffk_testing_add_one)
 
 FFK_MODULE_INIT(m) {
   (void)m;
-  return ffk_testing_register();
+  if (ffk_testing_register() != 0) return -1;
+  return register_doc_example();
 }

@@ -20,6 +20,7 @@ struct ffk_function {
   void *context;
   ffk_context_deleter context_deleter;
   ffk_signature *sig; /* NULL for an untyped Function */
+  char *doc;          /* NULL when undocumented; set only while the Function is unshared */
   char name[];
 };
 
@@ -33,6 +34,8 @@ static void function_deleter(void *self, int which) {
   if (which & FFK_DELETER_DESTROY) {
     ffk_signature__free(f->sig);
     f->sig = NULL;
+    ffk_mem_free(f->doc);
+    f->doc = NULL;
   }
   if (which & FFK_DELETER_FREE) ffk_object_free(&f->header);
 }
@@ -72,6 +75,8 @@ ffk_function *ffk_function_new(const char *name, ffk_safe_call call, void *conte
 const char *ffk_function_name(const ffk_function *f) { return f->name; }
 
 const char *ffk_function_signature(const ffk_function *f) { return f->sig != NULL ? f->sig->text : NULL; }
+
+const ffk_signature *ffk_function__sig(const ffk_function *f) { return f->sig; }
 
 /* Reports a callee that raised and still returned 0: its error is dropped. */
 static FFK_NOINLINE void drop_stray_error(const ffk_function *f) {
@@ -326,3 +331,26 @@ int ffk_args_unpack(const char *fn_name, const ffk_any *args, int32_t nargs, con
   va_end(ap);
   return rc;
 }
+
+/* ---- Docs ------------------------------------------------------------------------------ */
+
+int ffk_function_set_doc(ffk_function *f, const char *doc) {
+  if (f == NULL) return ffk_error_set(FFK_ERR_VALUE, "cannot set the doc of a Function: the Function is NULL");
+  /* Readers borrow the text without a lock: only a Function nobody else can see may change it. */
+  if (!ffk_object_is_unique(&f->header))
+    return ffk_error_set(FFK_ERR_VALUE,
+                         "cannot set the doc of Function `%s`: it is shared (registered or held elsewhere); "
+                         "set the doc before sharing it",
+                         f->name);
+  char *copy = NULL;
+  if (doc != NULL && doc[0] != '\0') {
+    size_t n = strlen(doc);
+    if ((copy = ffk_mem_alloc(n + 1)) == NULL) return -1;
+    memcpy(copy, doc, n + 1);
+  }
+  ffk_mem_free(f->doc);
+  f->doc = copy;
+  return 0;
+}
+
+const char *ffk_function_doc(const ffk_function *f) { return f != NULL ? f->doc : NULL; }

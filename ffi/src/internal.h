@@ -142,4 +142,7 @@ void ffk_buf__free(ffk_buf *b);
 /* Device index parsing helper shared by dtype/device: digits only, fits in int32. */
 bool ffk_parse__u32(const char *s, size_t n, uint32_t max, uint32_t *out);
 
+/* The signature of a typed Function, NULL for an untyped one; borrowed from `f` (function.c). */
+const ffk_signature *ffk_function__sig(const ffk_function *f);
+
 #endif /* FFIKIT_FFI_INTERNAL_H */

@@ -26,7 +26,8 @@
 struct ffk_module {
   ffk_object header;
   void *handle;
-  bool pinned; /* the library ran its init entry: never closed */
+  bool pinned;        /* the library ran its init entry: never closed */
+  const char *prefix; /* system library: the symbol prefix tried first (in this block); else NULL */
   char path[];
 };
 
@@ -154,25 +155,141 @@ static bool is_identifier(const char *s) {
   return true;
 }
 
+/*
+ * Finds the symbols of the function `name`: ffikit_fn_<prefix><name> first, then (with a
+ * prefix) ffikit_fn_<name>. Stores the call, the signature and doc texts (NULL when not
+ * exported) and the suffix that matched in `which` (cap bytes). Returns 1 found, 0 not
+ * found (`which` then holds the symbols tried, for messages), -1 for a bad name.
+ */
+static int find_function(const ffk_module *m, const char *name, ffk_safe_call *call, const char **sig,
+                         const char **doc, char *which, size_t cap) {
+  if (m == NULL || name == NULL)
+    return ffk_error_set(FFK_ERR_VALUE, "cannot look up a module function: the %s is NULL",
+                         m == NULL ? "module" : "name");
+  if (!is_identifier(name) || strlen(name) > 200)
+    return ffk_error_set(FFK_ERR_VALUE, "module `%s`: `%.200s` is not a function name (an identifier)", m->path,
+                         name);
+  char symbol[400];
+  const char *prefixes[2] = {m->prefix != NULL && m->prefix[0] ? m->prefix : "", ""};
+  int tries = prefixes[0][0] ? 2 : 1;
+  for (int t = 0; t < tries; ++t) {
+    snprintf(symbol, sizeof symbol, "ffikit_fn_%s%s", prefixes[t], name);
+    *(void **)call = dlsym(m->handle, symbol);
+    if (*call == NULL) continue;
+    snprintf(which, cap, "%s%s", prefixes[t], name);
+    snprintf(symbol, sizeof symbol, "ffikit_sig_%s", which);
+    const char *const *text = dlsym(m->handle, symbol);
+    *sig = text != NULL ? *text : NULL;
+    snprintf(symbol, sizeof symbol, "ffikit_doc_%s", which);
+    text = dlsym(m->handle, symbol);
+    *doc = text != NULL ? *text : NULL;
+    return 1;
+  }
+  if (tries == 2)
+    snprintf(which, cap, "`ffikit_fn_%s%s` or `ffikit_fn_%s`", prefixes[0], name, name);
+  else
+    snprintf(which, cap, "`ffikit_fn_%s`", name);
+  return 0;
+}
+
 ffk_function *ffk_module_get_function(ffk_module *m, const char *name) {
   if (m == NULL || name == NULL) {
     ffk_error_set(FFK_ERR_VALUE, "ffk_module_get_function: the %s is NULL", m == NULL ? "module" : "name");
     return NULL;
   }
-  if (!is_identifier(name) || strlen(name) > 200) {
-    ffk_error_set(FFK_ERR_VALUE, "module `%s`: `%.200s` is not a function name (an identifier)", m->path, name);
-    return NULL;
-  }
-  char symbol[256];
-  snprintf(symbol, sizeof symbol, "ffikit_fn_%s", name);
   ffk_safe_call call;
-  *(void **)&call = dlsym(m->handle, symbol);
-  if (call == NULL) {
-    ffk_error_set(FFK_ERR_ATTRIBUTE, "module `%s` has no function `%s` (no symbol `%s`)", m->path, name, symbol);
+  const char *sig, *doc;
+  char which[450];
+  int found = find_function(m, name, &call, &sig, &doc, which, sizeof which);
+  if (found <= 0) {
+    if (found == 0)
+      ffk_error_set(FFK_ERR_ATTRIBUTE, "module `%s` has no function `%s` (no symbol %s)", m->path, name, which);
     return NULL;
   }
-  snprintf(symbol, sizeof symbol, "ffikit_sig_%s", name);
-  const char *const *sig = dlsym(m->handle, symbol);
   ffk_object_retain(&m->header);
-  return ffk_function_new_typed(name, sig != NULL ? *sig : NULL, call, m, release_module);
+  ffk_function *f = ffk_function_new_typed(name, sig, call, m, release_module);
+  if (f != NULL && doc != NULL && ffk_function_set_doc(f, doc) != 0) {
+    ffk_object_release((ffk_object *)f);
+    return NULL;
+  }
+  return f;
 }
+
+/* ---- Inspecting a module's functions, and the system library ----------------------- */
+
+int ffk_module_implements_function(const ffk_module *m, const char *name) {
+  if (m == NULL || name == NULL)
+    return ffk_error_set(FFK_ERR_VALUE, "cannot look up a module function: the %s is NULL",
+                         m == NULL ? "module" : "name");
+  if (!is_identifier(name) || strlen(name) > 200) return 0; /* no symbol can have that name */
+  ffk_safe_call call;
+  const char *sig, *doc;
+  char which[450];
+  return find_function(m, name, &call, &sig, &doc, which, sizeof which);
+}
+
+int ffk_module_get_function_doc(const ffk_module *m, const char *name, const char **out) {
+  if (out == NULL) return ffk_error_set(FFK_ERR_VALUE, "cannot look up a function's doc: the output is NULL");
+  *out = NULL;
+  int found = ffk_module_implements_function(m, name);
+  if (found <= 0) return found;
+  ffk_safe_call call;
+  const char *sig;
+  char which[450];
+  find_function(m, name, &call, &sig, out, which, sizeof which);
+  return *out != NULL;
+}
+
+int ffk_module_get_function_metadata(ffk_module *m, const char *name, ffk_any *out) {
+  if (out == NULL) return ffk_error_set(FFK_ERR_VALUE, "cannot look up a function's metadata: the output is NULL");
+  *out = ffk_any_none();
+  int found = ffk_module_implements_function(m, name);
+  if (found <= 0) return found;
+  ffk_function *f = ffk_module_get_function(m, name);
+  if (f == NULL) return -1;
+  int rc = ffk_function_metadata(f, out);
+  ffk_object_release((ffk_object *)f);
+  return rc == 0 ? 1 : -1;
+}
+
+static bool is_symbol_prefix(const char *s) {
+  for (; *s; ++s)
+    if (!isalnum((unsigned char)*s) && *s != '_') return false;
+  return true;
+}
+
+ffk_module *ffk_module_system_lib(const char *prefix) {
+  if (prefix == NULL) prefix = "";
+  if (strlen(prefix) > 100 || !is_symbol_prefix(prefix)) {
+    ffk_error_set(FFK_ERR_VALUE,
+                  "cannot make a system library with the symbol prefix `%.100s`: a prefix is letters, digits and "
+                  "'_' (part of a C identifier), at most 100 of them",
+                  prefix);
+    return NULL;
+  }
+  pthread_once(&g_once, init_lock);
+  static const char path[] = FFK_MODULE_SYSTEM_LIB_PATH;
+  size_t plen = strlen(prefix);
+  ffk_module *m = (ffk_module *)ffk_object_alloc(FFK_TYPE_MODULE, sizeof(ffk_module) + sizeof path + plen + 1,
+                                                 module_deleter);
+  if (m == NULL) return NULL;
+  memcpy(m->path, path, sizeof path);
+  char *p = m->path + sizeof path;
+  memcpy(p, prefix, plen + 1);
+  m->prefix = p;
+  m->pinned = true; /* the process's own handle: nothing to close */
+  pthread_mutex_lock(&g_lock);
+  dlerror();
+  m->handle = dlopen(NULL, RTLD_NOW);
+  const char *why = m->handle == NULL ? dlerror() : NULL;
+  pthread_mutex_unlock(&g_lock);
+  if (m->handle == NULL) {
+    ffk_error_set(FFK_ERR_RUNTIME, "cannot open the system library (the running process): %s",
+                  why ? why : "unknown reason");
+    ffk_object_release(&m->header);
+    return NULL;
+  }
+  return m;
+}
+
+const char *ffk_module_symbol_prefix(const ffk_module *m) { return m->prefix != NULL ? m->prefix : ""; }

@@ -203,7 +203,7 @@ TEST_F(Module, TheTestingLibraryLoadsAsAModule) {
         return 0;
       },
       &names);
-  EXPECT_EQ(names.size(), 35u);
+  EXPECT_EQ(names.size(), 36u);  // testing.c's 35 and the module's testing.doc_example
   for (const std::string& n : names) ffk_function_remove_global(n.c_str());
 }
 
@@ -237,6 +237,36 @@ TEST_F(Module, LoadAndLookupSurviveEveryAllocationFailure) {
     ffk_object_release(Obj(f));
     return true;
   });
+}
+
+TEST_F(Module, ExportedDocsAndMetadata) {
+  ffk_module* m = ffk_module_load(kPlain);
+  ASSERT_NE(m, nullptr) << FetchError();
+  EXPECT_EQ(ffk_module_implements_function(m, "add_one"), 1);
+  EXPECT_EQ(ffk_module_implements_function(m, "greet"), 1);
+  EXPECT_EQ(ffk_module_implements_function(m, "missing"), 0);
+  ffk_function* f = ffk_module_get_function(m, "add_one");
+  ASSERT_NE(f, nullptr) << FetchError();
+  EXPECT_STREQ(ffk_function_doc(f), "Returns its argument plus one.");
+  ffk_object_release(Obj(f));
+  const char* doc = nullptr;
+  EXPECT_EQ(ffk_module_get_function_doc(m, "add_one", &doc), 1);
+  EXPECT_STREQ(doc, "Returns its argument plus one.");
+  EXPECT_EQ(ffk_module_get_function_doc(m, "greet", &doc), 0);
+  EXPECT_EQ(doc, nullptr);
+  OwnedAny meta;
+  ASSERT_EQ(ffk_module_get_function_metadata(m, "add_one", &meta.v), 1) << FetchError();
+  EXPECT_EQ(Str(meta.v),
+            R"({"type_schema":"{\"type\":\"ffi.Function\",\"named_args\":{\"return\":[{\"type\":\"int\"}],)"
+            R"(\"params\":[{\"type\":\"int\"}]}}","name":"add_one","arity":1,"arg_names":[null],)"
+            R"("doc":"Returns its argument plus one."})");
+  ffk_any_release(&meta.v);
+  ASSERT_EQ(ffk_module_get_function_metadata(m, "greet", &meta.v), 1) << FetchError();
+  EXPECT_EQ(Str(meta.v), R"({"type_schema":"{\"type\":\"ffi.Function\"}","name":"greet"})");
+  ffk_any_release(&meta.v);
+  EXPECT_EQ(ffk_module_get_function_metadata(m, "missing", &meta.v), 0);
+  EXPECT_EQ(ffk_module_symbol_prefix(m), std::string());
+  ffk_object_release(Obj(m));
 }
 
 }  // namespace

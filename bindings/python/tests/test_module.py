@@ -1,6 +1,7 @@
 """load_module: Functions from a shared library following the module convention."""
 from __future__ import annotations
 
+import json
 import os
 
 import pytest
@@ -47,3 +48,125 @@ def test_functions_of_a_loaded_module(testing_module):
     del m.__dict__["add_one"], f
     with pytest.raises(AttributeError, match="has no function `missing`"):
         m.get_function("missing")
+
+
+# ---- Module lookups, docs and metadata (tvm_ffi's Module API) ------------------------
+
+ADD_ONE_SCHEMA = '{"type":"ffi.Function","named_args":{"return":[{"type":"int"}],"params":[{"type":"int"}]}}'
+
+
+def test_item_access_and_implements_function(testing_module):
+    _, m = testing_module
+    f = m["add_one"]
+    assert isinstance(f, ffikit.Function) and f(1) == 2
+    assert m.implements_function("add_one") and m.implements_function("add_one", query_imports=True)
+    assert not m.implements_function("missing") and not m.implements_function("not a name")
+    with pytest.raises(AttributeError, match="has no function `missing`"):
+        m["missing"]
+    with pytest.raises(ValueError, match="Can only take string as function name"):
+        m[1]  # type: ignore[index]
+    with pytest.raises(AttributeError):
+        m.get_function("missing", query_imports=True)
+    del f
+
+
+def test_function_doc_and_metadata_of_a_module(testing_module):
+    _, m = testing_module
+    assert m.get_function_doc("add_one") == "Returns x + 1."
+    assert m.get_function_doc("missing") is None
+    meta = m.get_function_metadata("add_one")
+    assert meta == {"type_schema": ADD_ONE_SCHEMA, "name": "add_one", "arity": 1, "arg_names": [None],
+                    "doc": "Returns x + 1."}
+    assert json.loads(meta["type_schema"])["named_args"]["params"] == [{"type": "int"}]
+    assert m.get_function_metadata("missing") is None
+    assert m.get_function_metadata("missing", query_imports=False) is None
+
+
+def test_get_global_func_metadata_typed_untyped_and_missing():
+    assert ffikit.get_global_func_metadata("testing.add_one") == {
+        "type_schema": ADD_ONE_SCHEMA, "name": "testing.add_one", "arity": 1, "arg_names": [None]}
+    # Untyped: tvm_ffi's bare function schema.
+    assert ffikit.get_global_func_metadata("testing.echo") == {
+        "type_schema": '{"type":"ffi.Function"}', "name": "testing.echo"}
+    schema = json.loads(ffikit.get_global_func_metadata("testing.schema_id_map_str_int")["type_schema"])
+    assert schema["named_args"]["params"] == [
+        {"type": "ffi.Map", "args": [{"type": "ffi.String"}, {"type": "int"}]}]
+    with pytest.raises(RuntimeError, match="global function `no_such.function`: it is not registered"):
+        ffikit.get_global_func_metadata("no_such.function")
+    with pytest.raises(TypeError, match="name must be a str"):
+        ffikit.get_global_func_metadata(3)  # type: ignore[arg-type]
+
+
+def test_metadata_names_with_quotes_and_backslashes_round_trip():
+    def f() -> None:
+        pass
+
+    f.__qualname__ = 'a "quoted"\\name\twith tab'
+    ffikit.register_global_func("test_module.quoted", f)
+    try:
+        assert ffikit.get_global_func_metadata("test_module.quoted") == {
+            "type_schema": '{"type":"ffi.Function"}', "name": f.__qualname__}
+    finally:
+        ffikit.remove_global_func("test_module.quoted")
+
+
+def test_system_lib_finds_functions_in_the_global_scope(testing_module):
+    import ctypes
+
+    path, _ = testing_module
+    # The module is already loaded (RTLD_LOCAL); reopening it RTLD_GLOBAL puts its symbols
+    # into the process's global scope, where the system library looks.
+    ctypes.CDLL(path, mode=os.RTLD_GLOBAL | os.RTLD_NOLOAD)
+    lib = ffikit.system_lib()
+    assert isinstance(lib, ffikit.Module) and lib.path == "<system_lib>"
+    assert lib["add_one"](41) == 42
+    assert lib.get_function_doc("add_one") == "Returns x + 1."
+    assert lib.get_function_metadata("add_one")["type_schema"] == ADD_ONE_SCHEMA  # type: ignore[index]
+    # The prefix is tried first, then the bare name.
+    prefixed = ffikit.system_lib("add_")
+    assert prefixed.implements_function("one") and prefixed["one"](1) == 2
+    assert prefixed["add_one"](2) == 3
+    with pytest.raises(AttributeError, match="no symbol `ffikit_fn_add_nothing` or `ffikit_fn_nothing`"):
+        prefixed.nothing
+    del lib, prefixed
+
+
+def test_system_lib_refuses_a_prefix_that_is_not_part_of_a_symbol():
+    with pytest.raises(ValueError, match="symbol prefix `testing.`"):
+        ffikit.system_lib("testing.")
+    with pytest.raises(TypeError, match="symbol_prefix must be a str"):
+        ffikit.system_lib(None)  # type: ignore[arg-type]
+
+
+def test_init_ffi_api_fills_a_module_with_a_namespace():
+    import sys
+    import types
+
+    target = types.ModuleType("ffikit_test_api")
+    sys.modules["ffikit_test_api"] = target
+    ffikit.register_global_func("ffikit_test_ns.double", lambda x: 2 * x)
+    ffikit.register_global_func("ffikit_test_ns.inner.skip", lambda: None)
+    ffikit.register_global_func("ffikit_test_nsx.other", lambda: None)
+    try:
+        ffikit.init_ffi_api("ffikit_test_ns", "ffikit_test_api")
+        assert target.double(4) == 8
+        assert not hasattr(target, "skip") and not hasattr(target, "inner") and not hasattr(target, "other")
+        # Without a target, the module named like the namespace.
+        ns = types.ModuleType("testing")
+        saved = sys.modules.get("testing")
+        sys.modules["testing"] = ns
+        try:
+            ffikit.init_ffi_api("testing")
+            assert ns.add_one(1) == 2 and ns.echo("x") == "x"
+        finally:
+            if saved is None:
+                del sys.modules["testing"]
+            else:
+                sys.modules["testing"] = saved
+        with pytest.raises(KeyError):
+            ffikit.init_ffi_api("ffikit_test_ns", "no_such_module_imported")
+    finally:
+        for n in ("ffikit_test_ns.double", "ffikit_test_ns.inner.skip", "ffikit_test_nsx.other"):
+            ffikit.remove_global_func(n)
+        del sys.modules["ffikit_test_api"]
+        del target, ns

@@ -116,6 +116,46 @@ FFK_API int ffk_function_remove_global(const char *name);
  */
 FFK_API int ffk_function_for_each_global(int (*fn)(const char *name, ffk_function *f, void *ctx), void *ctx);
 
+/* ---- Docs and metadata. ------------------------------------------------------------ */
+
+/*
+ * Sets the doc string of `f` (borrowed, copied; NULL or "" removes it). Only the holder of
+ * the one reference to `f` may do this, before sharing it: the doc is read without a lock,
+ * so a Function that is registered or held elsewhere keeps the doc it was shared with.
+ * Returns 0, or -1 with a ValueError (f NULL; f shared, naming it) or a MemoryError.
+ */
+FFK_API int ffk_function_set_doc(ffk_function *f, const char *doc);
+
+/* The doc string of `f`, or NULL when it has none (or f is NULL). Borrowed from `f` while it lives. */
+FFK_API const char *ffk_function_doc(const ffk_function *f);
+
+/*
+ * Stores in *out (a new owned str) the metadata of `f` as a JSON object, the text that
+ * Python's get_function_metadata/get_global_func_metadata parse and Rust reads:
+ *
+ *   {"type_schema": "<the type schema, itself JSON, as a string>",
+ *    "name": "testing.add_one", "arity": 1, "arg_names": ["x"], "doc": "..."}
+ *
+ * "type_schema" has tvm_ffi's form, so tools written for it read ours:
+ *   {"type":"ffi.Function","named_args":{"return":[R],"params":[P0, P1, ...]}}
+ * with each type {"type": T} or {"type": T, "args": [...]}, T being "int", "float", "bool",
+ * "None", "Any", "Device", "DataType", "void*", "ffi.String", "ffi.Bytes", "ffi.Object",
+ * "Optional", "ffi.Array", "ffi.List", "ffi.Map", "ffi.Dict", "Tuple", "ffi.<static type>"
+ * ("ffi.Function", "ffi.Tensor", "ffi.Shape"...) or a registered type's key. An untyped
+ * Function has the schema {"type":"ffi.Function"} and neither "arity" nor "arg_names";
+ * an unnamed parameter's name is null; "doc" is there only when the Function has one.
+ * Returns 0, or -1 with *out None and a ValueError (f or out NULL) or a MemoryError.
+ */
+FFK_API int ffk_function_metadata(const ffk_function *f, ffk_any *out);
+
+/*
+ * ffk_function_metadata of the global Function registered as `name`, in *out (a new owned
+ * str). Returns 0, or -1 with *out None and a RuntimeError "global function `name` is not
+ * registered" (as tvm_ffi's get_global_func_metadata fails), a ValueError (name or out
+ * NULL) or a MemoryError.
+ */
+FFK_API int ffk_function_global_metadata(const char *name, ffk_any *out);
+
 /* ---- Unpacking arguments. --------------------------------------------------------- */
 
 /*

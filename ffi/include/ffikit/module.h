@@ -8,6 +8,8 @@
  *   ffikit_fn_<name>          a function exported as `name`: an ffk_safe_call routine;
  *   ffikit_sig_<name>         (optional) a `const char *const` with its signature,
  *                             "(int) -> int", making the Function typed;
+ *   ffikit_doc_<name>         (optional) a `const char *const` with its doc string, which
+ *                             the Function carries (ffk_function_doc) and tools show;
  *   ffikit_module_init        (optional) `int ffikit_module_init(ffk_module *m)`, run once
  *                             per process when the library is first loaded; it typically
  *                             registers global Functions. 0, or -1 with an error raised.
@@ -18,6 +20,7 @@
  *   FFK_MODULE_ABI_VERSION;
  *   static int add_one(void *self, const ffk_any *args, int32_t nargs, ffk_any *result) {...}
  *   FFK_MODULE_EXPORT_TYPED(add_one, "(int) -> int", add_one)
+ *   FFK_MODULE_EXPORT_DOC(add_one, "Returns x + 1.")
  *
  * and is built as a shared library left with undefined ffk_* symbols (link it against
  * libffikit.so, or load it into a program that exports them: -rdynamic for a program
@@ -63,13 +66,59 @@ FFK_API const char *ffk_module_path(const ffk_module *m);
 
 /*
  * The Function the module exports as `name` (symbol ffikit_fn_<name>), typed when it
- * exports ffikit_sig_<name>; its name is "<name>". The Function keeps the module
+ * exports ffikit_sig_<name>, documented (ffk_function_doc) when it exports
+ * ffikit_doc_<name>; its name is "<name>". The Function keeps the module
  * loaded. Returns a new reference, or NULL with an AttributeError "module `path` has no
  * function `name` (no symbol `ffikit_fn_name`)", a ValueError (m or name NULL, a name
  * that is not an identifier, a malformed signature) or a MemoryError. Each call makes a
  * new Function: look a function up once and keep it.
  */
 FFK_API ffk_function *ffk_module_get_function(ffk_module *m, const char *name);
+
+/* ---- Inspecting functions; the system library --------------------------------------- */
+
+/*
+ * Whether the module exports a function `name`: 1 yes, 0 no (also for a name that is not
+ * an identifier, which no symbol can have), -1 with a ValueError (m or name NULL).
+ */
+FFK_API int ffk_module_implements_function(const ffk_module *m, const char *name);
+
+/*
+ * The doc string the module exports for `name` (symbol ffikit_doc_<name>): 1 with *out
+ * borrowed from the module's code, valid while `m` lives; 0 when the function or its doc
+ * is missing (*out NULL; also for a name that is not an identifier); -1 with a ValueError
+ * (m, name or out NULL).
+ */
+FFK_API int ffk_module_get_function_doc(const ffk_module *m, const char *name, const char **out);
+
+/*
+ * The metadata of the function `name` (ffk_function_metadata's JSON text): 1 with a new
+ * owned str in *out; 0 when the module has no such function (*out None; also for a name
+ * that is not an identifier); -1 with *out None and a ValueError (NULL arguments, a
+ * malformed exported signature) or a MemoryError.
+ */
+FFK_API int ffk_module_get_function_metadata(ffk_module *m, const char *name, ffk_any *out);
+
+/* The path of the system library's Modules (ffk_module_path). */
+#define FFK_MODULE_SYSTEM_LIB_PATH "<system_lib>"
+
+/*
+ * A Module over the functions linked into the running process: its get_function finds
+ * `name` as the symbol ffikit_fn_<prefix><name>, else ffikit_fn_<name> (tvm_ffi's
+ * system_lib looks up the prefixed name first the same way), with its ffikit_sig_ and
+ * ffikit_doc_ symbols beside it. It sees the symbols of the process's global scope: the
+ * program (linked with -rdynamic, or -Wl,--export-dynamic, so its symbols are exported),
+ * the libraries it was linked with, and libraries loaded with RTLD_GLOBAL; not those
+ * loaded RTLD_LOCAL (ffk_module_load's modules: use their Module). No ABI symbol is
+ * needed and no init entry runs. `prefix` (borrowed, copied; NULL is "") is made of
+ * letters, digits and '_'. Returns a new reference whose path is
+ * FFK_MODULE_SYSTEM_LIB_PATH, or NULL with a ValueError (a bad prefix, naming it), a
+ * RuntimeError (dlopen of the process failed) or a MemoryError.
+ */
+FFK_API ffk_module *ffk_module_system_lib(const char *prefix);
+
+/* The symbol prefix of a system library ("" for modules loaded from a file). Borrowed from `m`. */
+FFK_API const char *ffk_module_symbol_prefix(const ffk_module *m);
 
 /* ---- Writing a module ------------------------------------------------------------ */
 
@@ -98,6 +147,14 @@ FFK_API ffk_function *ffk_module_get_function(ffk_module *m, const char *name);
 #define FFK_MODULE_EXPORT_TYPED(name, signature, fn) \
   FFK_MODULE_EXPORT(name, fn)                        \
   FFK_MODULE_SYMBOL const char *const ffikit_sig_##name = signature;
+
+/* Exports the doc string `doc` (a string literal) of the function `name`. */
+#define FFK_MODULE_EXPORT_DOC(name, doc) FFK_MODULE_SYMBOL const char *const ffikit_doc_##name = doc;
+
+/* Exports `fn` as `name` with a signature and a doc string. */
+#define FFK_MODULE_EXPORT_TYPED_DOC(name, signature, doc, fn) \
+  FFK_MODULE_EXPORT_TYPED(name, signature, fn)                \
+  FFK_MODULE_EXPORT_DOC(name, doc)
 
 /* Declares the init entry: `FFK_MODULE_INIT(m) { ...register globals...; return 0; }`. */
 #define FFK_MODULE_INIT(m)                              \
