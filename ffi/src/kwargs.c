@@ -51,7 +51,7 @@ const char *ffk_function_return_type(const ffk_function *f) {
 /* The index of the parameter called `name`, or -1 (parameters without a name never match). */
 static int32_t find_param(const ffk_signature *sig, const char *name) {
   for (int32_t i = 0; i < sig->nparams; ++i)
-    if (sig->names[i] != NULL && strcmp(sig->names[i], name) == 0) return i;
+    if (sig->names[i] != NULL && sig->names[i][0] == name[0] && strcmp(sig->names[i], name) == 0) return i;
   return -1;
 }
 
@@ -91,9 +91,11 @@ static int bind_and_call(ffk_function *f, const ffk_signature *sig, const ffk_an
   const char *fname = ffk_function_name(f);
   int32_t nparams = sig->nparams;
   int32_t n = npos < nparams ? npos : nparams;
-  memcpy(bound, args, (size_t)n * sizeof(ffk_any));
-  memset(filled, 0, (size_t)nparams * sizeof(bool));
-  for (int32_t i = 0; i < n; ++i) filled[i] = true;
+  for (int32_t i = 0; i < n; ++i) {
+    bound[i] = args[i];
+    filled[i] = true;
+  }
+  for (int32_t i = n; i < nparams; ++i) filled[i] = false;
   for (int32_t j = 0; j < nkw; ++j) {
     int32_t i = find_param(sig, kwnames[j]);
     if (i < 0) return ffk_error_set(FFK_ERR_TYPE, "%s() got an unexpected keyword argument '%s'", fname, kwnames[j]);
