@@ -21,6 +21,12 @@
 //                  callee reads v_int directly, the result is checked against `int`
 //                  / tvm_ffi, tvm_ffi_cxx: TVM-FFI's Function::FromTyped of the same sum,
 //                  called through TVMFFIFunctionCall or as f(x, x + 1) (tvm_ffi_peer.cc)
+//   kw_call_2      ffk_function_call_kw of a typed Function "(a: int, b: int) -> int" (the
+//                  same sum) with a positional and a keyword argument, f(x, b=x + 1): C binds
+//                  the keyword to its parameter by name, then makes the typed call
+//                  / typed_positional: the same Function called positionally, f(x, x + 1),
+//                  with ffk_function_call (the ratio is what binding one keyword adds)
+//                  / all_keywords: f(a=x, b=x + 1), both by keyword, in reverse order
 //   call_N also has the peers tvm_ffi (TVMFFIFunctionCall of a C safe call doing what SumInts
 //                  does) and tvm_ffi_cxx (the same Function called from C++)
 //   call_2_unpack  the same 2-argument packed call, but the callee reads its arguments
@@ -175,6 +181,7 @@ int SumTwoTyped(void *self, const ffk_any *args, int32_t nargs, ffk_any *result)
 
 // The Functions, made once in main.
 ffk_function *g_sum_typed = nullptr;
+ffk_function *g_sum_named = nullptr;
 ffk_function *g_sum = nullptr;
 ffk_function *g_sum2_unpack = nullptr;
 
@@ -211,6 +218,39 @@ void Call_ffikit(benchmark::State &state, ffk_function *f) {
     benchmark::DoNotOptimize(x);
     int64_t sum = 0;
     if (FFK_UNLIKELY(CallPacked(f, N, x, args, &sum) != 0)) return SkipWithFfkError(state, "ffk_function_call");
+    benchmark::DoNotOptimize(sum);
+  }
+}
+
+// ---- kw_call_2 -----------------------------------------------------------------------------
+
+// f(x, b=x+1) (npos 1), or f(b=x+1, a=x) (npos 0), through ffk_function_call_kw; the sum or -1.
+inline int CallKw(ffk_function *f, int npos, int64_t x, int64_t *out) {
+  static const char *const kOne[] = {"b"};
+  static const char *const kBoth[] = {"b", "a"};
+  ffk_any args[2] = {ffk_any_int(npos == 1 ? x : WrapAdd(x, 1)), ffk_any_int(npos == 1 ? WrapAdd(x, 1) : x)};
+  ffk_any result;
+  if (FFK_UNLIKELY(ffk_function_call_kw(f, args, npos, npos == 1 ? kOne : kBoth, 2 - npos, &result) != 0)) return -1;
+  if (FFK_UNLIKELY(result.type_index != FFK_TYPE_INT)) {
+    ffk_any_release(&result);
+    return ffk_error_set(FFK_ERR_TYPE, "the callee returned a non-int");
+  }
+  *out = result.v_int;
+  return 0;
+}
+
+void KwCall_ffikit(benchmark::State &state, int npos) {
+  {
+    int64_t got = 0;
+    if (CallKw(g_sum_named, npos, 5, &got) != 0) return SkipWithFfkError(state, "ffk_function_call_kw");
+    if (got != Expected(2, 5)) return state.SkipWithError("wrong sum");
+  }
+  int64_t i = 0;
+  for (auto _ : state) {
+    int64_t x = i++;
+    benchmark::DoNotOptimize(x);
+    int64_t sum = 0;
+    if (FFK_UNLIKELY(CallKw(g_sum_named, npos, x, &sum) != 0)) return SkipWithFfkError(state, "ffk_function_call_kw");
     benchmark::DoNotOptimize(sum);
   }
 }
@@ -474,6 +514,10 @@ void RegisterAll() {
   RegisterBenchmark("typed_call_2/ffikit", Call_ffikit<2>, g_sum_typed);
   ffk_bench::tvm_ffi_peer::RegisterFunctionPeers();
 
+  RegisterBenchmark("kw_call_2/ffikit", KwCall_ffikit, 1);
+  RegisterBenchmark("kw_call_2/typed_positional", Call_ffikit<2>, g_sum_named);
+  RegisterBenchmark("kw_call_2/all_keywords", KwCall_ffikit, 0);
+
   RegisterBenchmark("call_2_unpack/ffikit", Call_ffikit<2>, g_sum2_unpack);
   RegisterBenchmark("call_2_unpack/fnptr", Call2_fnptr);
   RegisterBenchmark("call_2_unpack/packed_reads", Call_ffikit<2>, g_sum);
@@ -509,6 +553,8 @@ int main(int argc, char **argv) {
   if (g_sum2_unpack == nullptr) Die("ffk_function_new");
   g_sum_typed = ffk_function_new_typed("bench.sum2_typed", "(int, int) -> int", SumTwoTyped, nullptr, nullptr);
   if (g_sum_typed == nullptr) Die("ffk_function_new_typed");
+  g_sum_named = ffk_function_new_typed("bench.sum2_named", "(a: int, b: int) -> int", SumTwoTyped, nullptr, nullptr);
+  if (g_sum_named == nullptr) Die("ffk_function_new_typed");
   RegisterNames();
 
   RegisterAll();
@@ -518,5 +564,6 @@ int main(int argc, char **argv) {
   ffk_object_release(Obj(g_sum2_unpack));
   ffk_object_release(Obj(g_sum));
   ffk_object_release(Obj(g_sum_typed));
+  ffk_object_release(Obj(g_sum_named));
   return 0;
 }

@@ -4,6 +4,8 @@
  */
 #include "testing.h"
 
+#include <ffikit/array.h>
+
 FFK_MODULE_ABI_VERSION;
 
 /*
@@ -34,6 +36,26 @@ static int register_doc_example(void) {
 }
 
 FFK_MODULE_EXPORT_TYPED(add_one, "(int) -> int", ffk_testing_add_one)
+
+/* scale(xs, k): each element of xs times k. Its parameters have names, so callers in
+   every language may pass them by keyword (scale(xs=[1, 2], k=3)); typed, so xs arrives
+   as an Array of floats and k as a float. */
+static int scale(void *self, const ffk_any *args, int32_t nargs, ffk_any *result) {
+  (void)self, (void)nargs;
+  const ffk_array *xs = (const ffk_array *)args[0].v_obj;
+  ffk_array *out = ffk_array_with_capacity(ffk_array_size(xs));
+  if (out == NULL) return -1;
+  for (int64_t i = 0; i < ffk_array_size(xs); ++i) {
+    ffk_any v = ffk_any_float(ffk_array_items_borrow(xs)[i].v_float * args[1].v_float);
+    if (ffk_array_push(&out, &v) != 0) {
+      ffk_object_release((ffk_object *)out);
+      return -1;
+    }
+  }
+  *result = ffk_any_object_steal((ffk_object *)out);
+  return 0;
+}
+FFK_MODULE_EXPORT_TYPED(scale, "(xs: Array<float>, k: float) -> Array<float>", scale)
 
 FFK_MODULE_INIT(m) {
   (void)m;

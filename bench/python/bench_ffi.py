@@ -4,8 +4,9 @@
 Every case is named ``<case>/<impl>``: ``ffikit`` beside ``tvm_ffi`` (apache-tvm-ffi from
 PyPI) and a builtin baseline (a Python function, ctypes, tuple/list/dict, numpy). The cases
 are the "Performance" sections of issues 12 (calls, callbacks, strings, errors), 14
-(containers) and 15 (tensors). Times are per statement (per element for iteration and
-appends), in the thread's CPU time. ``report.py`` turns the JSON output into the table of
+(containers) and 15 (tensors), and issue 22's keyword calls of a typed Function (``kw3``,
+beside a Python function; ``typed3`` is the same Function called positionally).
+Times are per statement (per element for iteration and appends), in the thread's CPU time. ``report.py`` turns the JSON output into the table of
 medians and ratios.
 
     python bench_ffi.py -o run1.json [--cases nop3,getitem] [any pyperf option: --fast ...]
@@ -56,6 +57,39 @@ def c_nop_library() -> ctypes.CDLL:
             subprocess.run(["cc", "-O2", "-shared", "-fPIC", "-o", out, src], check=True)
             os.replace(out, path)  # atomic: concurrent workers never see half a file
     return ctypes.CDLL(path)
+
+
+# A module with a typed Function whose parameters have names: positional and keyword calls.
+C_TYPED_NOP = textwrap.dedent("""\
+    #include <ffikit/module.h>
+    FFK_MODULE_ABI_VERSION;
+    static int nop3(void *self, const ffk_any *args, int32_t nargs, ffk_any *result) {
+      (void)self, (void)args, (void)nargs, (void)result;
+      return 0;
+    }
+    FFK_MODULE_EXPORT_TYPED(nop3, "(a: int, b: int, c: int) -> None", nop3)
+    """)
+REPO = os.path.normpath(os.path.join(os.path.dirname(os.path.abspath(__file__)), "..", ".."))
+
+
+def typed_nop_module():
+    """`nop3(a: int, b: int, c: int) -> None` as an ffikit module, built against this checkout's
+    headers with cc on first use and cached in the temp dir, like c_nop_library."""
+    digest = hashlib.sha256((C_TYPED_NOP + ffikit.__version__).encode()).hexdigest()[:16]
+    path = os.path.join(tempfile.gettempdir(), f"ffikit_bench_typed_nop_{digest}.so")
+    if not os.path.exists(path):
+        with tempfile.TemporaryDirectory() as tmp:
+            src, out = os.path.join(tmp, "typed_nop.c"), os.path.join(tmp, "typed_nop.so")
+            with open(src, "w") as f:
+                f.write(C_TYPED_NOP)
+            includes = [f"-I{os.path.join(REPO, d)}" for d in ("ffi/include", "third_party/dlpack/include")]
+            subprocess.run(["cc", "-O2", "-shared", "-fPIC", *includes, "-o", out, src], check=True)
+            os.replace(out, path)
+    return ffikit.load_module(path)
+
+
+def py_nop3(a, b, c):
+    pass
 
 
 class Suite:
@@ -154,6 +188,18 @@ def calls(s: Suite) -> None:
         s.add("raise[callback]", impl, CATCH.format("apply(bad, 1, 2)"), ns, dup=1)
     s.add("nop3", "ctypes", "nop(1, 2, 3)", {"nop": untyped})
     s.add("nop3", "ctypes_argtypes", "nop(1, 2, 3)", {"nop": typed})
+    # Typed calls, positional and by keyword (C binds the names; tvm_ffi has no keywords).
+    try:
+        typed_nop = typed_nop_module().get_function("nop3")
+    except Exception as e:  # noqa: BLE001 (no compiler, or headers missing: skip the cases)
+        typed_nop, reason = None, f"{type(e).__name__}: {e}"
+    for case, stmt in [("typed3", "nop(1, 2, 3)"), ("kw3[1_pos_2_kw]", "nop(1, b=2, c=3)"),
+                       ("kw3[3_kw]", "nop(c=3, a=1, b=2)")]:
+        if typed_nop is None:
+            s.skip(f"{case}/ffikit", reason)
+        else:
+            s.add(case, "ffikit", stmt, {"nop": typed_nop})
+        s.add(case, "python", stmt, {"nop": py_nop3})
 
 
 def containers(s: Suite) -> None:

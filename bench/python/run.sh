@@ -44,7 +44,7 @@ mkdir -p "$out"
 
 parts=("")  # --cases prefixes of each process of a run ("" is all)
 if ((parallel)); then
-  parts=("nop3,apply,echo,raise" "getitem,len,iter" "getkey,get[,contains" "build,append,from_dlpack,roundtrip,nop_")
+  parts=("nop3,typed3,kw3,apply,echo,raise" "getitem,len,iter" "getkey,get[,contains" "build,append,from_dlpack,roundtrip,nop_")
 fi
 pids=()
 for ((k = 1; k <= runs; k++)); do

@@ -211,7 +211,7 @@ static FFK_NOINLINE int call_typed(ffk_function *f, const ffk_any *args, int32_t
 }
 
 /* Drops an error that was pending before a call began: it belongs to the caller, not the callee. */
-static FFK_NOINLINE void drop_stale_error(const ffk_function *f) {
+FFK_NOINLINE void ffk_function__drop_stale_error(const ffk_function *f) {
   ffk_error *stale = ffk_error_fetch();
 #if defined(FFK_TESTING) || !defined(NDEBUG)
   fprintf(stderr, "ffikit: bug: an error was pending when Function `%s` was called (%s: %s); the error is dropped\n",
@@ -224,7 +224,7 @@ static FFK_NOINLINE void drop_stale_error(const ffk_function *f) {
 
 int ffk_function_call(ffk_function *f, const ffk_any *args, int32_t nargs, ffk_any *result) {
   *result = ffk_any_none();
-  if (FFK_UNLIKELY(FFK_ERROR__PENDING())) drop_stale_error(f);
+  if (FFK_UNLIKELY(FFK_ERROR__PENDING())) ffk_function__drop_stale_error(f);
   if (FFK_UNLIKELY(f == NULL)) return ffk_error_set(FFK_ERR_VALUE, "ffk_function_call: the function is NULL");
   if (FFK_UNLIKELY(nargs < 0 || (args == NULL && nargs > 0)))
     return ffk_error_set(FFK_ERR_VALUE, "ffk_function_call: %d arguments at %p for `%s`", (int)nargs,

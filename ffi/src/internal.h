@@ -111,11 +111,15 @@ ffk_convert_fn ffk_type__convert_slot(int32_t type_index);
 
 /*
  * A typed Function's signature: the parameter schemas, the return schema (NULL for
- * Any) and the text used in messages, "name(0: int, y: Array<int>) -> int".
+ * Any), the text used in messages, "name(0: int, y: Array<int>) -> int", and the
+ * parameter names as written ("y"; NULL for a parameter without one). `names` and the
+ * name strings live in the signature's own block; `nnamed` counts the non-NULL names.
  */
 typedef struct ffk_signature {
   char *text;
   ffk_schema *ret;
+  const char **names;
+  int32_t nnamed;
   int32_t nparams;
   ffk_schema *params[];
 } ffk_signature;
@@ -126,6 +130,12 @@ typedef struct ffk_signature {
  */
 ffk_signature *ffk_signature__parse(const char *fn_name, const char *text);
 void ffk_signature__free(ffk_signature *sig);
+
+/* The signature of a typed Function, NULL for an untyped one; borrowed from `f` (function.c). */
+const ffk_signature *ffk_function__sig(const ffk_function *f);
+
+/* Drops (and in test builds reports) an error pending when a call of `f` begins (function.c). */
+void ffk_function__drop_stale_error(const ffk_function *f);
 
 /* A growable NUL-terminated byte buffer. Functions return 0, or -1 with a MemoryError. */
 typedef struct ffk_buf {

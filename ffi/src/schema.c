@@ -226,9 +226,15 @@ ffk_signature *ffk_signature__parse(const char *fn_name, const char *text) {
   parser ps = {text, text, "signature"};
   size_t n = 0;
   for (const char *c = text; *c; ++c) n += *c == ',';
-  /* At most one parameter more than there are commas (commas inside <> overcount: harmless). */
-  ffk_signature *sig = ffk_mem_calloc(1, sizeof(ffk_signature) + (n + 1) * sizeof(ffk_schema *));
+  /* At most one parameter more than there are commas (commas inside <> overcount: harmless).
+     One block holds the signature, the parameter schemas, the name pointers and the names
+     (substrings of `text`, so `text`'s length plus a NUL each is room enough). */
+  size_t slots = n + 1, len = strlen(text);
+  ffk_signature *sig =
+      ffk_mem_calloc(1, sizeof(ffk_signature) + slots * (sizeof(ffk_schema *) + sizeof(char *)) + len + slots);
   if (sig == NULL) return NULL;
+  sig->names = (const char **)(sig->params + slots);
+  char *name_chars = (char *)(sig->names + slots);
   ffk_buf display = {0};
   if (ffk_buf__appendf(&display, "%s(", fn_name) != 0) goto fail;
 
@@ -257,6 +263,13 @@ ffk_signature *ffk_signature__parse(const char *fn_name, const char *text) {
       if (s == NULL) goto fail;
       int32_t i = sig->nparams++;
       sig->params[i] = s;
+      if (plen > 0) {
+        memcpy(name_chars, pname, plen);
+        name_chars[plen] = '\0';
+        sig->names[i] = name_chars;
+        name_chars += plen + 1;
+        ++sig->nnamed;
+      }
       int rc = plen > 0 ? ffk_buf__appendf(&display, "%s%.*s: %s", i ? ", " : "", (int)plen, pname, s->text)
                         : ffk_buf__appendf(&display, "%s%d: %s", i ? ", " : "", (int)i, s->text);
       if (rc != 0) goto fail;

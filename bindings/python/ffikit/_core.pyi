@@ -2,6 +2,7 @@
 from __future__ import annotations
 
 import builtins
+import inspect
 from typing import Any, Callable
 
 __version__: str
@@ -23,7 +24,9 @@ class Object:
     def __hash__(self) -> int: ...
 
 class Function(Object):
-    def __call__(self, *args: Any) -> Any: ...
+    def __call__(self, *args: Any, **kwargs: Any) -> Any: ...
+    @property
+    def __signature__(self) -> inspect.Signature | None: ...
     @property
     def release_gil(self) -> bool: ...
     @release_gil.setter

@@ -174,6 +174,62 @@ FFK_API int ffk_function_global_metadata(const char *name, ffk_any *out);
  */
 FFK_API int ffk_args_unpack(const char *fn_name, const ffk_any *args, int32_t nargs, const char *format, ...);
 
+/* ---- Keyword arguments and parameter names. --------------------------------------- */
+
+/*
+ * The number of parameters of a typed Function's signature, or -1 for an untyped
+ * Function (which takes any number). Never fails.
+ */
+FFK_API int32_t ffk_function_num_params(const ffk_function *f);
+
+/*
+ * The name of parameter `i` of a typed Function as its signature writes it ("xs" in
+ * "(xs: Array<float>, k: float) -> Array<float>"): 1 with the name in *out (borrowed
+ * from `f` while it lives), 0 with *out NULL for a parameter written without a name
+ * ("(int) -> int"), which can be passed by position only; -1 with *out NULL and a
+ * TypeError for an untyped Function or an IndexError for `i` out of range (ValueError
+ * for a NULL `f` or `out`).
+ */
+FFK_API int ffk_function_param_name(const ffk_function *f, int32_t i, const char **out);
+
+/*
+ * The declared type of parameter `i` of a typed Function as messages print it
+ * ("Array<float>"), borrowed from `f` while it lives; NULL for an untyped Function or an
+ * index out of range. Never fails (raises nothing).
+ */
+FFK_API const char *ffk_function_param_type(const ffk_function *f, int32_t i);
+
+/*
+ * The declared return type of a typed Function as messages print it ("Any" when the
+ * signature gives none), borrowed from `f` while it lives; NULL for an untyped Function.
+ * Never fails (raises nothing).
+ */
+FFK_API const char *ffk_function_return_type(const ffk_function *f);
+
+/*
+ * Calls `f` with positional and keyword arguments, as Python's `f(1, k=2.0)`: `args`
+ * holds `npos` positional values followed by `nkw` keyword values (all borrowed), and
+ * `kwnames[j]` (borrowed, NUL-terminated) names the value args[npos + j]. The keywords
+ * bind to the parameter names of a typed Function's signature; the bound arguments then
+ * go through ffk_function_call, so conversion and the result are exactly those of a
+ * positional call (a type mismatch names the parameter's position). With nkw == 0 this
+ * is ffk_function_call. *result is set to None first and receives an owned value.
+ * Returns 0, or -1 with *result None and an error pending: the callee's, a conversion
+ * error, a MemoryError, a ValueError for a NULL function or a bad argument array, or a
+ * TypeError with CPython's texts, naming the function:
+ *   demo.scale() got an unexpected keyword argument 'q'
+ *   demo.scale() got multiple values for argument 'xs'
+ *   demo.scale() missing 1 required positional argument: 'k'
+ *   demo.scale() missing 3 required positional arguments: 'a', 'b', and 'c'
+ *   demo.f() takes no keyword arguments      (an untyped Function, or a signature
+ *                                            whose parameters have no names)
+ * A parameter written without a name can be given by position only; a missing one is
+ * named by its position ('0') as in the signature text. Calls with at most 8 parameters
+ * allocate nothing for the binding.
+ */
+FFK_API int ffk_function_call_kw(ffk_function *f, const ffk_any *args, int32_t npos, const char *const *kwnames,
+                                 int32_t nkw, ffk_any *result);
+
 FFK_EXTERN_C_END
 
 #endif /* FFIKIT_FUNCTION_H */

@@ -1,6 +1,8 @@
 """A small typed program using ffikit as a user would; checked with mypy --strict."""
 from __future__ import annotations
 
+import inspect
+
 import ffikit
 
 
@@ -13,6 +15,8 @@ def main() -> int:
     g = ffikit.get_global_func("typed_user.double")
     assert g is not None
     result: int = g(21)
+    sig: inspect.Signature | None = g.__signature__  # None: a Python callable is untyped
+    assert sig is None
     d: ffikit.dtype = ffikit.dtype("float32")
     bits: int = d.bits + d.lanes
     dev = ffikit.Device("cuda", 1)

@@ -181,6 +181,77 @@ impl Function {
         }
     }
 
+    /// Calls with positional arguments and keyword arguments `(name, value)`, as Python's
+    /// `f(xs, k=2.0)`. C binds the keywords to the parameter names of a typed Function's
+    /// signature with Python's rules and `TypeError` texts ("scale() got an unexpected
+    /// keyword argument 'q'", "... missing 1 required positional argument: 'k'"), then
+    /// converts and calls exactly as `call` does. An untyped Function, or one whose
+    /// signature names no parameter, "takes no keyword arguments". With no keywords this is
+    /// `call`. A name with a NUL byte is a `ValueError`.
+    ///
+    /// ```
+    /// use ffikit::{Any, AnyView, Function};
+    /// let f = Function::from_packed("doc.count", |args: &[AnyView]| Ok(Any::from(args.len() as i64))).unwrap();
+    /// let e = f.call_kw(&[], &[("x", AnyView::from(1i64))]).unwrap_err();
+    /// assert_eq!(e.to_string(), "TypeError: doc.count() takes no keyword arguments");
+    /// ```
+    pub fn call_kw(&self, args: &[AnyView<'_>], kwargs: &[(&str, AnyView<'_>)]) -> Result<Any> {
+        if kwargs.is_empty() {
+            return self.call(args);
+        }
+        let names = kwargs.iter().map(|(name, _)| cstring(name)).collect::<Result<Vec<_>>>()?;
+        let name_ptrs: Vec<*const std::os::raw::c_char> = names.iter().map(|n| n.as_ptr()).collect();
+        let mut all: Vec<AnyView<'_>> = Vec::with_capacity(args.len() + kwargs.len());
+        all.extend_from_slice(args);
+        all.extend(kwargs.iter().map(|(_, v)| *v));
+        let mut out = none_raw();
+        // SAFETY: AnyView is repr(transparent) over ffk_any; the names live until the call
+        // returns; out receives an owned value.
+        let rc = unsafe {
+            sys::ffk_function_call_kw(
+                self.raw(),
+                all.as_ptr().cast(),
+                args.len() as i32,
+                name_ptrs.as_ptr(),
+                kwargs.len() as i32,
+                &mut out,
+            )
+        };
+        if rc == 0 {
+            Ok(Any(out))
+        } else {
+            Err(Error::fetch())
+        }
+    }
+
+    /// The parameter names of a typed Function's signature, one per parameter (`None` for
+    /// a parameter written without a name, which only a positional argument can fill);
+    /// `None` for an untyped Function.
+    ///
+    /// ```
+    /// let f = ffikit::Function::from_typed("doc.id", |(x,): (i64,)| Ok(x)).unwrap();
+    /// assert_eq!(f.param_names(), Some(vec![None]));
+    /// ```
+    pub fn param_names(&self) -> Option<Vec<Option<String>>> {
+        // SAFETY: plain reads of the live Function.
+        let n = unsafe { sys::ffk_function_num_params(self.raw()) };
+        if n < 0 {
+            return None;
+        }
+        let names = (0..n)
+            .map(|i| {
+                let mut p = std::ptr::null();
+                // SAFETY: i is in range, so this returns 1 (a name borrowed from the live
+                // Function) or 0 (no name) and raises nothing.
+                match unsafe { sys::ffk_function_param_name(self.raw(), i, &mut p) } {
+                    1 => Some(unsafe { CStr::from_ptr(p) }.to_string_lossy().into_owned()),
+                    _ => None,
+                }
+            })
+            .collect();
+        Some(names)
+    }
+
     /// Calls with a tuple of Rust values and converts the result to `R`.
     pub fn call_typed<A: Args, R: Element>(&self, args: A) -> Result<R> {
         let args = args.into_anys()?;

@@ -205,3 +205,66 @@ fn typed_functions_take_and_return_short_strings_and_bytes() {
     let echo = common::testing("echo");
     assert_eq!(echo.call_typed::<_, ffikit::Str>((Any::from("echo"),)).unwrap().as_str(), "echo");
 }
+
+// ---- keyword calls (ffk_function_call_kw: C binds the names) ----
+
+fn scale() -> Function {
+    testing_module().get_function("scale").unwrap()
+}
+
+fn floats(a: &Any) -> Vec<f64> {
+    a.to::<Array<f64>>().unwrap().to_vec()
+}
+
+#[test]
+fn keyword_call_binds_by_parameter_name() {
+    let f = scale();
+    assert_eq!(f.param_names(), Some(vec![Some("xs".to_string()), Some("k".to_string())]));
+    let xs = List::<i64>::from(vec![1, 2]); // a List of ints: converted to Array<float>
+    let r = f.call_kw(&[AnyView::from(&xs)], &[("k", AnyView::from(3i64))]).unwrap();
+    assert_eq!(floats(&r), vec![3.0, 6.0]);
+    let r = f.call_kw(&[], &[("k", AnyView::from(0.5)), ("xs", AnyView::from(&xs))]).unwrap();
+    assert_eq!(floats(&r), vec![0.5, 1.0]);
+    // No keywords: the positional call.
+    let r = f.call_kw(&[AnyView::from(&xs), AnyView::from(2.0)], &[]).unwrap();
+    assert_eq!(floats(&r), vec![2.0, 4.0]);
+}
+
+#[test]
+fn keyword_call_errors_are_cs_texts() {
+    let f = scale();
+    let xs = List::<i64>::from(vec![1]);
+    let x = AnyView::from(&xs);
+    let cases: Vec<(Vec<AnyView>, Vec<(&str, AnyView)>, &str)> = vec![
+        (vec![x], vec![("q", AnyView::from(1i64))], "TypeError: scale() got an unexpected keyword argument 'q'"),
+        (vec![x], vec![("xs", x)], "TypeError: scale() got multiple values for argument 'xs'"),
+        (vec![], vec![("xs", x)], "TypeError: scale() missing 1 required positional argument: 'k'"),
+        (vec![], vec![("k", AnyView::from(1i64))], "TypeError: scale() missing 1 required positional argument: 'xs'"),
+    ];
+    for (args, kwargs, want) in cases {
+        assert_eq!(f.call_kw(&args, &kwargs).unwrap_err().to_string(), want);
+    }
+    let bad = Any::from("x");
+    let e = f.call_kw(&[x], &[("k", AnyView::from(&bad))]).unwrap_err();
+    assert_eq!(
+        e.to_string(),
+        "TypeError: Mismatched type on argument #1 when calling: `scale(xs: Array<float>, k: float) -> Array<float>`. \
+         Expected `float` but got `str`"
+    );
+    let e = f.call_kw(&[x], &[("k\0", AnyView::from(1i64))]).unwrap_err();
+    assert_eq!(e.to_string(), "ValueError: string has a NUL byte at offset 1");
+}
+
+#[test]
+fn untyped_and_unnamed_functions_take_no_keywords() {
+    let packed = Function::from_packed("rs.packed", |args: &[AnyView]| Ok(Any::from(args.len() as i64))).unwrap();
+    assert_eq!(packed.param_names(), None);
+    let e = packed.call_kw(&[], &[("x", AnyView::from(1i64))]).unwrap_err();
+    assert_eq!(e.to_string(), "TypeError: rs.packed() takes no keyword arguments");
+    let typed = Function::from_typed("rs.typed", |(a, b): (i64, i64)| Ok(a + b)).unwrap();
+    assert_eq!(typed.param_names(), Some(vec![None, None]));
+    let e = typed.call_kw(&[AnyView::from(1i64)], &[("b", AnyView::from(2i64))]).unwrap_err();
+    assert_eq!(e.to_string(), "TypeError: rs.typed() takes no keyword arguments");
+    let e = testing("add_one").call_kw(&[], &[("x", AnyView::from(1i64))]).unwrap_err();
+    assert_eq!(e.to_string(), "TypeError: testing.add_one() takes no keyword arguments");
+}
