@@ -170,7 +170,7 @@ def _exports_glue(specs: Sequence[tuple[str, str | None, str | None]]) -> str:
 # themselves override it (a strong definition wins at link time), the others need not.
 _ABI_UNIT = """\
 #include <ffikit/module.h>
-__attribute__((weak)) FFK_MODULE_SYMBOL const uint32_t ffikit_abi_version = FFK_ABI_VERSION;
+FFK_MODULE_SYMBOL __attribute__((weak)) const uint32_t ffikit_abi_version = FFK_ABI_VERSION;
 """
 
 
@@ -275,7 +275,7 @@ class _Plan:
         from . import _core, libinfo
 
         self.name = name
-        self.units = units  # (language, source path)
+        self.units = units  # (language, source path: absolute, or relative to the build directory)
         langs = sorted({lang for lang, _ in units})
         self.compilers = {lang: _compiler(lang, name) for lang in langs}
         self.lib, lib_identity = _library_identity()
@@ -315,14 +315,15 @@ class _Plan:
         try:
             procs = []
             objects = []
-            for i, (lang, src) in enumerate(self.units):
+            sources = [(lang, str(build_dir / src)) for lang, src in self.units]
+            for i, (lang, src) in enumerate(sources):
                 obj = tmp / f"{i}_{Path(src).name}.o"
                 dep = tmp / f"{i}.d"
                 cmd = [*self.compilers[lang], *self.flags[lang], "-c", src, "-o", str(obj), "-MD", "-MF", str(dep)]
                 procs.append((cmd, dep, _spawn(cmd)))
                 objects.append(str(obj))
             failures = []
-            deps: list[str] = [src for _, src in self.units]
+            deps: list[str] = [src for _, src in sources]
             for cmd, dep, proc in procs:
                 out, _ = proc.communicate()
                 if proc.returncode != 0:
@@ -485,22 +486,13 @@ def build_inline(name: str, *, c_sources: SourceArg = None, cpp_sources: SourceA
         if lang == host and specs:
             text += _exports_glue(specs)
         files[_INLINE_FILE[lang]] = text
-    files["ffikit_abi.c"] = _ABI_UNIT
-    build_dir_hint = Path(build_directory).resolve() if build_directory is not None else None
-    units_key: list[object] = [[file_name, text] for file_name, text in sorted(files.items())]
-
-    def plan_for(directory: Path) -> _Plan:
-        units = [("c" if file_name.endswith(".c") else "cuda" if file_name.endswith(".cu") else "cpp",
-                  str(directory / file_name)) for file_name in files]
-        return _Plan(name, units, list(extra_cflags or ()), list(extra_cuda_cflags or ()),
-                     list(extra_ldflags or ()), list(extra_include_paths or ()), units_key)
-
-    # The key does not depend on where the files go, so plan once with the cache directory's
-    # name, then point the units at the directory actually used.
-    plan = plan_for(build_dir_hint or Path("."))
-    directory = build_dir_hint or cache_dir() / f"{name}_{plan.key}"
-    plan.units = [(lang, str(directory / Path(src).name)) for lang, src in plan.units]
-    return _build(plan, directory, files)
+    # The ABI unit goes to the C compiler only for a pure-C module: one compiler fewer to run.
+    abi_lang, abi_file = ("c", "ffikit_abi.c") if langs == ["c"] else ("cpp", "ffikit_abi.cc")
+    files[abi_file] = _ABI_UNIT
+    units = [(lang, _INLINE_FILE[lang]) for lang in langs] + [(abi_lang, abi_file)]
+    plan = _Plan(name, units, list(extra_cflags or ()), list(extra_cuda_cflags or ()), list(extra_ldflags or ()),
+                 list(extra_include_paths or ()), [[file_name, text] for file_name, text in sorted(files.items())])
+    return _build(plan, build_directory, files)
 
 
 def load_inline(name: str, *, c_sources: SourceArg = None, cpp_sources: SourceArg = None,

@@ -141,6 +141,7 @@ def test_c_and_cpp_sources_together_and_the_exports_go_to_the_cpp_source():
 
 def test_an_error_raised_in_the_module_arrives_with_its_kind():
     src = r"""
+    FFK_MODULE_ABI_VERSION;  /* optional inline; a C unit that writes it links as well */
     static int fail(void *self, const ffk_any *args, int32_t nargs, ffk_any *result) {
       return ffk_error_set(FFK_ERR_KEY, "no entry %d", (int)args[0].v_int);
     }
