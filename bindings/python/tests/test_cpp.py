@@ -359,3 +359,46 @@ def test_cache_dir_follows_the_environment(monkeypatch, tmp_path):
     monkeypatch.delenv("XDG_CACHE_HOME")
     monkeypatch.setenv("HOME", str(tmp_path / "home"))
     assert cpp.cache_dir() == tmp_path / "home" / ".cache" / "ffikit"
+
+
+HPP_SRC = r"""
+#include <ffikit/ffikit.hpp>
+#include <stdexcept>
+static int64_t add(int64_t a, int b) { return a + b; }
+static std::string greet(const std::string &who, const char *suffix) { return "hello, " + who + suffix; }
+static double scale(double x, bool neg) { return neg ? -2 * x : 2 * x; }
+static ffk_any first(ffk_any v) { ffk_any out; return ffk_any_to_owned(&v, &out) == 0 ? out : ffk_any_none(); }
+static void nothing() {}
+static int boom(int x) {
+  if (x) throw ffikit::error(FFK_ERR_KEY, "no key " + std::to_string(x));
+  throw std::logic_error("a logic error");
+}
+static uint8_t byte(uint8_t x) { return x; }
+FFK_EXPORT_TYPED_FUNC(add, add)
+FFK_EXPORT_TYPED_FUNC(greet, greet)
+FFK_EXPORT_TYPED_FUNC(scale, scale)
+FFK_EXPORT_TYPED_FUNC(first, first)
+FFK_EXPORT_TYPED_FUNC(nothing, nothing)
+FFK_EXPORT_TYPED_FUNC(boom, boom)
+FFK_EXPORT_TYPED_FUNC(byte, byte)
+"""
+
+
+def test_the_cpp_header_exports_plain_functions_with_deduced_signatures():
+    m = cpp.load_inline("hpp", cpp_sources=HPP_SRC, extra_cflags=["-Wall", "-Wextra", "-Werror", "-pedantic"])
+    assert m.add(1, 2) == 3 and m.add.signature.endswith("(0: int, 1: int) -> int")
+    assert m.greet("you", "!") == "hello, you!" and m.greet.signature.endswith("(0: str, 1: str) -> str")
+    assert m.scale(1.5, True) == -3.0 and m.scale(2, False) == 4.0  # the int 2 is converted for `double`
+    assert m.first("text") == "text" and m.first.signature.endswith("(0: Any) -> Any")
+    assert m.nothing() is None and m.nothing.signature.endswith("() -> None")
+    with pytest.raises(KeyError, match="no key 3"):
+        m.boom(3)
+    with pytest.raises(RuntimeError, match="a logic error"):
+        m.boom(0)
+    assert m.byte(255) == 255
+    with pytest.raises(OverflowError, match="argument #0 of `byte`: 256 is out of range for a 1-byte unsigned"):
+        m.byte(256)
+    with pytest.raises(OverflowError, match="argument #1 of `add`: 4294967296 is out of range"):
+        m.add(1, 2**32)
+    with pytest.raises(TypeError, match="Mismatched type on argument #0"):
+        m.greet(1, "!")
