@@ -1,5 +1,7 @@
 #!/usr/bin/env bash
-# Installs libffikit.so, libffikit.a, the public headers and ffikit.pc under PREFIX.
+# Installs the release build of ffikit under PREFIX: lib/libffikit.so, lib/libffikit.a,
+# include/ffikit/*.h (and *.hpp), include/dlpack/dlpack.h, lib/pkgconfig/ffikit.pc and
+# share/cmake/ffikit/ffikitConfig{,Version}.cmake (both relocatable).
 # Usage: bazel run //:install -- PREFIX      (a relative PREFIX is taken from where you ran bazel)
 set -euo pipefail
 if [ $# -ne 1 ]; then
@@ -15,15 +17,22 @@ here="${RUNFILES_DIR:-$0.runfiles}/ffikit"
 dlpack_h="$here/third_party/dlpack/include/dlpack/dlpack.h"  # vendored: public headers include it
 
 version=$(sed -n 's/^#define FFK_VERSION "\(.*\)"$/\1/p' "$here/ffi/include/ffikit/base.h")
-mkdir -p "$prefix/lib/pkgconfig" "$prefix/include/ffikit" "$prefix/include/dlpack"
-install -m 0755 "$here/libffikit.so" "$prefix/lib/libffikit.so.0"
-ln -sf libffikit.so.0 "$prefix/lib/libffikit.so"
+cmakedir="$prefix/share/cmake/ffikit"
+mkdir -p "$prefix/lib/pkgconfig" "$prefix/include/ffikit" "$prefix/include/dlpack" "$cmakedir"
+# One file under the soname, libffikit.so (no .so.0 link): every ffikit install has the same
+# soname, so a module linked against any of them binds to the copy a process already holds.
+rm -f "$prefix/lib/libffikit.so.0"
+install -m 0755 "$here/libffikit.so" "$prefix/lib/libffikit.so"
 install -m 0644 "$here/libffikit.a" "$prefix/lib/libffikit.a"
+shopt -s nullglob
 install -m 0644 "$here"/ffi/include/ffikit/*.h "$here"/containers/include/ffikit/*.h "$here"/tensor/include/ffikit/*.h \
-  "$here"/include/ffikit/ffikit.h "$prefix/include/ffikit/"
+  "$here"/include/ffikit/*.h "$here"/include/ffikit/*.hpp "$prefix/include/ffikit/"
 install -m 0644 "$dlpack_h" "$prefix/include/dlpack/dlpack.h"
-# ffikit.configured.pc.in: ffikit.pc.in with Libs.private completed by Bazel (CUDA or not).
-sed -e "s|@PREFIX@|$prefix|" -e "s|@VERSION@|$version|" "$here/ffikit.configured.pc.in" > "$prefix/lib/pkgconfig/ffikit.pc"
-echo "installed ffikit under $prefix"
-echo "  export PKG_CONFIG_PATH=$prefix/lib/pkgconfig"
-echo "  cc app.c \$(pkg-config --cflags --libs ffikit)"
+# The configured templates: ffikit.pc.in and ffikitConfig.cmake.in with the libraries a
+# static link needs completed by Bazel (CUDA or not).
+sed -e "s|@VERSION@|$version|" "$here/ffikit.configured.pc.in" > "$prefix/lib/pkgconfig/ffikit.pc"
+sed -e "s|@VERSION@|$version|" "$here/ffikitConfig.configured.cmake.in" > "$cmakedir/ffikitConfig.cmake"
+sed -e "s|@VERSION@|$version|" "$here/ffikitConfigVersion.configured.cmake.in" > "$cmakedir/ffikitConfigVersion.cmake"
+echo "installed ffikit $version under $prefix"
+echo "  pkg-config: PKG_CONFIG_PATH=$prefix/lib/pkgconfig pkg-config --cflags --libs ffikit"
+echo "  CMake:      cmake -DCMAKE_PREFIX_PATH=$prefix ...  (find_package(ffikit), target ffikit::ffikit)"

@@ -1,11 +1,17 @@
 """Build macros shared by every ffikit component, test and benchmark.
 
 Each component is built twice from the same sources:
-  :<name>          the release library (what libffikit.so/.a and benchmarks link)
+  :<name>          the release library (what libffikit.so/.a, `bazel run //:install` and
+                   the benchmarks link): optimised (-O2) with NDEBUG, so no assertions
   :<name>_testing  the same code compiled with FFK_TESTING=1, which turns on the
-                   live-object counters and the failing-allocator hook (ffikit/debug.h)
+                   live-object counters and the failing-allocator hook (ffikit/debug.h),
+                   and with assertions on
 Tests link the _testing variants; nothing else does.
 """
+
+# What the release forms add: what users install is optimised and assertion-free.
+RELEASE_COPTS = ["-O2"]
+RELEASE_DEFINES = ["NDEBUG"]
 
 C_OPTS = [
     "-std=c11",
@@ -34,13 +40,14 @@ def ffk_library(name, srcs, hdrs, components = [], deps = [], linkopts = [], loc
     local_defines: macros for this component's own sources (e.g. FFK_HAS_CUDA), in both
                    forms; the _testing form adds FFK_TESTING=1.
     """
-    for suffix, defines in [("", []), ("_testing", ["FFK_TESTING=1"])]:
+    forms = [("", RELEASE_COPTS, RELEASE_DEFINES), ("_testing", [], ["FFK_TESTING=1"])]
+    for suffix, copts, defines in forms:
         native.cc_library(
             name = name + suffix,
             srcs = srcs,
             hdrs = hdrs,
             includes = ["include"],
-            copts = C_OPTS,
+            copts = C_OPTS + copts,
             local_defines = local_defines + defines,
             deps = [_full_label(c) + suffix for c in components] + deps,
             linkopts = linkopts,
@@ -62,3 +69,21 @@ def ffk_cc_test(name, srcs, deps = [], copts = [], **kwargs):
         linkstatic = True,
         **kwargs
     )
+
+def _ffk_copy_files_impl(ctx):
+    outs = []
+    for f in ctx.files.srcs:
+        out = ctx.actions.declare_file(ctx.attr.prefix + "/" + f.basename)
+        ctx.actions.symlink(output = out, target_file = f)
+        outs.append(out)
+    return [DefaultInfo(files = depset(outs), runfiles = ctx.runfiles(files = outs))]
+
+# Places files under <package>/<prefix>/<basename>: e.g. the public headers of every
+# component in the one include directory the Python package ships (ffikit/include/ffikit).
+ffk_copy_files = rule(
+    implementation = _ffk_copy_files_impl,
+    attrs = {
+        "srcs": attr.label_list(allow_files = True, mandatory = True),
+        "prefix": attr.string(mandatory = True),
+    },
+)

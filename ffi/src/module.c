@@ -12,6 +12,11 @@
  * dlclose also run under it: glibc serialises them anyway with a lock of its own, but
  * ThreadSanitizer cannot see that one and reports the loader's memory, allocated in one
  * thread's dlopen and freed in another's dlclose, as a race.
+ *
+ * Before the first dlopen of a module, the library holding this ffikit is made global
+ * (promote_runtime): a module left with undefined ffk_* symbols and no DT_NEEDED on
+ * libffikit.so then binds to this runtime even when the runtime itself was loaded
+ * RTLD_LOCAL, as the dependency of a Python extension is.
  */
 #include "internal.h"
 
@@ -36,6 +41,19 @@ static pthread_once_t g_once = PTHREAD_ONCE_INIT;
 /* Handles whose init has run; a pinned library's handle never changes, so pointers compare. */
 static void **g_initialised;
 static size_t g_ninitialised, g_cap_initialised;
+
+static pthread_once_t g_promote_once = PTHREAD_ONCE_INIT;
+
+/* Re-opens the object that holds this code with RTLD_GLOBAL (RTLD_NOLOAD: only if it is
+ * already loaded, which it is), so objects loaded later resolve ffk_* against it. The
+ * reference is kept: the running runtime stays loaded anyway. When ffikit is linked into
+ * the executable the NOLOAD open finds nothing to promote and nothing changes: such a
+ * program exports ffk_* itself when linked with -rdynamic. */
+static void promote_runtime(void) {
+  Dl_info info;
+  if (dladdr(&g_promote_once, &info) == 0 || info.dli_fname == NULL) return;
+  if (dlopen(info.dli_fname, RTLD_NOW | RTLD_NOLOAD | RTLD_GLOBAL) == NULL) dlerror(); /* drop its message */
+}
 
 static void init_lock(void) {
   pthread_mutexattr_t attr;
@@ -115,6 +133,7 @@ ffk_module *ffk_module_load(const char *path) {
     return NULL;
   }
   pthread_once(&g_once, init_lock);
+  pthread_once(&g_promote_once, promote_runtime);
   size_t len = strlen(path);
   ffk_module *m = (ffk_module *)ffk_object_alloc(FFK_TYPE_MODULE, sizeof(ffk_module) + len + 1, module_deleter);
   if (m == NULL) return NULL;

@@ -1,7 +1,8 @@
 #!/usr/bin/env bash
 # Installs ffikit under a temporary prefix with `bazel run //:install` and builds a C
 # program against it with pkg-config, outside Bazel, once against the shared library and
-# once statically. Exits non-zero on any failure. FFK_RUN_UNDER prefixes the two runs of
+# once statically, then with CMake's find_package(ffikit) (skipped, saying so, without
+# cmake on PATH). Exits non-zero on any failure. FFK_RUN_UNDER prefixes the two runs of
 # the program (.ci/run: valgrind).
 set -euo pipefail
 cd "$(dirname "$0")/../.."
@@ -21,4 +22,28 @@ cc -std=c11 tests/install/hello.c $(pkg-config --cflags ffikit) "$prefix/lib/lib
 # The static program must behave exactly like the shared one (the containers' setup included).
 ${FFK_RUN_UNDER:-} "$prefix/hello_static" > "$prefix/static.out"
 echo "$out" | diff -u - "$prefix/static.out"
+# One file under the one soname (no .so.0 link), and the program binds to it by that name.
+[ ! -e "$prefix/lib/libffikit.so.0" ]
+[[ "$(readelf -d "$prefix/hello")" == *"Shared library: [libffikit.so]"* ]]
+# CMake: the relocatable package config, from a copy of the prefix moved elsewhere.
+if command -v cmake > /dev/null; then
+  moved=$(mktemp -d)
+  trap 'rm -rf "$prefix" "$moved"' EXIT
+  cp -a "$prefix/." "$moved/"
+  mkdir "$moved/proj"
+  cp tests/install/hello.c "$moved/proj/"
+  cat > "$moved/proj/CMakeLists.txt" <<'CMAKE'
+cmake_minimum_required(VERSION 3.13)
+project(hello C)
+find_package(ffikit 0.1 REQUIRED CONFIG)
+add_executable(hello hello.c)
+target_link_libraries(hello PRIVATE ffikit::ffikit)
+CMAKE
+  cmake -S "$moved/proj" -B "$moved/build" -DCMAKE_PREFIX_PATH="$moved" > "$moved/cmake.log" 2>&1 &&
+    cmake --build "$moved/build" >> "$moved/cmake.log" 2>&1 || { cat "$moved/cmake.log"; exit 1; }
+  LD_LIBRARY_PATH="$moved/lib" ${FFK_RUN_UNDER:-} "$moved/build/hello" | diff -u <(echo "$out") -
+  echo "cmake: find_package(ffikit) builds and runs"
+else
+  echo "cmake: SKIPPED (no cmake on PATH)"
+fi
 echo "install check passed"

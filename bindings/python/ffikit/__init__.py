@@ -6,17 +6,10 @@ errors, devices, dtypes, strings, shapes and the registry runs with
 """
 from __future__ import annotations
 
-import os as _os
-import sys as _sys
-
-# The C library inside _core exports the ffk_* API; loading it RTLD_GLOBAL lets modules
-# loaded later (load_module) bind to this one library instead of finding none.
-_flags = _sys.getdlopenflags()
-_sys.setdlopenflags(_flags | _os.RTLD_GLOBAL)
-try:
-    from . import _core
-finally:
-    _sys.setdlopenflags(_flags)
+# _core links to the C runtime, ffikit/lib/libffikit.so (rpath $ORIGIN/lib), which the loader
+# maps once for the whole process: modules linked against any libffikit.so bind to it by
+# soname, and ffk_module_load makes it global for modules that only leave ffk_* undefined.
+from . import _core
 from ._core import Object, Function, Error, Device, DataType, convert
 from ._core import __version__
 from ._dtype import dtype, DataTypeCode

@@ -50,14 +50,14 @@ fn main() {
         println!("cargo:rustc-link-arg=-Wl,-rpath,{}", d); // this package's targets only
     }
     // cargo puts link-search directories inside target/ on LD_LIBRARY_PATH when it runs
-    // tests, examples and benches of every crate: expose libffikit.so.0 through one.
+    // tests, examples and benches of every crate: expose libffikit.so through one.
     if !statik {
         if let Some(dir) = &libdir {
             let rt = out.join("rt");
             std::fs::create_dir_all(&rt).unwrap();
-            let so = rt.join("libffikit.so.0");
+            let so = rt.join("libffikit.so");
             let _ = std::fs::remove_file(&so);
-            std::os::unix::fs::symlink(PathBuf::from(dir).join("libffikit.so.0"), &so).unwrap();
+            std::os::unix::fs::symlink(PathBuf::from(dir).join("libffikit.so"), &so).unwrap();
             println!("cargo:rustc-link-search=native={}", rt.display());
         }
     }

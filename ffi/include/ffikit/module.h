@@ -19,9 +19,15 @@
  *   static int add_one(void *self, const ffk_any *args, int32_t nargs, ffk_any *result) {...}
  *   FFK_MODULE_EXPORT_TYPED(add_one, "(int) -> int", add_one)
  *
- * and is built as a shared library left with undefined ffk_* symbols (link it against
- * libffikit.so, or load it into a program that exports them: -rdynamic for a program
- * linked against libffikit.a).
+ * and is built as a shared library, in one of two ways:
+ *   - linked against libffikit.so (`-lffikit`, e.g. with `python -m ffikit.config --libs`):
+ *     it binds by soname (libffikit.so, the one name every ffikit install uses) to the copy
+ *     already loaded in the process, so the process keeps one runtime;
+ *   - left with undefined ffk_* symbols and no dependency: it binds to the runtime that
+ *     loads it. ffk_module_load makes the library holding that runtime global first, so
+ *     this works even when the runtime was itself loaded RTLD_LOCAL (as the dependency of
+ *     a Python extension); a program linked against libffikit.a exports the symbols with
+ *     -rdynamic.
  *
  * Lifetime: a Module holds the library open, and every Function taken from it holds
  * the Module, so the code stays mapped while any of them is alive; the library is closed
