@@ -234,25 +234,31 @@ def _compiler_identity(argv: tuple[str, ...]) -> str:
 
 
 @functools.lru_cache(maxsize=None)
-def _cuda_arch_flags() -> tuple[str, ...]:
+def _detected_cuda_archs() -> tuple[str, ...]:
+    """The compute capabilities ("9.0") of the GPUs nvidia-smi sees; none without it."""
+    if not shutil.which("nvidia-smi"):
+        return ()
+    try:
+        proc = subprocess.run(["nvidia-smi", "--query-gpu=compute_cap", "--format=csv,noheader"],
+                              capture_output=True, text=True, env=_clean_env(), timeout=30, check=False)
+    except (OSError, subprocess.TimeoutExpired):
+        return ()
+    if proc.returncode != 0:
+        return ()
+    return tuple(sorted({line.strip() for line in proc.stdout.splitlines() if line.strip()}))
+
+
+def _cuda_arch_flags() -> list[str]:
     """-gencode flags: $FFIKIT_CUDA_ARCH_LIST ("8.9 9.0a"), else the GPUs nvidia-smi sees,
-    else none (nvcc's default architecture)."""
+    else none (nvcc's default architecture, whose PTX the driver compiles for newer GPUs)."""
     archs = os.environ.get("FFIKIT_CUDA_ARCH_LIST", "").replace(",", " ").replace(";", " ").split()
-    if not archs and shutil.which("nvidia-smi"):
-        try:
-            proc = subprocess.run(["nvidia-smi", "--query-gpu=compute_cap", "--format=csv,noheader"],
-                                  capture_output=True, text=True, env=_clean_env(), timeout=30, check=False)
-            if proc.returncode == 0:
-                archs = sorted({line.strip() for line in proc.stdout.splitlines() if line.strip()})
-        except (OSError, subprocess.TimeoutExpired):
-            archs = []
     flags: list[str] = []
-    for arch in archs:
+    for arch in archs or _detected_cuda_archs():
         if not re.fullmatch(r"\d+\.\d+[a-z]?", arch):
             raise ValueError(f"CUDA architecture {arch!r} in $FFIKIT_CUDA_ARCH_LIST is not like '8.9' or '9.0a'")
         num = arch.replace(".", "")
         flags.append(f"-gencode=arch=compute_{num},code=sm_{num}")
-    return tuple(flags)
+    return flags
 
 
 def _library_identity() -> tuple[str, str]:
