@@ -1,8 +1,16 @@
 #!/usr/bin/env python3
 """ffikit.cpp.load_inline beside tvm_ffi.cpp.load_inline: first build and cached load.
 
-Both build the same small C++ module (one function adding two ints, exported typed) in
-the same run, interleaved, each repetition with a fresh cache directory:
+Each builds a small C++ module with one function adding two ints, exported typed, in the
+same run, interleaved, each repetition with a fresh cache directory:
+
+  ffikit      an ffk_safe_call routine exported through functions={"add": "(int, int) -> int"}
+              (the C headers only);
+  ffikit_hpp  the plain C++ function `int64_t add(int64_t, int64_t)` exported with
+              <ffikit/ffikit.hpp>'s FFK_EXPORT_TYPED_FUNC (the counterpart of tvm_ffi's way);
+  tvm_ffi     that plain function with functions="add" (TVM_FFI_DLL_EXPORT_TYPED_FUNC).
+
+Two timings per side:
 
   first build   load_inline in a fresh process with an empty cache: compile, link, load;
   cached load   load_inline in another fresh process with that cache: no compiler runs.
@@ -35,17 +43,25 @@ static int add(void *self, const ffk_any *args, int32_t nargs, ffk_any *result) 
   return 0;
 }
 """
+# The same plain C++ function as tvm_ffi's, exported through ffikit.hpp (deduced signature).
+FFIKIT_HPP_SRC = """#include <ffikit/ffikit.hpp>
+static int64_t add(int64_t a, int64_t b) { return a + b; }
+FFK_EXPORT_TYPED_FUNC(add, add)
+"""
 TVM_SRC = "int64_t add(int64_t a, int64_t b) { return a + b; }\n"
 
 
 def worker(impl: str, cache: str) -> None:
     """Times one load_inline in this process and prints {"seconds": ...}."""
-    if impl == "ffikit":
+    if impl in ("ffikit", "ffikit_hpp"):
         os.environ["FFIKIT_CACHE_DIR"] = cache
         from ffikit import cpp
 
         start = time.perf_counter()
-        m = cpp.load_inline("bench_add", cpp_sources=FFIKIT_SRC, functions={"add": "(int, int) -> int"})
+        if impl == "ffikit":
+            m = cpp.load_inline("bench_add", cpp_sources=FFIKIT_SRC, functions={"add": "(int, int) -> int"})
+        else:
+            m = cpp.load_inline("bench_add", cpp_sources=FFIKIT_HPP_SRC)
         seconds = time.perf_counter() - start
     else:
         os.environ["TVM_FFI_CACHE_DIR"] = cache
@@ -78,14 +94,14 @@ def main() -> None:
     ap.add_argument("--ffikit-python", default=sys.executable)
     ap.add_argument("--tvm-python", default="/tmp/tvmvenv/bin/python")
     ap.add_argument("--json", help="also write the raw times here")
-    ap.add_argument("--worker", choices=["ffikit", "tvm_ffi"], help=argparse.SUPPRESS)
+    ap.add_argument("--worker", choices=["ffikit", "ffikit_hpp", "tvm_ffi"], help=argparse.SUPPRESS)
     ap.add_argument("--cache", help=argparse.SUPPRESS)
     args = ap.parse_args()
     if args.worker:
         worker(args.worker, args.cache)
         return
 
-    pythons = {"ffikit": args.ffikit_python, "tvm_ffi": args.tvm_python}
+    pythons = {"ffikit": args.ffikit_python, "ffikit_hpp": args.ffikit_python, "tvm_ffi": args.tvm_python}
     times: dict[str, dict[str, list[float]]] = {impl: {"first build": [], "cached load": []} for impl in pythons}
     for rep in range(args.reps):
         for impl, python in pythons.items():
@@ -106,9 +122,11 @@ def main() -> None:
             v = times[impl][case]
             print(f"| {case} | {impl} | {fmt(statistics.median(v))} | {fmt(min(v))} - {fmt(max(v))} | "
                   + " / ".join(fmt(x) for x in v) + " |")
+    print()
     for case in ("first build", "cached load"):
-        ratio = statistics.median(times["ffikit"][case]) / statistics.median(times["tvm_ffi"][case])
-        print(f"\n{case}: ffikit / tvm_ffi median = {ratio:.3f}")
+        for impl in ("ffikit", "ffikit_hpp"):
+            ratio = statistics.median(times[impl][case]) / statistics.median(times["tvm_ffi"][case])
+            print(f"{case}: {impl} / tvm_ffi median = {ratio:.3f}")
     if args.json:
         with open(args.json, "w") as f:
             json.dump(times, f, indent=1)
