@@ -402,3 +402,48 @@ def test_the_cpp_header_exports_plain_functions_with_deduced_signatures():
         m.add(1, 2**32)
     with pytest.raises(TypeError, match="Mismatched type on argument #0"):
         m.greet(1, "!")
+
+
+def test_the_cuda_architectures_come_from_the_environment(monkeypatch):
+    monkeypatch.setenv("FFIKIT_CUDA_ARCH_LIST", "8.9 9.0a")
+    assert cpp._cuda_arch_flags() == ["-gencode=arch=compute_89,code=sm_89", "-gencode=arch=compute_90a,code=sm_90a"]
+    monkeypatch.setenv("FFIKIT_CUDA_ARCH_LIST", "sm_90")
+    if cpp._find_nvcc() is None:
+        pytest.skip("nvcc not found: the CUDA flags are not computed without it")
+    with pytest.raises(ValueError, match="CUDA architecture 'sm_90' in \\$FFIKIT_CUDA_ARCH_LIST"):
+        cpp.load_inline("badarch", cuda_sources=CUDA_SRC, functions=["device_count"])
+
+
+_TYPED_USER = '''
+from __future__ import annotations
+import ffikit
+from ffikit import cpp
+
+def build(src: str) -> tuple[ffikit.Module, str]:
+    m: ffikit.Module = cpp.load_inline("typed", c_sources=src, functions={"f": "() -> int"},
+                                       extra_cflags=["-O0"], build_directory=None)
+    path: str = cpp.build_inline("typed", cpp_sources=[src], functions=["f"])
+    files: str = cpp.build("files", sources=["a.c", "b.cc"], extra_ldflags=["-lm"])
+    loaded: ffikit.Module = cpp.load("files", sources="a.c")
+    try:
+        pass
+    except cpp.BuildError as e:
+        text: str = e.output
+        code: int | None = e.returncode
+        argv: list[str] = e.command
+    return m, path + files + str(cpp.cache_dir()) + loaded.path
+'''
+
+
+def test_the_api_is_fully_typed_for_mypy_strict(tmp_path):
+    try:
+        import mypy  # noqa: F401
+    except ImportError:
+        pytest.skip("mypy is not installed")
+    program = tmp_path / "user_cpp.py"
+    program.write_text(_TYPED_USER)
+    pkg = os.path.dirname(os.path.dirname(os.path.abspath(ffikit.__file__)))
+    cache = os.path.join(os.environ.get("TEST_TMPDIR", "/tmp"), "mypy-cache-cpp")
+    r = subprocess.run([sys.executable, "-m", "mypy", "--strict", "--no-error-summary", "--cache-dir", cache,
+                        str(program)], capture_output=True, text=True, env=dict(os.environ, MYPYPATH=pkg))
+    assert r.returncode == 0, r.stdout + r.stderr
