@@ -1,7 +1,8 @@
 #!/usr/bin/env bash
 # Installs what ffikit needs on Debian 12, idempotently, in a few seconds when all is there:
 #   - the Debian packages below (apt-get, as root or through sudo), only those missing
-#     (DLPack and xxHash are not among them: their headers are vendored in third_party/);
+#     (DLPack and xxHash are not among them: their headers are vendored in third_party/;
+#     cmake is, so the checks of the installed CMake package config run everywhere);
 #   - a Python virtual environment in .venv with requirements-dev.txt, made from the
 #     python3 on PATH (the project's Python tools never go into the system).
 #   - on CPython 3.11, torch 2.13.0 (CPU, for the DLPack interop tests) and atheris (for
@@ -20,6 +21,7 @@ APT_PACKAGES=(
   python3 python3-dev python3-venv
   clang libclang-rt-14-dev bindgen
   valgrind librust-proptest-dev librust-proptest+std-dev
+  cmake
 )
 
 log() { echo "[setup] $*" >&2; }

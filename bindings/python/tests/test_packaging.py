@@ -1,4 +1,5 @@
-"""The package as shipped: type information, source lists that match Bazel's, the version."""
+"""The package as shipped: type information, source lists that match Bazel's, the version,
+and an sdist that builds outside the source tree."""
 from __future__ import annotations
 
 import os
@@ -67,8 +68,9 @@ def test_every_spec_top_level_name_exists():
 SYSTEM_ONLY_HEADERS = {"dlpack", "xxhash.h", "xxh3.h", "xxh_x86dispatch.h"}
 
 
-def _setup_py_extension():
-    """The Extension setup.py builds (its sources, include dirs, macros), without building."""
+def _setup_py_extensions():
+    """What setup.py builds, without building: its RUNTIME (libffikit.so) and CORE (_core)
+    descriptions, with their sources, include dirs and macros."""
     import runpy
 
     import setuptools
@@ -77,11 +79,11 @@ def _setup_py_extension():
     real_setup = setuptools.setup
     setuptools.setup = lambda **kw: seen.update(kw)
     try:
-        runpy.run_path(os.path.join(PKG, "setup.py"), run_name="setup_py_under_test")
+        g = runpy.run_path(os.path.join(PKG, "setup.py"), run_name="setup_py_under_test")
     finally:
         setuptools.setup = real_setup
-    (ext,) = seen["ext_modules"]
-    return ext
+    assert seen["ext_modules"] == [g["CORE"]], "setup.py builds one extension, _core"
+    return [g["RUNTIME"], g["CORE"]]
 
 
 def _include_dirs_without_system_only_headers(cc, tmp_path):
@@ -109,19 +111,73 @@ def test_setup_py_builds_without_system_dlpack_or_xxhash(tmp_path):
     cc = (sysconfig.get_config_var("CC") or "cc").split()[0]
     if shutil.which(cc) is None:
         pytest.skip(f"no C compiler ({cc})")
-    ext = _setup_py_extension()
-    flags = ["-nostdinc", "-std=c11"]
-    flags += [f"-isystem{d}" for d in _include_dirs_without_system_only_headers(cc, tmp_path)]
-    flags += [f"-D{name}" if value is None else f"-D{name}={value}" for name, value in ext.define_macros]
-    flags += [f"-I{os.path.join(PKG, d)}" for d in ext.include_dirs] + [f"-I{sysconfig.get_paths()['include']}"]
+    system = [f"-isystem{d}" for d in _include_dirs_without_system_only_headers(cc, tmp_path)]
     vendored = {os.path.join(ROOT, "third_party", "dlpack", "include", "dlpack", "dlpack.h"),
                 os.path.join(ROOT, "third_party", "xxhash", "include", "xxhash.h")}
     used = set()
-    for src in ext.sources:
-        path = os.path.normpath(os.path.join(PKG, src))
-        r = subprocess.run([cc, *flags, "-M", path], capture_output=True, text=True)
-        assert r.returncode == 0, f"{src} does not preprocess without the system headers:\n{r.stderr}"
-        deps = {os.path.normpath(d) for d in r.stdout.replace("\\\n", " ").split()[1:]}
-        assert not [d for d in deps if d.startswith("/usr/include/dlpack") or "/usr/include/xx" in d], src
-        used |= deps & vendored
+    for ext in _setup_py_extensions():
+        flags = ["-nostdinc", "-std=c11", *system]
+        flags += [f"-D{name}" if value is None else f"-D{name}={value}" for name, value in ext.define_macros]
+        flags += [f"-I{os.path.join(PKG, d)}" for d in ext.include_dirs] + [f"-I{sysconfig.get_paths()['include']}"]
+        for src in ext.sources:
+            path = os.path.normpath(os.path.join(PKG, src))
+            r = subprocess.run([cc, *flags, "-M", path], capture_output=True, text=True)
+            assert r.returncode == 0, f"{src} does not preprocess without the system headers:\n{r.stderr}"
+            deps = {os.path.normpath(d) for d in r.stdout.replace("\\\n", " ").split()[1:]}
+            assert not [d for d in deps if d.startswith("/usr/include/dlpack") or "/usr/include/xx" in d], src
+            used |= deps & vendored
     assert used == vendored, "setup.py no longer takes both vendored headers"
+
+
+SDIST_MUST_HOLD = [
+    "setup.py", "pyproject.toml", "README.md", "ffikit/__init__.py", "ffikit/libinfo.py", "ffikit/_core.pyi",
+    "ffikit/py.typed", "src/module.c", "src/ffikit_py.h", "csrc/ffi/src/any.c", "csrc/ffi/include/ffikit/base.h",
+    "csrc/containers/include/ffikit/array.h", "csrc/tensor/include/ffikit/tensor.h", "csrc/include/ffikit/ffikit.h",
+    "csrc/testing/testing.c", "csrc/testing/testing.h", "csrc/third_party/dlpack/include/dlpack/dlpack.h",
+    "csrc/third_party/dlpack/LICENSE", "csrc/third_party/xxhash/include/xxhash.h", "csrc/third_party/xxhash/LICENSE",
+    "csrc/ffikit.pc.in", "csrc/cmake/ffikitConfig.cmake.in", "csrc/cmake/ffikitConfigVersion.cmake.in",
+]
+
+
+@pytest.mark.skipif(not os.path.exists(os.path.join(ROOT, "ffi", "BUILD")), reason="not in a source checkout")
+def test_sdist_builds_and_imports_outside_the_source_tree(tmp_path):
+    """setup.py sdist, unpacked away from the repository, pip-installed into a fresh venv
+    with --no-build-isolation: it carries its C tree (csrc/) and builds from it alone."""
+    import sysconfig
+    import tarfile
+
+    cc = (sysconfig.get_config_var("CC") or "cc").split()[0]
+    if shutil.which(cc) is None:
+        pytest.skip(f"no C compiler ({cc})")
+    dist = tmp_path / "dist"
+    r = subprocess.run([sys.executable, "setup.py", "-q", "sdist", "--dist-dir", str(dist)], cwd=PKG,
+                       capture_output=True, text=True)
+    assert r.returncode == 0, r.stdout + r.stderr
+    (archive,) = dist.glob("ffikit-*.tar.gz")
+    with tarfile.open(archive) as tar:
+        names = tar.getnames()
+        assert not [n for n in names if ".." in n.split("/")], "the sdist has paths outside its directory"
+        top = names[0].split("/")[0]
+        missing = [f for f in SDIST_MUST_HOLD if f"{top}/{f}" not in names]
+        assert not missing, f"the sdist lacks {missing}"
+        assert not [n for n in names if n.endswith((".so", ".o"))], "the sdist carries build outputs"
+        tar.extractall(tmp_path / "unpacked")
+    src = tmp_path / "unpacked" / top
+
+    venv = tmp_path / "venv"
+    subprocess.run([sys.executable, "-m", "venv", str(venv)], check=True, capture_output=True)
+    py = str(venv / "bin" / "python")
+    r = subprocess.run([py, "-m", "pip", "install", "-q", "--disable-pip-version-check", "setuptools", "wheel"],
+                       capture_output=True, text=True)
+    if r.returncode != 0:
+        pytest.skip(f"setuptools and wheel could not be installed into the throwaway venv: {r.stderr[-300:]}")
+    r = subprocess.run([py, "-m", "pip", "install", "-q", "--disable-pip-version-check", "--no-build-isolation",
+                        "--no-deps", str(src)], capture_output=True, text=True, cwd=tmp_path)
+    assert r.returncode == 0, r.stdout + r.stderr
+    probe = ("import ffikit, ffikit.libinfo as l; "
+             "print(ffikit.__file__); print(l.find_lib_path()); print(ffikit.get_global_func('testing.echo')(3))")
+    r = subprocess.run([py, "-c", probe], capture_output=True, text=True, cwd=tmp_path)
+    assert r.returncode == 0, r.stdout + r.stderr
+    init, lib, echoed = r.stdout.split()
+    assert init.startswith(str(venv)) and lib.startswith(str(venv)) and lib.endswith("/ffikit/lib/libffikit.so")
+    assert echoed == "3"
