@@ -442,7 +442,7 @@ def test_the_api_is_fully_typed_for_mypy_strict(tmp_path):
         pytest.skip("mypy is not installed")
     program = tmp_path / "user_cpp.py"
     program.write_text(_TYPED_USER)
-    pkg = os.path.dirname(os.path.dirname(os.path.abspath(ffikit.__file__)))
+    pkg = os.path.dirname(os.path.dirname(os.path.abspath(__file__)))  # the package beside the tests
     cache = os.path.join(os.environ.get("TEST_TMPDIR", "/tmp"), "mypy-cache-cpp")
     r = subprocess.run([sys.executable, "-m", "mypy", "--strict", "--no-error-summary", "--cache-dir", cache,
                         str(program)], capture_output=True, text=True, env=dict(os.environ, MYPYPATH=pkg))
