@@ -91,10 +91,11 @@ def _as_list(value: SourceArg, what: str) -> list[str]:
         return []
     if isinstance(value, (str, os.PathLike)):
         return [os.fspath(value)]
-    items = [os.fspath(v) for v in value]
-    for item in items:
-        if not isinstance(item, str):
-            raise TypeError(f"{what} must be strings, got {type(item).__name__}")
+    items: list[str] = []
+    for v in value:
+        if not isinstance(v, (str, os.PathLike)):
+            raise TypeError(f"{what} must be strings, got {type(v).__name__}")
+        items.append(os.fspath(v))
     return items
 
 
