@@ -106,8 +106,7 @@ PROGRAM_SOURCE = textwrap.dedent(r"""
 
 def _config(*options: str) -> list[str]:
     """The answer of `python -m ffikit.config OPTIONS`, split as a shell would."""
-    r = subprocess.run([sys.executable, "-m", "ffikit.config", *options], capture_output=True, text=True)
-    assert r.returncode == 0, r.stderr
+    r = _run([sys.executable, "-m", "ffikit.config", *options], env=os.environ)
     return r.stdout.split()
 
 
@@ -116,8 +115,18 @@ def _sanitizer_flags() -> list[str]:
     return ["-fsanitize=address,undefined"] if os.environ.get("FFIKIT_SANITIZED") else []
 
 
-def _run(cmd: list[str], **kw) -> subprocess.CompletedProcess:
-    r = subprocess.run(cmd, capture_output=True, text=True, **kw)
+def _tool_env(**extra: str) -> dict[str, str]:
+    """The environment for compilers, build tools and the programs built here: without the
+    sanitizer runtime run_pytest.sh preloads into Python under --config=asan (tools such as
+    make trip its strict checks; a program built with -fsanitize links the runtime itself)."""
+    env = {k: v for k, v in os.environ.items() if k != "LD_PRELOAD"}
+    env.update(extra)
+    return env
+
+
+def _run(cmd: list[str], env: dict[str, str] | None = None, **kw) -> subprocess.CompletedProcess:
+    """Runs cmd (with _tool_env() unless env is given) and checks it succeeded."""
+    r = subprocess.run(cmd, capture_output=True, text=True, env=_tool_env() if env is None else env, **kw)
     assert r.returncode == 0, f"{' '.join(cmd)} failed ({r.returncode}):\n{r.stdout}\n{r.stderr}"
     return r
 
@@ -246,15 +255,15 @@ def test_libinfo_describes_the_package():
 def test_config_prints_what_a_build_needs():
     lib = libinfo.find_lib_path()
     libdir = os.path.dirname(lib)
-    r = _run([sys.executable, "-m", "ffikit.config", "--libs", "--includedir", "--version", "--libdir",
-              "--libfiles", "--cflags", "--cmakedir", "--pkgconfigdir", "--ldflags", "--cxxflags"])
+    r = _run([sys.executable, "-m", "ffikit.config", "--libs", "--includedir", "--version", "--libdir", "--libfiles",
+              "--cflags", "--cmakedir", "--pkgconfigdir", "--ldflags", "--cxxflags"], env=os.environ)
     include = libinfo.find_include_path()
     # One line per option, in --help's order whatever the order asked in.
     assert r.stdout.splitlines() == [
         ffikit.__version__, include, libinfo.find_cmake_path(), libinfo.find_pkgconfig_path(), libdir, lib,
         f"-L{libdir} -lffikit -Wl,-rpath,{libdir}", f"-I{include}", f"-I{include} -std=c++17", f"-L{libdir}",
     ]
-    no_option = _run([sys.executable, "-m", "ffikit.config"])
+    no_option = _run([sys.executable, "-m", "ffikit.config"], env=os.environ)
     assert "--cflags" in no_option.stdout and "--cmakedir" in no_option.stdout
 
 
@@ -268,7 +277,7 @@ def test_pkg_config_file_builds_a_program(tmp_path):
     pkg_config = shutil.which("pkg-config")
     if pkg_config is None:
         pytest.skip("no pkg-config on PATH")
-    env = dict(os.environ, PKG_CONFIG_PATH=libinfo.find_pkgconfig_path())
+    env = _tool_env(PKG_CONFIG_PATH=libinfo.find_pkgconfig_path())
     flags = _run([pkg_config, "--cflags", "--libs", "ffikit"], env=env).stdout.split()
     assert _run([pkg_config, "--modversion", "ffikit"], env=env).stdout.strip() == ffikit.__version__
     (tmp_path / "prog.c").write_text(PROGRAM_SOURCE)
