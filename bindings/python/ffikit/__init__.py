@@ -66,3 +66,15 @@ __all__ = [
 for _cls in (String, Bytes, Shape, Module, Array, List, Map, Dict, dtype, DLDeviceType, DataTypeCode):
     _cls.__module__ = "ffikit"
 del _cls
+
+# Submodules loaded on first use, so `import ffikit` stays cheap and `ffikit.cpp.load_inline`
+# works without importing ffikit.cpp first, as `tvm_ffi.cpp` does.
+_LAZY_SUBMODULES = ("cpp", "libinfo", "stubgen")
+
+
+def __getattr__(name: str) -> object:
+    if name in _LAZY_SUBMODULES:
+        import importlib
+
+        return importlib.import_module(f"{__name__}.{name}")
+    raise AttributeError(f"module 'ffikit' has no attribute '{name}'")
