@@ -456,3 +456,19 @@ def test_cpp_and_libinfo_are_attributes_of_ffikit_after_a_plain_import() -> None
             "import ffikit.cpp; assert ffikit.cpp is sys.modules['ffikit.cpp']")
     env = dict(os.environ, PYTHONPATH=os.pathsep.join(sys.path))
     subprocess.run([sys.executable, "-c", code], check=True, env=env)
+
+
+@pytest.mark.parametrize("lang", ["c_sources", "cpp_sources"])
+def test_a_named_signature_takes_keyword_arguments(lang):
+    # The "done when": a C and a C++ module built with load_inline, called by keyword.
+    m = cpp.load_inline(f"kw_{lang}", **{lang: ADD_C}, functions={"add": "(a: int, b: int) -> int"})
+    assert m.add(1, b=2) == 3 and m.add(b=5, a=1) == 6 and m.add(2, 3) == 5
+    with pytest.raises(TypeError, match=r"^add\(\) got an unexpected keyword argument 'c'$"):
+        m.add(1, c=2)
+    with pytest.raises(TypeError, match=r"^add\(\) got multiple values for argument 'a'$"):
+        m.add(1, a=2)
+    with pytest.raises(TypeError, match=r"^add\(\) missing 1 required positional argument: 'b'$"):
+        m.add(a=1)
+    untyped = cpp.load_inline(f"kw_untyped_{lang}", **{lang: ADD_C}, functions=["add"])
+    with pytest.raises(TypeError, match="takes no keyword arguments"):
+        untyped.add(a=1, b=2)

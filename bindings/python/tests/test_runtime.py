@@ -76,7 +76,7 @@ EXT_SOURCE = textwrap.dedent(r"""
     FFK_MODULE_INIT(m) {
       g_counter_type = ffk_type_register("ext_runtime.Counter", FFK_TYPE_OBJECT);
       if (g_counter_type < 0) return -1;
-      ffk_function *f = ffk_function_new_typed("ext_runtime.make_counter", "(int) -> Object", make_counter, NULL, NULL);
+      ffk_function *f = ffk_function_new_typed("ext_runtime.make_counter", "(start: int) -> Object", make_counter, NULL, NULL);
       if (f == NULL) return -1;
       int rc = ffk_function_register("ext_runtime.make_counter", f, false);
       ffk_object_release((ffk_object *)f);
@@ -188,15 +188,21 @@ def test_core_holds_no_runtime_of_its_own():
         assert not [s for s in defined if s.startswith("ffk_")], "_core exports ffk_* symbols of its own"
 
 
+@pytest.fixture(scope="module")
+def testing_module():
+    """The testing module (undefined ffk_* symbols, no dependency on libffikit.so), loaded
+    once when it is built beside this checkout (Bazel's runfiles): its init registers
+    globals that live as long as the process, so it loads outside the per-test count."""
+    path = os.path.normpath(os.path.join(HERE, "..", "..", "..", "testing", "libffikit_testing.so"))
+    return ffikit.load_module(path) if os.path.exists(path) else None
+
+
 @needs_cc
-def test_process_maps_exactly_one_runtime(ext_module):
-    """After loading the testing module (undefined ffk_* symbols, no dependency) and an
-    extension linked with -lffikit, one libffikit.so is mapped: the one libinfo names."""
-    testing_module = os.path.normpath(os.path.join(HERE, "..", "..", "..", "testing", "libffikit_testing.so"))
-    if os.path.exists(testing_module):  # in Bazel's runfiles
-        m = ffikit.load_module(testing_module)
-        assert ffikit.get_global_func("testing.echo")(7) == 7
-        del m
+def test_process_maps_exactly_one_runtime(ext_module, testing_module):
+    """After loading the testing module and an extension linked with -lffikit, one
+    libffikit.so is mapped: the one libinfo names."""
+    if testing_module is not None:
+        assert testing_module.get_function("scale")([1, 2], k=2) == [2.0, 4.0]
     assert _libffikit_mappings() == {libinfo.find_lib_path()}
 
 
@@ -222,6 +228,9 @@ def test_extension_registers_a_global_and_a_type_python_sees(ext_module):
     assert m.get_function("counter_value")(c) == 41
     with pytest.raises(TypeError, match="int"):
         make_counter("forty-one")  # the typed signature, checked by the runtime for the extension
+    assert m.get_function("counter_value")(make_counter(start=7)) == 7  # keywords, bound by the runtime
+    with pytest.raises(TypeError, match=r"^ext_runtime.make_counter\(\) got an unexpected keyword argument 'stop'$"):
+        make_counter(stop=1)
 
 
 @needs_cc
