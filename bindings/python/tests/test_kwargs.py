@@ -151,8 +151,14 @@ def test_signature_of_unnamed_parameters_is_positional_only():
 def test_untyped_functions_have_no_signature():
     echo = ffikit.get_global_func("testing.echo")
     assert echo.__signature__ is None
-    with pytest.raises(ValueError):
-        inspect.signature(echo)
+    # CPython 3.11 then finds no signature (ValueError); 3.12+ falls back to the type's
+    # __call__, `(*args, **kwargs)`: either way no named parameter is claimed.
+    try:
+        sig = inspect.signature(echo)
+    except ValueError:
+        return
+    kinds = {p.kind for p in sig.parameters.values()}
+    assert kinds <= {inspect.Parameter.VAR_POSITIONAL, inspect.Parameter.VAR_KEYWORD}, sig
 
 
 def test_keyword_calls_from_threads_agree(scale):
