@@ -161,7 +161,12 @@ def test_sdist_builds_and_imports_outside_the_source_tree(tmp_path):
         missing = [f for f in SDIST_MUST_HOLD if f"{top}/{f}" not in names]
         assert not missing, f"the sdist lacks {missing}"
         assert not [n for n in names if n.endswith((".so", ".o"))], "the sdist carries build outputs"
-        tar.extractall(tmp_path / "unpacked")
+        # The "data" filter (3.12+, and 3.10.12/3.11.4 backports) refuses links and absolute
+        # paths out of the tree; older interpreters have no filter argument.
+        if hasattr(tarfile, "data_filter"):
+            tar.extractall(tmp_path / "unpacked", filter="data")
+        else:
+            tar.extractall(tmp_path / "unpacked")
     src = tmp_path / "unpacked" / top
 
     venv = tmp_path / "venv"
