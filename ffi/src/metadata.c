@@ -103,27 +103,15 @@ static int append_function_schema(ffk_buf *b, const ffk_signature *sig) {
   return append_cstr(b, "]}}");
 }
 
-static bool is_index(const char *s, size_t n, int32_t i) {
-  char digits[16];
-  int len = snprintf(digits, sizeof digits, "%d", (int)i);
-  return (size_t)len == n && memcmp(s, digits, n) == 0;
-}
-
-/*
- * The parameter names, read back from the signature's display text
- * "<function name>(<p0>: <type0>, <p1>: <type1>) -> <ret>", where an unnamed parameter
- * shows its index. A name never holds ':' and each type's text is known, so the walk is exact.
- */
-static int append_arg_names(ffk_buf *b, const ffk_function *f, const ffk_signature *sig) {
-  const char *p = sig->text + strlen(ffk_function_name(f)) + 1;
+/* The parameter names as the signature stores them; null for an unnamed parameter. */
+static int append_arg_names(ffk_buf *b, const ffk_function *f, int32_t nparams) {
   if (append_cstr(b, "[") != 0) return -1;
-  for (int32_t i = 0; i < sig->nparams; ++i) {
-    const char *colon = strchr(p, ':');
-    assert(colon != NULL);
-    size_t n = (size_t)(colon - p);
+  for (int32_t i = 0; i < nparams; ++i) {
+    const char *name;
+    int named = ffk_function_param_name(f, i, &name); /* 1 or 0: f is typed and i in range */
+    assert(named >= 0);
     if (i > 0 && append_cstr(b, ",") != 0) return -1;
-    if (is_index(p, n, i) ? append_cstr(b, "null") != 0 : append_json_string(b, p, n) != 0) return -1;
-    p = colon + 2 + strlen(sig->params[i]->text) + 2; /* past ": <type>, " */
+    if (named ? append_json_string(b, name, strlen(name)) != 0 : append_cstr(b, "null") != 0) return -1;
   }
   return append_cstr(b, "]");
 }
@@ -140,7 +128,7 @@ int ffk_function_metadata(const ffk_function *f, ffk_any *out) {
   if (rc == 0) rc = append_cstr(&meta, ",\"name\":");
   if (rc == 0) rc = append_json_string(&meta, ffk_function_name(f), strlen(ffk_function_name(f)));
   if (rc == 0 && sig != NULL) rc = ffk_buf__appendf(&meta, ",\"arity\":%d,\"arg_names\":", (int)sig->nparams);
-  if (rc == 0 && sig != NULL) rc = append_arg_names(&meta, f, sig);
+  if (rc == 0 && sig != NULL) rc = append_arg_names(&meta, f, sig->nparams);
   const char *doc = ffk_function_doc(f);
   if (rc == 0 && doc != NULL) rc = append_cstr(&meta, ",\"doc\":");
   if (rc == 0 && doc != NULL) rc = append_json_string(&meta, doc, strlen(doc));
