@@ -20,5 +20,6 @@
 #include <ffikit/function.h>
 #include <ffikit/module.h>
 #include <ffikit/opaque.h>
+#include <ffikit/reflect.h>
 
 #endif /* FFIKIT_FFI_H */
