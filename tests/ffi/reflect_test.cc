@@ -937,4 +937,108 @@ TEST_F(Reflect, ForEachWalksEveryTypeInIndexOrder) {
   EXPECT_EQ(ffk_type_for_each(StopAtArray, nullptr), 42);
 }
 
+
+// ---- Allocation failures -------------------------------------------------------------------
+
+struct Sweep {
+  ffk_object header;
+  ffk_object* name;   // str, default a long string
+  ffk_object* items;  // List<int>, default factory
+  ffk_any any;        // Any
+  int64_t n;
+};
+
+// A definition exercising every allocating part: text, schemas, a converted default, a
+// factory, a method and a constructor-free generated init.
+void SweepDefinition(const char* key, ffk_function* factory, ffk_function* method) {
+  ffk_field_def fields[] = {
+      {"name", offsetof(Sweep, name), "str", FFK_FIELD_HAS_DEFAULT | FFK_FIELD_WRITABLE,
+       ffk_any_raw_str("a default longer than seven bytes"), "The name."},
+      {"items", offsetof(Sweep, items), "Optional<List<int>>", FFK_FIELD_HAS_DEFAULT | FFK_FIELD_DEFAULT_FACTORY,
+       ffk_any_object(Obj(factory)), nullptr},
+      {"any", offsetof(Sweep, any), "Any", FFK_FIELD_WRITABLE, ffk_any_none(), nullptr},
+      {"n", offsetof(Sweep, n), "int", FFK_FIELD_KW_ONLY | FFK_FIELD_HAS_DEFAULT, ffk_any_int(1), nullptr},
+  };
+  ffk_method_def methods[] = {{"m", method, false, "A method."}};
+  ffk_type_def def = {};
+  def.key = key;
+  def.parent_index = FFK_TYPE_OBJECT;
+  def.instance_size = sizeof(Sweep);
+  def.fields = fields;
+  def.nfields = 4;
+  def.methods = methods;
+  def.nmethods = 1;
+  def.doc = "Swept.";
+  int32_t index = -1;
+  int allocations = ffk::test::SweepAllocationFailures([&] {
+    index = ffk_type_define(&def);
+    return index >= 0;
+  });
+  EXPECT_GE(allocations, 1);
+  ASSERT_GT(index, 0);
+  // Defining it again (the comparison path) fails cleanly too.
+  allocations = ffk::test::SweepAllocationFailures([&] { return ffk_type_define(&def) == index; });
+  EXPECT_GE(allocations, 1);
+  ffk_any_release(&fields[1].default_value);
+}
+
+TEST_F(Reflect, EveryAllocationFailureInDefineAndCreateIsAMemoryErrorAndLeaksNothing) {
+  ffk_function* factory = ffk_function_new("make_list", MakeList, nullptr, nullptr);
+  ffk_function* method = NoneFunction("m");
+  SweepDefinition("test.reflect.sweep.Swept", factory, method);
+  int32_t t = -1;
+  ASSERT_EQ(ffk_type_lookup("test.reflect.sweep.Swept", &t), 1);
+  ffk_object_release(Obj(factory));
+  ffk_object_release(Obj(method));
+
+  ffk_any values[] = {ffk_any_raw_str("a name longer than seven bytes"), ffk_any_none(),
+                      ffk_any_raw_str("another long string value"), ffk_any_int(3)};
+  const char* names[] = {"n"};
+  ffk::test::SweepAllocationFailures([&] {
+    ffk_object* obj = nullptr;
+    if (ffk_object_create(t, values, 3, names, 1, &obj) != 0) {
+      EXPECT_EQ(obj, nullptr);
+      return false;
+    }
+    ffk_object_release(obj);
+    return true;
+  });
+  ffk::test::SweepAllocationFailures([&] {
+    ffk_object* obj = ffk_object_new_reflected(t);
+    ffk_object_release(obj);
+    return obj != nullptr;
+  });
+  ffk::test::SweepAllocationFailures([&] {
+    ffk_object* obj = nullptr;
+    const char* any_name[] = {"any"};
+    if (ffk_object_create(t, &values[2], 0, any_name, 1, &obj) != 0) return false;
+    ffk_object_release(obj);
+    return true;
+  });
+
+  ffk_object* obj = nullptr;
+  ASSERT_EQ(ffk_object_create(t, values, 3, nullptr, 0, &obj), 0) << FetchError();
+  const ffk_field_info* name = ffk_type_field_at(t, 0);
+  ffk_object* before = reinterpret_cast<Sweep*>(obj)->name;
+  ffk::test::SweepAllocationFailures([&] { return ffk_field_set(name, obj, &values[2]) == 0; },
+                                     [&] { EXPECT_EQ(reinterpret_cast<Sweep*>(obj)->name, before); });
+  ffk::test::SweepAllocationFailures([&] {
+    ffk_object* copy = ffk_object_shallow_copy(obj);
+    ffk_object_release(copy);
+    return copy != nullptr;
+  });
+  std::vector<ffk_any> many(12, ffk_any_int(1));
+  ffk::test::SweepAllocationFailures([&] {
+    OwnedAny r;
+    return ffk_object_call_method(obj, "m", many.data(), 12, &r.v) == 0;
+  });
+  ffk_object_release(obj);
+
+  ffk_function* extra = NoneFunction("extra");
+  ffk_method_def m = {"extra", extra, false, "added"};
+  ffk::test::SweepAllocationFailures([&] { return ffk_type_add_method(t, &m) == 0; });
+  ffk::test::SweepAllocationFailures([&] { return ffk_type_num_methods(t) == 2; });
+  ffk_object_release(Obj(extra));
+}
+
 }  // namespace
