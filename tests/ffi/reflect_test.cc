@@ -1041,4 +1041,24 @@ TEST_F(Reflect, EveryAllocationFailureInDefineAndCreateIsAMemoryErrorAndLeaksNot
   ffk_object_release(Obj(extra));
 }
 
+
+TEST_F(Reflect, AFunctionSharedByTwoDescriptionsIsPinnedOnce) {
+  // Pinned objects stop counting as live once each; TearDown checks the total is back to 0.
+  ffk_function* shared = NoneFunction("shared");
+  ffk_method_def m[] = {{"shared", shared, false, nullptr}};
+  TwoDef a("test.reflect.pin.A");
+  a.def.methods = m;
+  a.def.nmethods = 1;
+  TwoDef b("test.reflect.pin.B");
+  b.def.methods = m;
+  b.def.nmethods = 1;
+  int32_t ta = ffk_type_define(&a.def);
+  ASSERT_GT(ta, 0) << FetchError();
+  ASSERT_GT(ffk_type_define(&b.def), 0) << FetchError();
+  ASSERT_EQ(ffk_type_add_method(ta, &m[0]), 0);
+  ASSERT_EQ(ffk_type_add_method(ta, &m[0]), 0);
+  EXPECT_EQ(ffk_object_use_count(Obj(shared)), 5u);
+  ffk_object_release(Obj(shared));
+}
+
 }  // namespace
