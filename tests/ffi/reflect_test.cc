@@ -1061,4 +1061,43 @@ TEST_F(Reflect, AFunctionSharedByTwoDescriptionsIsPinnedOnce) {
   ffk_object_release(Obj(shared));
 }
 
+TEST_F(Reflect, APlainTypeBetweenTwoReflectedOnesPassesTheFieldsOn) {
+  TwoDef top("test.reflect.chain.Top");
+  int32_t t = ffk_type_define(&top.def);
+  ASSERT_GT(t, 0) << FetchError();
+  int32_t middle = ffk_type_register("test.reflect.chain.Middle", t);
+  ASSERT_GT(middle, 0);
+  TwoDef bottom("test.reflect.chain.Bottom");
+  bottom.def.parent_index = middle;
+  bottom.fields[0] = {"flag", offsetof(Two, flag), "bool", FFK_FIELD_WRITABLE, ffk_any_none(), nullptr};
+  bottom.def.nfields = 1;
+  int32_t b = ffk_type_define(&bottom.def);
+  ASSERT_GT(b, 0) << FetchError();
+  ASSERT_EQ(ffk_type_num_fields(b), 3);
+  EXPECT_STREQ(ffk_type_field_at(b, 2)->name, "flag");
+  EXPECT_EQ(ffk_type_field_at(b, 0)->owner_index, t);
+  // Describing the middle type now would change Bottom's fields under it: refused.
+  TwoDef late("test.reflect.chain.Middle");
+  late.def.parent_index = t;
+  late.def.nfields = 0;
+  EXPECT_TRUE(DefineFails(late.def, "ValueError", {"test.reflect.chain.Middle", "`test.reflect.chain.Bottom` already derives from it"}));
+  EXPECT_FALSE(ffk_type_is_reflected(middle));
+  // The bottom type's own field overlapping its ancestor's is refused.
+  TwoDef overlap("test.reflect.chain.Overlap");
+  overlap.def.parent_index = t;
+  overlap.fields[0] = {"c", offsetof(Two, b), "int", 0, ffk_any_none(), nullptr};
+  overlap.def.nfields = 1;
+  EXPECT_TRUE(DefineFails(overlap.def, "ValueError", {"field `c` at offset 32 overlaps field `b` at offset 32"}));
+  TwoDef repeat("test.reflect.chain.Repeat");
+  repeat.def.parent_index = t;
+  repeat.fields[0] = {"a", offsetof(Two, flag), "bool", 0, ffk_any_none(), nullptr};
+  repeat.def.nfields = 1;
+  EXPECT_TRUE(DefineFails(repeat.def, "ValueError", {"field `a` is defined twice (its parent has it)"}));
+  TwoDef small("test.reflect.chain.Small");
+  small.def.parent_index = t;
+  small.def.nfields = 0;
+  small.def.instance_size = sizeof(ffk_object) + 8;
+  EXPECT_TRUE(DefineFails(small.def, "ValueError", {"instance size 32 is smaller than test.reflect.chain.Top's 48"}));
+}
+
 }  // namespace

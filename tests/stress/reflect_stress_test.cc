@@ -66,7 +66,7 @@ bool IsSelfSizedArray(const ffk_any& v) {
 }
 
 TEST_F(Stress, ReflectedFieldsReadAndWrittenByEightThreads) {
-  Scenario sc(8, "reflected object fields");
+  Scenario sc(8, "reflected object fields, always 8 threads");
   int32_t t = SharedType();
   ASSERT_GT(t, 0) << FetchError();
   const ffk_field_info *fi, *fs, *fa, *fany;
