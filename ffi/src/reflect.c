@@ -210,11 +210,15 @@ static void discard(ffk_rtype *rt) {
 
 /* Checks a field's place against the header, the instance end, alignment and earlier fields. */
 static int check_offset(const char *key, const ffk_field_info *f, const ffk_field_info *const *others, int32_t n,
-                        size_t instance_size) {
+                        size_t base_size, size_t instance_size) {
   size_t size = storage_size(f->storage), align = storage_align(f->storage);
   if (f->offset < sizeof(ffk_object))
     return ffk_error_set(FFK_ERR_VALUE, "cannot define type `%s`: field `%s` at offset %zu overlaps the object header",
                          key, f->name, f->offset);
+  if (f->offset < base_size)
+    return ffk_error_set(FFK_ERR_VALUE,
+                         "cannot define type `%s`: field `%s` at offset %zu lies inside its parent's %zu-byte instance",
+                         key, f->name, f->offset, base_size);
   if (f->offset % align != 0)
     return ffk_error_set(FFK_ERR_VALUE,
                          "cannot define type `%s`: field `%s` at offset %zu is misaligned for its %zu-byte storage",
@@ -235,7 +239,8 @@ static int check_offset(const char *key, const ffk_field_info *f, const ffk_fiel
 }
 
 static int build_field(const char *key, const ffk_field_def *d, ffk_field_info *f, int32_t owner, int32_t position,
-                       const ffk_field_info *const *earlier, int32_t nearlier, size_t instance_size, char **cursor) {
+                       const ffk_field_info *const *earlier, int32_t nearlier, size_t base_size, size_t instance_size,
+                       char **cursor) {
   if (d->name == NULL || d->name[0] == '\0')
     return ffk_error_set(FFK_ERR_VALUE, "cannot define type `%s`: field #%d has no name", key, (int)position);
   if (!is_identifier(d->name))
@@ -267,7 +272,7 @@ static int build_field(const char *key, const ffk_field_def *d, ffk_field_info *
   f->schema = s;
   f->type_text = s->text;
   f->storage = ffk_reflect__storage(s);
-  if (check_offset(key, f, earlier, nearlier, instance_size) != 0) return -1;
+  if (check_offset(key, f, earlier, nearlier, base_size, instance_size) != 0) return -1;
   if (!(d->flags & FFK_FIELD_HAS_DEFAULT)) return 0;
   if (d->flags & FFK_FIELD_DEFAULT_FACTORY) {
     const ffk_any *v = &d->default_value;
@@ -338,8 +343,8 @@ static ffk_rtype *build(const ffk_type_def *def, int32_t index) {
   for (int32_t i = 0; i < def->nfields; ++i) {
     ffk_field_info *f = &rt->own_fields[i];
     rt->nown_fields = i + 1; /* so discard() sees what this one holds */
-    if (build_field(key, &def->fields[i], f, index, ninherited + i, rt->fields, rt->nfields, def->instance_size,
-                    &cursor) != 0)
+    if (build_field(key, &def->fields[i], f, index, ninherited + i, rt->fields, rt->nfields, base_size,
+                    def->instance_size, &cursor) != 0)
       goto fail;
     rt->fields[rt->nfields++] = f;
   }

@@ -1069,8 +1069,9 @@ TEST_F(Reflect, APlainTypeBetweenTwoReflectedOnesPassesTheFieldsOn) {
   ASSERT_GT(middle, 0);
   TwoDef bottom("test.reflect.chain.Bottom");
   bottom.def.parent_index = middle;
-  bottom.fields[0] = {"flag", offsetof(Two, flag), "bool", FFK_FIELD_WRITABLE, ffk_any_none(), nullptr};
+  bottom.fields[0] = {"flag", sizeof(Two), "bool", FFK_FIELD_WRITABLE, ffk_any_none(), nullptr};
   bottom.def.nfields = 1;
+  bottom.def.instance_size = sizeof(Two) + 8;
   int32_t b = ffk_type_define(&bottom.def);
   ASSERT_GT(b, 0) << FetchError();
   ASSERT_EQ(ffk_type_num_fields(b), 3);
@@ -1087,10 +1088,11 @@ TEST_F(Reflect, APlainTypeBetweenTwoReflectedOnesPassesTheFieldsOn) {
   overlap.def.parent_index = t;
   overlap.fields[0] = {"c", offsetof(Two, b), "int", 0, ffk_any_none(), nullptr};
   overlap.def.nfields = 1;
-  EXPECT_TRUE(DefineFails(overlap.def, "ValueError", {"field `c` at offset 32 overlaps field `b` at offset 32"}));
+  EXPECT_TRUE(DefineFails(overlap.def, "ValueError", {"field `c` at offset 32 lies inside its parent's 48-byte instance"}));
   TwoDef repeat("test.reflect.chain.Repeat");
   repeat.def.parent_index = t;
-  repeat.fields[0] = {"a", offsetof(Two, flag), "bool", 0, ffk_any_none(), nullptr};
+  repeat.fields[0] = {"a", sizeof(Two), "bool", 0, ffk_any_none(), nullptr};
+  repeat.def.instance_size = sizeof(Two) + 8;
   repeat.def.nfields = 1;
   EXPECT_TRUE(DefineFails(repeat.def, "ValueError", {"field `a` is defined twice (its parent has it)"}));
   TwoDef small("test.reflect.chain.Small");
