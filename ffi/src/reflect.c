@@ -439,6 +439,10 @@ int32_t ffk_type_define(const ffk_type_def *def) {
   }
   int32_t index = ffk_type_register(def->key, def->parent_index);
   if (index < 0) return -1;
+  if (index < FFK_TYPE_STATIC_END) {
+    ffk_error_set(FFK_ERR_VALUE, "cannot define type `%s`: it is a built-in type, whose layout is ffikit's", def->key);
+    return -1;
+  }
   ffk_rtype *rt = build(def, index);
   if (rt == NULL) return -1;
   pthread_mutex_lock(&g_lock);

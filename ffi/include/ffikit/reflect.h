@@ -180,15 +180,16 @@ FFK_API int ffk_field_storage_for(const char *type_text);
  * again with the same description returns the existing index, so a library may define
  * its types on every load; a plain type registered earlier with ffk_type_register (same
  * parent) gains the description. Returns the type index, or -1 with a ValueError naming
- * the type and the bad part: NULL def or key, a parent that is not an object type, an
- * instance size smaller than the parent's, a field whose name is missing, repeated or
- * not an identifier, whose type text does not parse, whose offset overlaps the header,
- * the parent's instance, another field or the end of the instance or is misaligned for
- * its storage, a default factory that is not a Function, whose
- * default does not convert to its type (the conversion's message), flags outside
- * FFK_FIELD_*, a method without a name or Function or named twice, a key defined before
- * with another description; or a MemoryError. A failed call leaves no type behind
- * beyond what ffk_type_register may have made.
+ * the type and the bad part: NULL def or key; a built-in type's key ("ffikit.Array"); a
+ * parent that is not an object type; an instance size smaller than the parent's; a field
+ * whose name is missing, repeated or not an identifier, whose type text does not parse,
+ * whose offset overlaps the header, the parent's instance, another field or the end of
+ * the instance or is misaligned for its storage, whose default does not convert to its
+ * type (the conversion's message) or whose default factory is not a Function, or whose
+ * flags are outside FFK_FIELD_*; a method without a name or Function or named twice; a
+ * key defined before with another description, or a plain type that a reflected type
+ * already derives from; or a MemoryError. A failed call leaves no type behind beyond
+ * what ffk_type_register may have made.
  */
 FFK_API int32_t ffk_type_define(const ffk_type_def *def);
 
