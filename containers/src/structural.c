@@ -6,8 +6,8 @@
  * read in place (they never change while we hold a reference); a List or Dict is first
  * copied into an Array or Map snapshot under its lock, so no lock is held while
  * recursing and another thread may change it meanwhile; a reflected object's fields are
- * read one at a time with ffk_field_get (a new reference each, kept while that field is
- * walked), so a concurrent field write is seen whole or not at all. Each walk keeps the
+ * read one at a time (read_field), so a concurrent field write is seen whole or not at
+ * all. Each walk keeps the
  * stack of nodes it is inside, which is how cycles end, and a depth limit so that deep
  * nesting is an error rather than a stack overflow.
  *
@@ -33,6 +33,33 @@ static bool is_reflected(const ffk_any *v) {
 }
 /* A value the walks look inside (a container or a reflected object). */
 static bool is_node(const ffk_any *v) { return is_container(v) || is_reflected(v); }
+
+/*
+ * Reads field `f` of the reflected object `o` for a walk that holds `o`. A read-only
+ * field never changes once the object is published (only a constructor filling a fresh
+ * object it alone holds writes one), so it is read in place and borrowed (*owned false):
+ * a walk over a tree of read-only nodes makes no reference-count traffic. A writable field
+ * may be rewritten by another thread at any moment, so it is read with ffk_field_get: a
+ * new reference (*owned true, the caller releases it) that keeps the value alive while it
+ * is walked. 0, or -1 with ffk_field_get's error.
+ */
+static int read_field(const ffk_field_info *f, const ffk_object *o, ffk_any *out, bool *owned) {
+  *owned = (f->flags & FFK_FIELD_WRITABLE) != 0;
+  if (*owned) return ffk_field_get(f, o, out);
+  const char *at = (const char *)o + f->offset;
+  switch (f->storage) {
+    case FFK_FIELD_STORAGE_INT: *out = ffk_any_int(*(const int64_t *)at); break;
+    case FFK_FIELD_STORAGE_FLOAT: *out = ffk_any_float(*(const double *)at); break;
+    case FFK_FIELD_STORAGE_BOOL: *out = ffk_any_bool(*(const bool *)at); break;
+    case FFK_FIELD_STORAGE_OBJECT: *out = ffk_any_object_steal(*(ffk_object *const *)at); break; /* a view */
+    default: *out = *(const ffk_any *)at; break;
+  }
+  return 0;
+}
+
+static void drop_field(ffk_any *v, bool owned) {
+  if (owned) ffk_any_release(v);
+}
 
 /* ---- Reading a container, through a snapshot for List and Dict. ------------------- */
 
@@ -85,6 +112,15 @@ static void map_close(map_view *m) {
  * level; with it once per container or pair. A pair found equal while an enclosing pair
  * was assumed equal (a cycle) stays valid: if that assumption fails, the whole walk
  * answers 0. Open addressing with linear probing; a NULL `a` marks a free slot.
+ *
+ * Only nodes that can be met again are recorded or looked for: one with a single strong
+ * reference (the one its parent holds; walks borrow read-only fields and Array elements
+ * without adding one) is reached only through that parent, which is itself walked once,
+ * and cannot be on the stack when reached (a path back to it would be a second
+ * reference). Recording it or scanning the stack for it would only cost time and memory
+ * (in a tree of 10,000 nodes, most of the walk's). A snapshot or ffk_field_get adds a
+ * reference, so what it reads counts as shareable, which is merely conservative; so is
+ * a count another thread raises meanwhile.
  */
 typedef struct memo_slot {
   const ffk_object *a, *b;
@@ -103,6 +139,9 @@ typedef struct walk {
   const ffk_object *b[FFK_STRUCTURAL_MAX_DEPTH];
   walk_memo done;
 } walk;
+
+/* True when `o` may be met again in this walk (see walk_memo). */
+static bool shareable(const ffk_object *o) { return ffk_object_use_count(o) > 1; }
 
 static uint64_t memo_index(const walk_memo *m, const ffk_object *a, const ffk_object *b) {
   uint64_t h = (uint64_t)(uintptr_t)a * UINT64_C(0x9e3779b97f4a7c15) ^ (uint64_t)(uintptr_t)b;
@@ -214,14 +253,15 @@ static int equal_objects(walk *w, ffk_object *a, ffk_object *b) {
     if (f == NULL) return -1;
     if (f->flags & FFK_FIELD_COMPARE_OFF) continue;
     ffk_any fa, fb;
-    if (ffk_field_get(f, a, &fa) != 0) return -1;
-    if (ffk_field_get(f, b, &fb) != 0) {
-      ffk_any_release(&fa);
+    bool owned_a, owned_b;
+    if (read_field(f, a, &fa, &owned_a) != 0) return -1;
+    if (read_field(f, b, &fb, &owned_b) != 0) {
+      drop_field(&fa, owned_a);
       return -1;
     }
     rc = equal(w, &fa, &fb);
-    ffk_any_release(&fa);
-    ffk_any_release(&fb);
+    drop_field(&fa, owned_a);
+    drop_field(&fb, owned_b);
   }
   return rc;
 }
@@ -231,7 +271,9 @@ static int equal(walk *w, const ffk_any *x, const ffk_any *y) {
   if (!cx && !cy) return ffk_any_equal(x, y);
   if (cx != cy || x->type_index != y->type_index) return 0; /* another kind or another type */
   ffk_object *a = x->v_obj, *b = y->v_obj;
-  if (a == b || on_stack(w, a, b) || memo_find(&w->done, a, b) != NULL) return 1;
+  if (a == b) return 1;
+  bool may_recur = shareable(a) && shareable(b); /* else (a, b) is neither on the stack nor recorded */
+  if (may_recur && (on_stack(w, a, b) || memo_find(&w->done, a, b) != NULL)) return 1;
   if (w->depth == FFK_STRUCTURAL_MAX_DEPTH) return too_deep();
   w->a[w->depth] = a;
   w->b[w->depth] = b;
@@ -240,7 +282,7 @@ static int equal(walk *w, const ffk_any *x, const ffk_any *y) {
            : is_mapping(x->type_index) ? equal_mappings(w, a, b)
                                        : equal_objects(w, a, b);
   --w->depth;
-  if (rc == 1 && memo_add(&w->done, a, b, 0) != 0) return -1;
+  if (rc == 1 && may_recur && memo_add(&w->done, a, b, 0) != 0) return -1;
   return rc;
 }
 
@@ -286,10 +328,11 @@ static int hash_object(walk *w, ffk_object *o, uint64_t *out) {
     if (f == NULL) return -1;
     if (f->flags & FFK_FIELD_COMPARE_OFF) continue;
     ffk_any value;
+    bool owned;
     uint64_t e;
-    if (ffk_field_get(f, o, &value) != 0) return -1;
+    if (read_field(f, o, &value, &owned) != 0) return -1;
     int rc = hash(w, &value, &e);
-    ffk_any_release(&value);
+    drop_field(&value, owned);
     if (rc != 0) return -1;
     h = mix(h ^ e) + (uint64_t)i; /* field order matters, as for sequences */
     ++seen;
@@ -333,7 +376,8 @@ static int hash(walk *w, const ffk_any *v, uint64_t *out) {
     *out = ffk_any_hash(v);
     return 0;
   }
-  if (on_stack(w, v->v_obj, NULL)) {
+  bool may_recur = shareable(v->v_obj); /* else it is neither on the stack nor recorded */
+  if (may_recur && on_stack(w, v->v_obj, NULL)) {
     *out = HASH_CYCLE;
     return 0;
   }
@@ -342,7 +386,7 @@ static int hash(walk *w, const ffk_any *v, uint64_t *out) {
    * would get again; under a cycle it may differ from a fresh walk's, but equal walks
    * (a value and its deep copy) meet their containers in the same order and agree.
    */
-  const memo_slot *done = memo_find(&w->done, v->v_obj, NULL);
+  const memo_slot *done = may_recur ? memo_find(&w->done, v->v_obj, NULL) : NULL;
   if (done != NULL) {
     *out = done->value;
     return 0;
@@ -353,7 +397,7 @@ static int hash(walk *w, const ffk_any *v, uint64_t *out) {
   ++w->depth;
   int rc = is_container(v) ? hash_container(w, v, out) : hash_object(w, v->v_obj, out);
   --w->depth;
-  if (rc == 0 && memo_add(&w->done, v->v_obj, NULL, *out) != 0) return -1;
+  if (rc == 0 && may_recur && memo_add(&w->done, v->v_obj, NULL, *out) != 0) return -1;
   return rc;
 }
 
