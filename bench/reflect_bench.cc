@@ -88,8 +88,8 @@ constexpr int kTreeNodes = 10000;
 ffk_object *BuildTree(int32_t type, int i, int n) {
   if (i >= n) return nullptr;
   ffk_object *left = BuildTree(type, 2 * i + 1, n), *right = BuildTree(type, 2 * i + 2, n);
-  ffk_any args[3] = {ffk_any_int(i), left ? ffk_any_object(left) : ffk_any_none(),
-                     right ? ffk_any_object(right) : ffk_any_none()};
+  // Borrowed views of the children (ffk_any_object_steal adds no reference; NULL is None).
+  ffk_any args[3] = {ffk_any_int(i), ffk_any_object_steal(left), ffk_any_object_steal(right)};
   ffk_object *node = nullptr;
   if (ffk_object_create(type, args, 3, nullptr, 0, &node) != 0) node = nullptr;
   if (left) ffk_object_release(left);
