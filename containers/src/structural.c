@@ -51,7 +51,15 @@ static int read_field(const ffk_field_info *f, const ffk_object *o, ffk_any *out
     case FFK_FIELD_STORAGE_INT: *out = ffk_any_int(*(const int64_t *)at); break;
     case FFK_FIELD_STORAGE_FLOAT: *out = ffk_any_float(*(const double *)at); break;
     case FFK_FIELD_STORAGE_BOOL: *out = ffk_any_bool(*(const bool *)at); break;
-    case FFK_FIELD_STORAGE_OBJECT: *out = ffk_any_object_steal(*(ffk_object *const *)at); break; /* a view */
+    case FFK_FIELD_STORAGE_OBJECT: { /* a borrowed view; NULL is None */
+      ffk_object *x = *(ffk_object *const *)at;
+      *out = ffk_any_none();
+      if (x != NULL) {
+        out->type_index = x->type_index;
+        out->v_obj = x;
+      }
+      break;
+    }
     default: *out = *(const ffk_any *)at; break;
   }
   return 0;
@@ -132,12 +140,28 @@ typedef struct walk_memo {
   int64_t cap, size; /* cap: 0 or a power of two */
 } walk_memo;
 
+/*
+ * The fields of one reflected type that equality and hash read (those without
+ * FFK_FIELD_COMPARE_OFF), gathered once per walk: a walk over many objects of a few types
+ * asks the registry once per type instead of once per field. Field descriptions never
+ * change once defined, so a list stays right for the whole walk.
+ */
+typedef struct field_list {
+  int32_t type; /* the type index; 0 (None, never reflected) marks an empty slot */
+  int32_t n, cap;
+  const ffk_field_info **fields; /* owned by the walk */
+  uint64_t key_hash;             /* FNV-1a of the type key (hash_key) */
+} field_list;
+
+#define FIELD_LISTS 8 /* direct-mapped by type index */
+
 /* The nodes a walk is inside: pairs for equality, single objects for hash and copy. */
 typedef struct walk {
   int depth;
   const ffk_object *a[FFK_STRUCTURAL_MAX_DEPTH];
   const ffk_object *b[FFK_STRUCTURAL_MAX_DEPTH];
   walk_memo done;
+  field_list types[FIELD_LISTS];
 } walk;
 
 /* True when `o` may be met again in this walk (see walk_memo). */
@@ -185,12 +209,46 @@ static walk *walk_new(void) {
   if (w == NULL) return NULL;
   w->depth = 0;
   w->done = (walk_memo){NULL, 0, 0};
+  memset(w->types, 0, sizeof w->types);
   return w;
 }
 
 static void walk_free(walk *w) {
   ffk_mem_free(w->done.slots);
+  for (int i = 0; i < FIELD_LISTS; ++i) ffk_mem_free(w->types[i].fields);
   ffk_mem_free(w);
+}
+
+/* FNV-1a of a type key, so that a hash does not depend on the order types were registered. */
+static uint64_t hash_key(const char *key) {
+  uint64_t h = UINT64_C(0xcbf29ce484222325);
+  for (const unsigned char *p = (const unsigned char *)key; *p; ++p) h = (h ^ *p) * UINT64_C(0x100000001b3);
+  return h;
+}
+
+/* The compared fields of reflected type `t`, from the walk's lists. NULL with an error. */
+static const field_list *compared_fields(walk *w, int32_t t) {
+  field_list *l = &w->types[(uint32_t)t % FIELD_LISTS];
+  if (l->type == t) return l;
+  int32_t n = ffk_type_num_fields(t);
+  if (n < 0) return NULL;
+  if (n > l->cap) {
+    const ffk_field_info **more = ffk_mem_alloc((size_t)n * sizeof *more);
+    if (more == NULL) return NULL;
+    ffk_mem_free(l->fields);
+    l->fields = more;
+    l->cap = n;
+  }
+  l->type = 0; /* empty until complete */
+  l->n = 0;
+  for (int32_t i = 0; i < n; ++i) {
+    const ffk_field_info *f = ffk_type_field_at(t, i);
+    if (f == NULL) return NULL;
+    if (!(f->flags & FFK_FIELD_COMPARE_OFF)) l->fields[l->n++] = f;
+  }
+  l->key_hash = hash_key(ffk_type_key(t));
+  l->type = t;
+  return l;
 }
 
 static int too_deep(void) {
@@ -245,13 +303,26 @@ static int equal_mappings(walk *w, ffk_object *a, ffk_object *b) {
  * in field order, stopping at the first difference.
  */
 static int equal_objects(walk *w, ffk_object *a, ffk_object *b) {
-  int32_t t = a->type_index;
-  int32_t n = ffk_type_num_fields(t);
-  int rc = n < 0 ? -1 : 1;
-  for (int32_t i = 0; rc == 1 && i < n; ++i) {
-    const ffk_field_info *f = ffk_type_field_at(t, i);
-    if (f == NULL) return -1;
-    if (f->flags & FFK_FIELD_COMPARE_OFF) continue;
+  const field_list *fields = compared_fields(w, a->type_index);
+  if (fields == NULL) return -1;
+  int rc = 1;
+  for (int32_t i = 0; rc == 1 && i < fields->n; ++i) {
+    const ffk_field_info *f = fields->fields[i];
+    if (!(f->flags & FFK_FIELD_WRITABLE)) { /* read in place (see read_field), the common cases inline */
+      const char *pa = (const char *)a + f->offset, *pb = (const char *)b + f->offset;
+      if (f->storage == FFK_FIELD_STORAGE_INT) {
+        rc = *(const int64_t *)pa == *(const int64_t *)pb;
+        continue;
+      }
+      if (f->storage == FFK_FIELD_STORAGE_OBJECT) {
+        const ffk_object *oa = *(ffk_object *const *)pa, *ob = *(ffk_object *const *)pb;
+        if (oa == ob) continue; /* one object (or both None) equals itself */
+        if (oa == NULL || ob == NULL) {
+          rc = 0;
+          continue;
+        }
+      }
+    }
     ffk_any fa, fb;
     bool owned_a, owned_b;
     if (read_field(f, a, &fa, &owned_a) != 0) return -1;
@@ -267,6 +338,8 @@ static int equal_objects(walk *w, ffk_object *a, ffk_object *b) {
 }
 
 static int equal(walk *w, const ffk_any *x, const ffk_any *y) {
+  if (x->type_index == y->type_index && (x->type_index == FFK_TYPE_INT || x->type_index == FFK_TYPE_NONE))
+    return x->type_index == FFK_TYPE_NONE || x->v_int == y->v_int; /* ffk_any_equal's answer, without the call */
   bool cx = is_node(x), cy = is_node(y);
   if (!cx && !cy) return ffk_any_equal(x, y);
   if (cx != cy || x->type_index != y->type_index) return 0; /* another kind or another type */
@@ -309,24 +382,15 @@ static uint64_t mix(uint64_t h) {
 
 static int hash(walk *w, const ffk_any *v, uint64_t *out);
 
-/* FNV-1a of a type key, so that a hash does not depend on the order types were registered. */
-static uint64_t hash_key(const char *key) {
-  uint64_t h = UINT64_C(0xcbf29ce484222325);
-  for (const unsigned char *p = (const unsigned char *)key; *p; ++p) h = (h ^ *p) * UINT64_C(0x100000001b3);
-  return h;
-}
 
 /* A reflected object: its type key, then its compared fields in order (as equal_objects reads them). */
 static int hash_object(walk *w, ffk_object *o, uint64_t *out) {
   int32_t t = o->type_index;
-  int32_t n = ffk_type_num_fields(t);
-  if (n < 0) return -1;
-  uint64_t h = mix(hash_key(ffk_type_key(t)));
-  int64_t seen = 0;
-  for (int32_t i = 0; i < n; ++i) {
-    const ffk_field_info *f = ffk_type_field_at(t, i);
-    if (f == NULL) return -1;
-    if (f->flags & FFK_FIELD_COMPARE_OFF) continue;
+  const field_list *fields = compared_fields(w, t);
+  if (fields == NULL) return -1;
+  uint64_t h = mix(fields->key_hash);
+  for (int32_t i = 0; i < fields->n; ++i) {
+    const ffk_field_info *f = fields->fields[i];
     ffk_any value;
     bool owned;
     uint64_t e;
@@ -335,9 +399,8 @@ static int hash_object(walk *w, ffk_object *o, uint64_t *out) {
     drop_field(&value, owned);
     if (rc != 0) return -1;
     h = mix(h ^ e) + (uint64_t)i; /* field order matters, as for sequences */
-    ++seen;
   }
-  *out = h ^ mix((uint64_t)seen);
+  *out = h ^ mix((uint64_t)fields->n);
   return 0;
 }
 

@@ -827,6 +827,10 @@ TEST_F(Structural, TreesOfUniquelyHeldObjectsCompareNodeByNode) {
   EXPECT_EQ(H(x.v), H(y.v));
   EXPECT_EQ(Eq(x.v, z.v), 0) << "the last leaf differs";
   EXPECT_NE(H(x.v), H(z.v));
+  OwnedAny fewer(TwinTree(0, 999, -1));
+  EXPECT_EQ(Eq(x.v, fewer.v), 0) << "a child against None";
+  EXPECT_EQ(Eq(fewer.v, x.v), 0);
+  EXPECT_NE(H(x.v), H(fewer.v));
   OwnedAny copy;
   ASSERT_EQ(ffk_deep_copy(&x.v, &copy.v), 0);
   EXPECT_EQ(Eq(copy.v, x.v), 1);
