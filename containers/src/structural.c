@@ -7,9 +7,8 @@
  * copied into an Array or Map snapshot under its lock, so no lock is held while
  * recursing and another thread may change it meanwhile; a reflected object's fields are
  * read one at a time (read_field), so a concurrent field write is seen whole or not at
- * all. Each walk keeps the
- * stack of nodes it is inside, which is how cycles end, and a depth limit so that deep
- * nesting is an error rather than a stack overflow.
+ * all. Each walk keeps the stack of nodes it is inside, which is how cycles end, and a
+ * depth limit so that deep nesting is an error rather than a stack overflow.
  *
  * Objects of types without reflection are leaves: they compare by identity and are
  * shared by deep copy.
@@ -382,7 +381,6 @@ static uint64_t mix(uint64_t h) {
 
 static int hash(walk *w, const ffk_any *v, uint64_t *out);
 
-
 /* A reflected object: its type key, then its compared fields in order (as equal_objects reads them). */
 static int hash_object(walk *w, ffk_object *o, uint64_t *out) {
   int32_t t = o->type_index;
@@ -445,9 +443,9 @@ static int hash(walk *w, const ffk_any *v, uint64_t *out) {
     return 0;
   }
   /*
-   * A container hashed before keeps that hash. In an acyclic value that is the hash it
+   * A node hashed before keeps that hash. In an acyclic value that is the hash it
    * would get again; under a cycle it may differ from a fresh walk's, but equal walks
-   * (a value and its deep copy) meet their containers in the same order and agree.
+   * (a value and its deep copy) meet their nodes in the same order and agree.
    */
   const memo_slot *done = may_recur ? memo_find(&w->done, v->v_obj, NULL) : NULL;
   if (done != NULL) {
