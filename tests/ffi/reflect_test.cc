@@ -937,4 +937,167 @@ TEST_F(Reflect, ForEachWalksEveryTypeInIndexOrder) {
   EXPECT_EQ(ffk_type_for_each(StopAtArray, nullptr), 42);
 }
 
+
+// ---- Allocation failures -------------------------------------------------------------------
+
+struct Sweep {
+  ffk_object header;
+  ffk_object* name;   // str, default a long string
+  ffk_object* items;  // List<int>, default factory
+  ffk_any any;        // Any
+  int64_t n;
+};
+
+// A definition exercising every allocating part: text, schemas, a converted default, a
+// factory, a method and a constructor-free generated init.
+void SweepDefinition(const char* key, ffk_function* factory, ffk_function* method) {
+  ffk_field_def fields[] = {
+      {"name", offsetof(Sweep, name), "str", FFK_FIELD_HAS_DEFAULT | FFK_FIELD_WRITABLE,
+       ffk_any_raw_str("a default longer than seven bytes"), "The name."},
+      {"items", offsetof(Sweep, items), "Optional<List<int>>", FFK_FIELD_HAS_DEFAULT | FFK_FIELD_DEFAULT_FACTORY,
+       ffk_any_object(Obj(factory)), nullptr},
+      {"any", offsetof(Sweep, any), "Any", FFK_FIELD_WRITABLE, ffk_any_none(), nullptr},
+      {"n", offsetof(Sweep, n), "int", FFK_FIELD_KW_ONLY | FFK_FIELD_HAS_DEFAULT, ffk_any_int(1), nullptr},
+  };
+  ffk_method_def methods[] = {{"m", method, false, "A method."}};
+  ffk_type_def def = {};
+  def.key = key;
+  def.parent_index = FFK_TYPE_OBJECT;
+  def.instance_size = sizeof(Sweep);
+  def.fields = fields;
+  def.nfields = 4;
+  def.methods = methods;
+  def.nmethods = 1;
+  def.doc = "Swept.";
+  int32_t index = -1;
+  int allocations = ffk::test::SweepAllocationFailures([&] {
+    index = ffk_type_define(&def);
+    return index >= 0;
+  });
+  EXPECT_GE(allocations, 1);
+  ASSERT_GT(index, 0);
+  // Defining it again (the comparison path) fails cleanly too.
+  allocations = ffk::test::SweepAllocationFailures([&] { return ffk_type_define(&def) == index; });
+  EXPECT_GE(allocations, 1);
+  ffk_any_release(&fields[1].default_value);
+}
+
+TEST_F(Reflect, EveryAllocationFailureInDefineAndCreateIsAMemoryErrorAndLeaksNothing) {
+  ffk_function* factory = ffk_function_new("make_list", MakeList, nullptr, nullptr);
+  ffk_function* method = NoneFunction("m");
+  SweepDefinition("test.reflect.sweep.Swept", factory, method);
+  int32_t t = -1;
+  ASSERT_EQ(ffk_type_lookup("test.reflect.sweep.Swept", &t), 1);
+  ffk_object_release(Obj(factory));
+  ffk_object_release(Obj(method));
+
+  ffk_any values[] = {ffk_any_raw_str("a name longer than seven bytes"), ffk_any_none(),
+                      ffk_any_raw_str("another long string value"), ffk_any_int(3)};
+  const char* names[] = {"n"};
+  ffk::test::SweepAllocationFailures([&] {
+    ffk_object* obj = nullptr;
+    if (ffk_object_create(t, values, 3, names, 1, &obj) != 0) {
+      EXPECT_EQ(obj, nullptr);
+      return false;
+    }
+    ffk_object_release(obj);
+    return true;
+  });
+  ffk::test::SweepAllocationFailures([&] {
+    ffk_object* obj = ffk_object_new_reflected(t);
+    ffk_object_release(obj);
+    return obj != nullptr;
+  });
+  ffk::test::SweepAllocationFailures([&] {
+    ffk_object* obj = nullptr;
+    const char* any_name[] = {"any"};
+    if (ffk_object_create(t, &values[2], 0, any_name, 1, &obj) != 0) return false;
+    ffk_object_release(obj);
+    return true;
+  });
+
+  ffk_object* obj = nullptr;
+  ASSERT_EQ(ffk_object_create(t, values, 3, nullptr, 0, &obj), 0) << FetchError();
+  const ffk_field_info* name = ffk_type_field_at(t, 0);
+  ffk_object* before = reinterpret_cast<Sweep*>(obj)->name;
+  ffk::test::SweepAllocationFailures([&] { return ffk_field_set(name, obj, &values[2]) == 0; },
+                                     [&] { EXPECT_EQ(reinterpret_cast<Sweep*>(obj)->name, before); });
+  ffk::test::SweepAllocationFailures([&] {
+    ffk_object* copy = ffk_object_shallow_copy(obj);
+    ffk_object_release(copy);
+    return copy != nullptr;
+  });
+  std::vector<ffk_any> many(12, ffk_any_int(1));
+  ffk::test::SweepAllocationFailures([&] {
+    OwnedAny r;
+    return ffk_object_call_method(obj, "m", many.data(), 12, &r.v) == 0;
+  });
+  ffk_object_release(obj);
+
+  ffk_function* extra = NoneFunction("extra");
+  ffk_method_def m = {"extra", extra, false, "added"};
+  ffk::test::SweepAllocationFailures([&] { return ffk_type_add_method(t, &m) == 0; });
+  ffk::test::SweepAllocationFailures([&] { return ffk_type_num_methods(t) == 2; });
+  ffk_object_release(Obj(extra));
+}
+
+
+TEST_F(Reflect, AFunctionSharedByTwoDescriptionsIsPinnedOnce) {
+  // Pinned objects stop counting as live once each; TearDown checks the total is back to 0.
+  ffk_function* shared = NoneFunction("shared");
+  ffk_method_def m[] = {{"shared", shared, false, nullptr}};
+  TwoDef a("test.reflect.pin.A");
+  a.def.methods = m;
+  a.def.nmethods = 1;
+  TwoDef b("test.reflect.pin.B");
+  b.def.methods = m;
+  b.def.nmethods = 1;
+  int32_t ta = ffk_type_define(&a.def);
+  ASSERT_GT(ta, 0) << FetchError();
+  ASSERT_GT(ffk_type_define(&b.def), 0) << FetchError();
+  ASSERT_EQ(ffk_type_add_method(ta, &m[0]), 0);
+  ASSERT_EQ(ffk_type_add_method(ta, &m[0]), 0);
+  EXPECT_EQ(ffk_object_use_count(Obj(shared)), 5u);
+  ffk_object_release(Obj(shared));
+}
+
+TEST_F(Reflect, APlainTypeBetweenTwoReflectedOnesPassesTheFieldsOn) {
+  TwoDef top("test.reflect.chain.Top");
+  int32_t t = ffk_type_define(&top.def);
+  ASSERT_GT(t, 0) << FetchError();
+  int32_t middle = ffk_type_register("test.reflect.chain.Middle", t);
+  ASSERT_GT(middle, 0);
+  TwoDef bottom("test.reflect.chain.Bottom");
+  bottom.def.parent_index = middle;
+  bottom.fields[0] = {"flag", offsetof(Two, flag), "bool", FFK_FIELD_WRITABLE, ffk_any_none(), nullptr};
+  bottom.def.nfields = 1;
+  int32_t b = ffk_type_define(&bottom.def);
+  ASSERT_GT(b, 0) << FetchError();
+  ASSERT_EQ(ffk_type_num_fields(b), 3);
+  EXPECT_STREQ(ffk_type_field_at(b, 2)->name, "flag");
+  EXPECT_EQ(ffk_type_field_at(b, 0)->owner_index, t);
+  // Describing the middle type now would change Bottom's fields under it: refused.
+  TwoDef late("test.reflect.chain.Middle");
+  late.def.parent_index = t;
+  late.def.nfields = 0;
+  EXPECT_TRUE(DefineFails(late.def, "ValueError", {"test.reflect.chain.Middle", "`test.reflect.chain.Bottom` already derives from it"}));
+  EXPECT_FALSE(ffk_type_is_reflected(middle));
+  // The bottom type's own field overlapping its ancestor's is refused.
+  TwoDef overlap("test.reflect.chain.Overlap");
+  overlap.def.parent_index = t;
+  overlap.fields[0] = {"c", offsetof(Two, b), "int", 0, ffk_any_none(), nullptr};
+  overlap.def.nfields = 1;
+  EXPECT_TRUE(DefineFails(overlap.def, "ValueError", {"field `c` at offset 32 overlaps field `b` at offset 32"}));
+  TwoDef repeat("test.reflect.chain.Repeat");
+  repeat.def.parent_index = t;
+  repeat.fields[0] = {"a", offsetof(Two, flag), "bool", 0, ffk_any_none(), nullptr};
+  repeat.def.nfields = 1;
+  EXPECT_TRUE(DefineFails(repeat.def, "ValueError", {"field `a` is defined twice (its parent has it)"}));
+  TwoDef small("test.reflect.chain.Small");
+  small.def.parent_index = t;
+  small.def.nfields = 0;
+  small.def.instance_size = sizeof(ffk_object) + 8;
+  EXPECT_TRUE(DefineFails(small.def, "ValueError", {"instance size 32 is smaller than test.reflect.chain.Top's 48"}));
+}
+
 }  // namespace
