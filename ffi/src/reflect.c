@@ -83,7 +83,8 @@ static void pin_any(const ffk_any *v) {
   if (ffk_any_is_object(v)) pin_object(v->v_obj);
 }
 
-int ffk_reflect__storage(const ffk_schema *s) {
+/* The storage of a parsed field type (never fails). */
+static int storage_of(const ffk_schema *s) {
   switch (s->type_index) {
     case FFK_TYPE_INT:
       return FFK_FIELD_STORAGE_INT;
@@ -101,7 +102,7 @@ int ffk_reflect__storage(const ffk_schema *s) {
 int ffk_field_storage_for(const char *type_text) {
   ffk_schema *s = ffk_schema_parse(type_text);
   if (s == NULL) return -1;
-  int storage = ffk_reflect__storage(s);
+  int storage = storage_of(s);
   ffk_schema_free(s);
   return storage;
 }
@@ -210,11 +211,15 @@ static void discard(ffk_rtype *rt) {
 
 /* Checks a field's place against the header, the instance end, alignment and earlier fields. */
 static int check_offset(const char *key, const ffk_field_info *f, const ffk_field_info *const *others, int32_t n,
-                        size_t instance_size) {
+                        size_t base_size, size_t instance_size) {
   size_t size = storage_size(f->storage), align = storage_align(f->storage);
   if (f->offset < sizeof(ffk_object))
     return ffk_error_set(FFK_ERR_VALUE, "cannot define type `%s`: field `%s` at offset %zu overlaps the object header",
                          key, f->name, f->offset);
+  if (f->offset < base_size)
+    return ffk_error_set(FFK_ERR_VALUE,
+                         "cannot define type `%s`: field `%s` at offset %zu lies inside its parent's %zu-byte instance",
+                         key, f->name, f->offset, base_size);
   if (f->offset % align != 0)
     return ffk_error_set(FFK_ERR_VALUE,
                          "cannot define type `%s`: field `%s` at offset %zu is misaligned for its %zu-byte storage",
@@ -235,7 +240,8 @@ static int check_offset(const char *key, const ffk_field_info *f, const ffk_fiel
 }
 
 static int build_field(const char *key, const ffk_field_def *d, ffk_field_info *f, int32_t owner, int32_t position,
-                       const ffk_field_info *const *earlier, int32_t nearlier, size_t instance_size, char **cursor) {
+                       const ffk_field_info *const *earlier, int32_t nearlier, size_t base_size, size_t instance_size,
+                       char **cursor) {
   if (d->name == NULL || d->name[0] == '\0')
     return ffk_error_set(FFK_ERR_VALUE, "cannot define type `%s`: field #%d has no name", key, (int)position);
   if (!is_identifier(d->name))
@@ -266,8 +272,8 @@ static int build_field(const char *key, const ffk_field_def *d, ffk_field_info *
   if (s == NULL) return prefix_error("cannot define type `%s`: field `%s`", key, d->name);
   f->schema = s;
   f->type_text = s->text;
-  f->storage = ffk_reflect__storage(s);
-  if (check_offset(key, f, earlier, nearlier, instance_size) != 0) return -1;
+  f->storage = storage_of(s);
+  if (check_offset(key, f, earlier, nearlier, base_size, instance_size) != 0) return -1;
   if (!(d->flags & FFK_FIELD_HAS_DEFAULT)) return 0;
   if (d->flags & FFK_FIELD_DEFAULT_FACTORY) {
     const ffk_any *v = &d->default_value;
@@ -338,8 +344,8 @@ static ffk_rtype *build(const ffk_type_def *def, int32_t index) {
   for (int32_t i = 0; i < def->nfields; ++i) {
     ffk_field_info *f = &rt->own_fields[i];
     rt->nown_fields = i + 1; /* so discard() sees what this one holds */
-    if (build_field(key, &def->fields[i], f, index, ninherited + i, rt->fields, rt->nfields, def->instance_size,
-                    &cursor) != 0)
+    if (build_field(key, &def->fields[i], f, index, ninherited + i, rt->fields, rt->nfields, base_size,
+                    def->instance_size, &cursor) != 0)
       goto fail;
     rt->fields[rt->nfields++] = f;
   }
@@ -434,6 +440,10 @@ int32_t ffk_type_define(const ffk_type_def *def) {
   }
   int32_t index = ffk_type_register(def->key, def->parent_index);
   if (index < 0) return -1;
+  if (index < FFK_TYPE_STATIC_END) {
+    ffk_error_set(FFK_ERR_VALUE, "cannot define type `%s`: it is a built-in type, whose layout is ffikit's", def->key);
+    return -1;
+  }
   ffk_rtype *rt = build(def, index);
   if (rt == NULL) return -1;
   pthread_mutex_lock(&g_lock);

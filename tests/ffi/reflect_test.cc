@@ -232,7 +232,10 @@ TEST_F(Reflect, DefineRefusesNullsAndBadParents) {
   TwoDef s("test.reflect.bad.size");
   s.def.instance_size = sizeof(ffk_object) - 1;
   EXPECT_TRUE(DefineFails(s.def, "ValueError", {"test.reflect.bad.size", "instance size 23"}));
-  TwoDef n("test.reflect.bad.counts");
+  TwoDef builtin("ffikit.Array");
+  EXPECT_TRUE(DefineFails(builtin.def, "ValueError", {"cannot define type `ffikit.Array`: it is a built-in type"}));
+  EXPECT_FALSE(ffk_type_is_reflected(FFK_TYPE_ARRAY));
+    TwoDef n("test.reflect.bad.counts");
   n.def.fields = nullptr;
   EXPECT_TRUE(DefineFails(n.def, "ValueError", {"test.reflect.bad.counts", "2 fields"}));
 }
@@ -1069,8 +1072,9 @@ TEST_F(Reflect, APlainTypeBetweenTwoReflectedOnesPassesTheFieldsOn) {
   ASSERT_GT(middle, 0);
   TwoDef bottom("test.reflect.chain.Bottom");
   bottom.def.parent_index = middle;
-  bottom.fields[0] = {"flag", offsetof(Two, flag), "bool", FFK_FIELD_WRITABLE, ffk_any_none(), nullptr};
+  bottom.fields[0] = {"flag", sizeof(Two), "bool", FFK_FIELD_WRITABLE, ffk_any_none(), nullptr};
   bottom.def.nfields = 1;
+  bottom.def.instance_size = sizeof(Two) + 8;
   int32_t b = ffk_type_define(&bottom.def);
   ASSERT_GT(b, 0) << FetchError();
   ASSERT_EQ(ffk_type_num_fields(b), 3);
@@ -1087,10 +1091,11 @@ TEST_F(Reflect, APlainTypeBetweenTwoReflectedOnesPassesTheFieldsOn) {
   overlap.def.parent_index = t;
   overlap.fields[0] = {"c", offsetof(Two, b), "int", 0, ffk_any_none(), nullptr};
   overlap.def.nfields = 1;
-  EXPECT_TRUE(DefineFails(overlap.def, "ValueError", {"field `c` at offset 32 overlaps field `b` at offset 32"}));
+  EXPECT_TRUE(DefineFails(overlap.def, "ValueError", {"field `c` at offset 32 lies inside its parent's 48-byte instance"}));
   TwoDef repeat("test.reflect.chain.Repeat");
   repeat.def.parent_index = t;
-  repeat.fields[0] = {"a", offsetof(Two, flag), "bool", 0, ffk_any_none(), nullptr};
+  repeat.fields[0] = {"a", sizeof(Two), "bool", 0, ffk_any_none(), nullptr};
+  repeat.def.instance_size = sizeof(Two) + 8;
   repeat.def.nfields = 1;
   EXPECT_TRUE(DefineFails(repeat.def, "ValueError", {"field `a` is defined twice (its parent has it)"}));
   TwoDef small("test.reflect.chain.Small");
@@ -1098,6 +1103,50 @@ TEST_F(Reflect, APlainTypeBetweenTwoReflectedOnesPassesTheFieldsOn) {
   small.def.nfields = 0;
   small.def.instance_size = sizeof(ffk_object) + 8;
   EXPECT_TRUE(DefineFails(small.def, "ValueError", {"instance size 32 is smaller than test.reflect.chain.Top's 48"}));
+}
+
+struct Node {
+  ffk_object header;
+  int64_t value;
+  ffk_object* next;  // Optional<test.reflect.Node>
+};
+
+TEST_F(Reflect, AFieldMayNameItsOwnType) {
+  ffk_field_def fields[] = {
+      {"value", offsetof(Node, value), "int", 0, ffk_any_none(), nullptr},
+      {"next", offsetof(Node, next), "Optional<test.reflect.Node>", FFK_FIELD_HAS_DEFAULT | FFK_FIELD_WRITABLE,
+       ffk_any_none(), nullptr},
+  };
+  ffk_type_def def = {};
+  def.key = "test.reflect.Node";
+  def.parent_index = FFK_TYPE_OBJECT;
+  def.instance_size = sizeof(Node);
+  def.fields = fields;
+  def.nfields = 2;
+  int32_t t = ffk_type_define(&def);
+  ASSERT_GT(t, 0) << FetchError();
+  EXPECT_STREQ(ffk_type_field_at(t, 1)->type_text, "Optional<test.reflect.Node>");
+  ffk_object* head = nullptr;
+  for (int64_t i = 0; i < 100; ++i) {
+    ffk_any args[] = {ffk_any_int(i), head != nullptr ? ffk_any_object_steal(head) : ffk_any_none()};
+    ffk_object* node = nullptr;
+    ASSERT_EQ(ffk_object_create(t, args, 2, nullptr, 0, &node), 0) << FetchError();
+    ffk_any_release(&args[1]);
+    head = node;
+  }
+  OwnedAny next;
+  ASSERT_EQ(ffk_object_get_field(head, "next", &next.v), 0);
+  EXPECT_EQ(next.v.type_index, t);
+  EXPECT_EQ(reinterpret_cast<Node*>(next.v.v_obj)->value, 98);
+  ffk_any wrong = ffk_any_object(Obj(ffk_type_constructor(t)));  // None: no constructor
+  EXPECT_EQ(wrong.type_index, FFK_TYPE_NONE);
+  ffk_array* arr = ffk_array_new(nullptr, 0);
+  ffk_any not_node = ffk_any_object(Obj(arr));
+  EXPECT_EQ(ffk_object_set_field(head, "next", &not_node), -1);
+  EXPECT_EQ(FetchError(), "TypeError: Mismatched type on field `next` of `test.reflect.Node`: expected `Optional<test.reflect.Node>` but got `Array`");
+  ffk_any_release(&not_node);
+  ffk_object_release(Obj(arr));
+  ffk_object_release(head);  // releases the whole chain
 }
 
 }  // namespace
