@@ -251,7 +251,7 @@ static const field_list *compared_fields(walk *w, int32_t t) {
 }
 
 static int too_deep(void) {
-  return ffk_error_set(FFK_ERR_RUNTIME, "containers nested deeper than %d levels", FFK_STRUCTURAL_MAX_DEPTH);
+  return ffk_error_set(FFK_ERR_RUNTIME, "containers and objects nested deeper than %d levels", FFK_STRUCTURAL_MAX_DEPTH);
 }
 
 /* True when (a, b) is already being walked (b NULL: when a is). */

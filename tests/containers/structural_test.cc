@@ -172,14 +172,14 @@ TEST_F(Structural, NestingBeyondTheLimitIsAnErrorNotACrash) {
   EXPECT_EQ(Eq(ok.v, ok2.v), 1);
   OwnedAny deep(Nested(FFK_STRUCTURAL_MAX_DEPTH + 1)), deep2(Nested(FFK_STRUCTURAL_MAX_DEPTH + 1));
   EXPECT_EQ(Eq(deep.v, deep2.v), -1);
-  EXPECT_EQ(FetchError(), "RuntimeError: containers nested deeper than 1000 levels");
+  EXPECT_EQ(FetchError(), "RuntimeError: containers and objects nested deeper than 1000 levels");
   uint64_t h = 7;
   EXPECT_EQ(ffk_structural_hash(&deep.v, &h), -1);
-  EXPECT_EQ(FetchError(), "RuntimeError: containers nested deeper than 1000 levels");
+  EXPECT_EQ(FetchError(), "RuntimeError: containers and objects nested deeper than 1000 levels");
   OwnedAny copy;
   EXPECT_EQ(ffk_deep_copy(&deep.v, &copy.v), -1);
   EXPECT_EQ(copy.v.type_index, FFK_TYPE_NONE);
-  EXPECT_EQ(FetchError(), "RuntimeError: containers nested deeper than 1000 levels");
+  EXPECT_EQ(FetchError(), "RuntimeError: containers and objects nested deeper than 1000 levels");
 }
 
 TEST_F(Structural, DeepCopyCopiesMutableContainersAndSharesImmutableLeaves) {
@@ -658,14 +658,14 @@ TEST_F(Structural, ObjectNestingBeyondTheLimitIsAnErrorNotACrash) {
   EXPECT_EQ(H(ok.v), H(ok2.v));
   OwnedAny deep(Chain(FFK_STRUCTURAL_MAX_DEPTH + 1)), deep2(Chain(FFK_STRUCTURAL_MAX_DEPTH + 1));
   EXPECT_EQ(Eq(deep.v, deep2.v), -1);
-  EXPECT_EQ(FetchError(), "RuntimeError: containers nested deeper than 1000 levels");
+  EXPECT_EQ(FetchError(), "RuntimeError: containers and objects nested deeper than 1000 levels");
   uint64_t h = 7;
   EXPECT_EQ(ffk_structural_hash(&deep.v, &h), -1);
-  EXPECT_EQ(FetchError(), "RuntimeError: containers nested deeper than 1000 levels");
+  EXPECT_EQ(FetchError(), "RuntimeError: containers and objects nested deeper than 1000 levels");
   OwnedAny copy;
   EXPECT_EQ(ffk_deep_copy(&deep.v, &copy.v), -1);
   EXPECT_EQ(copy.v.type_index, FFK_TYPE_NONE);
-  EXPECT_EQ(FetchError(), "RuntimeError: containers nested deeper than 1000 levels");
+  EXPECT_EQ(FetchError(), "RuntimeError: containers and objects nested deeper than 1000 levels");
 }
 
 TEST_F(Structural, DeepCopyCopiesReflectedObjectsFieldByField) {
