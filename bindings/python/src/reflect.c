@@ -675,9 +675,9 @@ static int set_unless_own(PyObject *cls, PyObject *dict, PyObject *name, PyObjec
 }
 
 /* _reflect_class(cls, type_index): installs on cls (not over what its own body defines)
- * a descriptor per field (inherited ones too), the methods (static ones as static
- * methods), __copy__/__deepcopy__/__reduce__, and __ffi_type_index__ (None for a type
- * without reflection: such a class constructs nothing). */
+ * __copy__/__deepcopy__/__reduce__, and for a reflected type a descriptor per field
+ * (inherited ones too) and the methods (static ones as static methods); and
+ * __ffi_type_index__ (None for a type without reflection: such a class constructs nothing). */
 static PyObject *reflect_class(PyObject *mod, PyObject *args) {
   (void)mod;
   PyObject *cls;
@@ -687,6 +687,15 @@ static PyObject *reflect_class(PyObject *mod, PyObject *args) {
     return PyErr_Format(PyExc_TypeError, "_reflect_class: %R is not a subclass of ffikit.Object", cls);
   if (!ffk_type_exists(index)) return PyErr_Format(PyExc_ValueError, "unknown type index %d", index);
   PyObject *dict = ((PyTypeObject *)cls)->tp_dict; /* read only: writes go through setattr */
+  /* copy / deepcopy / pickle: for any type (C says what a type without reflection can't do) */
+  for (PyMethodDef *def = reflected_methods; def->ml_name != NULL; ++def) {
+    PyObject *name = PyUnicode_InternFromString(def->ml_name);
+    PyObject *d = name != NULL ? PyDescr_NewMethod(&ffkpy_ObjectType, def) : NULL;
+    int rc = d != NULL ? set_unless_own(cls, dict, name, d) : -1;
+    Py_XDECREF(name);
+    Py_XDECREF(d);
+    if (rc != 0) return NULL;
+  }
   if (!ffk_type_is_reflected(index)) {
     if (PyObject_SetAttr(cls, g_str_type_index, Py_None) != 0) return NULL;
     Py_RETURN_NONE;
@@ -706,14 +715,6 @@ static PyObject *reflect_class(PyObject *mod, PyObject *args) {
     if (m == NULL) return ffkpy_raise_from_ffk();
     PyObject *d = method_descr_new(m, index);
     int rc = d != NULL ? set_unless_own(cls, dict, ((ffkpy_MethodDescr *)d)->name, d) : -1;
-    Py_XDECREF(d);
-    if (rc != 0) return NULL;
-  }
-  for (PyMethodDef *def = reflected_methods; def->ml_name != NULL; ++def) {
-    PyObject *name = PyUnicode_InternFromString(def->ml_name);
-    PyObject *d = name != NULL ? PyDescr_NewMethod(&ffkpy_ObjectType, def) : NULL;
-    int rc = d != NULL ? set_unless_own(cls, dict, name, d) : -1;
-    Py_XDECREF(name);
     Py_XDECREF(d);
     if (rc != 0) return NULL;
   }
