@@ -229,12 +229,15 @@ def _make_class(type_key: str, parent: type) -> type:
     (as tvm_ffi names its fallback classes: ``__module__`` is the key's prefix), with the
     type's fields and methods; a subclass of the parent type's class."""
     module, _, name = type_key.rpartition(".")
+    index = _core._type_key_to_index(type_key)
+    if index is None:  # the C class table asks only for registered types
+        raise ValueError(f"Cannot find object type index for {type_key}")
     doc = _AUTO_DOC.format(key=type_key)
-    type_doc = _core._type_info(_core._type_key_to_index(type_key))[3]
+    type_doc = _core._type_info(index)[3]
     if type_doc:
         doc = f"{type_doc}\n\n{doc}"
     cls = type(name or type_key, (parent,), {"__slots__": (), "__module__": module or "ffikit.types",
                                              "_type_key": type_key, "__qualname__": type_key, "__doc__": doc,
                                              "__ffi_auto_class__": True})
-    _bind_class(cls, _core._type_key_to_index(type_key))
+    _bind_class(cls, index)
     return cls

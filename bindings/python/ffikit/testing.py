@@ -79,7 +79,9 @@ def make_unregistered_object() -> Object:
     """A ``testing.TestUnregisteredObject`` (``v1=41``, ``v2=42``), a type with no Python
     class registered: it comes back as an auto-made class that still has its fields and
     methods."""
-    obj: Object = _core._get_global_func("testing.make_unregistered_object", False)()
+    make = _core._get_global_func("testing.make_unregistered_object", False)
+    assert make is not None  # allow_missing=False raises instead
+    obj: Object = make()
     return obj
 
 
