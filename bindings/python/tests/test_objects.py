@@ -208,6 +208,26 @@ def test_methods_bound_with_docs():
     assert isinstance(m.func, ffikit.Function) and m.func(obj, 2) == 14
 
 
+def test_methods_keep_the_gil_unless_told():
+    m = TestIntPair.sum
+    assert m.release_gil is False
+    pair = TestIntPair(2, 3)
+    m.release_gil = True
+    try:
+        assert pair.sum() == 5
+        results = []
+        threads = [threading.Thread(target=lambda: results.append(TestIntPair(1, 1).sum())) for _ in range(4)]
+        for t in threads:
+            t.start()
+        for t in threads:
+            t.join()
+        assert results == [2, 2, 2, 2]
+    finally:
+        m.release_gil = False
+    with pytest.raises(AttributeError):
+        del m.release_gil
+
+
 def test_method_errors():
     obj = TestObjectBase()
     with pytest.raises(TypeError, match="Expected `int` but got `str`"):
@@ -324,6 +344,10 @@ def test_python_subclass_constructs_its_parent_type():
     assert type(p) is Pair and p.total() == 3 and p.sum() == 3
     assert p.type_key == "testing.TestIntPair"
     assert type(copy.copy(p)) is Pair
+    with pytest.raises(AttributeError, match="field `a` of `testing.TestIntPair` is read-only"):
+        p.a = 3
+    with pytest.raises(AttributeError):
+        p.other = 3  # type: ignore[attr-defined]
 
 
 def test_custom_init_constructs_with_ffi_init():
