@@ -28,6 +28,8 @@
  *    `__ffi_field_cache__` lists them, inherited ones included); writes to them go to C
  *    through the class's tp_setattro (which raises C's read-only error), and the wrapper's
  *    dealloc drops the values. A class that already has subclasses keeps Field descriptors.
+ *    (A wrapper made of an object still under construction, one a C constructor hands to
+ *    a Python callback before its last ffk_field_init, keeps the values it saw then.)
  */
 #include "ffikit_py.h"
 
@@ -504,14 +506,13 @@ static ffk_object *create_object_tuple(int32_t index, PyObject *args, PyObject *
   Py_ssize_t nkw = kwds != NULL ? PyDict_GET_SIZE(kwds) : 0;
   if (nkw == 0) return create_object(index, args != NULL ? &PyTuple_GET_ITEM(args, 0) : NULL, npos, NULL, 0);
   Py_ssize_t total = npos + nkw;
-  PyObject *stack[16];
+  PyObject *stack[16]; /* values, then names */
   PyObject **vals = total <= 8 ? stack : PyMem_Malloc(sizeof(PyObject *) * (size_t)(2 * total));
   if (vals == NULL) {
     PyErr_NoMemory();
     return NULL;
   }
-  PyObject **keys = vals + total;
-  if (total <= 8) keys = stack + 8;
+  PyObject **keys = vals == stack ? stack + 8 : vals + total;
   for (Py_ssize_t i = 0; i < npos; ++i) vals[i] = PyTuple_GET_ITEM(args, i);
   Py_ssize_t pos = 0, j = 0;
   PyObject *k, *v;
