@@ -73,6 +73,18 @@ def test_construction_errors_carry_the_c_text(make, error, text):
     assert text in str(info.value)
 
 
+def test_many_arguments_take_the_allocating_paths():
+    with pytest.raises(TypeError, match="takes 2 positional arguments but 10 were given"):
+        TestIntPair(*range(10))
+    extra = {f"k{i}": i for i in range(9)}
+    with pytest.raises(TypeError, match="unexpected keyword argument"):
+        TestIntPair(1, 2, **extra)
+    with pytest.raises(TypeError, match="unexpected keyword argument"):
+        ffikit.testing.create_object("testing.TestIntPair", a=1, b=2, **extra)
+    with pytest.raises(TypeError, match="Mismatched number of arguments"):
+        TestIntPair(1, 2).sum(*range(10))
+
+
 def test_keyword_names_with_a_nul_are_unexpected():
     with pytest.raises(TypeError, match="unexpected keyword argument"):
         TestIntPair(1, **{"b\0": 2})
