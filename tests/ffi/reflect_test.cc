@@ -232,7 +232,10 @@ TEST_F(Reflect, DefineRefusesNullsAndBadParents) {
   TwoDef s("test.reflect.bad.size");
   s.def.instance_size = sizeof(ffk_object) - 1;
   EXPECT_TRUE(DefineFails(s.def, "ValueError", {"test.reflect.bad.size", "instance size 23"}));
-  TwoDef n("test.reflect.bad.counts");
+  TwoDef builtin("ffikit.Array");
+  EXPECT_TRUE(DefineFails(builtin.def, "ValueError", {"cannot define type `ffikit.Array`: it is a built-in type"}));
+  EXPECT_FALSE(ffk_type_is_reflected(FFK_TYPE_ARRAY));
+    TwoDef n("test.reflect.bad.counts");
   n.def.fields = nullptr;
   EXPECT_TRUE(DefineFails(n.def, "ValueError", {"test.reflect.bad.counts", "2 fields"}));
 }
@@ -1100,6 +1103,50 @@ TEST_F(Reflect, APlainTypeBetweenTwoReflectedOnesPassesTheFieldsOn) {
   small.def.nfields = 0;
   small.def.instance_size = sizeof(ffk_object) + 8;
   EXPECT_TRUE(DefineFails(small.def, "ValueError", {"instance size 32 is smaller than test.reflect.chain.Top's 48"}));
+}
+
+struct Node {
+  ffk_object header;
+  int64_t value;
+  ffk_object* next;  // Optional<test.reflect.Node>
+};
+
+TEST_F(Reflect, AFieldMayNameItsOwnType) {
+  ffk_field_def fields[] = {
+      {"value", offsetof(Node, value), "int", 0, ffk_any_none(), nullptr},
+      {"next", offsetof(Node, next), "Optional<test.reflect.Node>", FFK_FIELD_HAS_DEFAULT | FFK_FIELD_WRITABLE,
+       ffk_any_none(), nullptr},
+  };
+  ffk_type_def def = {};
+  def.key = "test.reflect.Node";
+  def.parent_index = FFK_TYPE_OBJECT;
+  def.instance_size = sizeof(Node);
+  def.fields = fields;
+  def.nfields = 2;
+  int32_t t = ffk_type_define(&def);
+  ASSERT_GT(t, 0) << FetchError();
+  EXPECT_STREQ(ffk_type_field_at(t, 1)->type_text, "Optional<test.reflect.Node>");
+  ffk_object* head = nullptr;
+  for (int64_t i = 0; i < 100; ++i) {
+    ffk_any args[] = {ffk_any_int(i), head != nullptr ? ffk_any_object_steal(head) : ffk_any_none()};
+    ffk_object* node = nullptr;
+    ASSERT_EQ(ffk_object_create(t, args, 2, nullptr, 0, &node), 0) << FetchError();
+    ffk_any_release(&args[1]);
+    head = node;
+  }
+  OwnedAny next;
+  ASSERT_EQ(ffk_object_get_field(head, "next", &next.v), 0);
+  EXPECT_EQ(next.v.type_index, t);
+  EXPECT_EQ(reinterpret_cast<Node*>(next.v.v_obj)->value, 98);
+  ffk_any wrong = ffk_any_object(Obj(ffk_type_constructor(t)));  // None: no constructor
+  EXPECT_EQ(wrong.type_index, FFK_TYPE_NONE);
+  ffk_array* arr = ffk_array_new(nullptr, 0);
+  ffk_any not_node = ffk_any_object(Obj(arr));
+  EXPECT_EQ(ffk_object_set_field(head, "next", &not_node), -1);
+  EXPECT_EQ(FetchError(), "TypeError: Mismatched type on field `next` of `test.reflect.Node`: expected `Optional<test.reflect.Node>` but got `Array`");
+  ffk_any_release(&not_node);
+  ffk_object_release(Obj(arr));
+  ffk_object_release(head);  // releases the whole chain
 }
 
 }  // namespace
