@@ -3,7 +3,8 @@
  *
  * The extension is a thin layer over the C API: every Python object that stands for an
  * ffikit object (a wrapper) holds one strong reference to it (`ffkpy_Object.obj`, never
- * NULL once the wrapper is built). Values cross with two conversions:
+ * NULL once the wrapper is built, except in an object of a reflected class that defines
+ * __init__ and has not constructed it yet: conversions and methods raise TypeError then). Values cross with two conversions:
  *
  *   ffkpy_to_any    Python -> ffk_any, by the ordered rules of spec/python-api.md, decided
  *                   once per exact Python type and cached. In argument mode (a temps
@@ -34,7 +35,8 @@ struct DLPackExchangeAPI; /* dlpack_exchange.h */
 
 typedef struct {
   PyObject_HEAD
-  ffk_object *obj; /* owned; NULL only while a wrapper is being built */
+  ffk_object *obj; /* owned; NULL only while a wrapper is being built, or in an object of a
+                       reflected class whose own __init__ has not constructed it (object.c) */
   PyObject *weakreflist;
   /* A container returned by a call given a framework's tensors: that framework's DLPack
      exchange table, through which its tensor elements are read (tensor_results.c); NULL
@@ -205,6 +207,37 @@ ffk_object *ffkpy_opaque_new_steal(PyObject *o);
 static inline PyObject *ffkpy_opaque_object(const ffk_object *obj) {
   return ffk_opaque_release_fn(obj) == ffkpy_opaque_release ? (PyObject *)ffk_opaque_handle(obj) : NULL;
 }
+
+/* ---- Reflected types (reflect.c) -------------------------------------------------------- */
+
+/* The reflected type index a class constructs (its __ffi_type_index__), or -1 when it has
+ * none (no exception set). Cheap: CPython's attribute cache. */
+int32_t ffkpy_reflect_index(PyTypeObject *type);
+
+/* Object.__new__ for a reflected class: a new wrapper of `type` around a new object made by
+ * the constructor of `index` from args/kwds; NULL with a Python exception (the C text). */
+PyObject *ffkpy_reflect_new(PyTypeObject *type, int32_t index, PyObject *args, PyObject *kwds);
+
+/* Object.__init__ of a wrapper without a handle: constructs it in place. 0 or -1. */
+int ffkpy_reflect_init(PyObject *self, int32_t index, PyObject *args, PyObject *kwds);
+
+/* Whether `type` keeps Object's __new__ and __init__ (so Class(...) may construct directly),
+ * and installing the class vectorcall that does so (object.c). */
+int ffkpy_reflect_ready(PyTypeObject *type);
+int ffkpy_reflect_enable_vectorcall(PyTypeObject *type);
+PyObject *ffkpy_reflect_class_vectorcall(PyObject *callable, PyObject *const *args, size_t nargsf,
+                                         PyObject *kwnames);
+
+/* Fills the slots in which a reflected class keeps read-only int/float/bool fields, from
+ * the wrapper's handle (just set); a no-op for other classes and for a NULL handle. 0, or
+ * -1 with a Python exception. Every path that gives a wrapper of a reflected class its
+ * handle calls it. */
+int ffkpy_reflect_fill(PyObject *self);
+
+/* Drops the values of those slots (the wrapper's dealloc). Cannot fail. */
+void ffkpy_reflect_clear(PyObject *self);
+
+int ffkpy_reflect_types_init(PyObject *module);
 
 /* Module-level functions defined in each file, gathered by module.c. */
 extern PyMethodDef ffkpy_function_methods[];
