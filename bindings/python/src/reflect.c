@@ -311,7 +311,11 @@ static int install_setattro(PyTypeObject *cls, PyObject *dict) {
     if (own != NULL) return 0;
   }
   for (int i = 0; i < 2; ++i) {
-    PyObject *base = PyDict_GetItemString(PyBaseObject_Type.tp_dict, names[i]); /* borrowed */
+    /* Looked up, not read from tp_dict: CPython 3.12+ keeps a static type's dict elsewhere. */
+    PyObject *key = PyUnicode_InternFromString(names[i]);
+    if (key == NULL) return -1;
+    PyObject *base = _PyType_Lookup(&PyBaseObject_Type, key); /* borrowed */
+    Py_DECREF(key);
     if (base == NULL || !Py_IS_TYPE(base, &PyWrapperDescr_Type)) {
       PyErr_Format(PyExc_RuntimeError, "object.%s is not a slot wrapper", names[i]);
       return -1;
