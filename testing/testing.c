@@ -221,9 +221,10 @@ int ffk_testing_register(void) {
     ffk_object_release((ffk_object *)f);
     if (rc != 0) return -1;
   }
-  return 0;
+  return ffk_testing_register_objects();
 }
 
 void ffk_testing_unregister(void) {
   for (size_t i = 0; i < N_FUNCTIONS; ++i) ffk_function_remove_global(k_functions[i].name);
+  ffk_testing_unregister_objects();
 }

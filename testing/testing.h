@@ -31,6 +31,22 @@
  *                                        handle and returns that handle: Array push(2), Map
  *                                        set(1, 2) (copy-on-write: the caller's unchanged),
  *                                        List append(2), Dict set(1, 2) (shared: the caller sees it)
+ *
+ * And the reflected testing types with their globals (objects.c, ffk_testing_register
+ * defines them; types are never removed):
+ *   testing.TestObjectBase      v_i64: int (writable, default 10, doc "i64 field"), v_f64: float
+ *                               (read-only, default 10.0), v_str: str (writable, default "hello");
+ *                               method add_i64(self, x: int) -> int (doc "add_i64 method")
+ *   testing.TestObjectDerived   parent TestObjectBase; v_map: Map<Any, Any>, v_array: Array<Any>
+ *                               (writable, required)
+ *   testing.TestIntPair         a, b: int (read-only, docs "Field `a`" / "Field `b`"); method
+ *                               sum(self) -> int; constructed as (a, b)
+ *   testing.TestUnregisteredBaseObject  v1: int (read-only); method get_v1_plus_one(self) -> int
+ *   testing.TestUnregisteredObject      parent the above; v2: int (read-only); method
+ *                               get_v2_plus_two(self) -> int
+ *   testing.make_unregistered_object() -> Object          TestUnregisteredObject(v1=41, v2=42)
+ *   testing.create_object(type_key, name, value, ...)     an object made by reflection from
+ *                                        named values (ffk_object_create)
  */
 #ifndef FFIKIT_FFI_TESTING_H
 #define FFIKIT_FFI_TESTING_H
@@ -44,6 +60,16 @@ int ffk_testing_register(void);
 
 /* Removes every testing.* Function from the registry (tests end with no live objects). */
 void ffk_testing_unregister(void);
+
+/*
+ * Defines the reflected testing types (idempotent) and registers their globals
+ * (make_unregistered_object, create_object); ffk_testing_register calls it. 0, or -1 with
+ * the error of the failed definition or registration.
+ */
+int ffk_testing_register_objects(void);
+
+/* Removes the globals of ffk_testing_register_objects (the types stay: types are never removed). */
+void ffk_testing_unregister_objects(void);
 
 /* Raises an error of `kind` with `message` from a named, never-inlined frame. Returns -1. */
 int ffk_testing_raise_error(const char *kind, const char *message);

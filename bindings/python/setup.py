@@ -67,8 +67,9 @@ def library_sources():
 
 
 def extension_sources():
-    """_core's sources: the bindings and testing.c (the testing.* globals), relative to HERE."""
-    srcs = [_root_path(TESTING_LIB, "testing.c")] + sorted(glob.glob(os.path.join(HERE, "src", "*.c")))
+    """_core's sources: the bindings, testing.c and objects.c (the testing.* globals and
+    types), relative to HERE."""
+    srcs = [_root_path(TESTING_LIB, "testing.c"), _root_path(TESTING_LIB, "objects.c")] + sorted(glob.glob(os.path.join(HERE, "src", "*.c")))
     return [os.path.relpath(p, HERE) for p in srcs]
 
 
@@ -156,12 +157,12 @@ class BuildExt(build_ext):
 
 def sdist_files():
     """Paths (relative to ROOT) of what the sdist carries under csrc/: the C sources and
-    private headers, the public headers, testing.c, the vendored headers with their
+    private headers, the public headers, testing.c and objects.c, the vendored headers with their
     licences, and the pkg-config and CMake templates."""
     patterns = [os.path.join(c, d, "*") for c in COMPONENTS for d in ("src", os.path.join("include", "ffikit"))]
     patterns += [os.path.join("include", "ffikit", "*.h"), os.path.join("include", "ffikit", "*.hpp"),
-                 os.path.join(TESTING_LIB, "testing.c"), os.path.join(TESTING_LIB, "testing.h"),
-                 "ffikit.pc.in", os.path.join("cmake", "*.cmake.in")]
+                 os.path.join(TESTING_LIB, "testing.c"), os.path.join(TESTING_LIB, "objects.c"),
+                 os.path.join(TESTING_LIB, "testing.h"), "ffikit.pc.in", os.path.join("cmake", "*.cmake.in")]
     for d in VENDORED:
         patterns += [os.path.join("third_party", d, "include", "**", "*"), os.path.join("third_party", d, "LICENSE")]
     files = set()

@@ -1,0 +1,524 @@
+/*
+ * reflect_object.c - objects of reflected types: construction (from defaults, from
+ * positional and named values, or by a supplied constructor), field reads and writes,
+ * method calls and shallow copies (ffikit/reflect.h).
+ *
+ * Invariants:
+ *  - A field holds a value already converted to its type, in its storage: int64_t,
+ *    double, bool, an owning ffk_object * (NULL only for an Optional type, or before a
+ *    supplied constructor fills it) or an owning ffk_any.
+ *  - POD fields are read and written with atomic word accesses. Object and ffk_any
+ *    fields that are writable are read and swapped under a striped spin lock chosen by
+ *    the field's address; readers retain under the lock, writers release the old value
+ *    after unlocking, so no lock is held while a deleter runs. Read-only fields change
+ *    only while their object is private to its constructor and are read without a lock.
+ *  - An object under construction carries `unfinished_deleter`, which releases the
+ *    fields but runs no finalize hook; the finished object gets `reflect_deleter`,
+ *    which runs the finalize hooks (most derived first) and then releases the fields.
+ */
+#include "reflect_internal.h"
+
+#include <stdio.h>
+#include <string.h>
+
+/* ---- The striped lock ------------------------------------------------------------------- */
+
+#define NSTRIPES 128
+
+static struct {
+  int locked;
+  char pad[60]; /* one stripe per cache line */
+} g_stripes[NSTRIPES];
+
+static inline int *stripe_for(const void *addr) {
+  uintptr_t a = (uintptr_t)addr;
+  return &g_stripes[((a >> 3) ^ (a >> 10)) & (NSTRIPES - 1)].locked;
+}
+
+static inline void stripe_lock(int *l) {
+  while (__atomic_exchange_n(l, 1, __ATOMIC_ACQUIRE)) {
+    while (__atomic_load_n(l, __ATOMIC_RELAXED)) {
+#if defined(__x86_64__) || defined(__i386__)
+      __builtin_ia32_pause();
+#endif
+    }
+  }
+}
+
+static inline void stripe_unlock(int *l) { __atomic_store_n(l, 0, __ATOMIC_RELEASE); }
+
+/* ---- Field slots ------------------------------------------------------------------------ */
+
+static inline char *slot_at(const ffk_object *obj, const ffk_field_info *f) { return (char *)obj + f->offset; }
+
+/* Releases what a field owns (the object is dying: no other thread can read it). */
+static void release_slot(ffk_object *obj, const ffk_field_info *f) {
+  char *p = slot_at(obj, f);
+  if (f->storage == FFK_FIELD_STORAGE_OBJECT) {
+    ffk_object *o = *(ffk_object **)p;
+    *(ffk_object **)p = NULL;
+    ffk_object_release(o);
+  } else if (f->storage == FFK_FIELD_STORAGE_ANY) {
+    ffk_any_release((ffk_any *)p);
+  }
+}
+
+static void release_fields(ffk_object *obj) {
+  const ffk_rtype *rt = ffk_reflect__type(obj->type_index);
+  if (rt == NULL || rt->object_fields == 0) return;
+  for (int32_t i = 0; i < rt->nfields; ++i) release_slot(obj, rt->fields[i]);
+}
+
+static void unfinished_deleter(void *self, int which) {
+  if (which & FFK_DELETER_DESTROY) release_fields(self);
+  if (which & FFK_DELETER_FREE) ffk_object_free(self);
+}
+
+static void reflect_deleter(void *self, int which) {
+  ffk_object *obj = self;
+  if (which & FFK_DELETER_DESTROY) {
+    for (const ffk_rtype *r = ffk_reflect__type(obj->type_index); r != NULL; r = r->base)
+      if (r->finalize != NULL) r->finalize(obj);
+    release_fields(obj);
+  }
+  if (which & FFK_DELETER_FREE) ffk_object_free(obj);
+}
+
+/*
+ * Stores an owned value (as ffk_reflect__convert makes it) into a field, taking it over.
+ * `locked` fields swap under the stripe; the old value is released after unlocking.
+ */
+static void store_slot(ffk_object *obj, const ffk_field_info *f, ffk_any *v, bool locked) {
+  char *p = slot_at(obj, f);
+  switch (f->storage) {
+    case FFK_FIELD_STORAGE_INT:
+      __atomic_store_n((int64_t *)p, v->v_int, __ATOMIC_RELAXED);
+      return;
+    case FFK_FIELD_STORAGE_FLOAT: {
+      double d = v->v_float;
+      __atomic_store((double *)p, &d, __ATOMIC_RELAXED);
+      return;
+    }
+    case FFK_FIELD_STORAGE_BOOL:
+      __atomic_store_n((bool *)p, v->v_int != 0, __ATOMIC_RELAXED);
+      return;
+    case FFK_FIELD_STORAGE_OBJECT: {
+      ffk_object *nv = ffk_any_is_object(v) ? v->v_obj : NULL, *old;
+      if (locked) {
+        int *l = stripe_for(p);
+        stripe_lock(l);
+        old = *(ffk_object **)p;
+        *(ffk_object **)p = nv;
+        stripe_unlock(l);
+      } else {
+        old = *(ffk_object **)p;
+        *(ffk_object **)p = nv;
+      }
+      ffk_object_release(old);
+      *v = ffk_any_none();
+      return;
+    }
+    default: {
+      ffk_any old;
+      if (locked) {
+        int *l = stripe_for(p);
+        stripe_lock(l);
+        ffk_any__copy(&old, (ffk_any *)p);
+        ffk_any__copy((ffk_any *)p, v);
+        stripe_unlock(l);
+      } else {
+        ffk_any__copy(&old, (ffk_any *)p);
+        ffk_any__copy((ffk_any *)p, v);
+      }
+      ffk_any_release(&old);
+      *v = ffk_any_none();
+      return;
+    }
+  }
+}
+
+/* Reads a field into *out (a new reference). */
+static void load_slot(const ffk_object *obj, const ffk_field_info *f, ffk_any *out) {
+  const char *p = slot_at(obj, f);
+  bool locked = (f->flags & FFK_FIELD_WRITABLE) != 0;
+  switch (f->storage) {
+    case FFK_FIELD_STORAGE_INT:
+      *out = ffk_any_int(__atomic_load_n((const int64_t *)p, __ATOMIC_RELAXED));
+      return;
+    case FFK_FIELD_STORAGE_FLOAT: {
+      double d;
+      __atomic_load((const double *)p, &d, __ATOMIC_RELAXED);
+      *out = ffk_any_float(d);
+      return;
+    }
+    case FFK_FIELD_STORAGE_BOOL:
+      *out = ffk_any_bool(__atomic_load_n((const bool *)p, __ATOMIC_RELAXED));
+      return;
+    case FFK_FIELD_STORAGE_OBJECT: {
+      ffk_object *o;
+      if (locked) {
+        int *l = stripe_for(p);
+        stripe_lock(l);
+        o = *(ffk_object *const *)p;
+        if (o != NULL) ffk_object_retain(o);
+        stripe_unlock(l);
+        *out = ffk_any_object_steal(o);
+      } else {
+        *out = ffk_any_object(*(ffk_object *const *)p);
+      }
+      return;
+    }
+    default:
+      if (locked) {
+        int *l = stripe_for(p);
+        stripe_lock(l);
+        ffk_any__copy(out, (const ffk_any *)p);
+        ffk_any_retain(out);
+        stripe_unlock(l);
+      } else {
+        ffk_any__copy(out, (const ffk_any *)p);
+        ffk_any_retain(out);
+      }
+      return;
+  }
+}
+
+/* ---- Converting ---------------------------------------------------------------------------- */
+
+/* Replaces the pending conversion error with the field message, keeping its kind (MemoryError as is). */
+static FFK_NOINLINE int field_mismatch(const ffk_field_info *f, const char *type_key) {
+  ffk_error *err = ffk_error_fetch();
+  if (err == NULL) return -1;
+  const char *kind = ffk_error_kind(err);
+  if (strcmp(kind, FFK_ERR_TYPE) == 0)
+    ffk_error_set(FFK_ERR_TYPE, "Mismatched type on field `%s` of `%s`: %s", f->name, type_key,
+                  ffk_error_message(err));
+  else if (strcmp(kind, FFK_ERR_MEMORY) != 0)
+    ffk_error_set(kind, "Bad value for field `%s` of `%s`: %s", f->name, type_key, ffk_error_message(err));
+  else {
+    ffk_error_restore(err);
+    return -1;
+  }
+  ffk_object_release((ffk_object *)err);
+  return -1;
+}
+
+int ffk_reflect__convert(const ffk_field_info *f, const char *type_key, const ffk_any *value, ffk_any *slot) {
+  ffk_any tmp = ffk_any_none();
+  *slot = ffk_any_none();
+  int rc = ffk_schema_convert(f->schema, value, &tmp);
+  if (rc < 0) return field_mismatch(f, type_key);
+  const ffk_any *v = rc == 1 ? &tmp : value;
+  switch (f->storage) {
+    case FFK_FIELD_STORAGE_INT:
+      *slot = ffk_any_int(v->v_int);
+      break;
+    case FFK_FIELD_STORAGE_FLOAT:
+      *slot = ffk_any_float(v->v_float);
+      break;
+    case FFK_FIELD_STORAGE_BOOL:
+      *slot = ffk_any_bool(v->v_int != 0);
+      break;
+    case FFK_FIELD_STORAGE_OBJECT:
+      if (v->type_index == FFK_TYPE_NONE) break;
+      if (ffk_any_is_object(v)) {
+        if (rc == 1) {
+          *slot = tmp;
+          return 0;
+        }
+        *slot = ffk_any_object(v->v_obj);
+        break;
+      } else {
+        /* An inline or borrowed str/bytes: fields hold them as objects. */
+        const char *data;
+        size_t size;
+        bool is_bytes = v->type_index == FFK_TYPE_SMALL_BYTES || v->type_index == FFK_TYPE_BYTE_ARRAY_PTR;
+        ffk_object *o = NULL;
+        if ((is_bytes ? ffk_any_as_bytes(v, &data, &size) : ffk_any_as_str(v, &data, &size)) == 0)
+          o = is_bytes ? (ffk_object *)ffk_bytes_new(data, size) : (ffk_object *)ffk_string_new(data, size);
+        ffk_any_release(&tmp);
+        if (o == NULL) return field_mismatch(f, type_key);
+        *slot = ffk_any_object_steal(o);
+        return 0;
+      }
+    default:
+      if (rc == 1) {
+        *slot = tmp;
+        return 0;
+      }
+      if (ffk_any_to_owned(v, slot) != 0) return field_mismatch(f, type_key);
+      return 0;
+  }
+  ffk_any_release(&tmp);
+  return 0;
+}
+
+/* ---- Construction ---------------------------------------------------------------------------- */
+
+static int not_reflected(int32_t type_index) {
+  return ffk_error_set(FFK_ERR_VALUE, "type %d (%s) is not a reflected type", (int)type_index,
+                       ffk_type_name(type_index));
+}
+
+/* Fills a field that got no value: its default, a factory's result, or nothing (zero/None). */
+static int fill_default(ffk_object *obj, const ffk_rtype *rt, const ffk_field_info *f) {
+  if (!(f->flags & FFK_FIELD_HAS_DEFAULT)) return 0;
+  ffk_any v = ffk_any_none();
+  if (f->flags & FFK_FIELD_DEFAULT_FACTORY) {
+    ffk_any made = ffk_any_none();
+    if (ffk_function_call((ffk_function *)f->default_value.v_obj, NULL, 0, &made) != 0) return -1;
+    int rc = ffk_reflect__convert(f, ffk_type_key(rt->index), &made, &v);
+    ffk_any_release(&made);
+    if (rc != 0) return -1;
+  } else {
+    ffk_any__copy(&v, &f->default_value);
+    ffk_any_retain(&v);
+  }
+  store_slot(obj, f, &v, false);
+  return 0;
+}
+
+/* A zeroed object of the type, with the deleter that runs no finalize hook. */
+static ffk_object *alloc_unfinished(const ffk_rtype *rt) {
+  return ffk_object_alloc(rt->index, rt->instance_size, unfinished_deleter);
+}
+
+ffk_object *ffk_object_new_reflected(int32_t type_index) {
+  const ffk_rtype *rt = ffk_reflect__type(type_index);
+  if (rt == NULL) {
+    not_reflected(type_index);
+    return NULL;
+  }
+  ffk_object *obj = alloc_unfinished(rt);
+  if (obj == NULL) return NULL;
+  for (int32_t i = 0; i < rt->nfields; ++i) {
+    if (fill_default(obj, rt, rt->fields[i]) != 0) {
+      ffk_object_release(obj);
+      return NULL;
+    }
+  }
+  obj->deleter = reflect_deleter;
+  return obj;
+}
+
+/* Whether field f is a positional constructor parameter / a named one. */
+static inline bool is_positional(const ffk_field_info *f) {
+  return !(f->flags & (FFK_FIELD_INIT_OFF | FFK_FIELD_KW_ONLY));
+}
+
+static int create_from_fields(const ffk_rtype *rt, const ffk_any *args, int32_t npos, const char *const *kwnames,
+                              int32_t nkw, ffk_object **out) {
+  const char *key = ffk_type_key(rt->index);
+  enum { LOCAL = 16 };
+  const ffk_any *local[LOCAL];
+  const ffk_any **bound = local;
+  if (rt->nfields > LOCAL) {
+    bound = ffk_mem_alloc((size_t)rt->nfields * sizeof *bound);
+    if (bound == NULL) return -1;
+  }
+  int rc = -1;
+  ffk_object *obj = NULL;
+  for (int32_t i = 0; i < rt->nfields; ++i) bound[i] = NULL;
+  int32_t nparams = 0;
+  for (int32_t i = 0; i < rt->nfields; ++i)
+    if (is_positional(rt->fields[i])) {
+      if (nparams < npos) bound[i] = &args[nparams];
+      ++nparams;
+    }
+  if (npos > nparams) {
+    ffk_error_set(FFK_ERR_TYPE, "%s.__init__() takes %d positional argument%s but %d %s given", key, (int)nparams,
+                  nparams == 1 ? "" : "s", (int)npos, npos == 1 ? "was" : "were");
+    goto done;
+  }
+  for (int32_t j = 0; j < nkw; ++j) {
+    const char *name = kwnames[j];
+    int32_t at = -1;
+    for (int32_t i = 0; i < rt->nfields && at < 0; ++i)
+      if (!(rt->fields[i]->flags & FFK_FIELD_INIT_OFF) && strcmp(rt->fields[i]->name, name) == 0) at = i;
+    if (at < 0) {
+      ffk_error_set(FFK_ERR_TYPE, "%s.__init__() got an unexpected keyword argument `%s`", key, name);
+      goto done;
+    }
+    if (bound[at] != NULL) {
+      ffk_error_set(FFK_ERR_TYPE, "%s.__init__() got multiple values for argument `%s`", key, name);
+      goto done;
+    }
+    bound[at] = &args[npos + j];
+  }
+  for (int32_t i = 0; i < rt->nfields; ++i) {
+    const ffk_field_info *f = rt->fields[i];
+    if (bound[i] == NULL && !(f->flags & (FFK_FIELD_HAS_DEFAULT | FFK_FIELD_INIT_OFF))) {
+      ffk_error_set(FFK_ERR_TYPE, "%s.__init__() missing required argument: `%s`", key, f->name);
+      goto done;
+    }
+  }
+  if ((obj = alloc_unfinished(rt)) == NULL) goto done;
+  for (int32_t i = 0; i < rt->nfields; ++i) {
+    const ffk_field_info *f = rt->fields[i];
+    if (bound[i] == NULL) {
+      if (fill_default(obj, rt, f) != 0) goto done;
+      continue;
+    }
+    ffk_any v;
+    if (ffk_reflect__convert(f, key, bound[i], &v) != 0) goto done;
+    store_slot(obj, f, &v, false);
+  }
+  obj->deleter = reflect_deleter;
+  *out = obj;
+  obj = NULL;
+  rc = 0;
+done:
+  ffk_object_release(obj);
+  if (bound != local) ffk_mem_free(bound);
+  return rc;
+}
+
+int ffk_object_create(int32_t type_index, const ffk_any *args, int32_t npos, const char *const *kwnames,
+                      int32_t nkw, ffk_object **out) {
+  if (out == NULL) return ffk_error_set(FFK_ERR_VALUE, "ffk_object_create: out is NULL");
+  *out = NULL;
+  const ffk_rtype *rt = ffk_reflect__type(type_index);
+  if (rt == NULL) return not_reflected(type_index);
+  if (npos < 0 || nkw < 0 || npos > INT32_MAX - nkw || (args == NULL && npos + nkw > 0) ||
+      (kwnames == NULL && nkw > 0))
+    return ffk_error_set(FFK_ERR_VALUE, "ffk_object_create: %d positional and %d named values at %p (names at %p) for `%s`",
+                         (int)npos, (int)nkw, (const void *)args, (const void *)kwnames, ffk_type_key(type_index));
+  for (int32_t j = 0; j < nkw; ++j)
+    if (kwnames[j] == NULL)
+      return ffk_error_set(FFK_ERR_VALUE, "ffk_object_create: the name of value #%d is NULL for `%s`", (int)j,
+                           ffk_type_key(type_index));
+  if (rt->constructor == NULL) return create_from_fields(rt, args, npos, kwnames, nkw, out);
+  ffk_any result;
+  if (ffk_function_call_kw(rt->constructor, args, npos, kwnames, nkw, &result) != 0) return -1;
+  if (!ffk_any_is_object(&result) || !ffk_type_is_instance(result.type_index, type_index)) {
+    ffk_error_set(FFK_ERR_TYPE, "%s.__init__() returned a `%s`, not a `%s`", ffk_type_key(type_index),
+                  ffk_any_type_name(&result), ffk_type_key(type_index));
+    ffk_any_release(&result);
+    return -1;
+  }
+  *out = result.v_obj;
+  return 0;
+}
+
+/* ---- Fields ------------------------------------------------------------------------------- */
+
+static FFK_NOINLINE int not_instance(const ffk_field_info *f, const ffk_object *obj) {
+  return ffk_error_set(FFK_ERR_TYPE, "field `%s` belongs to `%s`, not to a `%s`", f->name, ffk_type_key(f->owner_index),
+                       obj != NULL ? ffk_type_name(obj->type_index) : "None");
+}
+
+int ffk_field_get(const ffk_field_info *field, const ffk_object *obj, ffk_any *out) {
+  if (out == NULL || field == NULL) {
+    if (out != NULL) *out = ffk_any_none();
+    return ffk_error_set(FFK_ERR_VALUE, "ffk_field_get: the %s is NULL", out == NULL ? "out" : "field");
+  }
+  if (FFK_UNLIKELY(obj == NULL || !ffk_type_is_instance(obj->type_index, field->owner_index))) {
+    *out = ffk_any_none();
+    return not_instance(field, obj);
+  }
+  load_slot(obj, field, out);
+  return 0;
+}
+
+static int set_field(const ffk_field_info *field, ffk_object *obj, const ffk_any *value, bool check_writable) {
+  if (field == NULL || obj == NULL || value == NULL)
+    return ffk_error_set(FFK_ERR_VALUE, "cannot set a field: the %s is NULL",
+                         field == NULL ? "field" : obj == NULL ? "object" : "value");
+  if (FFK_UNLIKELY(!ffk_type_is_instance(obj->type_index, field->owner_index))) return not_instance(field, obj);
+  const char *key = ffk_type_key(obj->type_index);
+  if (check_writable && !(field->flags & FFK_FIELD_WRITABLE))
+    return ffk_error_set(FFK_ERR_ATTRIBUTE, "field `%s` of `%s` is read-only", field->name, key);
+  ffk_any v;
+  if (ffk_reflect__convert(field, key, value, &v) != 0) return -1;
+  store_slot(obj, field, &v, (field->flags & FFK_FIELD_WRITABLE) != 0);
+  return 0;
+}
+
+int ffk_field_set(const ffk_field_info *field, ffk_object *obj, const ffk_any *value) {
+  return set_field(field, obj, value, true);
+}
+
+int ffk_field_init(const ffk_field_info *field, ffk_object *obj, const ffk_any *value) {
+  return set_field(field, obj, value, false);
+}
+
+static int find_named_field(const ffk_object *obj, const char *name, const ffk_field_info **f) {
+  int found = ffk_type_find_field(obj->type_index, name, f);
+  if (found < 0) return -1;
+  if (found == 0)
+    return ffk_error_set(FFK_ERR_ATTRIBUTE, "`%s` object has no field `%s`", ffk_type_name(obj->type_index), name);
+  return 0;
+}
+
+int ffk_object_get_field(const ffk_object *obj, const char *name, ffk_any *out) {
+  if (out != NULL) *out = ffk_any_none();
+  if (obj == NULL || name == NULL || out == NULL)
+    return ffk_error_set(FFK_ERR_VALUE, "ffk_object_get_field: the %s is NULL",
+                         obj == NULL ? "object" : name == NULL ? "name" : "out");
+  const ffk_field_info *f;
+  if (find_named_field(obj, name, &f) != 0) return -1;
+  load_slot(obj, f, out);
+  return 0;
+}
+
+int ffk_object_set_field(ffk_object *obj, const char *name, const ffk_any *value) {
+  if (obj == NULL || name == NULL || value == NULL)
+    return ffk_error_set(FFK_ERR_VALUE, "ffk_object_set_field: the %s is NULL",
+                         obj == NULL ? "object" : name == NULL ? "name" : "value");
+  const ffk_field_info *f;
+  if (find_named_field(obj, name, &f) != 0) return -1;
+  return ffk_field_set(f, obj, value);
+}
+
+/* ---- Methods and copies ------------------------------------------------------------------- */
+
+int ffk_object_call_method(ffk_object *obj, const char *name, const ffk_any *args, int32_t nargs, ffk_any *result) {
+  if (result != NULL) *result = ffk_any_none();
+  if (obj == NULL || name == NULL || result == NULL || nargs < 0 || (args == NULL && nargs > 0))
+    return ffk_error_set(FFK_ERR_VALUE, "ffk_object_call_method: %s", obj == NULL ? "the object is NULL"
+                                                                      : name == NULL ? "the name is NULL"
+                                                                      : result == NULL ? "result is NULL"
+                                                                                       : "bad argument array");
+  const ffk_method_info *m;
+  int found = ffk_type_find_method(obj->type_index, name, &m);
+  if (found < 0) return -1;
+  if (found == 0)
+    return ffk_error_set(FFK_ERR_ATTRIBUTE, "`%s` object has no method `%s`", ffk_type_name(obj->type_index), name);
+  if (m->is_static) return ffk_function_call(m->function, args, nargs, result);
+  enum { LOCAL = 8 };
+  ffk_any local[LOCAL];
+  ffk_any *all = local;
+  if (nargs >= LOCAL) {
+    if (nargs == INT32_MAX) return ffk_error_set(FFK_ERR_VALUE, "ffk_object_call_method: too many arguments");
+    if ((all = ffk_mem_alloc(((size_t)nargs + 1) * sizeof *all)) == NULL) return -1;
+  }
+  all[0] = ffk_any_none();
+  all[0].type_index = obj->type_index;
+  all[0].v_obj = obj;
+  for (int32_t i = 0; i < nargs; ++i) ffk_any__copy(&all[i + 1], &args[i]);
+  int rc = ffk_function_call(m->function, all, nargs + 1, result);
+  if (all != local) ffk_mem_free(all);
+  return rc;
+}
+
+ffk_object *ffk_object_shallow_copy(const ffk_object *obj) {
+  if (obj == NULL) {
+    ffk_error_set(FFK_ERR_VALUE, "ffk_object_shallow_copy: the object is NULL");
+    return NULL;
+  }
+  const ffk_rtype *rt = ffk_reflect__type(obj->type_index);
+  if (rt == NULL || obj->deleter != reflect_deleter) {
+    ffk_error_set(FFK_ERR_TYPE, "cannot shallow-copy a `%s`: only objects made by reflection can be copied",
+                  ffk_type_name(obj->type_index));
+    return NULL;
+  }
+  ffk_object *copy = alloc_unfinished(rt);
+  if (copy == NULL) return NULL;
+  for (int32_t i = 0; i < rt->nfields; ++i) {
+    ffk_any v;
+    load_slot(obj, rt->fields[i], &v);
+    store_slot(copy, rt->fields[i], &v, false);
+  }
+  copy->deleter = reflect_deleter;
+  return copy;
+}
