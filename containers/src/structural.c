@@ -1,17 +1,24 @@
 /*
  * structural.c - equality, hashing and deep copy that look inside containers.
  *
- * The walks recurse over the five container types. Array, Tuple and Map are read in
- * place (they never change while we hold a reference); a List or Dict is first copied
- * into an Array or Map snapshot under its lock, so no lock is held while recursing and
- * another thread may change it meanwhile. Each walk keeps the stack of containers it is
- * inside, which is how cycles end, and a depth limit so that deep nesting is an error
- * rather than a stack overflow.
+ * The walks recurse over the five container types and over reflected objects
+ * (ffikit/reflect.h); together these are the "nodes" below. Array, Tuple and Map are
+ * read in place (they never change while we hold a reference); a List or Dict is first
+ * copied into an Array or Map snapshot under its lock, so no lock is held while
+ * recursing and another thread may change it meanwhile; a reflected object's fields are
+ * read one at a time with ffk_field_get (a new reference each, kept while that field is
+ * walked), so a concurrent field write is seen whole or not at all. Each walk keeps the
+ * stack of nodes it is inside, which is how cycles end, and a depth limit so that deep
+ * nesting is an error rather than a stack overflow.
+ *
+ * Objects of types without reflection are leaves: they compare by identity and are
+ * shared by deep copy.
  */
 #include "containers_internal.h"
 
 #include <ffikit/dict.h>
 #include <ffikit/list.h>
+#include <ffikit/reflect.h>
 #include <ffikit/structural.h>
 
 #include <stdlib.h>
@@ -20,6 +27,12 @@
 static bool is_sequence(int32_t t) { return t == FFK_TYPE_ARRAY || t == FFK_TYPE_TUPLE || t == FFK_TYPE_LIST; }
 static bool is_mapping(int32_t t) { return t == FFK_TYPE_MAP || t == FFK_TYPE_DICT; }
 static bool is_container(const ffk_any *v) { return is_sequence(v->type_index) || is_mapping(v->type_index); }
+/* A reflected object: walked field by field. An object any's type_index is its object's. */
+static bool is_reflected(const ffk_any *v) {
+  return v->type_index >= FFK_TYPE_OBJECT_BEGIN && v->v_obj != NULL && ffk_type_is_reflected(v->type_index);
+}
+/* A value the walks look inside (a container or a reflected object). */
+static bool is_node(const ffk_any *v) { return is_container(v) || is_reflected(v); }
 
 /* ---- Reading a container, through a snapshot for List and Dict. ------------------- */
 
@@ -83,7 +96,7 @@ typedef struct walk_memo {
   int64_t cap, size; /* cap: 0 or a power of two */
 } walk_memo;
 
-/* The containers a walk is inside: pairs for equality, single objects for hash and copy. */
+/* The nodes a walk is inside: pairs for equality, single objects for hash and copy. */
 typedef struct walk {
   int depth;
   const ffk_object *a[FFK_STRUCTURAL_MAX_DEPTH];
@@ -188,17 +201,44 @@ static int equal_mappings(walk *w, ffk_object *a, ffk_object *b) {
   return rc;
 }
 
+/*
+ * Two objects of one reflected type: every field without FFK_FIELD_COMPARE_OFF equal,
+ * in field order, stopping at the first difference.
+ */
+static int equal_objects(walk *w, ffk_object *a, ffk_object *b) {
+  int32_t t = a->type_index;
+  int32_t n = ffk_type_num_fields(t);
+  int rc = n < 0 ? -1 : 1;
+  for (int32_t i = 0; rc == 1 && i < n; ++i) {
+    const ffk_field_info *f = ffk_type_field_at(t, i);
+    if (f == NULL) return -1;
+    if (f->flags & FFK_FIELD_COMPARE_OFF) continue;
+    ffk_any fa, fb;
+    if (ffk_field_get(f, a, &fa) != 0) return -1;
+    if (ffk_field_get(f, b, &fb) != 0) {
+      ffk_any_release(&fa);
+      return -1;
+    }
+    rc = equal(w, &fa, &fb);
+    ffk_any_release(&fa);
+    ffk_any_release(&fb);
+  }
+  return rc;
+}
+
 static int equal(walk *w, const ffk_any *x, const ffk_any *y) {
-  bool cx = is_container(x), cy = is_container(y);
+  bool cx = is_node(x), cy = is_node(y);
   if (!cx && !cy) return ffk_any_equal(x, y);
-  if (cx != cy || x->type_index != y->type_index) return 0;
+  if (cx != cy || x->type_index != y->type_index) return 0; /* another kind or another type */
   ffk_object *a = x->v_obj, *b = y->v_obj;
   if (a == b || on_stack(w, a, b) || memo_find(&w->done, a, b) != NULL) return 1;
   if (w->depth == FFK_STRUCTURAL_MAX_DEPTH) return too_deep();
   w->a[w->depth] = a;
   w->b[w->depth] = b;
   ++w->depth;
-  int rc = is_sequence(x->type_index) ? equal_sequences(w, a, b) : equal_mappings(w, a, b);
+  int rc = is_sequence(x->type_index)  ? equal_sequences(w, a, b)
+           : is_mapping(x->type_index) ? equal_mappings(w, a, b)
+                                       : equal_objects(w, a, b);
   --w->depth;
   if (rc == 1 && memo_add(&w->done, a, b, 0) != 0) return -1;
   return rc;
@@ -226,6 +266,37 @@ static uint64_t mix(uint64_t h) {
 #define HASH_CYCLE UINT64_C(0x6379636c65) /* "cycle": what a container met again contributes */
 
 static int hash(walk *w, const ffk_any *v, uint64_t *out);
+
+/* FNV-1a of a type key, so that a hash does not depend on the order types were registered. */
+static uint64_t hash_key(const char *key) {
+  uint64_t h = UINT64_C(0xcbf29ce484222325);
+  for (const unsigned char *p = (const unsigned char *)key; *p; ++p) h = (h ^ *p) * UINT64_C(0x100000001b3);
+  return h;
+}
+
+/* A reflected object: its type key, then its compared fields in order (as equal_objects reads them). */
+static int hash_object(walk *w, ffk_object *o, uint64_t *out) {
+  int32_t t = o->type_index;
+  int32_t n = ffk_type_num_fields(t);
+  if (n < 0) return -1;
+  uint64_t h = mix(hash_key(ffk_type_key(t)));
+  int64_t seen = 0;
+  for (int32_t i = 0; i < n; ++i) {
+    const ffk_field_info *f = ffk_type_field_at(t, i);
+    if (f == NULL) return -1;
+    if (f->flags & FFK_FIELD_COMPARE_OFF) continue;
+    ffk_any value;
+    uint64_t e;
+    if (ffk_field_get(f, o, &value) != 0) return -1;
+    int rc = hash(w, &value, &e);
+    ffk_any_release(&value);
+    if (rc != 0) return -1;
+    h = mix(h ^ e) + (uint64_t)i; /* field order matters, as for sequences */
+    ++seen;
+  }
+  *out = h ^ mix((uint64_t)seen);
+  return 0;
+}
 
 static int hash_container(walk *w, const ffk_any *v, uint64_t *out) {
   uint64_t h = mix((uint64_t)v->type_index);
@@ -258,7 +329,7 @@ static int hash_container(walk *w, const ffk_any *v, uint64_t *out) {
 }
 
 static int hash(walk *w, const ffk_any *v, uint64_t *out) {
-  if (!is_container(v)) {
+  if (!is_node(v)) {
     *out = ffk_any_hash(v);
     return 0;
   }
@@ -280,7 +351,7 @@ static int hash(walk *w, const ffk_any *v, uint64_t *out) {
   w->a[w->depth] = v->v_obj;
   w->b[w->depth] = NULL;
   ++w->depth;
-  int rc = hash_container(w, v, out);
+  int rc = is_container(v) ? hash_container(w, v, out) : hash_object(w, v->v_obj, out);
   --w->depth;
   if (rc == 0 && memo_add(&w->done, v->v_obj, NULL, *out) != 0) return -1;
   return rc;
@@ -464,9 +535,49 @@ static int copy_immutable(copier *c, ffk_object *o, ffk_any *out) {
   return rc;
 }
 
+/*
+ * A reflected object: a shallow copy (same field values, retained), entered in the memo
+ * before its fields are copied so that a cycle back to `o` closes on the copy, then each
+ * object or Any field whose deep copy differs replaced through ffk_field_init. The copy
+ * is always a new object, even when every field is read-only and nothing below changes:
+ * like Python's deepcopy of user objects and tvm_ffi's, the copy is a distinct identity
+ * (one a caller may then change by ffk_field_set). An object of a reflected type that
+ * reflection did not make (ffk_object_shallow_copy refuses it with a TypeError: its
+ * state is more than its fields) is shared, as any other foreign object is.
+ * The fields are read from the copy, so they are the values the shallow copy took
+ * together even if another thread writes `o` meanwhile.
+ */
+static int copy_object(copier *c, ffk_object *o, ffk_any *out) {
+  ffk_object *dup = ffk_object_shallow_copy(o);
+  if (dup == NULL) {
+    if (!ffk_error_matches(FFK_ERR_TYPE)) return -1;
+    ffk_error_clear();
+    ffk_object_retain(o);
+    *out = ffk_any_object_steal(o);
+    return memo_put(c, o, out);
+  }
+  *out = ffk_any_object_steal(dup);
+  if (memo_put(c, o, out) != 0) return -1;
+  int32_t t = o->type_index;
+  int32_t n = ffk_type_num_fields(t);
+  int rc = n < 0 ? -1 : 0;
+  for (int32_t i = 0; rc == 0 && i < n; ++i) {
+    const ffk_field_info *f = ffk_type_field_at(t, i);
+    if (f == NULL) return -1;
+    if (f->storage != FFK_FIELD_STORAGE_OBJECT && f->storage != FFK_FIELD_STORAGE_ANY) continue;
+    ffk_any value, copied;
+    if (ffk_field_get(f, dup, &value) != 0) return -1;
+    rc = copy(c, &value, &copied);
+    if (rc == 0 && memcmp(&value, &copied, sizeof(ffk_any)) != 0) rc = ffk_field_init(f, dup, &copied);
+    ffk_any_release(&copied);
+    ffk_any_release(&value);
+  }
+  return rc;
+}
+
 static int copy(copier *c, const ffk_any *v, ffk_any *out) {
   *out = ffk_any_none();
-  if (!is_container(v)) return ffk_any_to_owned(v, out);
+  if (!is_node(v)) return ffk_any_to_owned(v, out);
   if (memo_get(c, v->v_obj, out)) return 0;
   if (c->depth == FFK_STRUCTURAL_MAX_DEPTH) return too_deep();
   ++c->depth;
@@ -474,7 +585,10 @@ static int copy(copier *c, const ffk_any *v, ffk_any *out) {
   switch (v->type_index) {
     case FFK_TYPE_LIST: rc = copy_list(c, v->v_obj, out); break;
     case FFK_TYPE_DICT: rc = copy_dict(c, v->v_obj, out); break;
-    default: rc = copy_immutable(c, v->v_obj, out); break;
+    case FFK_TYPE_ARRAY:
+    case FFK_TYPE_TUPLE:
+    case FFK_TYPE_MAP: rc = copy_immutable(c, v->v_obj, out); break;
+    default: rc = copy_object(c, v->v_obj, out); break;
   }
   --c->depth;
   if (rc != 0) {

@@ -5,10 +5,18 @@
  * is on the stack (a cycle) prints as "...", and so does anything nested deeper than
  * FFK_REPR_MAX_DEPTH, and every object once the text passes FFK_REPR_MAX_SIZE bytes, so
  * repr always ends, in time linear in what it prints. Built-in object types (String, Bytes,
- * Shape, Error) print here; other types through their registry slot, or as
- * <key at 0x...> when they have none.
+ * Shape, Error) print here; other types through their registry slot; a reflected type
+ * (ffikit/reflect.h) without a slot as `key(field=value, ...)` from its fields; any other
+ * type as <key at 0x...>.
+ *
+ * A reflected object's fields are read with ffk_field_get (a new reference each), so a
+ * field another thread rewrites meanwhile prints its old or its new value, never a freed
+ * one. Field values print through ffk_repr_any, so the object itself is on the stack
+ * while they print and a field that leads back to it prints "...".
  */
 #include "internal.h"
+
+#include <ffikit/reflect.h>
 
 #include <inttypes.h>
 #include <math.h>
@@ -113,6 +121,31 @@ static int repr_builtin_object(ffk_repr_ctx *ctx, ffk_object *obj) {
   }
 }
 
+/*
+ * `mylib.Point(x=1, y=2.5)`: the type key, then every field without FFK_FIELD_REPR_OFF
+ * in field order (the parents' first), as tvm_ffi prints its reflected objects. A type
+ * with no field to show prints `mylib.Empty()`.
+ */
+static int repr_reflected(ffk_repr_ctx *ctx, ffk_object *obj) {
+  int32_t t = obj->type_index;
+  int32_t n = ffk_type_num_fields(t);
+  if (n < 0 || append_cstr(ctx, ffk_type_key(t)) != 0 || append_cstr(ctx, "(") != 0) return -1;
+  bool first = true;
+  for (int32_t i = 0; i < n; ++i) {
+    const ffk_field_info *f = ffk_type_field_at(t, i);
+    if (f == NULL) return -1;
+    if (f->flags & FFK_FIELD_REPR_OFF) continue;
+    ffk_any value;
+    if (ffk_repr_appendf(ctx, first ? "%s=" : ", %s=", f->name) != 0 || ffk_field_get(f, obj, &value) != 0)
+      return -1;
+    first = false;
+    int rc = ffk_repr_any(ctx, &value);
+    ffk_any_release(&value);
+    if (rc != 0) return -1;
+  }
+  return append_cstr(ctx, ")");
+}
+
 static int repr_object(ffk_repr_ctx *ctx, ffk_object *obj) {
   if (obj == NULL) return append_cstr(ctx, "None");
   if (ctx->depth >= FFK_REPR_MAX_DEPTH || ctx->buf.size >= FFK_REPR_MAX_SIZE) return append_cstr(ctx, "...");
@@ -120,7 +153,9 @@ static int repr_object(ffk_repr_ctx *ctx, ffk_object *obj) {
     if (ctx->stack[i] == obj) return append_cstr(ctx, "...");
   ctx->stack[ctx->depth++] = obj;
   ffk_repr_fn slot = ffk_type__repr_slot(obj->type_index);
-  int rc = slot ? slot(obj, ctx) : repr_builtin_object(ctx, obj);
+  int rc = slot                                    ? slot(obj, ctx)
+           : ffk_type_is_reflected(obj->type_index) ? repr_reflected(ctx, obj)
+                                                    : repr_builtin_object(ctx, obj);
   --ctx->depth;
   return rc;
 }

@@ -1,9 +1,11 @@
-// ffikit/structural.h: structural equality and hash across every container, cycles,
-// the depth limit, deep copy (sharing and cycles kept), and allocation failures.
+// ffikit/structural.h: structural equality and hash across every container and reflected
+// object type, cycles, the depth limit, deep copy (sharing and cycles kept), and
+// allocation failures.
 #include <ffikit/ffikit.h>
 
 #include <atomic>
 #include <cmath>
+#include <cstddef>
 #include <string>
 #include <thread>
 #include <vector>
@@ -355,6 +357,467 @@ TEST_F(Structural, ReadersOfAListAnotherThreadChanges) {
   }
   writer.join();
   (void)equal_seen;
+}
+
+// ---- Reflected objects (ffikit/reflect.h): field-wise, compare-off, cycles, deep copy. ----
+
+struct SPair {
+  ffk_object header;
+  int64_t a, b;
+};
+
+ffk_field_def Field(const char* name, size_t offset, const char* type, uint32_t flags = 0,
+                    ffk_any default_value = ffk_any_none()) {
+  return ffk_field_def{name, offset, type, flags, default_value, nullptr};
+}
+
+int32_t Define(const char* key, int32_t parent, size_t size, const std::vector<ffk_field_def>& fields) {
+  ffk_type_def def = {};
+  def.key = key;
+  def.parent_index = parent;
+  def.instance_size = size;
+  def.fields = fields.data();
+  def.nfields = (int32_t)fields.size();
+  int32_t t = ffk_type_define(&def);
+  EXPECT_GE(t, 0) << FetchError();
+  return t;
+}
+
+int32_t PairType() {
+  static int32_t t = Define("test.structural.Pair", FFK_TYPE_OBJECT, sizeof(SPair),
+                            {Field("a", offsetof(SPair, a), "int"), Field("b", offsetof(SPair, b), "int")});
+  return t;
+}
+
+// The same fields under another key.
+int32_t OtherPairType() {
+  static int32_t t = Define("test.structural.OtherPair", FFK_TYPE_OBJECT, sizeof(SPair),
+                            {Field("a", offsetof(SPair, a), "int"), Field("b", offsetof(SPair, b), "int")});
+  return t;
+}
+
+struct STriple {
+  SPair base;
+  int64_t c;
+};
+
+int32_t TripleType() {
+  static int32_t t = Define("test.structural.Triple", PairType(), sizeof(STriple),
+                            {Field("c", offsetof(STriple, c), "int", FFK_FIELD_HAS_DEFAULT, I(0))});
+  return t;
+}
+
+// One field of every storage, all writable, and a compare-off note.
+struct SRecord {
+  ffk_object header;
+  int64_t i;
+  double f;
+  bool b;
+  ffk_string* s;
+  ffk_object* items;
+  ffk_any any;
+  ffk_object* maybe;
+  ffk_string* note;
+};
+
+int32_t RecordType() {
+  constexpr uint32_t W = FFK_FIELD_WRITABLE;
+  static int32_t t = Define(
+      "test.structural.Record", FFK_TYPE_OBJECT, sizeof(SRecord),
+      {Field("i", offsetof(SRecord, i), "int", W), Field("f", offsetof(SRecord, f), "float", W),
+       Field("b", offsetof(SRecord, b), "bool", W), Field("s", offsetof(SRecord, s), "str", W),
+       Field("items", offsetof(SRecord, items), "List<int>", W), Field("any", offsetof(SRecord, any), "Any", W),
+       Field("maybe", offsetof(SRecord, maybe), "Optional<test.structural.Pair>", W | FFK_FIELD_HAS_DEFAULT),
+       Field("note", offsetof(SRecord, note), "str", W | FFK_FIELD_COMPARE_OFF | FFK_FIELD_HAS_DEFAULT,
+             ffk_any_raw_str(""))});
+  return t;
+}
+
+struct SNode {
+  ffk_object header;
+  int64_t value;
+  ffk_object* next;
+};
+
+int32_t NodeType() {
+  static int32_t t = Define("test.structural.Node", FFK_TYPE_OBJECT, sizeof(SNode),
+                            {Field("value", offsetof(SNode, value), "int"),
+                             Field("next", offsetof(SNode, next), "Optional<test.structural.Node>",
+                                   FFK_FIELD_WRITABLE | FFK_FIELD_HAS_DEFAULT)});
+  return t;
+}
+
+// A reflected type whose objects the test allocates itself (not made by reflection).
+struct SHandmade {
+  ffk_object header;
+  int64_t v;
+};
+
+int32_t HandmadeType() {
+  static int32_t t = Define("test.structural.Handmade", FFK_TYPE_OBJECT, sizeof(SHandmade),
+                            {Field("v", offsetof(SHandmade, v), "int")});
+  return t;
+}
+
+ffk_any Handmade(int64_t v) {
+  ffk_object* o = ffk_object_alloc(HandmadeType(), sizeof(SHandmade), [](void* self, int which) {
+    if (which & FFK_DELETER_FREE) ffk_object_free(static_cast<ffk_object*>(self));
+  });
+  reinterpret_cast<SHandmade*>(o)->v = v;
+  return ffk_any_object_steal(o);
+}
+
+// Creates an object from positional values then named ones (all borrowed).
+ffk_any Create(int32_t type, std::vector<ffk_any> args, std::vector<const char*> kwnames = {}) {
+  ffk_object* out = nullptr;
+  int32_t nkw = (int32_t)kwnames.size();
+  int rc = ffk_object_create(type, args.data(), (int32_t)args.size() - nkw, kwnames.data(), nkw, &out);
+  EXPECT_EQ(rc, 0) << FetchError();
+  return out ? ffk_any_object_steal(out) : ffk_any_none();
+}
+ffk_any Pair(int64_t a, int64_t b) { return Create(PairType(), {I(a), I(b)}); }
+ffk_any Node(int64_t value) { return Create(NodeType(), {I(value)}); }
+
+// A Record with i, f, b, s as given, `items` a new List of ints, `any` (borrowed).
+ffk_any Record(int64_t i, double f, bool b, const char* s, std::vector<int64_t> items, const ffk_any& any) {
+  std::vector<ffk_any> values;
+  for (int64_t x : items) values.push_back(I(x));
+  OwnedAny list(ListOf(values));
+  return Create(RecordType(), {I(i), ffk_any_float(f), ffk_any_bool(b), ffk_any_raw_str(s), list.v, any});
+}
+
+// Field access by name; a failure fails the test.
+ffk_any GetField(const ffk_any& obj, const char* name) {
+  ffk_any out = ffk_any_none();
+  EXPECT_EQ(ffk_object_get_field(obj.v_obj, name, &out), 0) << FetchError();
+  return out;
+}
+void SetField(const ffk_any& obj, const char* name, const ffk_any& value) {
+  EXPECT_EQ(ffk_object_set_field(obj.v_obj, name, &value), 0) << name << ": " << FetchError();
+}
+const ffk_object* FieldObject(const ffk_any& obj, const char* name) {
+  OwnedAny v(GetField(obj, name));
+  return ffk_any_is_object(&v.v) ? v.v.v_obj : nullptr;  // compared by address only
+}
+
+TEST_F(Structural, ReflectedObjectsCompareAndHashFieldWise) {
+  OwnedAny p(Pair(1, 2)), same(Pair(1, 2)), other(Pair(1, 3)), swapped(Pair(2, 1));
+  EXPECT_NE(p.v.v_obj, same.v.v_obj);
+  EXPECT_FALSE(ffk_any_equal(&p.v, &same.v)) << "key semantics stay identity";
+  EXPECT_EQ(Eq(p.v, same.v), 1);
+  EXPECT_EQ(H(p.v), H(same.v));
+  EXPECT_EQ(Eq(p.v, p.v), 1);
+  EXPECT_EQ(Eq(p.v, other.v), 0);
+  EXPECT_EQ(Eq(p.v, swapped.v), 0);
+  EXPECT_NE(H(p.v), H(swapped.v)) << "field order matters";
+  // Inside containers, element-wise comparison reaches the fields.
+  OwnedAny l1(ListOf({Ref(p.v), ArrayOf({Ref(other.v)})})), l2(ListOf({Ref(same.v), ArrayOf({Pair(1, 3)})}));
+  EXPECT_EQ(Eq(l1.v, l2.v), 1);
+  EXPECT_EQ(H(l1.v), H(l2.v));
+  OwnedAny m1(MapOf({{ffk_any_raw_str("k"), Ref(p.v)}})), m2(MapOf({{ffk_any_raw_str("k"), Pair(1, 2)}}));
+  EXPECT_EQ(Eq(m1.v, m2.v), 1);
+  EXPECT_EQ(H(m1.v), H(m2.v));
+}
+
+TEST_F(Structural, ReflectedObjectsOfDifferentTypesAreNeverEqual) {
+  OwnedAny p(Pair(1, 2)), o(Create(OtherPairType(), {I(1), I(2)}));
+  OwnedAny t(Create(TripleType(), {I(1), I(2)}));
+  EXPECT_EQ(Eq(p.v, o.v), 0) << "same fields, another type";
+  EXPECT_NE(H(p.v), H(o.v)) << "the type key is mixed into the hash";
+  EXPECT_EQ(Eq(p.v, t.v), 0) << "a derived type never equals its parent";
+  EXPECT_EQ(Eq(t.v, p.v), 0);
+  OwnedAny arr(ArrayOf({I(1), I(2)}));
+  EXPECT_EQ(Eq(p.v, arr.v), 0);
+  EXPECT_EQ(Eq(arr.v, p.v), 0);
+  EXPECT_EQ(Eq(p.v, I(1)), 0);
+  EXPECT_EQ(Eq(ffk_any_none(), p.v), 0);
+}
+
+TEST_F(Structural, InheritedFieldsAreCompared) {
+  OwnedAny t(Create(TripleType(), {I(1), I(2), I(3)})), same(Create(TripleType(), {I(1), I(2), I(3)}));
+  OwnedAny parent_differs(Create(TripleType(), {I(9), I(2), I(3)}));
+  OwnedAny own_differs(Create(TripleType(), {I(1), I(2), I(4)}));
+  EXPECT_EQ(Eq(t.v, same.v), 1);
+  EXPECT_EQ(H(t.v), H(same.v));
+  EXPECT_EQ(Eq(t.v, parent_differs.v), 0);
+  EXPECT_EQ(Eq(t.v, own_differs.v), 0);
+  EXPECT_NE(H(t.v), H(own_differs.v));
+}
+
+TEST_F(Structural, EveryFieldStorageIsComparedAndCompareOffIsIgnored) {
+  OwnedAny inner(Pair(5, 6)), inner_twin(Pair(5, 6));
+  OwnedAny a(Record(1, NAN, true, "text", {1, 2}, inner.v)), b(Record(1, NAN, true, "text", {1, 2}, inner_twin.v));
+  SetField(a.v, "maybe", inner.v);
+  SetField(b.v, "maybe", inner_twin.v);
+  EXPECT_EQ(Eq(a.v, b.v), 1) << "NaN equals NaN; an equal Pair in another object is equal";
+  EXPECT_EQ(H(a.v), H(b.v));
+  // The compare-off note changes neither equality nor hash.
+  uint64_t before = H(b.v);
+  SetField(b.v, "note", ffk_any_raw_str("a note that does not count"));
+  EXPECT_EQ(Eq(a.v, b.v), 1);
+  EXPECT_EQ(H(b.v), before);
+  // Each compared field, changed alone, makes them unequal.
+  OwnedAny list(ListOf({I(1), I(2), I(3)})), pair(Pair(5, 7));
+  struct {
+    const char* name;
+    ffk_any value;
+  } changes[] = {{"i", I(2)},
+                 {"f", ffk_any_float(0.0)},
+                 {"b", ffk_any_bool(false)},
+                 {"s", ffk_any_raw_str("other")},
+                 {"items", list.v},
+                 {"any", I(5)},
+                 {"maybe", ffk_any_none()},
+                 {"maybe", pair.v}};
+  for (const auto& change : changes) {
+    OwnedAny c(Record(1, NAN, true, "text", {1, 2}, inner.v));
+    SetField(c.v, "maybe", inner.v);
+    ASSERT_EQ(Eq(a.v, c.v), 1) << change.name;
+    SetField(c.v, change.name, change.value);
+    EXPECT_EQ(Eq(a.v, c.v), 0) << change.name;
+    EXPECT_EQ(Eq(c.v, a.v), 0) << change.name;
+    EXPECT_NE(H(a.v), H(c.v)) << change.name;
+  }
+  // A change inside a List field is seen too.
+  OwnedAny items(GetField(b.v, "items"));
+  ffk_any nine = I(9);
+  ASSERT_EQ(ffk_list_append(L(items.v), &nine), 0);
+  EXPECT_EQ(Eq(a.v, b.v), 0);
+}
+
+TEST_F(Structural, ObjectsWithoutReflectionKeepIdentity) {
+  int32_t plain = ffk_type_register("test.structural.Plain", FFK_TYPE_OBJECT);
+  auto make = [&] {
+    return ffk_any_object_steal(ffk_object_alloc(plain, sizeof(ffk_object), [](void* self, int which) {
+      if (which & FFK_DELETER_FREE) ffk_object_free(static_cast<ffk_object*>(self));
+    }));
+  };
+  OwnedAny x(make()), y(make());
+  EXPECT_EQ(Eq(x.v, x.v), 1);
+  EXPECT_EQ(Eq(x.v, y.v), 0);
+  OwnedAny rx(Record(0, 0.0, false, "", {}, x.v)), rx2(Record(0, 0.0, false, "", {}, x.v));
+  OwnedAny ry(Record(0, 0.0, false, "", {}, y.v));
+  EXPECT_EQ(Eq(rx.v, rx2.v), 1) << "the very same plain object in both";
+  EXPECT_EQ(H(rx.v), H(rx2.v));
+  EXPECT_EQ(Eq(rx.v, ry.v), 0) << "two plain objects differ by identity";
+  OwnedAny copy;
+  ASSERT_EQ(ffk_deep_copy(&rx.v, &copy.v), 0);
+  EXPECT_EQ(FieldObject(copy.v, "any"), x.v.v_obj) << "a plain object is shared by deep copy";
+}
+
+TEST_F(Structural, CyclesThroughWritableFieldsEnd) {
+  OwnedAny a(Node(1)), b(Node(1)), c(Node(2));
+  SetField(a.v, "next", a.v);  // a -> a
+  SetField(b.v, "next", b.v);  // b -> b
+  SetField(c.v, "next", c.v);  // c -> c
+  EXPECT_EQ(Eq(a.v, a.v), 1);
+  EXPECT_EQ(Eq(a.v, b.v), 1) << "a pair met again counts as equal";
+  EXPECT_EQ(H(a.v), H(b.v));
+  EXPECT_EQ(Eq(a.v, c.v), 0);
+  // Mutual: x -> y -> x against z -> w -> z, same values.
+  OwnedAny x(Node(1)), y(Node(2)), z(Node(1)), w(Node(2)), w_other(Node(3));
+  SetField(x.v, "next", y.v);
+  SetField(y.v, "next", x.v);
+  SetField(z.v, "next", w.v);
+  SetField(w.v, "next", z.v);
+  EXPECT_EQ(Eq(x.v, z.v), 1);
+  EXPECT_EQ(H(x.v), H(z.v));
+  SetField(w.v, "next", w_other.v);
+  EXPECT_EQ(Eq(x.v, z.v), 0);
+  // A cycle through a container in an Any field.
+  OwnedAny r1(Record(1, 0.0, false, "", {}, ffk_any_none())), r2(Record(1, 0.0, false, "", {}, ffk_any_none()));
+  OwnedAny l1(ListOf({Ref(r1.v)})), l2(ListOf({Ref(r2.v)}));
+  SetField(r1.v, "any", l1.v);
+  SetField(r2.v, "any", l2.v);
+  EXPECT_EQ(Eq(r1.v, r2.v), 1);
+  EXPECT_EQ(H(r1.v), H(r2.v));
+  // Break the cycles so nothing stays alive.
+  for (const OwnedAny* n : {&a, &b, &c, &x, &y, &z, &w}) SetField(n->v, "next", ffk_any_none());
+  ASSERT_EQ(ffk_list_clear(L(l1.v)), 0);
+  ASSERT_EQ(ffk_list_clear(L(l2.v)), 0);
+}
+
+// A chain of `n` Nodes: value n-1 -> ... -> value 0.
+ffk_any Chain(int n) {
+  ffk_any chain = Node(0);
+  for (int i = 1; i < n; ++i) {
+    ffk_any next = Create(NodeType(), {I(i), chain});
+    ffk_any_release(&chain);
+    chain = next;
+  }
+  return chain;
+}
+
+TEST_F(Structural, ObjectNestingBeyondTheLimitIsAnErrorNotACrash) {
+  OwnedAny ok(Chain(FFK_STRUCTURAL_MAX_DEPTH)), ok2(Chain(FFK_STRUCTURAL_MAX_DEPTH));
+  EXPECT_EQ(Eq(ok.v, ok2.v), 1);
+  EXPECT_EQ(H(ok.v), H(ok2.v));
+  OwnedAny deep(Chain(FFK_STRUCTURAL_MAX_DEPTH + 1)), deep2(Chain(FFK_STRUCTURAL_MAX_DEPTH + 1));
+  EXPECT_EQ(Eq(deep.v, deep2.v), -1);
+  EXPECT_EQ(FetchError(), "RuntimeError: containers nested deeper than 1000 levels");
+  uint64_t h = 7;
+  EXPECT_EQ(ffk_structural_hash(&deep.v, &h), -1);
+  EXPECT_EQ(FetchError(), "RuntimeError: containers nested deeper than 1000 levels");
+  OwnedAny copy;
+  EXPECT_EQ(ffk_deep_copy(&deep.v, &copy.v), -1);
+  EXPECT_EQ(copy.v.type_index, FFK_TYPE_NONE);
+  EXPECT_EQ(FetchError(), "RuntimeError: containers nested deeper than 1000 levels");
+}
+
+TEST_F(Structural, DeepCopyCopiesReflectedObjectsFieldByField) {
+  OwnedAny immutable(ArrayOf({I(1), I(2)}));
+  OwnedAny inner(Pair(5, 6));
+  OwnedAny src(Record(1, 2.5, true, "a string longer than seven", {1, 2}, immutable.v));
+  SetField(src.v, "maybe", inner.v);
+  SetField(src.v, "note", ffk_any_raw_str("copied too, though not compared"));
+  OwnedAny copy;
+  ASSERT_EQ(ffk_deep_copy(&src.v, &copy.v), 0);
+  ASSERT_EQ(copy.v.type_index, RecordType());
+  EXPECT_NE(copy.v.v_obj, src.v.v_obj);
+  EXPECT_EQ(Eq(copy.v, src.v), 1);
+  EXPECT_EQ(H(copy.v), H(src.v));
+  EXPECT_NE(FieldObject(copy.v, "items"), FieldObject(src.v, "items")) << "a List field is copied";
+  EXPECT_EQ(FieldObject(copy.v, "any"), immutable.v.v_obj) << "an Array of plain values is shared";
+  EXPECT_EQ(FieldObject(copy.v, "s"), FieldObject(src.v, "s")) << "strings are shared";
+  EXPECT_NE(FieldObject(copy.v, "maybe"), inner.v.v_obj) << "a reflected object is copied";
+  OwnedAny note(GetField(copy.v, "note"));
+  EXPECT_EQ(ffk::test::Repr(note.v), "\"copied too, though not compared\"");
+  // Changing the copy leaves the original alone.
+  OwnedAny items(GetField(copy.v, "items"));
+  ffk_any nine = I(9);
+  ASSERT_EQ(ffk_list_append(L(items.v), &nine), 0);
+  SetField(copy.v, "i", I(42));
+  OwnedAny src_items(GetField(src.v, "items")), src_i(GetField(src.v, "i"));
+  EXPECT_EQ(ffk_list_size(L(src_items.v)), 2);
+  EXPECT_EQ(src_i.v.v_int, 1);
+  EXPECT_EQ(Eq(copy.v, src.v), 0);
+}
+
+TEST_F(Structural, DeepCopyCopiesReadOnlyObjectsOnceEach) {
+  // The rule: every object made by reflection is copied, read-only fields or not (as
+  // Python's deepcopy copies user objects), and so is a container that holds one.
+  OwnedAny p(Pair(1, 2));
+  OwnedAny copy;
+  ASSERT_EQ(ffk_deep_copy(&p.v, &copy.v), 0);
+  EXPECT_NE(copy.v.v_obj, p.v.v_obj);
+  EXPECT_EQ(Eq(copy.v, p.v), 1);
+  OwnedAny arr(ArrayOf({Ref(p.v), Ref(p.v), I(3)}));
+  OwnedAny arr_copy;
+  ASSERT_EQ(ffk_deep_copy(&arr.v, &arr_copy.v), 0);
+  ASSERT_NE(arr_copy.v.v_obj, arr.v.v_obj) << "an Array holding a reflected object is copied";
+  OwnedAny c0, c1;
+  ASSERT_EQ(ffk_array_get(reinterpret_cast<ffk_array*>(arr_copy.v.v_obj), 0, &c0.v), 0);
+  ASSERT_EQ(ffk_array_get(reinterpret_cast<ffk_array*>(arr_copy.v.v_obj), 1, &c1.v), 0);
+  EXPECT_NE(c0.v.v_obj, p.v.v_obj);
+  EXPECT_EQ(c0.v.v_obj, c1.v.v_obj) << "an object reached twice is copied once";
+  EXPECT_EQ(Eq(arr_copy.v, arr.v), 1);
+  // Derived types keep their type and inherited fields.
+  OwnedAny t(Create(TripleType(), {I(1), I(2), I(3)})), t_copy;
+  ASSERT_EQ(ffk_deep_copy(&t.v, &t_copy.v), 0);
+  EXPECT_EQ(t_copy.v.type_index, TripleType());
+  EXPECT_EQ(Eq(t_copy.v, t.v), 1);
+}
+
+TEST_F(Structural, DeepCopyKeepsCyclesThroughFields) {
+  OwnedAny n(Node(1));
+  SetField(n.v, "next", n.v);  // n -> n
+  OwnedAny c;
+  ASSERT_EQ(ffk_deep_copy(&n.v, &c.v), 0);
+  EXPECT_NE(c.v.v_obj, n.v.v_obj);
+  EXPECT_EQ(FieldObject(c.v, "next"), c.v.v_obj) << "the copy reaches itself";
+  EXPECT_EQ(Eq(c.v, n.v), 1);
+  EXPECT_EQ(H(c.v), H(n.v));
+  // a -> b -> a
+  OwnedAny a(Node(1)), b(Node(2));
+  SetField(a.v, "next", b.v);
+  SetField(b.v, "next", a.v);
+  OwnedAny ca;
+  ASSERT_EQ(ffk_deep_copy(&a.v, &ca.v), 0);
+  OwnedAny cb(GetField(ca.v, "next"));
+  EXPECT_NE(ca.v.v_obj, a.v.v_obj);
+  EXPECT_NE(cb.v.v_obj, b.v.v_obj);
+  EXPECT_EQ(FieldObject(cb.v, "next"), ca.v.v_obj);
+  EXPECT_EQ(Eq(ca.v, a.v), 1);
+  // r -> (r,) through an immutable Array in an Any field.
+  OwnedAny r(Record(1, 0.0, false, "", {}, ffk_any_none()));
+  OwnedAny arr(ArrayOf({Ref(r.v)}));
+  SetField(r.v, "any", arr.v);
+  OwnedAny cr;
+  ASSERT_EQ(ffk_deep_copy(&r.v, &cr.v), 0);
+  OwnedAny carr(GetField(cr.v, "any"));
+  ASSERT_EQ(carr.v.type_index, FFK_TYPE_ARRAY);
+  EXPECT_NE(carr.v.v_obj, arr.v.v_obj);
+  OwnedAny back;
+  ASSERT_EQ(ffk_array_get(reinterpret_cast<ffk_array*>(carr.v.v_obj), 0, &back.v), 0);
+  EXPECT_EQ(back.v.v_obj, cr.v.v_obj) << "the copied Array holds the copied Record";
+  EXPECT_EQ(Eq(cr.v, r.v), 1);
+  // Break the cycles so nothing stays alive.
+  for (const OwnedAny* x : {&n, &c, &a, &b, &ca, &cb}) SetField(x->v, "next", ffk_any_none());
+  SetField(r.v, "any", ffk_any_none());
+  SetField(cr.v, "any", ffk_any_none());
+}
+
+TEST_F(Structural, ObjectsReflectionDidNotMakeCompareFieldWiseAndAreShared) {
+  OwnedAny h1(Handmade(4)), h2(Handmade(4)), h3(Handmade(5));
+  EXPECT_EQ(Eq(h1.v, h2.v), 1);
+  EXPECT_EQ(H(h1.v), H(h2.v));
+  EXPECT_EQ(Eq(h1.v, h3.v), 0);
+  OwnedAny copy;
+  ASSERT_EQ(ffk_deep_copy(&h1.v, &copy.v), 0);
+  EXPECT_EQ(copy.v.v_obj, h1.v.v_obj) << "ffk_object_shallow_copy refuses it, so it is shared";
+  EXPECT_EQ(FetchError(), "") << "the refusal leaves no error behind";
+}
+
+TEST_F(Structural, ReflectedAllocationFailuresLeaveNothingBehind) {
+  OwnedAny inner(Pair(1, 2));
+  OwnedAny r(Record(3, 0.5, true, "a string longer than seven", {4, 5}, inner.v));
+  SetField(r.v, "maybe", inner.v);
+  OwnedAny x(ArrayOf({Ref(r.v), Chain(3), DictOf({{I(1), Pair(6, 7)}})}));
+  OwnedAny y;
+  ASSERT_EQ(ffk_deep_copy(&x.v, &y.v), 0);
+  ffk::test::SweepAllocationFailures([&] { return ffk_structural_equal(&x.v, &y.v) == 1; });
+  ffk::test::SweepAllocationFailures([&] {
+    uint64_t h;
+    return ffk_structural_hash(&x.v, &h) == 0;
+  });
+  ffk::test::SweepAllocationFailures([&] {
+    OwnedAny copy;
+    if (ffk_deep_copy(&x.v, &copy.v) != 0) {
+      EXPECT_EQ(copy.v.type_index, FFK_TYPE_NONE);
+      return false;
+    }
+    return Eq(copy.v, x.v) == 1;
+  });
+}
+
+TEST_F(Structural, WalksOfAnObjectAnotherThreadWrites) {
+  OwnedAny r(Record(1, 0.0, false, "s", {1}, ffk_any_none()));
+  OwnedAny other(Record(1, 0.0, false, "s", {1}, ffk_any_none()));
+  OwnedAny pair(Pair(1, 2));
+  std::atomic<bool> stop{false};
+  std::thread writer([&] {
+    for (int i = 0; i < 3000; ++i) {
+      ffk_any v = I(i % 3);
+      ffk_object_set_field(r.v.v_obj, "i", &v);
+      ffk_any l = ListOf({I(i)});
+      ffk_object_set_field(r.v.v_obj, "items", &l);
+      ffk_any_release(&l);
+      ffk_object_set_field(r.v.v_obj, "any", i % 2 ? &pair.v : &v);
+      ffk_any none = ffk_any_none();
+      ffk_object_set_field(r.v.v_obj, "maybe", i % 2 ? &none : &pair.v);
+    }
+    stop = true;
+  });
+  while (!stop) {
+    ASSERT_GE(Eq(r.v, other.v), 0);
+    uint64_t h;
+    ASSERT_EQ(ffk_structural_hash(&r.v, &h), 0);
+    OwnedAny copy;
+    ASSERT_EQ(ffk_deep_copy(&r.v, &copy.v), 0);
+    EXPECT_EQ(copy.v.type_index, RecordType());
+    EXPECT_EQ(ffk::test::Repr(r.v).rfind("test.structural.Record(i=", 0), 0u);
+  }
+  writer.join();
 }
 
 }  // namespace

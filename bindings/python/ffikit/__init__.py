@@ -14,13 +14,13 @@ from ._core import Object, Function, Error, Device, DataType, convert
 from ._core import __version__
 from ._dtype import dtype, DataTypeCode
 from ._device import DLDeviceType, device
-from ._object import String, Bytes, Shape, Module, load_module, system_lib, _make_class
+from ._object import String, Bytes, Shape, Module, TypeInfo, load_module, system_lib, _make_class
 from .container import Array, List, Map, Dict
 from ._core import Tensor, from_dlpack, empty, zeros, empty_shared
 from ._tensor import sweep_shared
 from .error import register_error
 from .registry import register_global_func, get_global_func, remove_global_func, list_global_func_names
-from .registry import get_global_func_metadata, init_ffi_api
+from .registry import get_global_func_metadata, init_ffi_api, register_object, get_registered_type_keys
 from . import error as _error
 
 Tuple = Array  # tvm_ffi backs tuples by Array
@@ -55,7 +55,8 @@ __all__ = [
     "String", "Bytes", "Shape", "Module", "Array", "List", "Map", "Dict", "Tuple", "convert",
     "register_error", "register_global_func", "get_global_func", "remove_global_func",
     "list_global_func_names", "load_module", "testing", "__version__",
-    "system_lib", "get_global_func_metadata", "init_ffi_api",
+    "system_lib", "get_global_func_metadata", "init_ffi_api", "register_object", "get_registered_type_keys",
+    "TypeInfo",
     "Tensor", "from_dlpack", "empty", "zeros", "empty_shared", "sweep_shared",
     "bool", "int8", "int16", "int32", "int64", "uint8", "uint16", "uint32", "uint64", "float16", "float32",
     "float64", "bfloat16", "float8_e3m4", "float8_e4m3", "float8_e4m3b11fnuz", "float8_e4m3fn",
@@ -63,7 +64,7 @@ __all__ = [
     "float4_e2m1fn", "float4_e2m1fnx2",
 ]
 
-for _cls in (String, Bytes, Shape, Module, Array, List, Map, Dict, dtype, DLDeviceType, DataTypeCode):
+for _cls in (String, Bytes, Shape, Module, TypeInfo, Array, List, Map, Dict, dtype, DLDeviceType, DataTypeCode):
     _cls.__module__ = "ffikit"
 del _cls
 

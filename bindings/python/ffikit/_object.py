@@ -1,5 +1,6 @@
 """Python-side object classes: String, Bytes and Shape (builtin subclasses that keep
-their C object), the auto-made classes of run-time types, and Module."""
+their C object), the auto-made classes of run-time types, Module, and TypeInfo (what a
+class knows of its C type: fields, methods, parent)."""
 from __future__ import annotations
 
 import json
@@ -158,8 +159,85 @@ def system_lib(symbol_prefix: str = "") -> Module:
     return module
 
 
+class TypeInfo:
+    """What ffikit knows of the C type behind a class (``cls.__tvm_ffi_type_info__``, as
+    tvm_ffi names it): its index and key, its fields and methods (inherited ones
+    included, parents' first) and its parent's TypeInfo.
+
+    ``fields`` are the ``ffikit.core.Field`` descriptors the class carries (``name``,
+    ``type``, ``__doc__``, ``frozen``, ``default`` ...; ``get(obj)`` / ``set(obj, value)``),
+    ``methods`` the ``ffikit.core.Method`` / ``StaticMethod`` ones (``name``, ``__doc__``,
+    ``is_static``, ``func``). Both are read from the C registry on each access.
+    """
+
+    __slots__ = ("type_index", "type_key", "type_cls")
+
+    def __init__(self, type_index: int, type_cls: type | None) -> None:
+        self.type_index = type_index
+        self.type_key: str = _core._type_info(type_index)[0]
+        self.type_cls = type_cls
+
+    @property
+    def fields(self) -> tuple[Any, ...]:
+        """The type's fields (``ffikit.core.Field``), inherited ones first."""
+        return _core._type_fields(self.type_index)
+
+    @property
+    def methods(self) -> tuple[Any, ...]:
+        """The type's methods (``ffikit.core.Method`` / ``StaticMethod``), inherited ones first."""
+        return _core._type_methods(self.type_index)
+
+    @property
+    def parent_type_info(self) -> TypeInfo | None:
+        """The parent type's TypeInfo (None for the root, ``ffi.Object``)."""
+        parent: int = _core._type_info(self.type_index)[1]
+        if parent < 0:
+            return None
+        cls = _core._class_for(parent)
+        info = cls.__dict__.get("__tvm_ffi_type_info__")
+        return info if isinstance(info, TypeInfo) else TypeInfo(parent, cls)
+
+    @property
+    def is_reflected(self) -> bool:
+        """Whether the type describes its fields (``ffk_type_define``)."""
+        return bool(_core._type_info(self.type_index)[2])
+
+    @property
+    def doc(self) -> str | None:
+        """The type's doc text, or None."""
+        doc: str | None = _core._type_info(self.type_index)[3]
+        return doc
+
+    def __repr__(self) -> str:
+        return f"TypeInfo(type_key={self.type_key!r}, type_index={self.type_index})"
+
+
+def _bind_class(cls: type, type_index: int) -> None:
+    """Gives ``cls`` the fields, methods, construction and copy/pickle of its C type."""
+    _core._reflect_class(cls, type_index)
+    cls.__tvm_ffi_type_info__ = TypeInfo(type_index, cls)  # type: ignore[attr-defined]
+
+
+_AUTO_DOC = ("Auto-generated fallback class for {key}.\n"
+             "This class is generated because the class is not registered.\n"
+             "Please do not use this class directly, instead register the class\n"
+             "using `register_object` decorator.")
+
+
 def _make_class(type_key: str, parent: type) -> type:
-    """The wrapper class of a type registered at run time, named after its key."""
-    name = type_key.rsplit(".", 1)[-1] or type_key
-    return type(name, (parent,), {"__slots__": (), "__module__": "ffikit.types", "_type_key": type_key,
-                                  "__qualname__": type_key})
+    """The wrapper class of a type that no class was registered for, named after its key
+    (as tvm_ffi names its fallback classes: ``__module__`` is the key's prefix), with the
+    type's fields and methods; a subclass of the parent type's class."""
+    module, _, name = type_key.rpartition(".")
+    index = _core._type_key_to_index(type_key)
+    if index is None:  # the C class table asks only for registered types
+        raise ValueError(f"Cannot find object type index for {type_key}")
+    doc = _AUTO_DOC.format(key=type_key)
+    type_doc = _core._type_info(index)[3]
+    if type_doc:
+        doc = f"{type_doc}\n\n{doc}"
+    cls = type(name or type_key, (parent,), {"__slots__": (), "__module__": module or "ffikit.types",
+                                             "_type_key": type_key, "__qualname__": type_key, "__doc__": doc,
+                                             "__ffi_auto_class__": True})
+    _bind_class(cls, index)
+    return cls

@@ -338,6 +338,11 @@ int ffkpy_to_any(PyObject *o, ffk_any *out, ffkpy_temps *temps) {
     case K_NONE:
       return 0;
     case K_WRAPPER:
+      if (((ffkpy_Object *)o)->obj == NULL) { /* a class's own __init__ has not constructed it yet */
+        PyErr_Format(PyExc_TypeError, "this %s object has not been constructed (its __init__ did not call "
+                     "__ffi_init__)", Py_TYPE(o)->tp_name);
+        return -1;
+      }
       ffkpy_exchange_note_wrapper(o);
       return handle_to_any(((ffkpy_Object *)o)->obj, out, temps);
     case K_BOOL: {

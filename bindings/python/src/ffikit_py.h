@@ -206,6 +206,28 @@ static inline PyObject *ffkpy_opaque_object(const ffk_object *obj) {
   return ffk_opaque_release_fn(obj) == ffkpy_opaque_release ? (PyObject *)ffk_opaque_handle(obj) : NULL;
 }
 
+/* ---- Reflected types (reflect.c) -------------------------------------------------------- */
+
+/* The reflected type index a class constructs (its __ffi_type_index__), or -1 when it has
+ * none (no exception set). Cheap: CPython's attribute cache. */
+int32_t ffkpy_reflect_index(PyTypeObject *type);
+
+/* Object.__new__ for a reflected class: a new wrapper of `type` around a new object made by
+ * the constructor of `index` from args/kwds; NULL with a Python exception (the C text). */
+PyObject *ffkpy_reflect_new(PyTypeObject *type, int32_t index, PyObject *args, PyObject *kwds);
+
+/* Object.__init__ of a wrapper without a handle: constructs it in place. 0 or -1. */
+int ffkpy_reflect_init(PyObject *self, int32_t index, PyObject *args, PyObject *kwds);
+
+/* Whether `type` keeps Object's __new__ and __init__ (so Class(...) may construct directly),
+ * and installing the class vectorcall that does so (object.c). */
+int ffkpy_reflect_ready(PyTypeObject *type);
+int ffkpy_reflect_enable_vectorcall(PyTypeObject *type);
+PyObject *ffkpy_reflect_class_vectorcall(PyObject *callable, PyObject *const *args, size_t nargsf,
+                                         PyObject *kwnames);
+
+int ffkpy_reflect_types_init(PyObject *module);
+
 /* Module-level functions defined in each file, gathered by module.c. */
 extern PyMethodDef ffkpy_function_methods[];
 extern PyMethodDef ffkpy_object_methods[];

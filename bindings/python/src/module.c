@@ -38,7 +38,8 @@ PyMODINIT_FUNC PyInit__core(void) {
   if (m == NULL) return NULL;
   if (ffkpy_object_types_init(m) < 0 || ffkpy_error_type_init(m) < 0 || ffkpy_value_types_init(m) < 0 ||
       ffkpy_function_types_init(m) < 0 ||
-      ffkpy_tensor_types_init(m) < 0 || ffkpy_container_types_init(m) < 0 || ffkpy_convert_init() < 0 ||
+      ffkpy_tensor_types_init(m) < 0 || ffkpy_container_types_init(m) < 0 || ffkpy_reflect_types_init(m) < 0 ||
+      ffkpy_convert_init() < 0 ||
       add_methods(m, ffkpy_object_methods) < 0 ||
       add_methods(m, ffkpy_function_methods) < 0 || add_methods(m, ffkpy_error_methods) < 0 ||
       add_methods(m, ffkpy_convert_methods) < 0 || add_methods(m, ffkpy_value_methods) < 0 ||

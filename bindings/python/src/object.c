@@ -8,6 +8,14 @@
  * run time an auto-made subclass named after its type key, cached. A wrapper holds one
  * strong reference and releases it in tp_dealloc; identity (same_as, ==, hash) is the
  * handle's address unless a subclass decides otherwise.
+ *
+ * Construction: ffikit.Object's __new__/__init__ construct objects of reflected types
+ * (reflect.c) from the class's __ffi_type_index__. A class that keeps both constructs in
+ * __new__ (its vectorcall skips the argument tuple); one whose body defines __init__ gets
+ * a wrapper with no handle from __new__, which that __init__ fills by calling
+ * self.__ffi_init__(...) (or super().__init__(...), or tvm_ffi's
+ * __init_handle_by_constructor__). Only such a not-yet-constructed wrapper has a NULL
+ * handle; every method here and the conversions check for it.
  */
 #include "ffikit_py.h"
 
@@ -113,6 +121,27 @@ static PyObject *register_class(PyObject *mod, PyObject *args) {
   }
   Py_DECREF(key);
   memset(g_static_classes, 0, sizeof g_static_classes); /* subtypes may have taken the old class */
+  /* Auto-made classes of subtypes were made from the old class: drop them, so that they
+     are made again under cls (isinstance follows the C parent chain). */
+  PyObject *stale = PyList_New(0);
+  if (stale == NULL) return NULL;
+  Py_ssize_t pos = 0;
+  PyObject *k, *v;
+  while (PyDict_Next(ffkpy_g.dynamic_classes, &pos, &k, &v)) {
+    int32_t sub = (int32_t)PyLong_AsLong(k);
+    if (sub != type_index && PyType_Check(v) && ((PyTypeObject *)v)->tp_dict != NULL &&
+        PyDict_GetItemString(((PyTypeObject *)v)->tp_dict, "__ffi_auto_class__") != NULL &&
+        ffk_type_is_instance(sub, type_index) && PyList_Append(stale, k) != 0) {
+      Py_DECREF(stale);
+      return NULL;
+    }
+  }
+  for (Py_ssize_t i = 0; i < PyList_GET_SIZE(stale); ++i)
+    if (PyDict_DelItem(ffkpy_g.dynamic_classes, PyList_GET_ITEM(stale, i)) != 0) {
+      Py_DECREF(stale);
+      return NULL;
+    }
+  Py_DECREF(stale);
   Py_RETURN_NONE;
 }
 
@@ -134,12 +163,85 @@ int ffkpy_object_traverse(PyObject *self, visitproc visit, void *arg) {
   return 0;
 }
 
+static int object_init(PyObject *self, PyObject *args, PyObject *kwds);
+
 static PyObject *object_new(PyTypeObject *type, PyObject *args, PyObject *kwds) {
-  (void)args, (void)kwds;
-  return PyErr_Format(PyExc_TypeError, "cannot create '%s' instances directly", type->tp_name);
+  int32_t index = ffkpy_reflect_index(type);
+  if (index < 0) return PyErr_Format(PyExc_TypeError, "cannot create '%s' instances directly", type->tp_name);
+  if (type->tp_init == object_init) return ffkpy_reflect_new(type, index, args, kwds);
+  return type->tp_alloc(type, 0); /* the class's own __init__ constructs (handle NULL until then) */
+}
+
+/* Object.__init__: constructs a wrapper that __new__ left without a handle (a class with
+   its own __init__ calling super().__init__(...)); a no-op for a constructed one. */
+static int object_init(PyObject *self, PyObject *args, PyObject *kwds) {
+  if (((ffkpy_Object *)self)->obj != NULL) return 0;
+  int32_t index = ffkpy_reflect_index(Py_TYPE(self));
+  if (index < 0) {
+    PyErr_Format(PyExc_TypeError, "cannot create '%s' instances directly", Py_TYPE(self)->tp_name);
+    return -1;
+  }
+  return ffkpy_reflect_init(self, index, args, kwds);
+}
+
+int ffkpy_reflect_ready(PyTypeObject *type) { return type->tp_new == object_new && type->tp_init == object_init; }
+
+int ffkpy_reflect_enable_vectorcall(PyTypeObject *type) {
+  if (ffkpy_reflect_ready(type)) type->tp_vectorcall = ffkpy_reflect_class_vectorcall;
+  return 0;
+}
+
+/* __ffi_init__(*args, **kwargs): constructs a wrapper whose class's __init__ is its own,
+   by the constructor of the class's reflected type. */
+static PyObject *object_ffi_init(PyObject *self, PyObject *args, PyObject *kwds) {
+  if (((ffkpy_Object *)self)->obj != NULL)
+    return PyErr_Format(PyExc_RuntimeError, "__ffi_init__: this %s object is constructed already",
+                        Py_TYPE(self)->tp_name);
+  if (object_init(self, args, kwds) != 0) return NULL;
+  Py_RETURN_NONE;
+}
+
+/* __init_handle_by_constructor__(constructor, *args): tvm_ffi's way for an __init__ to
+   construct: calls constructor(*args) and takes the object it returns as the handle. */
+static PyObject *object_init_by_constructor(PyObject *self, PyObject *const *args, Py_ssize_t nargs) {
+  if (nargs < 1 || !PyCallable_Check(args[0]))
+    return PyErr_Format(PyExc_TypeError, "__init_handle_by_constructor__(constructor, *args) needs a callable");
+  if (((ffkpy_Object *)self)->obj != NULL)
+    return PyErr_Format(PyExc_RuntimeError, "__init_handle_by_constructor__: this %s object is constructed already",
+                        Py_TYPE(self)->tp_name);
+  PyObject *r = PyObject_Vectorcall(args[0], args + 1, (size_t)(nargs - 1), NULL);
+  if (r == NULL) return NULL;
+  ffk_object *h = ffkpy_handle(r);
+  if (h == NULL || !PyObject_TypeCheck(r, &ffkpy_ObjectType)) {
+    PyErr_Format(PyExc_TypeError, "__init_handle_by_constructor__: the constructor returned %R, not an ffikit object",
+                 r);
+    Py_DECREF(r);
+    return NULL;
+  }
+  int32_t want = ffkpy_reflect_index(Py_TYPE(self));
+  if (want >= 0 && !ffk_object_is_instance(h, want)) {
+    PyErr_Format(PyExc_TypeError, "__init_handle_by_constructor__: the constructor returned a `%s`, not a `%s`",
+                 ffk_type_key(h->type_index), ffk_type_key(want));
+    Py_DECREF(r);
+    return NULL;
+  }
+  ffk_object_retain(h);
+  ((ffkpy_Object *)self)->obj = h;
+  Py_DECREF(r);
+  Py_RETURN_NONE;
+}
+
+/* The handle of self for a method, or NULL with a TypeError for a wrapper not constructed yet. */
+static ffk_object *constructed(PyObject *self) {
+  ffk_object *h = ((ffkpy_Object *)self)->obj;
+  if (h == NULL)
+    PyErr_Format(PyExc_TypeError, "this %s object has not been constructed (its __init__ did not call __ffi_init__)",
+                 Py_TYPE(self)->tp_name);
+  return h;
 }
 
 static PyObject *object_repr(PyObject *self) {
+  if (((ffkpy_Object *)self)->obj == NULL) return PyUnicode_FromFormat("<%s (not constructed)>", Py_TYPE(self)->tp_name);
   ffk_any v = ffk_any_object(((ffkpy_Object *)self)->obj); /* a new reference for the repr */
   ffk_string *r = ffk_any_repr(&v);
   ffk_any_release(&v);
@@ -149,11 +251,15 @@ static PyObject *object_repr(PyObject *self) {
   return s;
 }
 
-static Py_hash_t object_hash(PyObject *self) { return ffkpy_hash_pointer(((ffkpy_Object *)self)->obj); }
+static Py_hash_t object_hash(PyObject *self) {
+  if (((ffkpy_Object *)self)->obj == NULL) return ffkpy_hash_pointer(self); /* not constructed: itself */
+  return ffkpy_hash_pointer(((ffkpy_Object *)self)->obj);
+}
 
 static PyObject *object_richcompare(PyObject *self, PyObject *other, int op) {
   if ((op != Py_EQ && op != Py_NE) || !PyObject_TypeCheck(other, &ffkpy_ObjectType)) Py_RETURN_NOTIMPLEMENTED;
-  int same = ((ffkpy_Object *)self)->obj == ((ffkpy_Object *)other)->obj;
+  ffk_object *a = ((ffkpy_Object *)self)->obj, *b = ((ffkpy_Object *)other)->obj;
+  int same = a != NULL ? a == b : self == other;
   return PyBool_FromLong(op == Py_EQ ? same : !same);
 }
 
@@ -169,7 +275,7 @@ static PyObject *object_same_as(PyObject *self, PyObject *other) {
     h = ffkpy_handle(cached);
     Py_DECREF(cached);
   }
-  return PyBool_FromLong(h != NULL && h == ((ffkpy_Object *)self)->obj);
+  return PyBool_FromLong(h != NULL && h == ((ffkpy_Object *)self)->obj); /* NULL handles are never the same */
 }
 
 static PyObject *object_chandle(PyObject *self, PyObject *unused) {
@@ -179,24 +285,35 @@ static PyObject *object_chandle(PyObject *self, PyObject *unused) {
 
 static PyObject *object_type_index(PyObject *self, void *closure) {
   (void)closure;
-  return PyLong_FromLong(((ffkpy_Object *)self)->obj->type_index);
+  ffk_object *h = constructed(self);
+  return h != NULL ? PyLong_FromLong(h->type_index) : NULL;
 }
 
 static PyObject *object_type_key(PyObject *self, void *closure) {
   (void)closure;
-  const char *key = ffk_type_key(((ffkpy_Object *)self)->obj->type_index);
+  ffk_object *h = constructed(self);
+  if (h == NULL) return NULL;
+  const char *key = ffk_type_key(h->type_index);
   return PyUnicode_FromString(key ? key : "<unknown>");
 }
 
 static PyObject *object_use_count(PyObject *self, PyObject *unused) {
   (void)unused;
-  return PyLong_FromUnsignedLong(ffk_object_use_count(((ffkpy_Object *)self)->obj));
+  ffk_object *h = constructed(self);
+  if (h == NULL) return NULL;
+  return PyLong_FromUnsignedLong(ffk_object_use_count(h));
 }
 
 static PyMethodDef object_methods[] = {
     {"same_as", object_same_as, METH_O, "same_as(other) -> bool: whether both stand for the same C object."},
     {"__chandle__", object_chandle, METH_NOARGS, "The address of the C object, as an int."},
     {"_use_count", object_use_count, METH_NOARGS, "The C object's strong reference count (a snapshot)."},
+    {"__ffi_init__", (PyCFunction)(void (*)(void))object_ffi_init, METH_VARARGS | METH_KEYWORDS,
+     "__ffi_init__(*args, **kwargs): constructs this object by its reflected type's constructor; for an\n"
+     "__init__ that a class defines itself. RuntimeError when it is constructed already."},
+    {"__init_handle_by_constructor__", (PyCFunction)(void (*)(void))object_init_by_constructor, METH_FASTCALL,
+     "__init_handle_by_constructor__(constructor, *args): constructs this object as constructor(*args)\n"
+     "(tvm_ffi's protocol for a custom __init__); TypeError when it returns something else."},
     {NULL, NULL, 0, NULL},
 };
 
@@ -213,6 +330,7 @@ PyTypeObject ffkpy_ObjectType = {
     .tp_basicsize = sizeof(ffkpy_Object),
     .tp_flags = Py_TPFLAGS_DEFAULT | Py_TPFLAGS_BASETYPE | Py_TPFLAGS_HAVE_GC,
     .tp_new = object_new,
+    .tp_init = object_init,
     .tp_dealloc = object_dealloc,
     .tp_traverse = ffkpy_object_traverse,
     .tp_repr = object_repr,

@@ -17,7 +17,8 @@ PKG = os.path.dirname(HERE)
 ROOT = os.path.normpath(os.path.join(PKG, "..", ".."))
 
 
-def test_typed_user_program_passes_mypy_strict():
+@pytest.mark.parametrize("program", ["user_program.py", "objects_program.py"])
+def test_typed_user_program_passes_mypy_strict(program):
     try:
         import mypy  # noqa: F401
     except ImportError:
@@ -25,7 +26,7 @@ def test_typed_user_program_passes_mypy_strict():
     env = dict(os.environ, MYPYPATH=PKG)
     cache = os.path.join(os.environ.get("TEST_TMPDIR", "/tmp"), "mypy-cache")
     r = subprocess.run([sys.executable, "-m", "mypy", "--strict", "--no-error-summary", "--cache-dir", cache,
-                        os.path.join(HERE, "typed", "user_program.py")], capture_output=True, text=True, env=env)
+                        os.path.join(HERE, "typed", program)], capture_output=True, text=True, env=env)
     assert r.returncode == 0, r.stdout + r.stderr
 
 

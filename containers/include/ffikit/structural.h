@@ -8,15 +8,25 @@
  *    Dict: an Array never equals a List) and equal contents: element-wise in order for
  *    the sequences, the same keys (by key semantics) with structurally equal values,
  *    whatever the order, for Map and Dict.
+ *  - Two objects of reflected types (ffikit/reflect.h) are equal when they have the same
+ *    type (a derived type never equals its parent) and every field without
+ *    FFK_FIELD_COMPARE_OFF is structurally equal, in field order (inherited fields
+ *    included). A type with no compared field makes all its objects equal. Fields are
+ *    read as ffk_field_get reads them, so a concurrent write is seen whole or not at all.
  *  - Everything else compares with ffk_any_equal: 1, True and 1.0 stay distinct, NaN
- *    equals NaN, -0.0 equals 0.0, strings compare by content, other objects by identity.
- *  - Equal values hash alike. Map and Dict hash without regard to order.
+ *    equals NaN, -0.0 equals 0.0, strings compare by content, other objects (those of
+ *    types without reflection: functions, tensors, opaque handles) by identity.
+ *  - Equal values hash alike. Map and Dict hash without regard to order. A reflected
+ *    object hashes its type key (the text, so a hash does not depend on registration
+ *    order) and its compared fields in order; compare-off fields leave it unchanged.
  *  - A List or Dict is read through a snapshot taken under its lock, so another thread
  *    may change it during the call without harm; the result reflects some moment.
- *  - Cycles end: a pair of containers met again while being compared is taken as equal
- *    (the answer Python's identity shortcut gives for self-containing lists), and a
- *    container met again while being hashed contributes a constant. Nesting deeper than
- *    FFK_STRUCTURAL_MAX_DEPTH is a RuntimeError, never a stack overflow.
+ *  - Cycles end, whether they run through containers or through the fields of reflected
+ *    objects: a pair met again while being compared is taken as equal (the answer
+ *    Python's identity shortcut gives for self-containing lists), and a container or
+ *    object met again while being hashed contributes a constant. Nesting (containers and
+ *    objects together) deeper than FFK_STRUCTURAL_MAX_DEPTH is a RuntimeError, never a
+ *    stack overflow.
  */
 #ifndef FFIKIT_STRUCTURAL_H
 #define FFIKIT_STRUCTURAL_H
@@ -42,8 +52,23 @@ FFK_API int ffk_structural_hash(const ffk_any *v, uint64_t *out);
  * and so are the keys of a Map or Dict (a container key compares by identity, so a copy of
  * it would be another key: the copy stays structurally equal to `v`).
  * Sharing and cycles are kept: a container reached twice is copied
- * once, and a List that contains itself yields a copy that contains itself. 0, or -1
- * with *out None (MemoryError, RuntimeError for nesting deeper than the limit).
+ * once, and a List that contains itself yields a copy that contains itself.
+ *
+ * Reflected objects: an object made by reflection (ffk_object_new_reflected,
+ * ffk_object_create) is always copied, field by field: ffk_object_shallow_copy, then
+ * each object or Any field whose deep copy is another value set on the copy through
+ * ffk_field_init; int, float and bool fields are copied by value. The rule is Python's
+ * deepcopy of user objects (and tvm_ffi's): the copy is a new object even when every
+ * field is read-only and nothing below can change, so an Array, Tuple or Map holding a
+ * reflected object is copied too. Sharing and cycles hold for objects as for Lists: an
+ * object reached twice is copied once, and one that reaches itself through its fields
+ * yields a copy that reaches the copy. An object of a reflected type that reflection did
+ * not make (ffk_object_shallow_copy refuses it) is shared, like other foreign objects.
+ *
+ * Returns 0, or -1 with *out None (MemoryError, RuntimeError for nesting deeper than the
+ * limit, or what ffk_object_shallow_copy or ffk_field_init raised, such as a default
+ * factory's error). A failure part-way may leave a partial copy that refers to itself
+ * alive (as for a List that contains itself); it never leaves the source changed.
  */
 FFK_API int ffk_deep_copy(const ffk_any *v, ffk_any *out);
 

@@ -6,6 +6,15 @@
  * <mylib.Point at 0x55d0c0> for an object type with no repr slot. Floats print as the
  * shortest text that reads back to the same double, like Python.
  *
+ * Reflected objects (ffikit/reflect.h) whose type has no repr slot (nor inherits one)
+ * print from their fields, as tvm_ffi prints its reflected objects:
+ * `mylib.Point(x=1, y=2.5)`: the type key, then `name=value` for every field in field
+ * order (inherited ones first), leaving out fields with FFK_FIELD_REPR_OFF; values
+ * print as anywhere else, so a field that leads back to an object being printed shows
+ * "..." (`mylib.Node(next=mylib.Node(next=...))`) and an Optional field that is unset
+ * shows None. A type with no field to show prints `mylib.Empty()`. Fields are read as
+ * ffk_field_get reads them, so a concurrent write shows the old or the new value.
+ *
  * Types print themselves through the repr slot of the type registry
  * (ffk_type_set_repr); a slot writes into an ffk_repr_ctx and recurses into
  * elements with ffk_repr_any, which prints an object already being printed as "..."

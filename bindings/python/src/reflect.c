@@ -1,0 +1,827 @@
+/*
+ * reflect.c - the Python face of reflected types (ffikit/reflect.h): field descriptors,
+ * method descriptors, construction by the type's constructor, and the copy / pickle
+ * methods that register_object and the auto-made classes install.
+ *
+ * Invariants:
+ *  - A class of a reflected type carries `__ffi_type_index__` (an int; None on a class
+ *    of a type without reflection, so that a subclass never constructs its parent's
+ *    type by inheritance). Construction reads it through the type's attribute cache.
+ *  - Descriptors hold registry pointers (const ffk_field_info / ffk_method_info), which
+ *    the C library keeps until exit, and no ffikit object: installing them on a class
+ *    changes no live-object count.
+ *  - Every access goes through the checked C API (ffk_field_get / ffk_field_set /
+ *    ffk_function_call): C decides read-only, types and conversions, and its message is
+ *    what Python raises. No Python code runs per field read, write or method call.
+ *  - A wrapper's handle may be NULL only for an instance of a class whose own __init__
+ *    has not constructed it yet (see object.c); everything here checks for that.
+ */
+#include "ffikit_py.h"
+
+#include <ffikit/reflect.h>
+
+static PyObject *g_str_type_index; /* interned "__ffi_type_index__" */
+
+/* ---- Class -> reflected type index ------------------------------------------------- */
+
+int32_t ffkpy_reflect_index(PyTypeObject *type) {
+  PyObject *v = _PyType_Lookup(type, g_str_type_index); /* borrowed, cached by CPython */
+  if (v == NULL || !PyLong_CheckExact(v)) return -1;
+  long index = PyLong_AsLong(v);
+  if (index < 0 || index > INT32_MAX) {
+    PyErr_Clear();
+    return -1;
+  }
+  return (int32_t)index;
+}
+
+/* The handle of `o` when it is an initialized wrapper, else NULL with a TypeError naming
+ * what the descriptor `what` of type `type_index` was applied to. */
+static ffk_object *instance_handle(PyObject *o, const char *what, int32_t type_index) {
+  if (PyObject_TypeCheck(o, &ffkpy_ObjectType)) {
+    ffk_object *h = ((ffkpy_Object *)o)->obj;
+    if (h != NULL) return h;
+    PyErr_Format(PyExc_TypeError, "`%s` of `%s`: the %s object has not been constructed (its __init__ did not "
+                 "call __ffi_init__)", what, ffk_type_key(type_index), Py_TYPE(o)->tp_name);
+    return NULL;
+  }
+  PyErr_Format(PyExc_TypeError, "`%s` of `%s` does not apply to a '%s' object", what, ffk_type_key(type_index),
+               Py_TYPE(o)->tp_name);
+  return NULL;
+}
+
+/* ---- Field descriptors -------------------------------------------------------------- */
+
+typedef struct {
+  PyObject_HEAD
+  const ffk_field_info *field; /* registry-owned, valid until exit */
+  PyObject *name;              /* str */
+  PyObject *doc;               /* str or None */
+} ffkpy_FieldDescr;
+
+static PyTypeObject FieldDescrType;
+
+static PyObject *field_descr_get(PyObject *self, PyObject *obj, PyObject *type) {
+  (void)type;
+  if (obj == NULL || obj == Py_None) return Py_NewRef(self); /* Class.field: the descriptor */
+  const ffk_field_info *f = ((ffkpy_FieldDescr *)self)->field;
+  ffk_object *h = instance_handle(obj, f->name, f->owner_index);
+  if (h == NULL) return NULL;
+  ffk_any v;
+  if (ffk_field_get(f, h, &v) != 0) return ffkpy_raise_from_ffk();
+  return ffkpy_from_any_steal(&v);
+}
+
+static int field_descr_set(PyObject *self, PyObject *obj, PyObject *value) {
+  const ffk_field_info *f = ((ffkpy_FieldDescr *)self)->field;
+  if (value == NULL) {
+    PyErr_Format(PyExc_AttributeError, "cannot delete field `%s` of `%s`", f->name, ffk_type_key(f->owner_index));
+    return -1;
+  }
+  ffk_object *h = instance_handle(obj, f->name, f->owner_index);
+  if (h == NULL) return -1;
+  ffkpy_temps temps;
+  ffkpy_temps_init(&temps);
+  ffk_any v;
+  int rc = ffkpy_to_any(value, &v, &temps);
+  if (rc == 0 && ffk_field_set(f, h, &v) != 0) rc = ffkpy_raise_from_ffk_int();
+  ffkpy_temps_release(&temps);
+  return rc;
+}
+
+static void field_descr_dealloc(PyObject *self) {
+  ffkpy_FieldDescr *d = (ffkpy_FieldDescr *)self;
+  Py_XDECREF(d->name);
+  Py_XDECREF(d->doc);
+  Py_TYPE(self)->tp_free(self);
+}
+
+static PyObject *field_descr_repr(PyObject *self) {
+  const ffk_field_info *f = ((ffkpy_FieldDescr *)self)->field;
+  return PyUnicode_FromFormat("<field `%s: %s` of `%s`>", f->name, f->type_text, ffk_type_key(f->owner_index));
+}
+
+static PyObject *field_get_doc(PyObject *self, void *c) {
+  (void)c;
+  return Py_NewRef(((ffkpy_FieldDescr *)self)->doc);
+}
+static PyObject *field_get_name(PyObject *self, void *c) {
+  (void)c;
+  return Py_NewRef(((ffkpy_FieldDescr *)self)->name);
+}
+static PyObject *field_get_type(PyObject *self, void *c) {
+  (void)c;
+  return PyUnicode_FromString(((ffkpy_FieldDescr *)self)->field->type_text);
+}
+static PyObject *field_get_owner(PyObject *self, void *c) {
+  (void)c;
+  return PyUnicode_FromString(ffk_type_key(((ffkpy_FieldDescr *)self)->field->owner_index));
+}
+static PyObject *field_get_flag(PyObject *self, void *c) {
+  return PyBool_FromLong((((ffkpy_FieldDescr *)self)->field->flags & (uint32_t)(uintptr_t)c) != 0);
+}
+static PyObject *field_get_position(PyObject *self, void *c) {
+  (void)c;
+  return PyLong_FromLong(((ffkpy_FieldDescr *)self)->field->position);
+}
+static PyObject *field_get_default(PyObject *self, void *c) {
+  (void)c;
+  const ffk_field_info *f = ((ffkpy_FieldDescr *)self)->field;
+  if (!(f->flags & FFK_FIELD_HAS_DEFAULT) || (f->flags & FFK_FIELD_DEFAULT_FACTORY)) Py_RETURN_NONE;
+  return ffkpy_from_any(&f->default_value);
+}
+
+/* get(obj) / set(obj, value): the descriptor's two operations as methods (tvm_ffi's
+   FieldGetter / FieldSetter do the same work). */
+static PyObject *field_method_get(PyObject *self, PyObject *obj) { return field_descr_get(self, obj, NULL); }
+static PyObject *field_method_set(PyObject *self, PyObject *const *args, Py_ssize_t nargs) {
+  if (nargs != 2) return PyErr_Format(PyExc_TypeError, "set(obj, value) takes 2 arguments (%zd given)", nargs);
+  if (field_descr_set(self, args[0], args[1]) != 0) return NULL;
+  Py_RETURN_NONE;
+}
+
+static PyObject *field_get_frozen(PyObject *self, void *c) {
+  (void)c;
+  return PyBool_FromLong((((ffkpy_FieldDescr *)self)->field->flags & FFK_FIELD_WRITABLE) == 0);
+}
+
+static PyGetSetDef field_getset[] = {
+    {"__doc__", field_get_doc, NULL, "The field's doc text (None when it has none).", NULL},
+    {"__name__", field_get_name, NULL, "The field's name.", NULL},
+    {"name", field_get_name, NULL, "The field's name.", NULL},
+    {"type", field_get_type, NULL, "The field's type in the signature language (\"int\", \"Array<str>\").", NULL},
+    {"owner", field_get_owner, NULL, "The type key of the type that declares the field.", NULL},
+    {"position", field_get_position, NULL, "The field's index among its type's fields (parents' first).", NULL},
+    {"writable", field_get_flag, NULL, "Whether the field may be set after construction.",
+     (void *)(uintptr_t)FFK_FIELD_WRITABLE},
+    {"frozen", field_get_frozen, NULL, "Whether the field is read-only (not writable).", NULL},
+    {"has_default", field_get_flag, NULL, "Whether the field has a default (or a default factory).",
+     (void *)(uintptr_t)FFK_FIELD_HAS_DEFAULT},
+    {"init_off", field_get_flag, NULL, "Whether the field is left out of the constructor's parameters.",
+     (void *)(uintptr_t)FFK_FIELD_INIT_OFF},
+    {"kw_only", field_get_flag, NULL, "Whether the constructor takes the field by name only.",
+     (void *)(uintptr_t)FFK_FIELD_KW_ONLY},
+    {"repr_off", field_get_flag, NULL, "Whether repr leaves the field out.", (void *)(uintptr_t)FFK_FIELD_REPR_OFF},
+    {"compare_off", field_get_flag, NULL, "Whether structural equality and hash ignore the field.",
+     (void *)(uintptr_t)FFK_FIELD_COMPARE_OFF},
+    {"default", field_get_default, NULL,
+     "The field's default value (None without one, or when a factory makes it per object).", NULL},
+    {NULL, NULL, NULL, NULL, NULL},
+};
+
+static PyMethodDef field_methods[] = {
+    {"get", field_method_get, METH_O, "get(obj): the field's value on obj (as obj.<name>)."},
+    {"set", (PyCFunction)(void (*)(void))field_method_set, METH_FASTCALL,
+     "set(obj, value): writes the field (as obj.<name> = value); AttributeError for a read-only field."},
+    {NULL, NULL, 0, NULL},
+};
+
+static PyTypeObject FieldDescrType = {
+    PyVarObject_HEAD_INIT(NULL, 0).tp_name = "ffikit.core.Field",
+    .tp_doc = "A field of a reflected type, as a class attribute: reading obj.<name> calls the C field "
+              "getter, writing it the C setter (AttributeError for a read-only field, TypeError for a "
+              "value that does not convert to the field's type).",
+    .tp_basicsize = sizeof(ffkpy_FieldDescr),
+    .tp_flags = Py_TPFLAGS_DEFAULT,
+    .tp_dealloc = field_descr_dealloc,
+    .tp_repr = field_descr_repr,
+    .tp_descr_get = field_descr_get,
+    .tp_descr_set = field_descr_set,
+    .tp_getset = field_getset,
+    .tp_methods = field_methods,
+};
+
+static PyObject *field_descr_new(const ffk_field_info *f) {
+  ffkpy_FieldDescr *d = PyObject_New(ffkpy_FieldDescr, &FieldDescrType);
+  if (d == NULL) return NULL;
+  d->field = f;
+  d->name = PyUnicode_FromString(f->name);
+  d->doc = f->doc != NULL ? PyUnicode_FromString(f->doc) : Py_NewRef(Py_None);
+  if (d->name == NULL || d->doc == NULL) {
+    Py_DECREF(d);
+    return NULL;
+  }
+  return (PyObject *)d;
+}
+
+/* ---- Calls: methods and constructors ------------------------------------------------- */
+
+/* Converts `n` Python values into `argv` (argument mode, into temps). 0 or -1. */
+static int convert_args(PyObject *const *args, Py_ssize_t n, ffk_any *argv, ffkpy_temps *temps) {
+  for (Py_ssize_t i = 0; i < n; ++i)
+    if (ffkpy_to_any(args[i], &argv[i], temps) != 0) return -1;
+  return 0;
+}
+
+/* The UTF-8 of keyword names (borrowed from the str objects); `callee` names the call in
+   messages (NULL: the constructor of type_index). 0 or -1. */
+static int keyword_names(PyObject *const *keys, Py_ssize_t nkw, const char **names, PyObject *callee,
+                         int32_t type_index) {
+  for (Py_ssize_t j = 0; j < nkw; ++j) {
+    Py_ssize_t size;
+    int ok = PyUnicode_Check(keys[j]);
+    if (ok && (names[j] = PyUnicode_AsUTF8AndSize(keys[j], &size)) == NULL) return -1;
+    if (ok && (size_t)size == strlen(names[j])) continue;
+    /* not a str, or an embedded NUL: no parameter has such a name */
+    if (callee != NULL)
+      PyErr_Format(PyExc_TypeError, "%U() got an unexpected keyword argument %R", callee, keys[j]);
+    else
+      PyErr_Format(PyExc_TypeError, "%s.__init__() got an unexpected keyword argument %R", ffk_type_key(type_index),
+                   keys[j]);
+    return -1;
+  }
+  return 0;
+}
+
+/* Calls f with the values `vals` (npos positional, then nkw named ones named by `keys`),
+ * with the GIL released around the C call. A new reference, or NULL with an exception. */
+static PyObject *call_function(ffk_function *f, PyObject *const *vals, Py_ssize_t npos, PyObject *const *keys,
+                               Py_ssize_t nkw, PyObject *callee) {
+  Py_ssize_t total = npos + nkw;
+  if (total > INT32_MAX) return PyErr_Format(PyExc_ValueError, "too many arguments: %zd", total);
+  ffk_any stack[8];
+  const char *name_stack[8];
+  ffk_any *argv = total <= 8 ? stack : PyMem_Malloc(sizeof(ffk_any) * (size_t)total);
+  const char **names = nkw <= 8 ? name_stack : PyMem_Malloc(sizeof(const char *) * (size_t)nkw);
+  PyObject *r = NULL;
+  ffkpy_temps temps;
+  ffkpy_temps_init(&temps);
+  if (argv == NULL || names == NULL) {
+    PyErr_NoMemory();
+    goto done;
+  }
+  if (keyword_names(keys, nkw, names, callee, -1) != 0 || convert_args(vals, total, argv, &temps) != 0) goto done;
+  ffk_any result;
+  int rc;
+  PyThreadState *ts = PyEval_SaveThread();
+  if (nkw == 0) rc = ffk_function_call(f, argv, (int32_t)npos, &result);
+  else rc = ffk_function_call_kw(f, argv, (int32_t)npos, names, (int32_t)nkw, &result);
+  PyEval_RestoreThread(ts);
+  r = rc == 0 ? ffkpy_from_any_steal(&result) : ffkpy_raise_from_ffk();
+done:
+  ffkpy_temps_release(&temps);
+  if (argv != stack) PyMem_Free(argv);
+  if (names != name_stack) PyMem_Free(names);
+  return r;
+}
+
+/* A new object of reflected type `index` made by its constructor from Python values (as
+ * call_function takes them). A new reference, or NULL with a Python exception. */
+static ffk_object *create_object(int32_t index, PyObject *const *vals, Py_ssize_t npos, PyObject *const *keys,
+                                 Py_ssize_t nkw) {
+  Py_ssize_t total = npos + nkw;
+  if (total > INT32_MAX) {
+    PyErr_Format(PyExc_ValueError, "too many arguments: %zd", total);
+    return NULL;
+  }
+  ffk_any stack[8];
+  const char *name_stack[8];
+  ffk_any *argv = total <= 8 ? stack : PyMem_Malloc(sizeof(ffk_any) * (size_t)total);
+  const char **names = nkw <= 8 ? name_stack : PyMem_Malloc(sizeof(const char *) * (size_t)nkw);
+  ffk_object *obj = NULL;
+  ffkpy_temps temps;
+  ffkpy_temps_init(&temps);
+  if (argv == NULL || names == NULL) {
+    PyErr_NoMemory();
+    goto done;
+  }
+  if (keyword_names(keys, nkw, names, NULL, index) != 0 || convert_args(vals, total, argv, &temps) != 0)
+    goto done;
+  if (ffk_object_create(index, argv, (int32_t)npos, names, (int32_t)nkw, &obj) != 0) {
+    obj = NULL;
+    ffkpy_raise_from_ffk();
+  }
+done:
+  ffkpy_temps_release(&temps);
+  if (argv != stack) PyMem_Free(argv);
+  if (names != name_stack) PyMem_Free(names);
+  return obj;
+}
+
+/* create_object from a tuple and a dict (tp_new / tp_init / keyword calls). */
+static ffk_object *create_object_tuple(int32_t index, PyObject *args, PyObject *kwds) {
+  Py_ssize_t npos = args != NULL ? PyTuple_GET_SIZE(args) : 0;
+  Py_ssize_t nkw = kwds != NULL ? PyDict_GET_SIZE(kwds) : 0;
+  if (nkw == 0) return create_object(index, args != NULL ? &PyTuple_GET_ITEM(args, 0) : NULL, npos, NULL, 0);
+  Py_ssize_t total = npos + nkw;
+  PyObject *stack[16];
+  PyObject **vals = total <= 8 ? stack : PyMem_Malloc(sizeof(PyObject *) * (size_t)(2 * total));
+  if (vals == NULL) {
+    PyErr_NoMemory();
+    return NULL;
+  }
+  PyObject **keys = vals + total;
+  if (total <= 8) keys = stack + 8;
+  for (Py_ssize_t i = 0; i < npos; ++i) vals[i] = PyTuple_GET_ITEM(args, i);
+  Py_ssize_t pos = 0, j = 0;
+  PyObject *k, *v;
+  while (PyDict_Next(kwds, &pos, &k, &v)) { /* borrowed: the dict holds them for the call */
+    keys[j] = k;
+    vals[npos + j] = v;
+    ++j;
+  }
+  ffk_object *obj = create_object(index, vals, npos, keys, nkw);
+  if (vals != stack) PyMem_Free(vals);
+  return obj;
+}
+
+/* A wrapper of class `type` around obj (steals it, also on failure). */
+static PyObject *wrap_as(PyTypeObject *type, ffk_object *obj) {
+  if (obj == NULL) return NULL;
+  ffkpy_Object *self = (ffkpy_Object *)type->tp_alloc(type, 0);
+  if (self == NULL) {
+    ffk_object_release(obj);
+    return NULL;
+  }
+  self->obj = obj;
+  return (PyObject *)self;
+}
+
+PyObject *ffkpy_reflect_new(PyTypeObject *type, int32_t index, PyObject *args, PyObject *kwds) {
+  return wrap_as(type, create_object_tuple(index, args, kwds));
+}
+
+int ffkpy_reflect_init(PyObject *self, int32_t index, PyObject *args, PyObject *kwds) {
+  ffk_object *obj = create_object_tuple(index, args, kwds);
+  if (obj == NULL) return -1;
+  ffk_object *old = ((ffkpy_Object *)self)->obj;
+  ((ffkpy_Object *)self)->obj = obj;
+  ffk_object_release(old);
+  return 0;
+}
+
+/*
+ * The vectorcall of a reflected class (Class(a, b, k=v)): constructs without the argument
+ * tuple and without a second call through tp_init. Only while the class's __new__ and
+ * __init__ are Object's (object.c checks before installing and here at each call: a
+ * class body or a later assignment may replace them); otherwise it is type's own call.
+ */
+PyObject *ffkpy_reflect_class_vectorcall(PyObject *callable, PyObject *const *args, size_t nargsf,
+                                         PyObject *kwnames) {
+  PyTypeObject *type = (PyTypeObject *)callable;
+  int32_t index = ffkpy_reflect_ready(type) ? ffkpy_reflect_index(type) : -1;
+  if (index < 0) { /* the generic path: tp_new then tp_init, as type.__call__ does */
+    PyObject *tuple = PyTuple_New(PyVectorcall_NARGS(nargsf));
+    if (tuple == NULL) return NULL;
+    for (Py_ssize_t i = 0; i < PyTuple_GET_SIZE(tuple); ++i) PyTuple_SET_ITEM(tuple, i, Py_NewRef(args[i]));
+    PyObject *kw = NULL;
+    if (kwnames != NULL && PyTuple_GET_SIZE(kwnames) > 0) {
+      kw = PyDict_New();
+      for (Py_ssize_t j = 0; kw != NULL && j < PyTuple_GET_SIZE(kwnames); ++j)
+        if (PyDict_SetItem(kw, PyTuple_GET_ITEM(kwnames, j), args[PyTuple_GET_SIZE(tuple) + j]) != 0) Py_CLEAR(kw);
+      if (kw == NULL) {
+        Py_DECREF(tuple);
+        return NULL;
+      }
+    }
+    PyObject *r = PyType_Type.tp_call(callable, tuple, kw);
+    Py_DECREF(tuple);
+    Py_XDECREF(kw);
+    return r;
+  }
+  Py_ssize_t n = PyVectorcall_NARGS(nargsf);
+  Py_ssize_t nkw = kwnames != NULL ? PyTuple_GET_SIZE(kwnames) : 0;
+  return wrap_as(type, create_object(index, args, n, nkw ? &PyTuple_GET_ITEM(kwnames, 0) : NULL, nkw));
+}
+
+/* ---- Method descriptors ---------------------------------------------------------------- */
+
+typedef struct {
+  PyObject_HEAD
+  vectorcallfunc vectorcall;
+  const ffk_method_info *method; /* registry-owned, valid until exit */
+  int32_t type_index;            /* the class's type (for messages and the instance check) */
+  PyObject *name, *qualname, *doc;
+} ffkpy_MethodDescr;
+
+static PyTypeObject MethodDescrType, StaticMethodDescrType;
+
+/* obj.method(*args) (or Class.method(obj, *args)): the object is argument 0. */
+static PyObject *method_vectorcall(PyObject *self, PyObject *const *args, size_t nargsf, PyObject *kwnames) {
+  ffkpy_MethodDescr *d = (ffkpy_MethodDescr *)self;
+  Py_ssize_t n = PyVectorcall_NARGS(nargsf);
+  Py_ssize_t nkw = kwnames != NULL ? PyTuple_GET_SIZE(kwnames) : 0;
+  if (n < 1)
+    return PyErr_Format(PyExc_TypeError, "%U() needs a `%s` object as its first argument", d->qualname,
+                        ffk_type_key(d->method->owner_index));
+  ffk_object *h = instance_handle(args[0], d->method->name, d->method->owner_index);
+  if (h == NULL) return NULL;
+  if (!ffk_object_is_instance(h, d->method->owner_index))
+    return PyErr_Format(PyExc_TypeError, "`%s` of `%s` does not apply to a `%s` object", d->method->name,
+                        ffk_type_key(d->method->owner_index), ffk_type_key(h->type_index));
+  return call_function(d->method->function, args, n, nkw ? &PyTuple_GET_ITEM(kwnames, 0) : NULL, nkw, d->qualname);
+}
+
+static PyObject *static_method_vectorcall(PyObject *self, PyObject *const *args, size_t nargsf, PyObject *kwnames) {
+  ffkpy_MethodDescr *d = (ffkpy_MethodDescr *)self;
+  Py_ssize_t nkw = kwnames != NULL ? PyTuple_GET_SIZE(kwnames) : 0;
+  return call_function(d->method->function, args, PyVectorcall_NARGS(nargsf), nkw ? &PyTuple_GET_ITEM(kwnames, 0) : NULL,
+                       nkw, d->qualname);
+}
+
+static PyObject *method_descr_get(PyObject *self, PyObject *obj, PyObject *type) {
+  (void)type;
+  if (obj == NULL || obj == Py_None) return Py_NewRef(self);
+  return PyMethod_New(self, obj);
+}
+
+static PyObject *static_method_descr_get(PyObject *self, PyObject *obj, PyObject *type) {
+  (void)obj, (void)type;
+  return Py_NewRef(self);
+}
+
+static void method_descr_dealloc(PyObject *self) {
+  ffkpy_MethodDescr *d = (ffkpy_MethodDescr *)self;
+  Py_XDECREF(d->name);
+  Py_XDECREF(d->qualname);
+  Py_XDECREF(d->doc);
+  Py_TYPE(self)->tp_free(self);
+}
+
+static PyObject *method_descr_repr(PyObject *self) {
+  ffkpy_MethodDescr *d = (ffkpy_MethodDescr *)self;
+  return PyUnicode_FromFormat("<%smethod `%s` of `%s`>", d->method->is_static ? "static " : "", d->method->name,
+                              ffk_type_key(d->type_index));
+}
+
+static PyObject *method_get_doc(PyObject *self, void *c) {
+  (void)c;
+  return Py_NewRef(((ffkpy_MethodDescr *)self)->doc);
+}
+static PyObject *method_get_name(PyObject *self, void *c) {
+  (void)c;
+  return Py_NewRef(((ffkpy_MethodDescr *)self)->name);
+}
+static PyObject *method_get_qualname(PyObject *self, void *c) {
+  (void)c;
+  return Py_NewRef(((ffkpy_MethodDescr *)self)->qualname);
+}
+static PyObject *method_get_is_static(PyObject *self, void *c) {
+  (void)c;
+  return PyBool_FromLong(((ffkpy_MethodDescr *)self)->method->is_static);
+}
+static PyObject *method_get_owner(PyObject *self, void *c) {
+  (void)c;
+  return PyUnicode_FromString(ffk_type_key(((ffkpy_MethodDescr *)self)->method->owner_index));
+}
+static PyObject *method_get_func(PyObject *self, void *c) {
+  (void)c;
+  ffk_function *f = ((ffkpy_MethodDescr *)self)->method->function;
+  ffk_object_retain((ffk_object *)f);
+  return ffkpy_wrap_steal((ffk_object *)f);
+}
+
+static PyGetSetDef method_getset[] = {
+    {"__doc__", method_get_doc, NULL, "The method's doc text (None when it has none).", NULL},
+    {"__name__", method_get_name, NULL, "The method's name.", NULL},
+    {"__qualname__", method_get_qualname, NULL, "<type key>.<name>.", NULL},
+    {"name", method_get_name, NULL, "The method's name.", NULL},
+    {"is_static", method_get_is_static, NULL, "Whether it is a static method (no object argument).", NULL},
+    {"owner", method_get_owner, NULL, "The type key of the type that declares the method.", NULL},
+    {"func", method_get_func, NULL, "The method's Function (an instance method takes the object first).", NULL},
+    {NULL, NULL, NULL, NULL, NULL},
+};
+
+static PyTypeObject MethodDescrType = {
+    PyVarObject_HEAD_INIT(NULL, 0).tp_name = "ffikit.core.Method",
+    .tp_doc = "An instance method of a reflected type: obj.name(*args) calls its C Function with obj first.",
+    .tp_basicsize = sizeof(ffkpy_MethodDescr),
+    .tp_flags = Py_TPFLAGS_DEFAULT | Py_TPFLAGS_METHOD_DESCRIPTOR | Py_TPFLAGS_HAVE_VECTORCALL,
+    .tp_vectorcall_offset = offsetof(ffkpy_MethodDescr, vectorcall),
+    .tp_call = PyVectorcall_Call,
+    .tp_dealloc = method_descr_dealloc,
+    .tp_repr = method_descr_repr,
+    .tp_descr_get = method_descr_get,
+    .tp_getset = method_getset,
+};
+
+static PyTypeObject StaticMethodDescrType = {
+    PyVarObject_HEAD_INIT(NULL, 0).tp_name = "ffikit.core.StaticMethod",
+    .tp_doc = "A static method of a reflected type: Class.name(*args) calls its C Function.",
+    .tp_basicsize = sizeof(ffkpy_MethodDescr),
+    .tp_flags = Py_TPFLAGS_DEFAULT | Py_TPFLAGS_HAVE_VECTORCALL,
+    .tp_vectorcall_offset = offsetof(ffkpy_MethodDescr, vectorcall),
+    .tp_call = PyVectorcall_Call,
+    .tp_dealloc = method_descr_dealloc,
+    .tp_repr = method_descr_repr,
+    .tp_descr_get = static_method_descr_get,
+    .tp_getset = method_getset,
+};
+
+static PyObject *method_descr_new(const ffk_method_info *m, int32_t type_index) {
+  ffkpy_MethodDescr *d = PyObject_New(ffkpy_MethodDescr, m->is_static ? &StaticMethodDescrType : &MethodDescrType);
+  if (d == NULL) return NULL;
+  d->vectorcall = m->is_static ? static_method_vectorcall : method_vectorcall;
+  d->method = m;
+  d->type_index = type_index;
+  d->name = PyUnicode_FromString(m->name);
+  d->qualname = PyUnicode_FromFormat("%s.%s", ffk_type_key(type_index), m->name);
+  d->doc = m->doc != NULL ? PyUnicode_FromString(m->doc) : Py_NewRef(Py_None);
+  if (d->name == NULL || d->qualname == NULL || d->doc == NULL) {
+    Py_DECREF(d);
+    return NULL;
+  }
+  return (PyObject *)d;
+}
+
+/* ---- copy, deepcopy, pickle -------------------------------------------------------------- */
+
+static PyObject *reflected_copy(PyObject *self, PyObject *unused) {
+  (void)unused;
+  ffk_object *h = instance_handle(self, "__copy__", FFK_TYPE_OBJECT);
+  if (h == NULL) return NULL;
+  ffk_object *c = ffk_object_shallow_copy(h);
+  if (c == NULL) return ffkpy_raise_from_ffk();
+  return wrap_as(Py_TYPE(self), c);
+}
+
+static PyObject *reflected_deepcopy(PyObject *self, PyObject *memo) {
+  (void)memo; /* the C copy keeps sharing and cycles itself */
+  ffk_object *h = instance_handle(self, "__deepcopy__", FFK_TYPE_OBJECT);
+  if (h == NULL) return NULL;
+  ffk_any v = ffk_any_object(h), out;
+  int rc;
+  Py_BEGIN_ALLOW_THREADS rc = ffk_deep_copy(&v, &out);
+  Py_END_ALLOW_THREADS
+  ffk_any_release(&v);
+  if (rc != 0) return ffkpy_raise_from_ffk();
+  if (ffk_any_is_object(&out) && out.v_obj != NULL && out.v_obj->type_index == h->type_index) {
+    ffk_object *obj = out.v_obj; /* keep the Python class of self (a subclass made in Python) */
+    return wrap_as(Py_TYPE(self), obj);
+  }
+  return ffkpy_from_any_steal(&out);
+}
+
+static PyObject *g_from_fields; /* _core._object_from_fields, what pickles reconstruct with */
+
+/* __reduce__: (_object_from_fields, (type_key, {field: value, ...})) over every field,
+   read-only and init-off ones included. */
+static PyObject *reflected_reduce(PyObject *self, PyObject *unused) {
+  (void)unused;
+  ffk_object *h = instance_handle(self, "__reduce__", FFK_TYPE_OBJECT);
+  if (h == NULL) return NULL;
+  int32_t index = h->type_index;
+  const char *key = ffk_type_key(index);
+  if (!ffk_type_is_reflected(index))
+    return PyErr_Format(PyExc_TypeError, "cannot pickle a `%s` object: its type is not reflected (no fields "
+                        "describe its state)", key ? key : "?");
+  int32_t n = ffk_type_num_fields(index);
+  if (n < 0) return ffkpy_raise_from_ffk();
+  PyObject *fields = PyDict_New();
+  if (fields == NULL) return NULL;
+  for (int32_t i = 0; i < n; ++i) {
+    const ffk_field_info *f = ffk_type_field_at(index, i);
+    ffk_any v;
+    if (f == NULL || ffk_field_get(f, h, &v) != 0) {
+      Py_DECREF(fields);
+      return ffkpy_raise_from_ffk();
+    }
+    PyObject *value = ffkpy_from_any_steal(&v);
+    if (value == NULL || PyDict_SetItemString(fields, f->name, value) != 0) {
+      Py_XDECREF(value);
+      Py_DECREF(fields);
+      return NULL;
+    }
+    Py_DECREF(value);
+  }
+  return Py_BuildValue("(O(sN))", g_from_fields, key, fields);
+}
+
+static PyMethodDef reflected_methods[] = {
+    {"__copy__", reflected_copy, METH_NOARGS,
+     "A new object of the same type sharing the field values (references, not copies)."},
+    {"__deepcopy__", reflected_deepcopy, METH_O,
+     "A field-wise deep copy made in C (shared values and cycles kept)."},
+    {"__reduce__", reflected_reduce, METH_NOARGS,
+     "Pickles by type key and field values; unpickling needs the type defined under the same key."},
+    {NULL, NULL, 0, NULL},
+};
+
+/* ---- Module functions -------------------------------------------------------------------- */
+
+static int32_t index_of_key(PyObject *key_obj) {
+  const char *key = PyUnicode_AsUTF8(key_obj);
+  if (key == NULL) return -1;
+  int32_t index;
+  int rc = ffk_type_lookup(key, &index);
+  if (rc < 0) return ffkpy_raise_from_ffk_int();
+  if (rc == 0) {
+    PyErr_Format(PyExc_ValueError, "Cannot find object type index for %s", key);
+    return -1;
+  }
+  return index;
+}
+
+static int32_t reflected_index_of_key(PyObject *key_obj) {
+  int32_t index = index_of_key(key_obj);
+  if (index >= 0 && !ffk_type_is_reflected(index)) {
+    PyErr_Format(PyExc_TypeError, "`%U` is not a reflected type (it has no fields or constructor)", key_obj);
+    return -1;
+  }
+  return index;
+}
+
+/* _object_from_fields(type_key, fields: dict): a new object at its defaults with each
+   field set (read-only ones too), as unpickling rebuilds one. */
+static PyObject *object_from_fields(PyObject *mod, PyObject *args) {
+  (void)mod;
+  PyObject *key, *fields;
+  if (!PyArg_ParseTuple(args, "UO!:_object_from_fields", &key, &PyDict_Type, &fields)) return NULL;
+  int32_t index = reflected_index_of_key(key);
+  if (index < 0) return NULL;
+  ffk_object *obj = ffk_object_new_reflected(index);
+  if (obj == NULL) return ffkpy_raise_from_ffk();
+  Py_ssize_t pos = 0;
+  PyObject *k, *v;
+  while (PyDict_Next(fields, &pos, &k, &v)) {
+    const char *name = PyUnicode_Check(k) ? PyUnicode_AsUTF8(k) : NULL;
+    const ffk_field_info *f = NULL;
+    int found = name != NULL ? ffk_type_find_field(index, name, &f) : -1;
+    if (name == NULL && !PyErr_Occurred()) PyErr_Format(PyExc_TypeError, "field names must be str, not %R", k);
+    else if (found < 0) ffkpy_raise_from_ffk();
+    else if (found == 0) PyErr_Format(PyExc_AttributeError, "`%s` object has no field `%s`", ffk_type_key(index), name);
+    if (found <= 0) goto fail;
+    ffkpy_temps temps;
+    ffkpy_temps_init(&temps);
+    ffk_any a;
+    int rc = ffkpy_to_any(v, &a, &temps);
+    if (rc == 0 && ffk_field_init(f, obj, &a) != 0) rc = ffkpy_raise_from_ffk_int();
+    ffkpy_temps_release(&temps);
+    if (rc != 0) goto fail;
+  }
+  return ffkpy_wrap_steal(obj);
+fail:
+  ffk_object_release(obj);
+  return NULL;
+}
+
+/* _object_create(type_key, *args, **kwargs): ffk_object_create by key (create_object). */
+static PyObject *object_create(PyObject *mod, PyObject *const *args, size_t nargsf, PyObject *kwnames) {
+  (void)mod;
+  Py_ssize_t n = PyVectorcall_NARGS(nargsf);
+  if (n < 1 || !PyUnicode_Check(args[0])) return PyErr_Format(PyExc_TypeError, "_object_create(type_key: str, ...)");
+  int32_t index = reflected_index_of_key(args[0]);
+  if (index < 0) return NULL;
+  Py_ssize_t nkw = kwnames != NULL ? PyTuple_GET_SIZE(kwnames) : 0;
+  ffk_object *obj = create_object(index, args + 1, n - 1, nkw ? &PyTuple_GET_ITEM(kwnames, 0) : NULL, nkw);
+  return obj != NULL ? ffkpy_wrap_steal(obj) : NULL;
+}
+
+/* Sets cls.<name> = value unless cls's own dict has the name. 0 or -1. */
+static int set_unless_own(PyObject *cls, PyObject *dict, PyObject *name, PyObject *value) {
+  int has = PyDict_Contains(dict, name);
+  if (has != 0) return has < 0 ? -1 : 0;
+  return PyObject_SetAttr(cls, name, value);
+}
+
+/* _reflect_class(cls, type_index): installs on cls (not over what its own body defines)
+ * __copy__/__deepcopy__/__reduce__, and for a reflected type a descriptor per field
+ * (inherited ones too) and the methods (static ones as static methods); and
+ * __ffi_type_index__ (None for a type without reflection: such a class constructs nothing). */
+static PyObject *reflect_class(PyObject *mod, PyObject *args) {
+  (void)mod;
+  PyObject *cls;
+  int index;
+  if (!PyArg_ParseTuple(args, "O!i:_reflect_class", &PyType_Type, &cls, &index)) return NULL;
+  if (!PyType_IsSubtype((PyTypeObject *)cls, &ffkpy_ObjectType))
+    return PyErr_Format(PyExc_TypeError, "_reflect_class: %R is not a subclass of ffikit.Object", cls);
+  if (!ffk_type_exists(index)) return PyErr_Format(PyExc_ValueError, "unknown type index %d", index);
+  PyObject *dict = ((PyTypeObject *)cls)->tp_dict; /* read only: writes go through setattr */
+  /* copy / deepcopy / pickle: for any type (C says what a type without reflection can't do) */
+  for (PyMethodDef *def = reflected_methods; def->ml_name != NULL; ++def) {
+    PyObject *name = PyUnicode_InternFromString(def->ml_name);
+    PyObject *d = name != NULL ? PyDescr_NewMethod(&ffkpy_ObjectType, def) : NULL;
+    int rc = d != NULL ? set_unless_own(cls, dict, name, d) : -1;
+    Py_XDECREF(name);
+    Py_XDECREF(d);
+    if (rc != 0) return NULL;
+  }
+  if (!ffk_type_is_reflected(index)) {
+    if (PyObject_SetAttr(cls, g_str_type_index, Py_None) != 0) return NULL;
+    Py_RETURN_NONE;
+  }
+  int32_t nf = ffk_type_num_fields(index), nm = ffk_type_num_methods(index);
+  if (nf < 0 || nm < 0) return ffkpy_raise_from_ffk();
+  for (int32_t i = 0; i < nf; ++i) {
+    const ffk_field_info *f = ffk_type_field_at(index, i);
+    if (f == NULL) return ffkpy_raise_from_ffk();
+    PyObject *d = field_descr_new(f);
+    int rc = d != NULL ? set_unless_own(cls, dict, ((ffkpy_FieldDescr *)d)->name, d) : -1;
+    Py_XDECREF(d);
+    if (rc != 0) return NULL;
+  }
+  for (int32_t i = 0; i < nm; ++i) {
+    const ffk_method_info *m = ffk_type_method_at(index, i);
+    if (m == NULL) return ffkpy_raise_from_ffk();
+    PyObject *d = method_descr_new(m, index);
+    int rc = d != NULL ? set_unless_own(cls, dict, ((ffkpy_MethodDescr *)d)->name, d) : -1;
+    Py_XDECREF(d);
+    if (rc != 0) return NULL;
+  }
+  PyObject *i = PyLong_FromLong(index);
+  int rc = i != NULL ? PyObject_SetAttr(cls, g_str_type_index, i) : -1;
+  Py_XDECREF(i);
+  if (rc != 0) return NULL;
+  if (ffkpy_reflect_enable_vectorcall((PyTypeObject *)cls) != 0) return NULL;
+  Py_RETURN_NONE;
+}
+
+/* _type_fields(type_index) -> tuple of the Field descriptors of a type (inherited first). */
+static PyObject *type_fields(PyObject *mod, PyObject *arg) {
+  (void)mod;
+  int index = (int)PyLong_AsLong(arg);
+  if (index == -1 && PyErr_Occurred()) return NULL;
+  int32_t n = ffk_type_num_fields(index);
+  if (n < 0) return ffkpy_raise_from_ffk();
+  PyObject *t = PyTuple_New(n);
+  for (int32_t i = 0; t != NULL && i < n; ++i) {
+    const ffk_field_info *f = ffk_type_field_at(index, i);
+    PyObject *d = f != NULL ? field_descr_new(f) : ffkpy_raise_from_ffk();
+    if (d == NULL) Py_CLEAR(t);
+    else PyTuple_SET_ITEM(t, i, d);
+  }
+  return t;
+}
+
+/* _type_methods(type_index) -> tuple of the Method / StaticMethod descriptors of a type. */
+static PyObject *type_methods(PyObject *mod, PyObject *arg) {
+  (void)mod;
+  int index = (int)PyLong_AsLong(arg);
+  if (index == -1 && PyErr_Occurred()) return NULL;
+  int32_t n = ffk_type_num_methods(index);
+  if (n < 0) return ffkpy_raise_from_ffk();
+  PyObject *t = PyTuple_New(n);
+  for (int32_t i = 0; t != NULL && i < n; ++i) {
+    const ffk_method_info *m = ffk_type_method_at(index, i);
+    PyObject *d = m != NULL ? method_descr_new(m, index) : ffkpy_raise_from_ffk();
+    if (d == NULL) Py_CLEAR(t);
+    else PyTuple_SET_ITEM(t, i, d);
+  }
+  return t;
+}
+
+/* _type_info(type_index) -> (key, parent index or -1, is_reflected, doc or None). */
+static PyObject *type_info(PyObject *mod, PyObject *arg) {
+  (void)mod;
+  int index = (int)PyLong_AsLong(arg);
+  if (index == -1 && PyErr_Occurred()) return NULL;
+  if (!ffk_type_exists(index)) return PyErr_Format(PyExc_ValueError, "unknown type index %d", index);
+  const char *key = ffk_type_key(index), *doc = ffk_type_doc(index);
+  return Py_BuildValue("(siOz)", key ? key : "", (int)ffk_type_parent(index),
+                       ffk_type_is_reflected(index) ? Py_True : Py_False, doc);
+}
+
+static int collect_key(int32_t index, const char *key, void *ctx) {
+  (void)index;
+  if (key == NULL) return 0;
+  PyObject *s = PyUnicode_FromString(key);
+  int rc = s != NULL ? PyList_Append((PyObject *)ctx, s) : -1;
+  Py_XDECREF(s);
+  return rc != 0 ? 1 : 0;
+}
+
+/* _registered_type_keys() -> list of every type key, in index order. */
+static PyObject *registered_type_keys(PyObject *mod, PyObject *unused) {
+  (void)mod, (void)unused;
+  PyObject *list = PyList_New(0);
+  if (list != NULL && ffk_type_for_each(collect_key, list) != 0) Py_CLEAR(list);
+  return list;
+}
+
+/* _class_for(type_index) -> the wrapper class of a type (making one for an unbound type). */
+static PyObject *class_for(PyObject *mod, PyObject *arg) {
+  (void)mod;
+  int index = (int)PyLong_AsLong(arg);
+  if (index == -1 && PyErr_Occurred()) return NULL;
+  if (!ffk_type_exists(index)) return PyErr_Format(PyExc_ValueError, "unknown type index %d", index);
+  PyObject *cls = ffkpy_class_for(index);
+  return Py_XNewRef(cls);
+}
+
+PyMethodDef ffkpy_reflect_methods[] = {
+    {"_class_for", class_for, METH_O, NULL},
+    {"_reflect_class", reflect_class, METH_VARARGS, NULL},
+    {"_object_from_fields", object_from_fields, METH_VARARGS,
+     "_object_from_fields(type_key, fields): rebuilds a pickled reflected object."},
+    {"_object_create", (PyCFunction)(void (*)(void))object_create, METH_FASTCALL | METH_KEYWORDS, NULL},
+    {"_type_fields", type_fields, METH_O, NULL},
+    {"_type_methods", type_methods, METH_O, NULL},
+    {"_type_info", type_info, METH_O, NULL},
+    {"_registered_type_keys", registered_type_keys, METH_NOARGS, NULL},
+    {NULL, NULL, 0, NULL},
+};
+
+int ffkpy_reflect_types_init(PyObject *module) {
+  if (PyType_Ready(&FieldDescrType) < 0 || PyType_Ready(&MethodDescrType) < 0 ||
+      PyType_Ready(&StaticMethodDescrType) < 0)
+    return -1;
+  if (PyModule_AddObjectRef(module, "Field", (PyObject *)&FieldDescrType) < 0 ||
+      PyModule_AddObjectRef(module, "Method", (PyObject *)&MethodDescrType) < 0 ||
+      PyModule_AddObjectRef(module, "StaticMethod", (PyObject *)&StaticMethodDescrType) < 0)
+    return -1;
+  g_str_type_index = PyUnicode_InternFromString("__ffi_type_index__");
+  if (g_str_type_index == NULL) return -1;
+  if (PyModule_AddFunctions(module, ffkpy_reflect_methods) < 0) return -1;
+  g_from_fields = PyObject_GetAttrString(module, "_object_from_fields");
+  return g_from_fields != NULL ? 0 : -1;
+}
