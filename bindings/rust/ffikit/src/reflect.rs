@@ -165,6 +165,27 @@ impl FieldStorage {
 
 /// A field of a reflected type, resolved once (C's `ffk_field_info`): the fast path for
 /// reads and writes, with no name lookup. `Copy`; valid until exit.
+///
+/// ```
+/// use ffikit::{FieldFlags, FieldStorage};
+/// # ffikit::reflected_type! {
+/// #     #[type_key = "doc.field.Counter", layout = CounterLayout]
+/// #     pub struct Counter {
+/// #         /// How many.
+/// #         #[writable(set_n)] n: i64 = 0,
+/// #     }
+/// # }
+/// let n = Counter::type_info().unwrap().field("n").unwrap(); // once
+/// assert_eq!((n.name(), n.type_text(), n.doc()), ("n", "int", Some("How many.")));
+/// assert_eq!((n.storage(), n.flags()), (FieldStorage::Int, FieldFlags::WRITABLE | FieldFlags::HAS_DEFAULT));
+/// let c = Counter::new(1).unwrap();
+/// for _ in 0..3 {
+///     let v: i64 = n.get(&c).unwrap();
+///     n.set(&c, v + 1).unwrap();
+/// }
+/// assert_eq!(c.n(), 4);
+/// assert_eq!(n.set(&c, "four".to_string()).unwrap_err().kind(), "TypeError");
+/// ```
 #[derive(Clone, Copy)]
 pub struct FieldInfo(&'static sys::ffk_field_info);
 
@@ -501,6 +522,20 @@ impl TypeInfo {
 
     /// Makes an object by the type's constructor from positional and named values, with
     /// C's conversions and messages ("mylib.Point.__init__() missing required argument: `y`").
+    ///
+    /// ```
+    /// use ffikit::{Any, AnyView, Reflect, TypeInfo};
+    /// # ffikit::reflected_type! {
+    /// #     #[type_key = "doc.create.Pair", layout = PairLayout]
+    /// #     pub struct Pair { a: i64, b: String = "b".to_string() }
+    /// # }
+    /// # Pair::type_index().unwrap();
+    /// let t = TypeInfo::lookup("doc.create.Pair").unwrap().unwrap();
+    /// let p = t.create(&[AnyView::from(1i64)], &[("b", Any::from("bee").view())]).unwrap();
+    /// assert_eq!((p.field::<i64>("a").unwrap(), p.field::<String>("b").unwrap()), (1, "bee".to_string()));
+    /// let e = t.create(&[], &[]).unwrap_err();
+    /// assert_eq!(e.to_string(), "TypeError: doc.create.Pair.__init__() missing required argument: `a`");
+    /// ```
     pub fn create(&self, args: &[AnyView<'_>], kwargs: &[(&str, AnyView<'_>)]) -> Result<ObjectRef> {
         let names = kwargs.iter().map(|(name, _)| cstring(name)).collect::<Result<Vec<_>>>()?;
         let name_ptrs: Vec<*const c_char> = names.iter().map(|n| n.as_ptr()).collect();
