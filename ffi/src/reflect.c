@@ -15,7 +15,7 @@
  *    the generation, so a stale cache is rebuilt on the next read.
  *  - What a published description holds (method and constructor Functions, default
  *    values that are objects) is pinned: the registry's reference is never dropped and
- *    test builds stop counting those objects live (ffk_reflect__pin). A failed or
+ *    test builds stop counting those objects live (pin_object). A failed or
  *    repeated definition pins nothing and releases all it took.
  */
 #include "reflect_internal.h"
@@ -36,17 +36,51 @@ const ffk_rtype *ffk_reflect__type(int32_t type_index) {
   return __atomic_load_n(&g_rtypes[type_index], __ATOMIC_ACQUIRE);
 }
 
-void ffk_reflect__pin(const ffk_any *v) {
-  if (ffk_any_is_object(v) && v->v_obj != NULL && !(v->v_obj->flags & FFK_OBJECT_IMMORTAL))
-    ffk_debug__object_died(v->v_obj->type_index);
+/*
+ * Pinned objects: a set of addresses (open addressing, at most half full), guarded by
+ * g_lock, so an object two descriptions hold (one Function as two types' method) stops
+ * being counted live once only. Room is reserved before a description is published, so
+ * publishing itself cannot fail.
+ */
+static ffk_object **g_pinned;
+static size_t g_pinned_cap, g_pinned_used;
+
+static size_t pin_slot(const ffk_object *obj, size_t mask) {
+  return (size_t)(((uintptr_t)obj >> 4) * UINT64_C(0x9E3779B97F4A7C15)) & mask;
 }
 
+/* Makes room for `more` pins; the caller holds g_lock. 0, or -1 with a MemoryError. */
+static int pins_reserve(size_t more) {
+  if ((g_pinned_used + more) * 2 <= g_pinned_cap) return 0;
+  size_t cap = g_pinned_cap ? g_pinned_cap : 64;
+  while ((g_pinned_used + more) * 2 > cap) cap *= 2;
+  ffk_object **fresh = ffk_mem_calloc(cap, sizeof *fresh);
+  if (fresh == NULL) return -1;
+  for (size_t i = 0; i < g_pinned_cap; ++i) {
+    if (g_pinned[i] == NULL) continue;
+    size_t j = pin_slot(g_pinned[i], cap - 1);
+    while (fresh[j] != NULL) j = (j + 1) & (cap - 1);
+    fresh[j] = g_pinned[i];
+  }
+  ffk_mem_free(g_pinned);
+  g_pinned = fresh;
+  g_pinned_cap = cap;
+  return 0;
+}
+
+/* Pins an object the registry keeps a reference to; the caller holds g_lock and reserved room. */
 static void pin_object(ffk_object *obj) {
-  ffk_any v = ffk_any_none();
-  if (obj == NULL) return;
-  v.type_index = obj->type_index;
-  v.v_obj = obj;
-  ffk_reflect__pin(&v);
+  if (obj == NULL || (obj->flags & FFK_OBJECT_IMMORTAL)) return;
+  size_t mask = g_pinned_cap - 1, j = pin_slot(obj, mask);
+  for (; g_pinned[j] != NULL; j = (j + 1) & mask)
+    if (g_pinned[j] == obj) return;
+  g_pinned[j] = obj;
+  ++g_pinned_used;
+  ffk_debug__object_died(obj->type_index);
+}
+
+static void pin_any(const ffk_any *v) {
+  if (ffk_any_is_object(v)) pin_object(v->v_obj);
 }
 
 int ffk_reflect__storage(const ffk_schema *s) {
@@ -176,11 +210,15 @@ static void discard(ffk_rtype *rt) {
 
 /* Checks a field's place against the header, the instance end, alignment and earlier fields. */
 static int check_offset(const char *key, const ffk_field_info *f, const ffk_field_info *const *others, int32_t n,
-                        size_t instance_size) {
+                        size_t base_size, size_t instance_size) {
   size_t size = storage_size(f->storage), align = storage_align(f->storage);
   if (f->offset < sizeof(ffk_object))
     return ffk_error_set(FFK_ERR_VALUE, "cannot define type `%s`: field `%s` at offset %zu overlaps the object header",
                          key, f->name, f->offset);
+  if (f->offset < base_size)
+    return ffk_error_set(FFK_ERR_VALUE,
+                         "cannot define type `%s`: field `%s` at offset %zu lies inside its parent's %zu-byte instance",
+                         key, f->name, f->offset, base_size);
   if (f->offset % align != 0)
     return ffk_error_set(FFK_ERR_VALUE,
                          "cannot define type `%s`: field `%s` at offset %zu is misaligned for its %zu-byte storage",
@@ -201,7 +239,8 @@ static int check_offset(const char *key, const ffk_field_info *f, const ffk_fiel
 }
 
 static int build_field(const char *key, const ffk_field_def *d, ffk_field_info *f, int32_t owner, int32_t position,
-                       const ffk_field_info *const *earlier, int32_t nearlier, size_t instance_size, char **cursor) {
+                       const ffk_field_info *const *earlier, int32_t nearlier, size_t base_size, size_t instance_size,
+                       char **cursor) {
   if (d->name == NULL || d->name[0] == '\0')
     return ffk_error_set(FFK_ERR_VALUE, "cannot define type `%s`: field #%d has no name", key, (int)position);
   if (!is_identifier(d->name))
@@ -233,7 +272,7 @@ static int build_field(const char *key, const ffk_field_def *d, ffk_field_info *
   f->schema = s;
   f->type_text = s->text;
   f->storage = ffk_reflect__storage(s);
-  if (check_offset(key, f, earlier, nearlier, instance_size) != 0) return -1;
+  if (check_offset(key, f, earlier, nearlier, base_size, instance_size) != 0) return -1;
   if (!(d->flags & FFK_FIELD_HAS_DEFAULT)) return 0;
   if (d->flags & FFK_FIELD_DEFAULT_FACTORY) {
     const ffk_any *v = &d->default_value;
@@ -304,8 +343,8 @@ static ffk_rtype *build(const ffk_type_def *def, int32_t index) {
   for (int32_t i = 0; i < def->nfields; ++i) {
     ffk_field_info *f = &rt->own_fields[i];
     rt->nown_fields = i + 1; /* so discard() sees what this one holds */
-    if (build_field(key, &def->fields[i], f, index, ninherited + i, rt->fields, rt->nfields, def->instance_size,
-                    &cursor) != 0)
+    if (build_field(key, &def->fields[i], f, index, ninherited + i, rt->fields, rt->nfields, base_size,
+                    def->instance_size, &cursor) != 0)
       goto fail;
     rt->fields[rt->nfields++] = f;
   }
@@ -376,11 +415,13 @@ static bool same_description(const ffk_rtype *a, const ffk_rtype *b) {
   return true;
 }
 
-/* Pins what a description about to be published holds. */
-static void pin_all(ffk_rtype *rt) {
-  for (int32_t i = 0; i < rt->nown_fields; ++i) ffk_reflect__pin(&rt->own_fields[i].default_value);
+/* Pins what a description about to be published holds; the caller holds g_lock. 0, or -1 with a MemoryError. */
+static int pin_all(ffk_rtype *rt) {
+  if (pins_reserve((size_t)rt->nown_fields + (size_t)rt->own_methods->n + 1) != 0) return -1;
+  for (int32_t i = 0; i < rt->nown_fields; ++i) pin_any(&rt->own_fields[i].default_value);
   for (int32_t i = 0; i < rt->own_methods->n; ++i) pin_object((ffk_object *)rt->own_methods->items[i]->function);
   pin_object((ffk_object *)rt->constructor);
+  return 0;
 }
 
 /* A reflected type that descends from `index`, or -1. The caller holds g_lock. */
@@ -418,7 +459,11 @@ int32_t ffk_type_define(const ffk_type_def *def) {
                   ffk_type_key(child));
     return -1;
   }
-  pin_all(rt);
+  if (pin_all(rt) != 0) {
+    pthread_mutex_unlock(&g_lock);
+    discard(rt);
+    return -1;
+  }
   __atomic_store_n(&g_rtypes[index], rt, __ATOMIC_RELEASE);
   pthread_mutex_unlock(&g_lock);
   return index;
@@ -449,7 +494,7 @@ int ffk_type_add_method(int32_t type_index, const ffk_method_def *method) {
   int32_t at = old->n;
   for (int32_t i = 0; i < old->n; ++i)
     if (strcmp(old->items[i]->name, method->name) == 0) at = i;
-  ffk_method_table *t = table_new(at == old->n ? old->n + 1 : old->n);
+  ffk_method_table *t = pins_reserve(1) == 0 ? table_new(at == old->n ? old->n + 1 : old->n) : NULL;
   if (t == NULL) {
     pthread_mutex_unlock(&g_lock);
     ffk_mem_free(mi);
@@ -566,14 +611,14 @@ static const ffk_method_table *all_methods(ffk_rtype *rt) {
 int32_t ffk_type_num_methods(int32_t type_index) {
   const ffk_rtype *rt = ffk_reflect__type(type_index);
   if (rt == NULL) return ffk_type_exists(type_index) ? 0 : unknown_type(type_index);
-  const ffk_method_table *t = all_methods(g_rtypes[type_index]);
+  const ffk_method_table *t = all_methods((ffk_rtype *)rt);
   return t != NULL ? t->n : -1;
 }
 
 const ffk_method_info *ffk_type_method_at(int32_t type_index, int32_t i) {
   int32_t n = ffk_type_num_methods(type_index);
   if (n < 0) return NULL;
-  const ffk_method_table *t = n > 0 ? all_methods(g_rtypes[type_index]) : NULL;
+  const ffk_method_table *t = n > 0 ? all_methods((ffk_rtype *)ffk_reflect__type(type_index)) : NULL;
   if (n > 0 && t == NULL) return NULL;
   n = t != NULL ? t->n : 0;
   if (i < 0 || i >= n) {

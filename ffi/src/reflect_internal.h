@@ -46,10 +46,6 @@ const ffk_rtype *ffk_reflect__type(int32_t type_index);
 /* The storage of a parsed field type (never fails). */
 int ffk_reflect__storage(const ffk_schema *schema);
 
-/* Makes a stored object or any value permanent: the registry's reference is never
- * dropped, and test builds stop counting the object live. */
-void ffk_reflect__pin(const ffk_any *v);
-
 /* Converts `value` to field `f`'s type and writes the owned result to `slot` (an ffk_any,
  * uninitialised): what a field of the field's storage holds, as an ffk_any (a str value
  * as a String object, None for a NULL object). `type_key` names the type in messages.

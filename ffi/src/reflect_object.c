@@ -412,7 +412,8 @@ int ffk_field_get(const ffk_field_info *field, const ffk_object *obj, ffk_any *o
     if (out != NULL) *out = ffk_any_none();
     return ffk_error_set(FFK_ERR_VALUE, "ffk_field_get: the %s is NULL", out == NULL ? "out" : "field");
   }
-  if (FFK_UNLIKELY(obj == NULL || !ffk_type_is_instance(obj->type_index, field->owner_index))) {
+  if (FFK_UNLIKELY(obj == NULL ||
+                   (obj->type_index != field->owner_index && !ffk_type_is_instance(obj->type_index, field->owner_index)))) {
     *out = ffk_any_none();
     return not_instance(field, obj);
   }

@@ -154,6 +154,17 @@ typedef struct ffk_method_info {
   bool is_static;
 } ffk_method_info;
 
+/* The layouts the Rust and Python bindings mirror (LP64). */
+#if UINTPTR_MAX == UINT64_MAX
+FFK_STATIC_ASSERT(sizeof(ffk_field_def) == 56 && offsetof(ffk_field_def, default_value) == 32, "ffk_field_def layout");
+FFK_STATIC_ASSERT(sizeof(ffk_method_def) == 32 && offsetof(ffk_method_def, doc) == 24, "ffk_method_def layout");
+FFK_STATIC_ASSERT(sizeof(ffk_type_def) == 80 && offsetof(ffk_type_def, constructor) == 56, "ffk_type_def layout");
+FFK_STATIC_ASSERT(sizeof(ffk_field_info) == 72 && offsetof(ffk_field_info, offset) == 48 &&
+                      offsetof(ffk_field_info, default_value) == 56,
+                  "ffk_field_info layout");
+FFK_STATIC_ASSERT(sizeof(ffk_method_info) == 32 && offsetof(ffk_method_info, is_static) == 28, "ffk_method_info layout");
+#endif
+
 /* ---- Defining types ------------------------------------------------------------------ */
 
 /*
