@@ -6,10 +6,9 @@
  * read in place (they never change while we hold a reference); a List or Dict is first
  * copied into an Array or Map snapshot under its lock, so no lock is held while
  * recursing and another thread may change it meanwhile; a reflected object's fields are
- * read one at a time with ffk_field_get (a new reference each, kept while that field is
- * walked), so a concurrent field write is seen whole or not at all. Each walk keeps the
- * stack of nodes it is inside, which is how cycles end, and a depth limit so that deep
- * nesting is an error rather than a stack overflow.
+ * read one at a time (read_field), so a concurrent field write is seen whole or not at
+ * all. Each walk keeps the stack of nodes it is inside, which is how cycles end, and a
+ * depth limit so that deep nesting is an error rather than a stack overflow.
  *
  * Objects of types without reflection are leaves: they compare by identity and are
  * shared by deep copy.
@@ -33,6 +32,41 @@ static bool is_reflected(const ffk_any *v) {
 }
 /* A value the walks look inside (a container or a reflected object). */
 static bool is_node(const ffk_any *v) { return is_container(v) || is_reflected(v); }
+
+/*
+ * Reads field `f` of the reflected object `o` for a walk that holds `o`. A read-only
+ * field never changes once the object is published (only a constructor filling a fresh
+ * object it alone holds writes one), so it is read in place and borrowed (*owned false):
+ * a walk over a tree of read-only nodes makes no reference-count traffic. A writable field
+ * may be rewritten by another thread at any moment, so it is read with ffk_field_get: a
+ * new reference (*owned true, the caller releases it) that keeps the value alive while it
+ * is walked. 0, or -1 with ffk_field_get's error.
+ */
+static int read_field(const ffk_field_info *f, const ffk_object *o, ffk_any *out, bool *owned) {
+  *owned = (f->flags & FFK_FIELD_WRITABLE) != 0;
+  if (*owned) return ffk_field_get(f, o, out);
+  const char *at = (const char *)o + f->offset;
+  switch (f->storage) {
+    case FFK_FIELD_STORAGE_INT: *out = ffk_any_int(*(const int64_t *)at); break;
+    case FFK_FIELD_STORAGE_FLOAT: *out = ffk_any_float(*(const double *)at); break;
+    case FFK_FIELD_STORAGE_BOOL: *out = ffk_any_bool(*(const bool *)at); break;
+    case FFK_FIELD_STORAGE_OBJECT: { /* a borrowed view; NULL is None */
+      ffk_object *x = *(ffk_object *const *)at;
+      *out = ffk_any_none();
+      if (x != NULL) {
+        out->type_index = x->type_index;
+        out->v_obj = x;
+      }
+      break;
+    }
+    default: *out = *(const ffk_any *)at; break;
+  }
+  return 0;
+}
+
+static void drop_field(ffk_any *v, bool owned) {
+  if (owned) ffk_any_release(v);
+}
 
 /* ---- Reading a container, through a snapshot for List and Dict. ------------------- */
 
@@ -85,6 +119,15 @@ static void map_close(map_view *m) {
  * level; with it once per container or pair. A pair found equal while an enclosing pair
  * was assumed equal (a cycle) stays valid: if that assumption fails, the whole walk
  * answers 0. Open addressing with linear probing; a NULL `a` marks a free slot.
+ *
+ * Only nodes that can be met again are recorded or looked for: one with a single strong
+ * reference (the one its parent holds; walks borrow read-only fields and Array elements
+ * without adding one) is reached only through that parent, which is itself walked once,
+ * and cannot be on the stack when reached (a path back to it would be a second
+ * reference). Recording it or scanning the stack for it would only cost time and memory
+ * (in a tree of 10,000 nodes, most of the walk's). A snapshot or ffk_field_get adds a
+ * reference, so what it reads counts as shareable, which is merely conservative; so is
+ * a count another thread raises meanwhile.
  */
 typedef struct memo_slot {
   const ffk_object *a, *b;
@@ -96,13 +139,32 @@ typedef struct walk_memo {
   int64_t cap, size; /* cap: 0 or a power of two */
 } walk_memo;
 
+/*
+ * The fields of one reflected type that equality and hash read (those without
+ * FFK_FIELD_COMPARE_OFF), gathered once per walk: a walk over many objects of a few types
+ * asks the registry once per type instead of once per field. Field descriptions never
+ * change once defined, so a list stays right for the whole walk.
+ */
+typedef struct field_list {
+  int32_t type; /* the type index; 0 (None, never reflected) marks an empty slot */
+  int32_t n, cap;
+  const ffk_field_info **fields; /* owned by the walk */
+  uint64_t key_hash;             /* FNV-1a of the type key (hash_key) */
+} field_list;
+
+#define FIELD_LISTS 8 /* direct-mapped by type index */
+
 /* The nodes a walk is inside: pairs for equality, single objects for hash and copy. */
 typedef struct walk {
   int depth;
   const ffk_object *a[FFK_STRUCTURAL_MAX_DEPTH];
   const ffk_object *b[FFK_STRUCTURAL_MAX_DEPTH];
   walk_memo done;
+  field_list types[FIELD_LISTS];
 } walk;
+
+/* True when `o` may be met again in this walk (see walk_memo). */
+static bool shareable(const ffk_object *o) { return ffk_object_use_count(o) > 1; }
 
 static uint64_t memo_index(const walk_memo *m, const ffk_object *a, const ffk_object *b) {
   uint64_t h = (uint64_t)(uintptr_t)a * UINT64_C(0x9e3779b97f4a7c15) ^ (uint64_t)(uintptr_t)b;
@@ -146,12 +208,46 @@ static walk *walk_new(void) {
   if (w == NULL) return NULL;
   w->depth = 0;
   w->done = (walk_memo){NULL, 0, 0};
+  memset(w->types, 0, sizeof w->types);
   return w;
 }
 
 static void walk_free(walk *w) {
   ffk_mem_free(w->done.slots);
+  for (int i = 0; i < FIELD_LISTS; ++i) ffk_mem_free(w->types[i].fields);
   ffk_mem_free(w);
+}
+
+/* FNV-1a of a type key, so that a hash does not depend on the order types were registered. */
+static uint64_t hash_key(const char *key) {
+  uint64_t h = UINT64_C(0xcbf29ce484222325);
+  for (const unsigned char *p = (const unsigned char *)key; *p; ++p) h = (h ^ *p) * UINT64_C(0x100000001b3);
+  return h;
+}
+
+/* The compared fields of reflected type `t`, from the walk's lists. NULL with an error. */
+static const field_list *compared_fields(walk *w, int32_t t) {
+  field_list *l = &w->types[(uint32_t)t % FIELD_LISTS];
+  if (l->type == t) return l;
+  int32_t n = ffk_type_num_fields(t);
+  if (n < 0) return NULL;
+  if (n > l->cap) {
+    const ffk_field_info **more = ffk_mem_alloc((size_t)n * sizeof *more);
+    if (more == NULL) return NULL;
+    ffk_mem_free(l->fields);
+    l->fields = more;
+    l->cap = n;
+  }
+  l->type = 0; /* empty until complete */
+  l->n = 0;
+  for (int32_t i = 0; i < n; ++i) {
+    const ffk_field_info *f = ffk_type_field_at(t, i);
+    if (f == NULL) return NULL;
+    if (!(f->flags & FFK_FIELD_COMPARE_OFF)) l->fields[l->n++] = f;
+  }
+  l->key_hash = hash_key(ffk_type_key(t));
+  l->type = t;
+  return l;
 }
 
 static int too_deep(void) {
@@ -206,32 +302,50 @@ static int equal_mappings(walk *w, ffk_object *a, ffk_object *b) {
  * in field order, stopping at the first difference.
  */
 static int equal_objects(walk *w, ffk_object *a, ffk_object *b) {
-  int32_t t = a->type_index;
-  int32_t n = ffk_type_num_fields(t);
-  int rc = n < 0 ? -1 : 1;
-  for (int32_t i = 0; rc == 1 && i < n; ++i) {
-    const ffk_field_info *f = ffk_type_field_at(t, i);
-    if (f == NULL) return -1;
-    if (f->flags & FFK_FIELD_COMPARE_OFF) continue;
+  const field_list *fields = compared_fields(w, a->type_index);
+  if (fields == NULL) return -1;
+  int rc = 1;
+  for (int32_t i = 0; rc == 1 && i < fields->n; ++i) {
+    const ffk_field_info *f = fields->fields[i];
+    if (!(f->flags & FFK_FIELD_WRITABLE)) { /* read in place (see read_field), the common cases inline */
+      const char *pa = (const char *)a + f->offset, *pb = (const char *)b + f->offset;
+      if (f->storage == FFK_FIELD_STORAGE_INT) {
+        rc = *(const int64_t *)pa == *(const int64_t *)pb;
+        continue;
+      }
+      if (f->storage == FFK_FIELD_STORAGE_OBJECT) {
+        const ffk_object *oa = *(ffk_object *const *)pa, *ob = *(ffk_object *const *)pb;
+        if (oa == ob) continue; /* one object (or both None) equals itself */
+        if (oa == NULL || ob == NULL) {
+          rc = 0;
+          continue;
+        }
+      }
+    }
     ffk_any fa, fb;
-    if (ffk_field_get(f, a, &fa) != 0) return -1;
-    if (ffk_field_get(f, b, &fb) != 0) {
-      ffk_any_release(&fa);
+    bool owned_a, owned_b;
+    if (read_field(f, a, &fa, &owned_a) != 0) return -1;
+    if (read_field(f, b, &fb, &owned_b) != 0) {
+      drop_field(&fa, owned_a);
       return -1;
     }
     rc = equal(w, &fa, &fb);
-    ffk_any_release(&fa);
-    ffk_any_release(&fb);
+    drop_field(&fa, owned_a);
+    drop_field(&fb, owned_b);
   }
   return rc;
 }
 
 static int equal(walk *w, const ffk_any *x, const ffk_any *y) {
+  if (x->type_index == y->type_index && (x->type_index == FFK_TYPE_INT || x->type_index == FFK_TYPE_NONE))
+    return x->type_index == FFK_TYPE_NONE || x->v_int == y->v_int; /* ffk_any_equal's answer, without the call */
   bool cx = is_node(x), cy = is_node(y);
   if (!cx && !cy) return ffk_any_equal(x, y);
   if (cx != cy || x->type_index != y->type_index) return 0; /* another kind or another type */
   ffk_object *a = x->v_obj, *b = y->v_obj;
-  if (a == b || on_stack(w, a, b) || memo_find(&w->done, a, b) != NULL) return 1;
+  if (a == b) return 1;
+  bool may_recur = shareable(a) && shareable(b); /* else (a, b) is neither on the stack nor recorded */
+  if (may_recur && (on_stack(w, a, b) || memo_find(&w->done, a, b) != NULL)) return 1;
   if (w->depth == FFK_STRUCTURAL_MAX_DEPTH) return too_deep();
   w->a[w->depth] = a;
   w->b[w->depth] = b;
@@ -240,7 +354,7 @@ static int equal(walk *w, const ffk_any *x, const ffk_any *y) {
            : is_mapping(x->type_index) ? equal_mappings(w, a, b)
                                        : equal_objects(w, a, b);
   --w->depth;
-  if (rc == 1 && memo_add(&w->done, a, b, 0) != 0) return -1;
+  if (rc == 1 && may_recur && memo_add(&w->done, a, b, 0) != 0) return -1;
   return rc;
 }
 
@@ -267,34 +381,24 @@ static uint64_t mix(uint64_t h) {
 
 static int hash(walk *w, const ffk_any *v, uint64_t *out);
 
-/* FNV-1a of a type key, so that a hash does not depend on the order types were registered. */
-static uint64_t hash_key(const char *key) {
-  uint64_t h = UINT64_C(0xcbf29ce484222325);
-  for (const unsigned char *p = (const unsigned char *)key; *p; ++p) h = (h ^ *p) * UINT64_C(0x100000001b3);
-  return h;
-}
-
 /* A reflected object: its type key, then its compared fields in order (as equal_objects reads them). */
 static int hash_object(walk *w, ffk_object *o, uint64_t *out) {
   int32_t t = o->type_index;
-  int32_t n = ffk_type_num_fields(t);
-  if (n < 0) return -1;
-  uint64_t h = mix(hash_key(ffk_type_key(t)));
-  int64_t seen = 0;
-  for (int32_t i = 0; i < n; ++i) {
-    const ffk_field_info *f = ffk_type_field_at(t, i);
-    if (f == NULL) return -1;
-    if (f->flags & FFK_FIELD_COMPARE_OFF) continue;
+  const field_list *fields = compared_fields(w, t);
+  if (fields == NULL) return -1;
+  uint64_t h = mix(fields->key_hash);
+  for (int32_t i = 0; i < fields->n; ++i) {
+    const ffk_field_info *f = fields->fields[i];
     ffk_any value;
+    bool owned;
     uint64_t e;
-    if (ffk_field_get(f, o, &value) != 0) return -1;
+    if (read_field(f, o, &value, &owned) != 0) return -1;
     int rc = hash(w, &value, &e);
-    ffk_any_release(&value);
+    drop_field(&value, owned);
     if (rc != 0) return -1;
     h = mix(h ^ e) + (uint64_t)i; /* field order matters, as for sequences */
-    ++seen;
   }
-  *out = h ^ mix((uint64_t)seen);
+  *out = h ^ mix((uint64_t)fields->n);
   return 0;
 }
 
@@ -333,16 +437,17 @@ static int hash(walk *w, const ffk_any *v, uint64_t *out) {
     *out = ffk_any_hash(v);
     return 0;
   }
-  if (on_stack(w, v->v_obj, NULL)) {
+  bool may_recur = shareable(v->v_obj); /* else it is neither on the stack nor recorded */
+  if (may_recur && on_stack(w, v->v_obj, NULL)) {
     *out = HASH_CYCLE;
     return 0;
   }
   /*
-   * A container hashed before keeps that hash. In an acyclic value that is the hash it
+   * A node hashed before keeps that hash. In an acyclic value that is the hash it
    * would get again; under a cycle it may differ from a fresh walk's, but equal walks
-   * (a value and its deep copy) meet their containers in the same order and agree.
+   * (a value and its deep copy) meet their nodes in the same order and agree.
    */
-  const memo_slot *done = memo_find(&w->done, v->v_obj, NULL);
+  const memo_slot *done = may_recur ? memo_find(&w->done, v->v_obj, NULL) : NULL;
   if (done != NULL) {
     *out = done->value;
     return 0;
@@ -353,7 +458,7 @@ static int hash(walk *w, const ffk_any *v, uint64_t *out) {
   ++w->depth;
   int rc = is_container(v) ? hash_container(w, v, out) : hash_object(w, v->v_obj, out);
   --w->depth;
-  if (rc == 0 && memo_add(&w->done, v->v_obj, NULL, *out) != 0) return -1;
+  if (rc == 0 && may_recur && memo_add(&w->done, v->v_obj, NULL, *out) != 0) return -1;
   return rc;
 }
 

@@ -226,6 +226,15 @@ int ffkpy_reflect_enable_vectorcall(PyTypeObject *type);
 PyObject *ffkpy_reflect_class_vectorcall(PyObject *callable, PyObject *const *args, size_t nargsf,
                                          PyObject *kwnames);
 
+/* Fills the slots in which a reflected class keeps read-only int/float/bool fields, from
+ * the wrapper's handle (just set); a no-op for other classes and for a NULL handle. 0, or
+ * -1 with a Python exception. Every path that gives a wrapper of a reflected class its
+ * handle calls it. */
+int ffkpy_reflect_fill(PyObject *self);
+
+/* Drops the values of those slots (the wrapper's dealloc). Cannot fail. */
+void ffkpy_reflect_clear(PyObject *self);
+
 int ffkpy_reflect_types_init(PyObject *module);
 
 /* Module-level functions defined in each file, gathered by module.c. */

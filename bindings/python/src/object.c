@@ -102,6 +102,10 @@ PyObject *ffkpy_wrap_steal(ffk_object *obj) {
     ((ffkpy_Function *)self)->vectorcall = ffkpy_function_vectorcall;
     ((ffkpy_Function *)self)->release_gil = 1;
     ((ffkpy_Function *)self)->exchange_tensors = 1;
+  } else if (obj->type_index >= FFK_TYPE_STATIC_END && (tp->tp_flags & Py_TPFLAGS_HEAPTYPE) &&
+             ffk_type_is_reflected(obj->type_index) && ffkpy_reflect_fill((PyObject *)self) != 0) {
+    Py_DECREF(self);
+    return NULL;
   }
   return (PyObject *)self;
 }
@@ -152,6 +156,8 @@ static void object_dealloc(PyObject *self) {
   PyObject_GC_UnTrack(self);
   if (o->weakreflist != NULL) PyObject_ClearWeakRefs(self);
   ffk_object *obj = o->obj;
+  if ((Py_TYPE(self)->tp_flags & Py_TPFLAGS_HEAPTYPE) && (obj == NULL || obj->type_index >= FFK_TYPE_STATIC_END))
+    ffkpy_reflect_clear(self); /* the read-only fields a reflected class keeps in slots */
   o->obj = NULL;
   /* Releasing may run deleters (a Python callable's, an Opaque's) that take the GIL: we hold it. */
   ffk_object_release(obj);
@@ -228,6 +234,7 @@ static PyObject *object_init_by_constructor(PyObject *self, PyObject *const *arg
   ffk_object_retain(h);
   ((ffkpy_Object *)self)->obj = h;
   Py_DECREF(r);
+  if (ffkpy_reflect_fill(self) != 0) return NULL;
   Py_RETURN_NONE;
 }
 

@@ -15,12 +15,24 @@
  *    what Python raises. No Python code runs per field read, write or method call.
  *  - A wrapper's handle may be NULL only for an instance of a class whose own __init__
  *    has not constructed it yet (see object.c); everything here checks for that.
+ *  - Read-only int, float and bool fields never change once an object is constructed
+ *    (ffk_field_init is for fresh objects only), so a class keeps them as Python values in
+ *    slots of the wrapper itself, filled when a wrapper is made (ffkpy_reflect_fill) and
+ *    read by a read-only member descriptor: CPython's specialized slot read (LOAD_ATTR_SLOT)
+ *    then serves obj.<field> with no call at all. The slots are added to the class when it
+ *    is bound, before it has subclasses (its instance size grows by one pointer per field;
+ *    `__ffi_field_cache__` lists them, inherited ones included); writes to them go to C
+ *    through the class's tp_setattro (which raises C's read-only error), and the wrapper's
+ *    dealloc drops the values. A class that already has subclasses keeps Field descriptors.
  */
 #include "ffikit_py.h"
+
+#include <structmember.h>
 
 #include <ffikit/reflect.h>
 
 static PyObject *g_str_type_index; /* interned "__ffi_type_index__" */
+static PyObject *g_str_cache;      /* interned "__ffi_field_cache__" */
 
 /* ---- Class -> reflected type index ------------------------------------------------- */
 
@@ -204,6 +216,179 @@ static PyObject *field_descr_new(const ffk_field_info *f) {
   return (PyObject *)d;
 }
 
+/* ---- Read-only POD fields in wrapper slots ----------------------------------------------- */
+
+#define CACHE_CAPSULE "ffikit.field_cache"
+
+typedef struct {
+  Py_ssize_t offset;           /* of the PyObject * in the wrapper */
+  const ffk_field_info *field; /* registry-owned */
+  const PyMemberDef *member;   /* the descriptor's definition */
+} cache_slot;
+
+/* A class's cached fields, inherited ones included. Never freed: the member descriptors
+   keep pointers into the PyMemberDefs, and a descriptor may outlive its class. */
+typedef struct {
+  Py_ssize_t n;
+  cache_slot slots[];
+} field_cache;
+
+static const field_cache *cache_of(PyTypeObject *type) {
+  PyObject *cap = _PyType_Lookup(type, g_str_cache);
+  if (cap == NULL || !PyCapsule_IsValid(cap, CACHE_CAPSULE)) return NULL;
+  return PyCapsule_GetPointer(cap, CACHE_CAPSULE);
+}
+
+int ffkpy_reflect_fill(PyObject *self) {
+  const field_cache *c = cache_of(Py_TYPE(self));
+  ffk_object *h = ((ffkpy_Object *)self)->obj;
+  if (c == NULL || h == NULL) return 0;
+  for (Py_ssize_t i = 0; i < c->n; ++i) {
+    ffk_any v;
+    if (ffk_field_get(c->slots[i].field, h, &v) != 0) return ffkpy_raise_from_ffk_int();
+    PyObject *value = ffkpy_from_any_steal(&v);
+    if (value == NULL) return -1;
+    Py_XSETREF(*(PyObject **)((char *)self + c->slots[i].offset), value);
+  }
+  return 0;
+}
+
+void ffkpy_reflect_clear(PyObject *self) {
+  const field_cache *c = cache_of(Py_TYPE(self));
+  for (Py_ssize_t i = 0; c != NULL && i < c->n; ++i) Py_CLEAR(*(PyObject **)((char *)self + c->slots[i].offset));
+}
+
+/* tp_setattro of a class with cached fields: a write to one goes to C (which raises its
+   read-only error); everything else is the generic path. */
+static int cached_setattro(PyObject *self, PyObject *name, PyObject *value) {
+  PyObject *d = _PyType_Lookup(Py_TYPE(self), name);
+  if (d != NULL && Py_IS_TYPE(d, &PyMemberDescr_Type)) {
+    const field_cache *c = cache_of(Py_TYPE(self));
+    for (Py_ssize_t i = 0; c != NULL && i < c->n; ++i) {
+      if (c->slots[i].member != ((PyMemberDescrObject *)d)->d_member) continue;
+      const ffk_field_info *f = c->slots[i].field;
+      if (value == NULL) {
+        PyErr_Format(PyExc_AttributeError, "cannot delete field `%s` of `%s`", f->name, ffk_type_key(f->owner_index));
+        return -1;
+      }
+      ffk_object *h = instance_handle(self, f->name, f->owner_index);
+      if (h == NULL) return -1;
+      ffkpy_temps temps;
+      ffkpy_temps_init(&temps);
+      ffk_any v;
+      int rc = ffkpy_to_any(value, &v, &temps);
+      if (rc == 0 && ffk_field_set(f, h, &v) != 0) rc = ffkpy_raise_from_ffk_int();
+      ffkpy_temps_release(&temps);
+      if (rc == 0) { /* C accepted a write (it never does for a read-only field): keep the slot true */
+        ffk_any now;
+        if (ffk_field_get(f, h, &now) != 0) return ffkpy_raise_from_ffk_int();
+        PyObject *o = ffkpy_from_any_steal(&now);
+        if (o == NULL) return -1;
+        Py_XSETREF(*(PyObject **)((char *)self + c->slots[i].offset), o);
+      }
+      return rc;
+    }
+  }
+  return PyObject_GenericSetAttr(self, name, value);
+}
+
+/*
+ * Makes cached_setattro the tp_setattro of cls and of every subclass made later, the way
+ * CPython itself does for a C type's slot: `__setattr__` and `__delattr__` wrapper
+ * descriptors (object's, pointing at cached_setattro) in the class dict, from which type
+ * creation and assignment fill the slot. Kept when the class body defines either. 0 or -1.
+ */
+static int install_setattro(PyTypeObject *cls, PyObject *dict) {
+  static const char *names[] = {"__setattr__", "__delattr__"};
+  for (int i = 0; i < 2; ++i) {
+    PyObject *own = PyDict_GetItemString(dict, names[i]);
+    if (own != NULL) return 0;
+  }
+  for (int i = 0; i < 2; ++i) {
+    PyObject *base = PyDict_GetItemString(PyBaseObject_Type.tp_dict, names[i]); /* borrowed */
+    if (base == NULL || !Py_IS_TYPE(base, &PyWrapperDescr_Type)) {
+      PyErr_Format(PyExc_RuntimeError, "object.%s is not a slot wrapper", names[i]);
+      return -1;
+    }
+    PyObject *d = PyDescr_NewWrapper(cls, ((PyWrapperDescrObject *)base)->d_base, (void *)cached_setattro);
+    int rc = d != NULL ? PyObject_SetAttrString((PyObject *)cls, names[i], d) : -1;
+    Py_XDECREF(d);
+    if (rc != 0) return -1;
+  }
+  return 0;
+}
+
+static int cacheable(const ffk_field_info *f) {
+  return !(f->flags & FFK_FIELD_WRITABLE) && (f->storage == FFK_FIELD_STORAGE_INT ||
+                                              f->storage == FFK_FIELD_STORAGE_FLOAT ||
+                                              f->storage == FFK_FIELD_STORAGE_BOOL);
+}
+
+static int cached_by(const field_cache *c, const char *name) {
+  for (Py_ssize_t i = 0; c != NULL && i < c->n; ++i)
+    if (strcmp(c->slots[i].field->name, name) == 0) return 1;
+  return 0;
+}
+
+/* Adds slots for the read-only POD fields of `index` that cls does not cache yet (see the
+ * top of this file). 1 when cls caches fields after the call, 0 when it cannot (it has
+ * subclasses, or is not a plain heap class), -1 with an exception. */
+static int add_cache(PyTypeObject *cls, PyObject *dict, int32_t index, int32_t nf) {
+  const field_cache *base = cache_of(cls);
+  if (PyDict_GetItemWithError(dict, g_str_cache) != NULL) return 1; /* bound before */
+  if (PyErr_Occurred()) return -1;
+  const ffk_field_info *fresh[64];
+  Py_ssize_t nfresh = 0;
+  for (int32_t i = 0; i < nf && nfresh < 64; ++i) {
+    const ffk_field_info *f = ffk_type_field_at(index, i);
+    if (f == NULL) return ffkpy_raise_from_ffk_int();
+    if (!cacheable(f) || cached_by(base, f->name)) continue;
+    PyObject *key = PyUnicode_FromString(f->name);
+    int own = key != NULL ? PyDict_Contains(dict, key) : -1;
+    Py_XDECREF(key);
+    if (own < 0) return -1;
+    if (!own) fresh[nfresh++] = f; /* what the class body defines itself stays */
+  }
+  if (nfresh == 0) return base != NULL;
+  if (!(cls->tp_flags & Py_TPFLAGS_HEAPTYPE) || cls->tp_itemsize != 0) return base != NULL;
+  PyObject *subs = PyObject_CallMethod((PyObject *)cls, "__subclasses__", NULL);
+  if (subs == NULL) return -1;
+  Py_ssize_t nsubs = PyList_GET_SIZE(subs);
+  Py_DECREF(subs);
+  if (nsubs != 0) return base != NULL; /* their layouts follow the current size */
+  Py_ssize_t nbase = base != NULL ? base->n : 0;
+  field_cache *c = PyMem_RawMalloc(sizeof(field_cache) + sizeof(cache_slot) * (size_t)(nbase + nfresh));
+  PyMemberDef *defs = PyMem_RawCalloc((size_t)nfresh, sizeof(PyMemberDef));
+  if (c == NULL || defs == NULL) {
+    PyMem_RawFree(c);
+    PyMem_RawFree(defs);
+    PyErr_NoMemory();
+    return -1;
+  }
+  c->n = nbase + nfresh;
+  for (Py_ssize_t i = 0; i < nbase; ++i) c->slots[i] = base->slots[i];
+  Py_ssize_t at = (cls->tp_basicsize + (Py_ssize_t)sizeof(PyObject *) - 1) & ~(Py_ssize_t)(sizeof(PyObject *) - 1);
+  for (Py_ssize_t j = 0; j < nfresh; ++j) {
+    Py_ssize_t offset = at + j * (Py_ssize_t)sizeof(PyObject *);
+    defs[j] = (PyMemberDef){(char *)fresh[j]->name, T_OBJECT_EX, offset, READONLY, (char *)fresh[j]->doc};
+    c->slots[nbase + j] = (cache_slot){offset, fresh[j], &defs[j]};
+  }
+  PyObject *cap = PyCapsule_New(c, CACHE_CAPSULE, NULL);
+  if (cap == NULL) return -1; /* c and defs stay allocated: harmless */
+  /* From here on the class's instances are larger; no instance or subclass exists yet. */
+  cls->tp_basicsize = at + nfresh * (Py_ssize_t)sizeof(PyObject *);
+  int rc = PyObject_SetAttr((PyObject *)cls, g_str_cache, cap);
+  Py_DECREF(cap);
+  if (rc == 0 && base == NULL) rc = install_setattro(cls, dict);
+  for (Py_ssize_t j = 0; rc == 0 && j < nfresh; ++j) {
+    PyObject *d = PyDescr_NewMember(cls, &defs[j]);
+    rc = d != NULL ? PyObject_SetAttrString((PyObject *)cls, defs[j].name, d) : -1;
+    Py_XDECREF(d);
+  }
+  PyType_Modified(cls);
+  return rc == 0 ? 1 : -1;
+}
+
 /* ---- Calls: methods and constructors ------------------------------------------------- */
 
 /* Converts `n` Python values into `argv` (argument mode, into temps). 0 or -1. */
@@ -234,9 +419,10 @@ static int keyword_names(PyObject *const *keys, Py_ssize_t nkw, const char **nam
 }
 
 /* Calls f with the values `vals` (npos positional, then nkw named ones named by `keys`),
- * with the GIL released around the C call. A new reference, or NULL with an exception. */
+ * with the GIL released around the C call; `self` (borrowed, may be NULL) is the handle
+ * of vals[0], lent without converting it again. A new reference, or NULL with an exception. */
 static PyObject *call_function(ffk_function *f, PyObject *const *vals, Py_ssize_t npos, PyObject *const *keys,
-                               Py_ssize_t nkw, PyObject *callee) {
+                               Py_ssize_t nkw, PyObject *callee, ffk_object *self) {
   Py_ssize_t total = npos + nkw;
   if (total > INT32_MAX) return PyErr_Format(PyExc_ValueError, "too many arguments: %zd", total);
   ffk_any stack[8];
@@ -250,7 +436,16 @@ static PyObject *call_function(ffk_function *f, PyObject *const *vals, Py_ssize_
     PyErr_NoMemory();
     goto done;
   }
-  if (keyword_names(keys, nkw, names, callee, -1) != 0 || convert_args(vals, total, argv, &temps) != 0) goto done;
+  Py_ssize_t first = 0;
+  if (self != NULL) { /* lent, as a wrapper argument is */
+    argv[0] = ffk_any_none();
+    argv[0].type_index = self->type_index;
+    argv[0].v_obj = self;
+    first = 1;
+  }
+  if (keyword_names(keys, nkw, names, callee, -1) != 0 ||
+      convert_args(vals + first, total - first, argv + first, &temps) != 0)
+    goto done;
   ffk_any result;
   int rc;
   PyThreadState *ts = PyEval_SaveThread();
@@ -334,6 +529,10 @@ static PyObject *wrap_as(PyTypeObject *type, ffk_object *obj) {
     return NULL;
   }
   self->obj = obj;
+  if (ffkpy_reflect_fill((PyObject *)self) != 0) {
+    Py_DECREF(self);
+    return NULL;
+  }
   return (PyObject *)self;
 }
 
@@ -347,7 +546,7 @@ int ffkpy_reflect_init(PyObject *self, int32_t index, PyObject *args, PyObject *
   ffk_object *old = ((ffkpy_Object *)self)->obj;
   ((ffkpy_Object *)self)->obj = obj;
   ffk_object_release(old);
-  return 0;
+  return ffkpy_reflect_fill(self);
 }
 
 /*
@@ -409,14 +608,14 @@ static PyObject *method_vectorcall(PyObject *self, PyObject *const *args, size_t
   if (!ffk_object_is_instance(h, d->method->owner_index))
     return PyErr_Format(PyExc_TypeError, "`%s` of `%s` does not apply to a `%s` object", d->method->name,
                         ffk_type_key(d->method->owner_index), ffk_type_key(h->type_index));
-  return call_function(d->method->function, args, n, nkw ? &PyTuple_GET_ITEM(kwnames, 0) : NULL, nkw, d->qualname);
+  return call_function(d->method->function, args, n, nkw ? &PyTuple_GET_ITEM(kwnames, 0) : NULL, nkw, d->qualname, h);
 }
 
 static PyObject *static_method_vectorcall(PyObject *self, PyObject *const *args, size_t nargsf, PyObject *kwnames) {
   ffkpy_MethodDescr *d = (ffkpy_MethodDescr *)self;
   Py_ssize_t nkw = kwnames != NULL ? PyTuple_GET_SIZE(kwnames) : 0;
   return call_function(d->method->function, args, PyVectorcall_NARGS(nargsf), nkw ? &PyTuple_GET_ITEM(kwnames, 0) : NULL,
-                       nkw, d->qualname);
+                       nkw, d->qualname, NULL);
 }
 
 static PyObject *method_descr_get(PyObject *self, PyObject *obj, PyObject *type) {
@@ -702,9 +901,13 @@ static PyObject *reflect_class(PyObject *mod, PyObject *args) {
   }
   int32_t nf = ffk_type_num_fields(index), nm = ffk_type_num_methods(index);
   if (nf < 0 || nm < 0) return ffkpy_raise_from_ffk();
+  int cached = add_cache((PyTypeObject *)cls, dict, index, nf);
+  if (cached < 0) return NULL;
+  const field_cache *cache = cached ? cache_of((PyTypeObject *)cls) : NULL;
   for (int32_t i = 0; i < nf; ++i) {
     const ffk_field_info *f = ffk_type_field_at(index, i);
     if (f == NULL) return ffkpy_raise_from_ffk();
+    if (cached_by(cache, f->name)) continue; /* a slot member serves it */
     PyObject *d = field_descr_new(f);
     int rc = d != NULL ? set_unless_own(cls, dict, ((ffkpy_FieldDescr *)d)->name, d) : -1;
     Py_XDECREF(d);
@@ -820,7 +1023,8 @@ int ffkpy_reflect_types_init(PyObject *module) {
       PyModule_AddObjectRef(module, "StaticMethod", (PyObject *)&StaticMethodDescrType) < 0)
     return -1;
   g_str_type_index = PyUnicode_InternFromString("__ffi_type_index__");
-  if (g_str_type_index == NULL) return -1;
+  g_str_cache = PyUnicode_InternFromString("__ffi_field_cache__");
+  if (g_str_type_index == NULL || g_str_cache == NULL) return -1;
   if (PyModule_AddFunctions(module, ffkpy_reflect_methods) < 0) return -1;
   g_from_fields = PyObject_GetAttrString(module, "_object_from_fields");
   return g_from_fields != NULL ? 0 : -1;

@@ -94,11 +94,13 @@ def test_field_docs_and_descriptors():
     assert TestObjectBase.v_str.__doc__ is None
     assert TestIntPair.a.__doc__ == "Field `a`"
     assert TestIntPair.b.__doc__ == "Field `b`"
-    a = TestIntPair.a
+    a = TestIntPair.__tvm_ffi_type_info__.fields[0]
     assert isinstance(a, _core.Field)
     assert (a.name, a.__name__, a.type, a.owner, a.position) == ("a", "a", "int", "testing.TestIntPair", 0)
     assert a.frozen and not a.writable and not a.has_default
+    assert a.get(TestIntPair(5, 6)) == 5
     v_i64 = TestObjectBase.v_i64
+    assert isinstance(v_i64, _core.Field)
     assert v_i64.writable and v_i64.has_default and v_i64.default == 10
     assert TestObjectBase.v_str.default == "hello"
     assert "v_i64" in repr(v_i64) and "testing.TestObjectBase" in repr(v_i64)
@@ -139,6 +141,26 @@ def test_setting_a_read_only_field_is_an_attribute_error():
     assert pair.a == 1
 
 
+def test_read_only_pod_fields_are_slots_filled_from_c():
+    # a, b (read-only ints) and v_f64 (a read-only float) live in slots of the wrapper, so
+    # CPython reads them like __slots__; writable fields stay C descriptors.
+    assert "__ffi_field_cache__" in TestIntPair.__dict__
+    assert type(TestIntPair.a).__name__ == "member_descriptor"
+    assert type(TestObjectBase.v_f64).__name__ == "member_descriptor"
+    assert isinstance(TestObjectBase.v_str, _core.Field)
+    assert "v_f64" not in TestObjectDerived.__dict__  # inherited from TestObjectBase's slot
+    echo = ffikit.get_global_func("testing.echo")
+    for obj in (TestIntPair(3, 4), echo(TestIntPair(3, 4)), copy.copy(TestIntPair(3, 4)),
+                pickle.loads(pickle.dumps(TestIntPair(3, 4))), ffikit.testing.create_object("testing.TestIntPair", a=3, b=4)):
+        assert (obj.a, obj.b) == (3, 4)
+    d = TestObjectDerived(v_map={}, v_array=[], v_f64=1.5)
+    assert d.v_f64 == 1.5 and echo(d).v_f64 == 1.5
+    with pytest.raises(AttributeError, match="field `v_f64` of `testing.TestObjectDerived` is read-only"):
+        d.v_f64 = 2.0
+    with pytest.raises(AttributeError):
+        TestIntPair.a.__set__(TestIntPair(1, 2), 5)  # the slot itself is read-only too
+
+
 def test_classes_have_no_instance_dict():
     pair = TestIntPair(1, 2)
     with pytest.raises(AttributeError):
@@ -151,6 +173,8 @@ def test_a_field_descriptor_rejects_objects_of_another_type():
     with pytest.raises(TypeError, match="v_i64"):
         TestObjectBase.v_i64.__get__(pair)
     with pytest.raises(TypeError, match="does not apply to a 'int' object"):
+        TestObjectBase.v_i64.__get__(5)
+    with pytest.raises(TypeError):
         TestIntPair.a.__get__(5)
     with pytest.raises(TypeError):
         TestObjectBase.v_i64.__set__(pair, 1)
@@ -343,8 +367,10 @@ def test_an_object_its_init_did_not_construct_raises_instead_of_crashing():
     lazy = Lazy()
     assert lazy.__chandle__() == 0
     assert "not constructed" in repr(lazy)
+    with pytest.raises(AttributeError):
+        lazy.a  # a slot that no object filled
     with pytest.raises(TypeError, match="has not been constructed"):
-        lazy.a
+        TestObjectBase.v_i64.__get__(lazy)
     with pytest.raises(TypeError, match="has not been constructed"):
         lazy.sum()
     with pytest.raises(TypeError, match="has not been constructed"):

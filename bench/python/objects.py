@@ -1,0 +1,90 @@
+#!/usr/bin/env python3
+"""Reflected objects from Python beside tvm_ffi and plain Python classes, with pyperf in one run.
+
+The cases of issue 23's "Tests and measurements", each named ``<case>/<impl>`` like
+``bench_ffi.py``'s: ``ffikit`` (``ffikit.testing.TestIntPair``, a type defined in C with
+two read-only int fields ``a``, ``b`` and a method ``sum``) beside ``tvm_ffi`` (its
+``tvm_ffi.testing.TestIntPair``, the same shape) and ``slots`` (a Python class with
+``__slots__ = ("a", "b")`` and a Python ``sum``):
+
+    field_read   p.a                 targets: <= 0.5x tvm_ffi, <= 2x slots
+    construct    TestIntPair(1, 2)   target:  <= 0.5x tvm_ffi (slots: informational)
+    method       p.sum()             target:  <= 0.5x tvm_ffi (slots: informational)
+    field_write  b.v_i64 = 3         informational (TestObjectBase; tvm_ffi's is a C++ setter)
+
+Times are per statement, in the thread's CPU time (bench_ffi.cpu_timer). ``report.py``
+turns the JSON output into the table of medians and ratios; nothing here fails on a
+timing.
+
+    python objects.py -o run1.json [--cases field_read,method] [any pyperf option]
+
+tvm_ffi.testing imports pytest (install it beside apache-tvm-ffi); torch stays hidden as
+in bench_ffi.py.
+"""
+from __future__ import annotations
+
+import os
+import sys
+
+sys.path.insert(0, os.path.dirname(os.path.abspath(__file__)))
+
+import pyperf  # noqa: E402
+
+from bench_ffi import Suite  # noqa: E402  (hides torch before tvm_ffi is imported)
+
+import ffikit  # noqa: E402
+import ffikit.testing  # noqa: E402
+import tvm_ffi  # noqa: E402
+import tvm_ffi.testing  # noqa: E402
+
+
+class SlotsPair:
+    """The Python baseline: two attributes in slots and a method."""
+
+    __slots__ = ("a", "b")
+
+    def __init__(self, a: int, b: int) -> None:
+        self.a = a
+        self.b = b
+
+    def sum(self) -> int:
+        return self.a + self.b
+
+
+class SlotsBase:
+    __slots__ = ("v_i64",)
+
+    def __init__(self) -> None:
+        self.v_i64 = 10
+
+
+def objects(s: Suite) -> None:
+    sides = {
+        "ffikit": (ffikit.testing.TestIntPair, ffikit.testing.TestObjectBase),
+        "tvm_ffi": (tvm_ffi.testing.TestIntPair, tvm_ffi.testing.TestObjectBase),
+        "slots": (SlotsPair, SlotsBase),
+    }
+    for impl, (pair_cls, base_cls) in sides.items():
+        ns = {"Pair": pair_cls, "p": pair_cls(1, 2), "b": base_cls()}
+        s.add("field_read", impl, "p.a", ns)
+        s.add("construct", impl, "Pair(1, 2)", ns)
+        s.add("method", impl, "p.sum()", ns)
+        s.add("field_write", impl, "b.v_i64 = 3", ns)
+
+
+def main() -> None:
+    def forward(cmd: list[str], args) -> None:
+        if args.cases:
+            cmd.extend(("--cases", args.cases))
+
+    runner = pyperf.Runner(processes=2, values=3, min_time=0.02, add_cmdline_args=forward)
+    runner.argparser.add_argument("--cases", default="",
+                                  help="comma-separated case-name prefixes to run (default: all)")
+    args = runner.parse_args()
+    runner.metadata["ffikit_version"] = ffikit.__version__
+    runner.metadata["tvm_ffi_version"] = tvm_ffi.__version__
+    objects(Suite(runner, [c for c in args.cases.split(",") if c]))
+
+
+if __name__ == "__main__":
+    main()

@@ -1,0 +1,277 @@
+// reflect_bench: reflected objects (ffikit/reflect.h) beside the plain C work they stand for.
+//
+// Every group has one "<group>/ffikit" benchmark and one "<group>/<peer>" benchmark doing the
+// same job on a plain C struct; bench/ratios.py pairs them by group. The peers are lower
+// bounds (no type check, no reference counting, no registry), informational, no target.
+//
+//   field_get_handle   ffk_field_get of field `a` of a 2-int testing pair through an
+//                      ffk_field_info fetched once (the bindings' fast path), on one of 16
+//                      objects in turn / c_load: a relaxed atomic load of the same int64_t
+//                      field of one of 16 plain structs
+//   create_2int        ffk_object_create of the 2-int type from two positional ints, then its
+//                      release / c_malloc: malloc of the same 40-byte struct, header and both
+//                      ints written, free
+//   structural_equal_10k
+//                      ffk_structural_equal of two equal, separately built trees of 10,000
+//                      reflected nodes (complete binary tree: value int, left/right
+//                      Optional<Node>) / c_recursive: a recursive compare of two equal trees of
+//                      plain C structs with the same shape
+//   structural_hash_10k
+//                      ffk_structural_hash of one such tree / c_recursive: a recursive
+//                      splitmix-style hash of the plain tree
+//
+// Items: one field read, one object, or one node visited (SetItemsProcessed), so ratios are
+// per item. Nothing that builds inputs is timed.
+//
+// Run with: bazel run -c opt //bench:reflect_bench -- <benchmark flags>
+
+#include <benchmark/benchmark.h>
+
+#include "bench/bench_support.h"
+
+#include <cstddef>
+#include <cstdint>
+#include <cstdlib>
+#include <vector>
+
+#include <ffikit/ffi.h>
+#include <ffikit/structural.h>
+
+namespace {
+
+// ---- The types. -------------------------------------------------------------------------
+
+struct BPair {
+  ffk_object header;
+  int64_t a, b;
+};
+
+int32_t PairType() {
+  static const ffk_field_def fields[] = {
+      {"a", offsetof(BPair, a), "int", 0, ffk_any_none(), nullptr},
+      {"b", offsetof(BPair, b), "int", 0, ffk_any_none(), nullptr},
+  };
+  ffk_type_def def = {};
+  def.key = "bench.reflect.Pair";
+  def.parent_index = FFK_TYPE_OBJECT;
+  def.instance_size = sizeof(BPair);
+  def.fields = fields;
+  def.nfields = 2;
+  return ffk_type_define(&def);
+}
+
+struct BNode {
+  ffk_object header;
+  int64_t value;
+  ffk_object *left, *right;
+};
+
+int32_t NodeType() {
+  static const ffk_field_def fields[] = {
+      {"value", offsetof(BNode, value), "int", 0, ffk_any_none(), nullptr},
+      {"left", offsetof(BNode, left), "Optional<bench.reflect.Node>", FFK_FIELD_HAS_DEFAULT, ffk_any_none(), nullptr},
+      {"right", offsetof(BNode, right), "Optional<bench.reflect.Node>", FFK_FIELD_HAS_DEFAULT, ffk_any_none(),
+       nullptr},
+  };
+  ffk_type_def def = {};
+  def.key = "bench.reflect.Node";
+  def.parent_index = FFK_TYPE_OBJECT;
+  def.instance_size = sizeof(BNode);
+  def.fields = fields;
+  def.nfields = 3;
+  return ffk_type_define(&def);
+}
+
+constexpr int kTreeNodes = 10000;
+
+// Node i of a complete binary tree of n nodes (children 2i+1, 2i+2), as a new reference.
+ffk_object *BuildTree(int32_t type, int i, int n) {
+  if (i >= n) return nullptr;
+  ffk_object *left = BuildTree(type, 2 * i + 1, n), *right = BuildTree(type, 2 * i + 2, n);
+  // Borrowed views of the children (ffk_any_object_steal adds no reference; NULL is None).
+  ffk_any args[3] = {ffk_any_int(i), ffk_any_object_steal(left), ffk_any_object_steal(right)};
+  ffk_object *node = nullptr;
+  if (ffk_object_create(type, args, 3, nullptr, 0, &node) != 0) node = nullptr;
+  if (left) ffk_object_release(left);
+  if (right) ffk_object_release(right);
+  return node;
+}
+
+struct CNode {
+  int64_t value;
+  CNode *left, *right;
+};
+
+CNode *BuildCTree(int i, int n) {
+  if (i >= n) return nullptr;
+  CNode *c = new CNode{i, BuildCTree(2 * i + 1, n), BuildCTree(2 * i + 2, n)};
+  return c;
+}
+
+void FreeCTree(CNode *c) {
+  if (c == nullptr) return;
+  FreeCTree(c->left);
+  FreeCTree(c->right);
+  delete c;
+}
+
+__attribute__((noinline)) bool CEqual(const CNode *a, const CNode *b) {
+  if (a == nullptr || b == nullptr) return a == b;
+  return a->value == b->value && CEqual(a->left, b->left) && CEqual(a->right, b->right);
+}
+
+uint64_t Mix(uint64_t h) {
+  h ^= h >> 30;
+  h *= UINT64_C(0xbf58476d1ce4e5b9);
+  h ^= h >> 27;
+  h *= UINT64_C(0x94d049bb133111eb);
+  return h ^ (h >> 31);
+}
+
+__attribute__((noinline)) uint64_t CHash(const CNode *c) {
+  if (c == nullptr) return 0x9e3779b9;
+  return Mix(Mix((uint64_t)c->value) ^ CHash(c->left)) + CHash(c->right);
+}
+
+// ---- field_get_handle. ---------------------------------------------------------------------
+
+void field_get_handle_ffikit(benchmark::State &state) {
+  int32_t t = PairType();
+  const ffk_field_info *a = nullptr;
+  if (t < 0 || ffk_type_find_field(t, "a", &a) != 1) return ffk_bench::SkipWithFfkError(state, "define");
+  std::vector<ffk_object *> objs;
+  for (int i = 0; i < 16; ++i) {
+    ffk_any args[2] = {ffk_any_int(i), ffk_any_int(-i)};
+    ffk_object *o = nullptr;
+    if (ffk_object_create(t, args, 2, nullptr, 0, &o) != 0) return ffk_bench::SkipWithFfkError(state, "create");
+    objs.push_back(o);
+  }
+  unsigned k = 0;
+  for (auto _ : state) {
+    ffk_any v;
+    ffk_field_get(a, objs[k++ & 15], &v);
+    benchmark::DoNotOptimize(v.v_int);
+  }
+  for (ffk_object *o : objs) ffk_object_release(o);
+  state.SetItemsProcessed(state.iterations());
+}
+BENCHMARK(field_get_handle_ffikit)->Name("field_get_handle/ffikit");
+
+void field_get_handle_c_load(benchmark::State &state) {
+  BPair pairs[16];
+  for (int i = 0; i < 16; ++i) pairs[i].a = i;
+  unsigned k = 0;
+  for (auto _ : state) {
+    int64_t v = __atomic_load_n(&pairs[k++ & 15].a, __ATOMIC_RELAXED);
+    benchmark::DoNotOptimize(v);
+  }
+  state.SetItemsProcessed(state.iterations());
+}
+BENCHMARK(field_get_handle_c_load)->Name("field_get_handle/c_load");
+
+// ---- create_2int. ---------------------------------------------------------------------------
+
+void create_2int_ffikit(benchmark::State &state) {
+  int32_t t = PairType();
+  if (t < 0) return ffk_bench::SkipWithFfkError(state, "define");
+  int64_t i = 0;
+  for (auto _ : state) {
+    ffk_any args[2] = {ffk_any_int(i), ffk_any_int(i + 1)};
+    ++i;
+    ffk_object *o = nullptr;
+    if (ffk_object_create(t, args, 2, nullptr, 0, &o) != 0) return ffk_bench::SkipWithFfkError(state, "create");
+    benchmark::DoNotOptimize(o);
+    ffk_object_release(o);
+  }
+  state.SetItemsProcessed(state.iterations());
+}
+BENCHMARK(create_2int_ffikit)->Name("create_2int/ffikit");
+
+void create_2int_c_malloc(benchmark::State &state) {
+  int64_t i = 0;
+  for (auto _ : state) {
+    BPair *p = static_cast<BPair *>(malloc(sizeof(BPair)));
+    benchmark::DoNotOptimize(p);
+    p->header.refcount = 1;
+    p->header.type_index = FFK_TYPE_OBJECT;
+    p->header.flags = 0;
+    p->header.deleter = nullptr;
+    p->a = i;
+    p->b = i + 1;
+    ++i;
+    benchmark::ClobberMemory();
+    free(p);
+  }
+  state.SetItemsProcessed(state.iterations());
+}
+BENCHMARK(create_2int_c_malloc)->Name("create_2int/c_malloc");
+
+// ---- structural_equal_10k / structural_hash_10k. ------------------------------------------
+
+void structural_equal_10k_ffikit(benchmark::State &state) {
+  int32_t t = NodeType();
+  ffk_object *x = t < 0 ? nullptr : BuildTree(t, 0, kTreeNodes);
+  ffk_object *y = t < 0 ? nullptr : BuildTree(t, 0, kTreeNodes);
+  if (x == nullptr || y == nullptr) return ffk_bench::SkipWithFfkError(state, "build");
+  ffk_any a = ffk_any_object(x), b = ffk_any_object(y);
+  for (auto _ : state) {
+    int rc = ffk_structural_equal(&a, &b);
+    if (rc != 1) {
+      state.SkipWithError("trees not equal");
+      break;
+    }
+  }
+  ffk_object_release(x);
+  ffk_object_release(y);
+  state.SetItemsProcessed(state.iterations() * kTreeNodes);
+}
+BENCHMARK(structural_equal_10k_ffikit)->Name("structural_equal_10k/ffikit");
+
+void structural_equal_10k_c_recursive(benchmark::State &state) {
+  CNode *x = BuildCTree(0, kTreeNodes), *y = BuildCTree(0, kTreeNodes);
+  for (auto _ : state) {
+    bool eq = CEqual(x, y);
+    benchmark::DoNotOptimize(eq);
+  }
+  FreeCTree(x);
+  FreeCTree(y);
+  state.SetItemsProcessed(state.iterations() * kTreeNodes);
+}
+BENCHMARK(structural_equal_10k_c_recursive)->Name("structural_equal_10k/c_recursive");
+
+void structural_hash_10k_ffikit(benchmark::State &state) {
+  int32_t t = NodeType();
+  ffk_object *x = t < 0 ? nullptr : BuildTree(t, 0, kTreeNodes);
+  if (x == nullptr) return ffk_bench::SkipWithFfkError(state, "build");
+  ffk_any a = ffk_any_object(x);
+  for (auto _ : state) {
+    uint64_t h = 0;
+    if (ffk_structural_hash(&a, &h) != 0) {
+      ffk_bench::SkipWithFfkError(state, "hash");
+      break;
+    }
+    benchmark::DoNotOptimize(h);
+  }
+  ffk_object_release(x);
+  state.SetItemsProcessed(state.iterations() * kTreeNodes);
+}
+BENCHMARK(structural_hash_10k_ffikit)->Name("structural_hash_10k/ffikit");
+
+void structural_hash_10k_c_recursive(benchmark::State &state) {
+  CNode *x = BuildCTree(0, kTreeNodes);
+  for (auto _ : state) {
+    uint64_t h = CHash(x);
+    benchmark::DoNotOptimize(h);
+  }
+  FreeCTree(x);
+  state.SetItemsProcessed(state.iterations() * kTreeNodes);
+}
+BENCHMARK(structural_hash_10k_c_recursive)->Name("structural_hash_10k/c_recursive");
+
+}  // namespace
+
+int main(int argc, char **argv) {
+  if (!ffk_bench::Start(&argc, argv)) return 1;
+  ffk_bench::Run();
+  return 0;
+}
