@@ -210,7 +210,7 @@ pub fn define_type(
             name: names[i].as_ptr(),
             offset: f.offset,
             type_: types[i].as_ptr(),
-            flags: f.flags | if f.default.is_some() { sys::FFK_FIELD_HAS_DEFAULT as u32 } else { 0 },
+            flags: f.flags | if f.default.is_some() { crate::FieldFlags::HAS_DEFAULT.bits() } else { 0 },
             default_value: f.default.as_ref().map_or_else(crate::any::none_raw, |d| *d.as_raw()),
             doc: docs[i].as_ref().map_or(std::ptr::null(), |d| d.as_ptr()),
         })

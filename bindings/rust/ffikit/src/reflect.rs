@@ -46,6 +46,9 @@ unsafe fn static_str(p: *const c_char) -> Option<&'static str> {
 #[derive(Clone, Copy, PartialEq, Eq, Hash, Default)]
 pub struct FieldFlags(pub u32);
 
+// The casts: bindgen types the anonymous enum's constants with an unstable alias
+// (`_bindgen_ty_N`, today `u32`), so they are spelled out rather than relied on.
+#[allow(clippy::unnecessary_cast)]
 impl FieldFlags {
     /// Writable after construction.
     pub const WRITABLE: FieldFlags = FieldFlags(sys::FFK_FIELD_WRITABLE as u32);
@@ -143,7 +146,7 @@ impl FieldStorage {
         })
     }
 
-    /// The storage C chooses for a field of type `type_text` ("int", "Array<str>"), or
+    /// The storage C chooses for a field of type `type_text` (`"int"`, `"Array<str>"`), or
     /// C's ValueError when the text does not parse.
     ///
     /// ```
@@ -216,7 +219,7 @@ impl FieldInfo {
         // SAFETY: as for name.
         unsafe { static_str(self.0.doc) }
     }
-    /// The type in the signature language, canonically spelled ("Array<str>").
+    /// The type in the signature language, canonically spelled (`"Array<str>"`).
     pub fn type_text(&self) -> &'static str {
         // SAFETY: as for name.
         unsafe { static_str(self.0.type_text) }.unwrap_or("")
