@@ -17,6 +17,9 @@
 //!   read them through the field handle (`ffk_field_get`), never directly.
 //! * Registration runs once per process and copy of the code (a `OnceLock`); C returns the
 //!   existing index when another copy (another library) defined the same description.
+//!   The handle's `schema()` (its key, in signatures and field types) registers the type
+//!   first, so a typed Function or a field naming a Rust-defined type parses in C; while a
+//!   thread registers the type (its own methods name it), it skips that.
 use crate::any::{Any, Element};
 use crate::error::{cstring, Error, Result};
 use crate::function::Function;
@@ -242,6 +245,24 @@ pub fn define_type(
     Ok(TypeData { info, fields: resolved })
 }
 
+/// Sets a thread-local flag for its lifetime (cleared on drop, also by a panic).
+#[doc(hidden)]
+pub struct Flag(&'static std::thread::LocalKey<std::cell::Cell<bool>>);
+
+impl Flag {
+    #[doc(hidden)]
+    pub fn set(key: &'static std::thread::LocalKey<std::cell::Cell<bool>>) -> Flag {
+        key.with(|f| f.set(true));
+        Flag(key)
+    }
+}
+
+impl Drop for Flag {
+    fn drop(&mut self) {
+        self.0.with(|f| f.set(false));
+    }
+}
+
 /// Checks that `o` is an instance of `index` (C's TypeError text otherwise).
 #[doc(hidden)]
 pub fn expect_instance(o: &ObjectRef, index: i32) -> Result<()> {
@@ -374,11 +395,16 @@ macro_rules! reflected_type {
             enum __Field { $($field),* }
 
             static DATA: ::std::sync::OnceLock<$crate::Result<$crate::define::TypeData>> = ::std::sync::OnceLock::new();
+            ::std::thread_local! {
+                /// True while this thread registers the type (its methods' signatures name it).
+                static DEFINING: ::std::cell::Cell<bool> = const { ::std::cell::Cell::new(false) };
+            }
 
             #[allow(dead_code)]
             impl $name {
                 fn __data() -> $crate::Result<&'static $crate::define::TypeData> {
                     $crate::define::registered(DATA.get_or_init(|| {
+                        let _defining = $crate::define::Flag::set(&DEFINING);
                         let fields = || -> $crate::Result<::std::vec::Vec<$crate::define::FieldSpec>> {
                             ::std::result::Result::Ok(::std::vec![$(
                                 $crate::define::FieldSpec {
@@ -471,7 +497,12 @@ macro_rules! reflected_type {
             unsafe impl $crate::ObjectType for $name {
                 /// The real index is known at run time (`type_index()`); downcasts check it.
                 const TYPE_INDEX: i32 = $crate::sys::ffk_type_index::FFK_TYPE_OBJECT.0 as i32;
+                /// The key. Registers the type first (unless this thread is registering it),
+                /// so that signatures and field types naming it parse in C.
                 fn schema() -> ::std::string::String {
+                    if !DEFINING.with(|d| d.get()) {
+                        let _ = Self::__data(); // a failure shows where the key is used
+                    }
                     $key.into()
                 }
                 fn from_object(o: $crate::ObjectRef) -> $crate::Result<Self> {

@@ -406,3 +406,44 @@ fn concurrent_writes_are_seen_whole_by_typed_readers() {
         }
     });
 }
+
+ffikit::reflected_type! {
+    #[type_key = "rstest.Leaf", layout = LeafLayout]
+    pub struct Leaf {
+        v: i64,
+    }
+}
+ffikit::reflected_type! {
+    #[type_key = "rstest.Unused", layout = UnusedLayout]
+    pub struct Unused {
+        v: i64 = 1,
+    }
+}
+ffikit::reflected_type! {
+    /// Fields whose types are other Rust-defined types.
+    #[type_key = "rstest.Tree", layout = TreeLayout]
+    pub struct Tree {
+        #[writable(set_leaf)]
+        leaf: Leaf,
+        leaves: Array<Leaf> = Array::new().unwrap(),
+    }
+}
+
+#[test]
+fn types_named_by_fields_and_signatures_are_registered_first() {
+    // Nothing has touched Leaf or Unused before: naming them registers them.
+    let f = ffikit::Function::from_typed("rstest.unused_v", |(u,): (Unused,)| Ok(u.v())).unwrap();
+    assert_eq!(f.signature().unwrap(), "rstest.unused_v(0: rstest.Unused) -> int");
+    assert_eq!(f.call(&[AnyView::from(&Unused::new(7).unwrap())]).unwrap().to::<i64>().unwrap(), 7);
+    let leaf = Leaf::new(1).unwrap();
+    let t = Tree::new(leaf.clone(), vec![Leaf::new(2).unwrap(), Leaf::new(3).unwrap()].into()).unwrap();
+    let fields = Tree::type_info().unwrap().fields().unwrap();
+    assert_eq!(fields.iter().map(|f| f.type_text()).collect::<Vec<_>>(), ["rstest.Leaf", "Array<rstest.Leaf>"]);
+    assert_eq!(t.leaf().unwrap().v(), 1);
+    assert_eq!(t.leaves().unwrap().iter().map(|l| l.v()).collect::<Vec<_>>(), vec![2, 3]);
+    // C checks the field's type: a Leaf field refuses another object.
+    let e = t.set_field("leaf", Unused::new(1).unwrap()).unwrap_err();
+    assert_eq!(e.error_kind(), ErrorKind::Type, "{}", e);
+    t.set_leaf(Leaf::new(9).unwrap()).unwrap();
+    assert_eq!(t.leaf().unwrap().v(), 9);
+}
