@@ -35,6 +35,20 @@ unsafe fn static_str(p: *const c_char) -> Option<&'static str> {
     }
 }
 
+/// Calls `f` with `name` as a NUL-terminated string: copied into a stack buffer when short
+/// (field and method names are), else into a `CString`. A name with a NUL byte is the
+/// ValueError of `cstring`.
+fn with_cname<R>(name: &str, f: impl FnOnce(*const c_char) -> Result<R>) -> Result<R> {
+    let bytes = name.as_bytes();
+    let mut buf = [0u8; 64];
+    if bytes.len() < buf.len() && !bytes.contains(&0) {
+        buf[..bytes.len()].copy_from_slice(bytes);
+        return f(buf.as_ptr().cast());
+    }
+    let c = cstring(name)?;
+    f(c.as_ptr())
+}
+
 /// The flags of a field (`FFK_FIELD_*`): a read-only field unless `WRITABLE`.
 ///
 /// ```
@@ -601,11 +615,12 @@ pub trait Reflect: ObjectType {
 
     /// Reads field `name` as any value (an AttributeError for an unknown name).
     fn field_any(&self, name: &str) -> Result<Any> {
-        let n = cstring(name)?;
-        let mut out = none_raw();
-        // SAFETY: a live object, a NUL-terminated name and an out value.
-        check(unsafe { sys::ffk_object_get_field(self.as_object().as_ptr(), n.as_ptr(), &mut out) })?;
-        Ok(Any(out))
+        with_cname(name, |n| {
+            let mut out = none_raw();
+            // SAFETY: a live object, a NUL-terminated name and an out value.
+            check(unsafe { sys::ffk_object_get_field(self.as_object().as_ptr(), n, &mut out) })?;
+            Ok(Any(out))
+        })
     }
 
     /// Reads field `name` as `T` (C's conversion rules: a TypeError "expected int but got
@@ -623,21 +638,19 @@ pub trait Reflect: ObjectType {
 
     /// `set_field` with a borrowed value.
     fn set_field_view(&self, name: &str, value: AnyView<'_>) -> Result<()> {
-        let n = cstring(name)?;
         // SAFETY: a live object, a NUL-terminated name and a borrowed valid value.
-        check(unsafe { sys::ffk_object_set_field(self.as_object().as_ptr(), n.as_ptr(), value.as_raw()) })
+        with_cname(name, |n| check(unsafe { sys::ffk_object_set_field(self.as_object().as_ptr(), n, value.as_raw()) }))
     }
 
     /// Calls method `name` (an instance method gets the object first, then `args`).
     fn call_method(&self, name: &str, args: &[AnyView<'_>]) -> Result<Any> {
-        let n = cstring(name)?;
-        let mut out = none_raw();
-        // SAFETY: AnyView is repr(transparent) over ffk_any; out receives an owned value.
-        let rc = unsafe {
-            sys::ffk_object_call_method(self.as_object().as_ptr(), n.as_ptr(), args.as_ptr().cast(), args.len() as i32, &mut out)
-        };
-        check(rc)?;
-        Ok(Any(out))
+        with_cname(name, |n| {
+            let mut out = none_raw();
+            // SAFETY: AnyView is repr(transparent) over ffk_any; out receives an owned value.
+            let rc = unsafe { sys::ffk_object_call_method(self.as_object().as_ptr(), n, args.as_ptr().cast(), args.len() as i32, &mut out) };
+            check(rc)?;
+            Ok(Any(out))
+        })
     }
 
     /// The fields of the object's type (inherited first).

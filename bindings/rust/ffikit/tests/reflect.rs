@@ -447,3 +447,14 @@ fn types_named_by_fields_and_signatures_are_registered_first() {
     t.set_leaf(Leaf::new(9).unwrap()).unwrap();
     assert_eq!(t.leaf().unwrap().v(), 9);
 }
+
+#[test]
+fn names_of_any_length_or_with_a_nul_byte() {
+    let t = Leaf::new(1).unwrap();
+    let long = "x".repeat(200);
+    assert_eq!(t.field_any(&long).unwrap_err().message(), format!("`rstest.Leaf` object has no field `{}`", long));
+    let e = t.field_any("v\0w").unwrap_err();
+    assert_eq!(e.to_string(), "ValueError: string has a NUL byte at offset 1");
+    assert_eq!(t.call_method(&long, &[]).unwrap_err().error_kind(), ErrorKind::Attribute);
+    assert_eq!(t.set_field_view("v\0", AnyView::from(1i64)).unwrap_err().error_kind(), ErrorKind::Value);
+}
