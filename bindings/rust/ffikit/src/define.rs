@@ -166,6 +166,7 @@ pub struct FieldSpec {
 pub struct MethodSpec {
     pub name: &'static str,
     pub function: Function,
+    pub is_static: bool,
     pub doc: &'static [&'static str],
 }
 
@@ -240,7 +241,7 @@ pub fn define_type(
     let resolved = fields.iter().map(|f| info.field(f.name)).collect::<Result<Vec<FieldInfo>>>()?;
     for m in methods()? {
         let doc = doc_text(m.doc);
-        info.add_method(m.name, &m.function, false, doc.as_deref())?;
+        info.add_method(m.name, &m.function, m.is_static, doc.as_deref())?;
     }
     Ok(TypeData { info, fields: resolved })
 }
@@ -309,6 +310,12 @@ pub fn registered(r: &'static Result<TypeData>) -> Result<&'static TypeData> {
 ///             Point::new(this.x() + dx, this.y() + dy, this.name()?)
 ///         }
 ///     }
+///     static_methods {
+///         /// The point (t, t).
+///         fn diagonal(t: f64) -> Result<Point> {
+///             Point::new(t, t, "diagonal".into())
+///         }
+///     }
 /// }
 ///
 /// let p = Point::new(3.0, 4.0, "a".into()).unwrap();
@@ -326,7 +333,10 @@ pub fn registered(r: &'static Result<TypeData>) -> Result<&'static TypeData> {
 /// assert_eq!((d.x(), d.y(), d.name().unwrap()), (0.0, 2.0, "p".to_string()));
 /// let e = p.set_field("name", "b".to_string()).unwrap_err();
 /// assert_eq!(e.kind(), "AttributeError");
+/// let diag = p.call_method("diagonal", &[AnyView::from(2.0)]).unwrap(); // no object passed
+/// assert_eq!(diag.to::<Point>().unwrap().y(), 2.0);
 /// let info = Point::type_info().unwrap();
+/// assert!(info.find_method("diagonal").unwrap().unwrap().is_static());
 /// let x = info.field("x").unwrap();
 /// assert_eq!((x.type_text(), x.doc()), ("float", Some("The x coordinate.")));
 /// assert_eq!(info.doc(), Some("A point made in Rust."));
@@ -342,7 +352,8 @@ pub fn registered(r: &'static Result<TypeData>) -> Result<&'static TypeData> {
 /// `Dict<K, V>`, `ObjectRef` "Object", `Function`, `Tensor`, or another type of this macro).
 /// An optional `methods { ... }` block lists instance methods: `fn name(this: Type, args...)
 /// -> Result<R> { ... }` with `Element` arguments, registered as typed Functions (C checks
-/// the arguments).
+/// the arguments); an optional `static_methods { ... }` block after it lists static ones
+/// (`fn name(args...) -> Result<R> { ... }`, called without an object).
 ///
 /// It generates, on the handle: `type_index()` and `type_info()` (registering on first
 /// use), `new(every field by name)`, `create(positional, named)`, a getter per field (the
@@ -369,6 +380,14 @@ macro_rules! reflected_type {
                 $(
                     $(#[doc = $mdoc:expr])*
                     fn $method:ident ( $($arg:ident : $aty:ty),* $(,)? ) -> $ret:ty $body:block
+                )*
+            }
+        )?
+        $(
+            static_methods {
+                $(
+                    $(#[doc = $sdoc:expr])*
+                    fn $smethod:ident ( $($sarg:ident : $saty:ty),* $(,)? ) -> $sret:ty $sbody:block
                 )*
             }
         )?
@@ -432,7 +451,18 @@ macro_rules! reflected_type {
                                         concat!($key, ".", stringify!($method)),
                                         |($($arg,)*): ($($aty,)*)| -> $ret { $body },
                                     )?,
+                                    is_static: false,
                                     doc: &[$($mdoc),*],
+                                },
+                            )*)? $($(
+                                $crate::define::MethodSpec {
+                                    name: stringify!($smethod),
+                                    function: $crate::Function::from_typed(
+                                        concat!($key, ".", stringify!($smethod)),
+                                        |($($sarg,)*): ($($saty,)*)| -> $sret { $sbody },
+                                    )?,
+                                    is_static: true,
+                                    doc: &[$($sdoc),*],
                                 },
                             )*)?])
                         };
