@@ -215,6 +215,8 @@ def test_rust_defined_type_seen_from_python(rs):
     cls = type(v)
     assert cls.x.__doc__ == "The x coordinate."
     assert "Euclidean" in (cls.norm.__doc__ or "")
+    u = cls.unit_x()  # a static method defined in Rust
+    assert (u.x, u.y, u.label) == (1.0, 0.0, "x")
     # Constructed from Python by key, with defaults from the Rust definition.
     w = ffikit.testing.create_object("rustmod.Vec2", y=2.5)
     assert type(w) is cls

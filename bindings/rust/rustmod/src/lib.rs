@@ -6,7 +6,8 @@
 //! * `rs_describe(x)`, untyped: the repr and type name of its argument;
 //! * `rs_fail(kind, message)`: raises an Error of that kind from Rust;
 //! * a reflected type defined in Rust, `rustmod.Vec2` ([`Vec2`]: float fields `x`, `y`, a
-//!   str field `label`, methods `norm`, `scale` and `describe`), registered by the init
+//!   str field `label`, methods `norm`, `scale` and `describe`, the static method
+//!   `unit_x`), registered by the init
 //!   entry, so C, Python and Rust construct it by key and see its fields and methods;
 //! * `rs_make_vec2(x, y, label) -> rustmod.Vec2`;
 //! * `rs_get_field(obj, name)`, `rs_set_field(obj, name, value)`,
@@ -62,6 +63,12 @@ ffikit::reflected_type! {
         /// "label(x, y)", read by Rust.
         fn describe(this: Vec2) -> Result<String> {
             Ok(format!("{}({}, {})", this.label()?, this.x(), this.y()))
+        }
+    }
+    static_methods {
+        /// The vector (1, 0), labelled "x".
+        fn unit_x() -> Result<Vec2> {
+            Vec2::new(1.0, 0.0, "x".into())
         }
     }
 }
