@@ -83,7 +83,8 @@ static void pin_any(const ffk_any *v) {
   if (ffk_any_is_object(v)) pin_object(v->v_obj);
 }
 
-int ffk_reflect__storage(const ffk_schema *s) {
+/* The storage of a parsed field type (never fails). */
+static int storage_of(const ffk_schema *s) {
   switch (s->type_index) {
     case FFK_TYPE_INT:
       return FFK_FIELD_STORAGE_INT;
@@ -101,7 +102,7 @@ int ffk_reflect__storage(const ffk_schema *s) {
 int ffk_field_storage_for(const char *type_text) {
   ffk_schema *s = ffk_schema_parse(type_text);
   if (s == NULL) return -1;
-  int storage = ffk_reflect__storage(s);
+  int storage = storage_of(s);
   ffk_schema_free(s);
   return storage;
 }
@@ -271,7 +272,7 @@ static int build_field(const char *key, const ffk_field_def *d, ffk_field_info *
   if (s == NULL) return prefix_error("cannot define type `%s`: field `%s`", key, d->name);
   f->schema = s;
   f->type_text = s->text;
-  f->storage = ffk_reflect__storage(s);
+  f->storage = storage_of(s);
   if (check_offset(key, f, earlier, nearlier, base_size, instance_size) != 0) return -1;
   if (!(d->flags & FFK_FIELD_HAS_DEFAULT)) return 0;
   if (d->flags & FFK_FIELD_DEFAULT_FACTORY) {
@@ -439,6 +440,10 @@ int32_t ffk_type_define(const ffk_type_def *def) {
   }
   int32_t index = ffk_type_register(def->key, def->parent_index);
   if (index < 0) return -1;
+  if (index < FFK_TYPE_STATIC_END) {
+    ffk_error_set(FFK_ERR_VALUE, "cannot define type `%s`: it is a built-in type, whose layout is ffikit's", def->key);
+    return -1;
+  }
   ffk_rtype *rt = build(def, index);
   if (rt == NULL) return -1;
   pthread_mutex_lock(&g_lock);

@@ -43,9 +43,6 @@ typedef struct ffk_rtype {
 /* The description of `type_index`, or NULL (acquire load, no lock). */
 const ffk_rtype *ffk_reflect__type(int32_t type_index);
 
-/* The storage of a parsed field type (never fails). */
-int ffk_reflect__storage(const ffk_schema *schema);
-
 /* Converts `value` to field `f`'s type and writes the owned result to `slot` (an ffk_any,
  * uninitialised): what a field of the field's storage holds, as an ffk_any (a str value
  * as a String object, None for a NULL object). `type_key` names the type in messages.

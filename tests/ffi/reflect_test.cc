@@ -232,7 +232,10 @@ TEST_F(Reflect, DefineRefusesNullsAndBadParents) {
   TwoDef s("test.reflect.bad.size");
   s.def.instance_size = sizeof(ffk_object) - 1;
   EXPECT_TRUE(DefineFails(s.def, "ValueError", {"test.reflect.bad.size", "instance size 23"}));
-  TwoDef n("test.reflect.bad.counts");
+  TwoDef builtin("ffikit.Array");
+  EXPECT_TRUE(DefineFails(builtin.def, "ValueError", {"cannot define type `ffikit.Array`: it is a built-in type"}));
+  EXPECT_FALSE(ffk_type_is_reflected(FFK_TYPE_ARRAY));
+    TwoDef n("test.reflect.bad.counts");
   n.def.fields = nullptr;
   EXPECT_TRUE(DefineFails(n.def, "ValueError", {"test.reflect.bad.counts", "2 fields"}));
 }

@@ -53,7 +53,9 @@
  * every language as the type's `__ffi_init__` method is in TVM-FFI.
  *
  * Lifetime. Type descriptions are never removed: every pointer this header returns
- * (ffk_field_info, ffk_method_info, names, docs) is valid until exit. Objects made by
+ * (ffk_field_info, ffk_method_info, names, docs) is valid until exit. The objects a
+ * description holds (method and constructor Functions, default values and factories)
+ * live until exit too, and test builds do not count them in ffk_debug_live_objects. Objects made by
  * ffk_object_new_reflected and ffk_object_create carry ffikit's reflection deleter:
  * when the last strong reference goes it runs the type's `finalize` hooks (most derived
  * first), then releases what every field owns.
@@ -178,14 +180,16 @@ FFK_API int ffk_field_storage_for(const char *type_text);
  * again with the same description returns the existing index, so a library may define
  * its types on every load; a plain type registered earlier with ffk_type_register (same
  * parent) gains the description. Returns the type index, or -1 with a ValueError naming
- * the type and the bad part: NULL def or key, a parent that is not an object type, an
- * instance size smaller than the parent's, a field whose name is missing, repeated or
- * not an identifier, whose type text does not parse, whose offset overlaps the header,
- * another field or the end of the instance or is misaligned for its storage, whose
- * default does not convert to its type (the conversion's message), flags outside
- * FFK_FIELD_*, a method without a name or Function or named twice, a key defined before
- * with another description; or a MemoryError. A failed call leaves no type behind
- * beyond what ffk_type_register may have made.
+ * the type and the bad part: NULL def or key; a built-in type's key ("ffikit.Array"); a
+ * parent that is not an object type; an instance size smaller than the parent's; a field
+ * whose name is missing, repeated or not an identifier, whose type text does not parse,
+ * whose offset overlaps the header, the parent's instance, another field or the end of
+ * the instance or is misaligned for its storage, whose default does not convert to its
+ * type (the conversion's message) or whose default factory is not a Function, or whose
+ * flags are outside FFK_FIELD_*; a method without a name or Function or named twice; a
+ * key defined before with another description, or a plain type that a reflected type
+ * already derives from; or a MemoryError. A failed call leaves no type behind beyond
+ * what ffk_type_register may have made.
  */
 FFK_API int32_t ffk_type_define(const ffk_type_def *def);
 
@@ -240,7 +244,8 @@ FFK_API int ffk_type_find_method(int32_t type_index, const char *name, const ffk
 /*
  * Calls `fn(index, key, ctx)` for every type, static and registered, in index order,
  * stopping early when it returns non-zero (that value is returned). Types registered
- * during the walk may or may not be seen. Returns 0 after a full walk.
+ * during the walk may or may not be seen. Returns 0 after a full walk, or -1 with a
+ * ValueError when fn is NULL.
  */
 FFK_API int ffk_type_for_each(int (*fn)(int32_t type_index, const char *key, void *ctx), void *ctx);
 
