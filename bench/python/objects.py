@@ -10,6 +10,8 @@ two read-only int fields ``a``, ``b`` and a method ``sum``) beside ``tvm_ffi`` (
     field_read   p.a                 targets: <= 0.5x tvm_ffi, <= 2x slots
     construct    TestIntPair(1, 2)   target:  <= 0.5x tvm_ffi (slots: informational)
     method       p.sum()             target:  <= 0.5x tvm_ffi (slots: informational)
+    method_gil   p.sum() with ffikit releasing the GIL around the C call as tvm_ffi does
+                 (TestIntPair.sum.release_gil = True; off by default): informational
     field_write  b.v_i64 = 3         informational (TestObjectBase; tvm_ffi's is a C++ setter)
 
 Times are per statement, in the thread's CPU time (bench_ffi.cpu_timer). ``report.py``
@@ -70,6 +72,12 @@ def objects(s: Suite) -> None:
         s.add("construct", impl, "Pair(1, 2)", ns)
         s.add("method", impl, "p.sum()", ns)
         s.add("field_write", impl, "b.v_i64 = 3", ns)
+    # The same method through a descriptor of its own that releases the GIL (the class's
+    # keeps it), beside tvm_ffi's p.sum(), which releases it too.
+    (sum_gil,) = [m for m in ffikit.testing.TestIntPair.__tvm_ffi_type_info__.methods if m.name == "sum"]
+    sum_gil.release_gil = True
+    s.add("method_gil", "ffikit", "sum_gil(p)", {"sum_gil": sum_gil, "p": ffikit.testing.TestIntPair(1, 2)})
+    s.add("method_gil", "tvm_ffi", "p.sum()", {"p": tvm_ffi.testing.TestIntPair(1, 2)})
 
 
 def main() -> None:

@@ -103,7 +103,7 @@ PyObject *ffkpy_wrap_steal(ffk_object *obj) {
     ((ffkpy_Function *)self)->release_gil = 1;
     ((ffkpy_Function *)self)->exchange_tensors = 1;
   } else if (obj->type_index >= FFK_TYPE_STATIC_END && (tp->tp_flags & Py_TPFLAGS_HEAPTYPE) &&
-             ffk_type_is_reflected(obj->type_index) && ffkpy_reflect_fill((PyObject *)self) != 0) {
+             ffkpy_reflect_fill((PyObject *)self) != 0) { /* a reflected class's field slots */
     Py_DECREF(self);
     return NULL;
   }

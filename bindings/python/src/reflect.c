@@ -13,6 +13,10 @@
  *  - Every access goes through the checked C API (ffk_field_get / ffk_field_set /
  *    ffk_function_call): C decides read-only, types and conversions, and its message is
  *    what Python raises. No Python code runs per field read, write or method call.
+ *  - Methods keep the GIL during the C call unless their descriptor's release_gil is set:
+ *    they are mostly short accessors, for which releasing and taking the GIL costs more
+ *    than the call (CPython's own C methods keep it too). A method that runs long, or that
+ *    waits for threads calling back into Python, needs release_gil on.
  *  - A wrapper's handle may be NULL only for an instance of a class whose own __init__
  *    has not constructed it yet (see object.c); everything here checks for that.
  *  - Read-only int, float and bool fields never change once an object is constructed
@@ -24,6 +28,8 @@
  *    `__ffi_field_cache__` lists them, inherited ones included); writes to them go to C
  *    through the class's tp_setattro (which raises C's read-only error), and the wrapper's
  *    dealloc drops the values. A class that already has subclasses keeps Field descriptors.
+ *    (A wrapper made of an object still under construction, one a C constructor hands to
+ *    a Python callback before its last ffk_field_init, keeps the values it saw then.)
  */
 #include "ffikit_py.h"
 
@@ -419,10 +425,11 @@ static int keyword_names(PyObject *const *keys, Py_ssize_t nkw, const char **nam
 }
 
 /* Calls f with the values `vals` (npos positional, then nkw named ones named by `keys`),
- * with the GIL released around the C call; `self` (borrowed, may be NULL) is the handle
- * of vals[0], lent without converting it again. A new reference, or NULL with an exception. */
+ * with the GIL released around the C call when `release_gil`; `self` (borrowed, may be
+ * NULL) is the handle of vals[0], lent without converting it again. A new reference, or
+ * NULL with an exception. */
 static PyObject *call_function(ffk_function *f, PyObject *const *vals, Py_ssize_t npos, PyObject *const *keys,
-                               Py_ssize_t nkw, PyObject *callee, ffk_object *self) {
+                               Py_ssize_t nkw, PyObject *callee, ffk_object *self, int release_gil) {
   Py_ssize_t total = npos + nkw;
   if (total > INT32_MAX) return PyErr_Format(PyExc_ValueError, "too many arguments: %zd", total);
   ffk_any stack[8];
@@ -448,10 +455,10 @@ static PyObject *call_function(ffk_function *f, PyObject *const *vals, Py_ssize_
     goto done;
   ffk_any result;
   int rc;
-  PyThreadState *ts = PyEval_SaveThread();
+  PyThreadState *ts = release_gil ? PyEval_SaveThread() : NULL;
   if (nkw == 0) rc = ffk_function_call(f, argv, (int32_t)npos, &result);
   else rc = ffk_function_call_kw(f, argv, (int32_t)npos, names, (int32_t)nkw, &result);
-  PyEval_RestoreThread(ts);
+  if (ts != NULL) PyEval_RestoreThread(ts);
   r = rc == 0 ? ffkpy_from_any_steal(&result) : ffkpy_raise_from_ffk();
 done:
   ffkpy_temps_release(&temps);
@@ -499,14 +506,13 @@ static ffk_object *create_object_tuple(int32_t index, PyObject *args, PyObject *
   Py_ssize_t nkw = kwds != NULL ? PyDict_GET_SIZE(kwds) : 0;
   if (nkw == 0) return create_object(index, args != NULL ? &PyTuple_GET_ITEM(args, 0) : NULL, npos, NULL, 0);
   Py_ssize_t total = npos + nkw;
-  PyObject *stack[16];
+  PyObject *stack[16]; /* values, then names */
   PyObject **vals = total <= 8 ? stack : PyMem_Malloc(sizeof(PyObject *) * (size_t)(2 * total));
   if (vals == NULL) {
     PyErr_NoMemory();
     return NULL;
   }
-  PyObject **keys = vals + total;
-  if (total <= 8) keys = stack + 8;
+  PyObject **keys = vals == stack ? stack + 8 : vals + total;
   for (Py_ssize_t i = 0; i < npos; ++i) vals[i] = PyTuple_GET_ITEM(args, i);
   Py_ssize_t pos = 0, j = 0;
   PyObject *k, *v;
@@ -590,6 +596,7 @@ typedef struct {
   vectorcallfunc vectorcall;
   const ffk_method_info *method; /* registry-owned, valid until exit */
   int32_t type_index;            /* the class's type (for messages and the instance check) */
+  char release_gil;              /* release the GIL around the C call (default off, see below) */
   PyObject *name, *qualname, *doc;
 } ffkpy_MethodDescr;
 
@@ -608,14 +615,14 @@ static PyObject *method_vectorcall(PyObject *self, PyObject *const *args, size_t
   if (!ffk_object_is_instance(h, d->method->owner_index))
     return PyErr_Format(PyExc_TypeError, "`%s` of `%s` does not apply to a `%s` object", d->method->name,
                         ffk_type_key(d->method->owner_index), ffk_type_key(h->type_index));
-  return call_function(d->method->function, args, n, nkw ? &PyTuple_GET_ITEM(kwnames, 0) : NULL, nkw, d->qualname, h);
+  return call_function(d->method->function, args, n, nkw ? &PyTuple_GET_ITEM(kwnames, 0) : NULL, nkw, d->qualname, h, d->release_gil);
 }
 
 static PyObject *static_method_vectorcall(PyObject *self, PyObject *const *args, size_t nargsf, PyObject *kwnames) {
   ffkpy_MethodDescr *d = (ffkpy_MethodDescr *)self;
   Py_ssize_t nkw = kwnames != NULL ? PyTuple_GET_SIZE(kwnames) : 0;
   return call_function(d->method->function, args, PyVectorcall_NARGS(nargsf), nkw ? &PyTuple_GET_ITEM(kwnames, 0) : NULL,
-                       nkw, d->qualname, NULL);
+                       nkw, d->qualname, NULL, d->release_gil);
 }
 
 static PyObject *method_descr_get(PyObject *self, PyObject *obj, PyObject *type) {
@@ -670,7 +677,28 @@ static PyObject *method_get_func(PyObject *self, void *c) {
   return ffkpy_wrap_steal((ffk_object *)f);
 }
 
+static PyObject *method_get_release_gil(PyObject *self, void *c) {
+  (void)c;
+  return PyBool_FromLong(((ffkpy_MethodDescr *)self)->release_gil);
+}
+
+static int method_set_release_gil(PyObject *self, PyObject *v, void *c) {
+  (void)c;
+  if (v == NULL) {
+    PyErr_SetString(PyExc_AttributeError, "cannot delete release_gil");
+    return -1;
+  }
+  int b = PyObject_IsTrue(v);
+  if (b < 0) return -1;
+  ((ffkpy_MethodDescr *)self)->release_gil = (char)b;
+  return 0;
+}
+
 static PyGetSetDef method_getset[] = {
+    {"release_gil", method_get_release_gil, method_set_release_gil,
+     "Whether calls release the GIL around the C call. Off by default: methods are mostly short, and\n"
+     "releasing costs more than they do. Turn it on for a long-running method, or one that waits\n"
+     "for other threads that call back into Python.", NULL},
     {"__doc__", method_get_doc, NULL, "The method's doc text (None when it has none).", NULL},
     {"__name__", method_get_name, NULL, "The method's name.", NULL},
     {"__qualname__", method_get_qualname, NULL, "<type key>.<name>.", NULL},
@@ -713,6 +741,7 @@ static PyObject *method_descr_new(const ffk_method_info *m, int32_t type_index) 
   d->vectorcall = m->is_static ? static_method_vectorcall : method_vectorcall;
   d->method = m;
   d->type_index = type_index;
+  d->release_gil = 0;
   d->name = PyUnicode_FromString(m->name);
   d->qualname = PyUnicode_FromFormat("%s.%s", ffk_type_key(type_index), m->name);
   d->doc = m->doc != NULL ? PyUnicode_FromString(m->doc) : Py_NewRef(Py_None);

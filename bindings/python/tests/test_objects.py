@@ -73,6 +73,18 @@ def test_construction_errors_carry_the_c_text(make, error, text):
     assert text in str(info.value)
 
 
+def test_many_arguments_take_the_allocating_paths():
+    with pytest.raises(TypeError, match="takes 2 positional arguments but 10 were given"):
+        TestIntPair(*range(10))
+    extra = {f"k{i}": i for i in range(9)}
+    with pytest.raises(TypeError, match="unexpected keyword argument"):
+        TestIntPair(1, 2, **extra)
+    with pytest.raises(TypeError, match="unexpected keyword argument"):
+        ffikit.testing.create_object("testing.TestIntPair", a=1, b=2, **extra)
+    with pytest.raises(TypeError, match="Mismatched number of arguments"):
+        TestIntPair(1, 2).sum(*range(10))
+
+
 def test_keyword_names_with_a_nul_are_unexpected():
     with pytest.raises(TypeError, match="unexpected keyword argument"):
         TestIntPair(1, **{"b\0": 2})
@@ -208,6 +220,26 @@ def test_methods_bound_with_docs():
     assert isinstance(m.func, ffikit.Function) and m.func(obj, 2) == 14
 
 
+def test_methods_keep_the_gil_unless_told():
+    m = TestIntPair.sum
+    assert m.release_gil is False
+    pair = TestIntPair(2, 3)
+    m.release_gil = True
+    try:
+        assert pair.sum() == 5
+        results = []
+        threads = [threading.Thread(target=lambda: results.append(TestIntPair(1, 1).sum())) for _ in range(4)]
+        for t in threads:
+            t.start()
+        for t in threads:
+            t.join()
+        assert results == [2, 2, 2, 2]
+    finally:
+        m.release_gil = False
+    with pytest.raises(AttributeError):
+        del m.release_gil
+
+
 def test_method_errors():
     obj = TestObjectBase()
     with pytest.raises(TypeError, match="Expected `int` but got `str`"):
@@ -324,6 +356,10 @@ def test_python_subclass_constructs_its_parent_type():
     assert type(p) is Pair and p.total() == 3 and p.sum() == 3
     assert p.type_key == "testing.TestIntPair"
     assert type(copy.copy(p)) is Pair
+    with pytest.raises(AttributeError, match="field `a` of `testing.TestIntPair` is read-only"):
+        p.a = 3
+    with pytest.raises(AttributeError):
+        p.other = 3  # type: ignore[attr-defined]
 
 
 def test_custom_init_constructs_with_ffi_init():
