@@ -200,6 +200,8 @@ def test_rust_made_object_read_and_changed_from_c_and_python(rs, c):
     assert v.label == "set from C" == rs.get_field(v, "label")
     assert c.call_method(v, "describe") == "set from C(6, 8)" == v.describe()
     assert c.call_method(v, "norm") == 10.0
+    # C's repr walks the fields of the Rust-defined type.
+    assert repr(v) == 'rustmod.Vec2(x=6.0, y=8.0, label="set from C")'
     scaled = v.scale(0.5)
     assert (scaled.x, scaled.y, scaled.label) == (3.0, 4.0, "set from C")
     # C's checks and texts, whichever language writes.

@@ -326,6 +326,7 @@ pub fn registered(r: &'static Result<TypeData>) -> Result<&'static TypeData> {
 /// assert_eq!(p.field::<f64>("x").unwrap(), 6.0);
 /// assert_eq!(p.call_method("norm2", &[]).unwrap().to::<f64>().unwrap(), 52.0);
 /// let q = p.call_method("moved", &[AnyView::from(1.0), AnyView::from(1.0)]).unwrap();
+/// assert_eq!(q.to_string(), "doc.Point(x=7.0, y=5.0, name=\"a\")"); // C's repr, by reflection
 /// let q: Point = q.to().unwrap();
 /// assert_eq!((q.x(), q.y(), q.name().unwrap()), (7.0, 5.0, "a".to_string()));
 /// // Defaults, keyword construction and C's messages.

@@ -458,3 +458,18 @@ fn names_of_any_length_or_with_a_nul_byte() {
     assert_eq!(t.call_method(&long, &[]).unwrap_err().error_kind(), ErrorKind::Attribute);
     assert_eq!(t.set_field_view("v\0", AnyView::from(1i64)).unwrap_err().error_kind(), ErrorKind::Value);
 }
+
+#[test]
+fn repr_and_structural_equality_read_the_rust_fields_through_c() {
+    let a = Leaf::new(5).unwrap();
+    let b = Leaf::new(5).unwrap();
+    let c = Leaf::new(6).unwrap();
+    let t = Tree::new(a.clone(), vec![c.clone()].into()).unwrap();
+    assert_eq!(a.to_string(), "rstest.Leaf(v=5)");
+    assert_eq!(format!("{:?}", t), "rstest.Tree(leaf=rstest.Leaf(v=5), leaves=(rstest.Leaf(v=6),))");
+    // PartialEq is C's structural equality, field by field.
+    assert!(a == b && a != c);
+    let t2 = Tree::new(b.clone(), vec![Leaf::new(6).unwrap()].into()).unwrap();
+    assert!(t == t2);
+    assert!(Any::from(&t) == Any::from(&t2));
+}
