@@ -251,7 +251,7 @@ static const field_list *compared_fields(walk *w, int32_t t) {
 }
 
 static int too_deep(void) {
-  return ffk_error_set(FFK_ERR_RUNTIME, "containers nested deeper than %d levels", FFK_STRUCTURAL_MAX_DEPTH);
+  return ffk_error_set(FFK_ERR_RUNTIME, "containers and objects nested deeper than %d levels", FFK_STRUCTURAL_MAX_DEPTH);
 }
 
 /* True when (a, b) is already being walked (b NULL: when a is). */
@@ -703,11 +703,46 @@ static int copy(copier *c, const ffk_any *v, ffk_any *out) {
   return rc;
 }
 
+/*
+ * After a failed copy: the partial copies in the memo may already refer to one another
+ * in a cycle (a List copy that holds itself, a reflected copy whose field leads back to
+ * it), which releasing the memo would not free. Each is emptied first: a List or Dict
+ * copy cleared, a reflected copy's object and Any fields set back to the source's values
+ * (which lie outside the partial copy), so every partial copy dies with the memo. The
+ * copy's error is kept; this is best effort (a field that cannot be set back keeps its
+ * value), and touches only copies, never the source.
+ */
+static void unlink_partial(copier *c) {
+  ffk_error *err = ffk_error_fetch();
+  int64_t pos = 0;
+  for (ffk_table_entry *e; (e = ffk_table__next(&c->memo, &pos)) != NULL;) {
+    ffk_object *src = (ffk_object *)e->key.v_ptr, *dup = e->value.v_obj;
+    if (dup == src) continue; /* shared, not copied */
+    if (dup->type_index == FFK_TYPE_LIST) {
+      ffk_list_clear((ffk_list *)dup);
+    } else if (dup->type_index == FFK_TYPE_DICT) {
+      ffk_dict_clear((ffk_dict *)dup);
+    } else if (ffk_type_is_reflected(dup->type_index)) {
+      int32_t n = ffk_type_num_fields(dup->type_index);
+      for (int32_t i = 0; i < n; ++i) {
+        const ffk_field_info *f = ffk_type_field_at(dup->type_index, i);
+        if (f == NULL || (f->storage != FFK_FIELD_STORAGE_OBJECT && f->storage != FFK_FIELD_STORAGE_ANY)) continue;
+        ffk_any original;
+        if (ffk_field_get(f, src, &original) == 0) ffk_field_init(f, dup, &original);
+        ffk_any_release(&original);
+      }
+    }
+  }
+  ffk_error_clear();
+  ffk_error_restore(err);
+}
+
 int ffk_deep_copy(const ffk_any *v, ffk_any *out) {
   copier c;
   ffk_table__init(&c.memo);
   c.depth = 0;
   int rc = copy(&c, v, out);
+  if (rc != 0) unlink_partial(&c);
   ffk_table__free(&c.memo);
   return rc;
 }

@@ -45,8 +45,10 @@ class TestObjectDerived(TestObjectBase):
     v_map: Mapping[Any, Any]
     v_array: Sequence[Any]
     if TYPE_CHECKING:
-        def __init__(self, v_map: Mapping[Any, Any], v_array: Sequence[Any], v_i64: int = ...,
-                     v_f64: float = ..., v_str: str = ...) -> None: ...
+        # C binds positional arguments in field order (the parent's fields first), so the
+        # required v_map and v_array are given by name here (tvm_ffi takes them first).
+        def __init__(self, v_i64: int = ..., v_f64: float = ..., v_str: str = ..., *,
+                     v_map: Mapping[Any, Any], v_array: Sequence[Any]) -> None: ...
 
 
 @register_object("testing.TestIntPair")

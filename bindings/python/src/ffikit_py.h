@@ -3,7 +3,8 @@
  *
  * The extension is a thin layer over the C API: every Python object that stands for an
  * ffikit object (a wrapper) holds one strong reference to it (`ffkpy_Object.obj`, never
- * NULL once the wrapper is built). Values cross with two conversions:
+ * NULL once the wrapper is built, except in an object of a reflected class that defines
+ * __init__ and has not constructed it yet: conversions and methods raise TypeError then). Values cross with two conversions:
  *
  *   ffkpy_to_any    Python -> ffk_any, by the ordered rules of spec/python-api.md, decided
  *                   once per exact Python type and cached. In argument mode (a temps
@@ -34,7 +35,8 @@ struct DLPackExchangeAPI; /* dlpack_exchange.h */
 
 typedef struct {
   PyObject_HEAD
-  ffk_object *obj; /* owned; NULL only while a wrapper is being built */
+  ffk_object *obj; /* owned; NULL only while a wrapper is being built, or in an object of a
+                       reflected class whose own __init__ has not constructed it (object.c) */
   PyObject *weakreflist;
   /* A container returned by a call given a framework's tensors: that framework's DLPack
      exchange table, through which its tensor elements are read (tensor_results.c); NULL

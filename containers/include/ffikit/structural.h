@@ -67,8 +67,9 @@ FFK_API int ffk_structural_hash(const ffk_any *v, uint64_t *out);
  *
  * Returns 0, or -1 with *out None (MemoryError, RuntimeError for nesting deeper than the
  * limit, or what ffk_object_shallow_copy or ffk_field_init raised, such as a default
- * factory's error). A failure part-way may leave a partial copy that refers to itself
- * alive (as for a List that contains itself); it never leaves the source changed.
+ * factory's error). A failure part-way frees every partial copy, even those that already
+ * refer to themselves (a List copy holding itself, an object copy whose field leads back
+ * to it), and never changes the source.
  */
 FFK_API int ffk_deep_copy(const ffk_any *v, ffk_any *out);
 
