@@ -3,7 +3,9 @@
 #   run.sh build      install ffikit into .prefix (bazel run //:install), build the testing
 #                     module the tests load, and build every target
 #   run.sh tour       run the Rust tour (ffikit/examples/tour.rs)
-#   run.sh test       cargo test; the last stdout line is "passed failed skipped"
+#   run.sh test       cargo test, then the cross-language pytest (bindings/python/tests/
+#                     test_objects_rust.py with the Rust module); the last stdout line is
+#                     "passed failed skipped" over both
 #   run.sh static     cargo test of ffikit with the `static` feature (libffikit.a linked in)
 #   run.sh valgrind   the test binaries under valgrind memcheck; last line "passed failed skipped"
 #   run.sh bench      the peer benchmarks (release build)
@@ -44,6 +46,45 @@ count() {
        END { print p + 0, f + 0, s + 0 }' "$1"
 }
 
+# pytest's summary ("3 passed, 1 failed, 2 skipped in 1.2s") as "passed failed skipped";
+# errors count as failures.
+count_pytest() {
+  awk '{ for (i = 2; i <= NF; i++) { w = $(i); sub(/,$/, "", w);
+         if (w == "passed") p += $(i-1); if (w == "failed" || w == "error" || w == "errors") f += $(i-1);
+         if (w == "skipped") s += $(i-1) } }
+       END { print p + 0, f + 0, s + 0 }' "$1"
+}
+
+# The cross-language test: bindings/python/tests/test_objects_rust.py with the Rust module
+# (rustmod) just built, against the Python package Bazel builds (python_test's runfiles,
+# the testing variant whose live-object counters the suite checks), with the interpreter
+# Bazel builds it for ($FFK_PYTHON, else python3, as third_party/python_configure.bzl).
+# Prints "passed failed skipped".
+python_cross() {
+  local py=${FFK_PYTHON:-python3} log dir
+  if ! "$py" -c "import pytest" 2>/dev/null; then
+    echo "[rust] SKIPPED the cross-language pytest: $py has no pytest" >&2
+    echo "0 0 1"; return 0
+  fi
+  if ! (cd "$root" && bazel build //bindings/python:python_test >/dev/null 2>&1); then
+    echo "[rust] bazel build //bindings/python:python_test failed" >&2
+    echo "0 1 0"; return 1
+  fi
+  if ! cargo build --offline -q -p ffikit-rustmod >&2; then
+    echo "0 1 0"; return 1
+  fi
+  dir=$(ls -d "$root"/bazel-bin/bindings/python/python_test.runfiles/*/bindings/python | head -1)
+  log=$(mktemp)
+  (cd "$dir" && FFIKIT_RUSTMOD_LIB="$here/target/debug/libffikit_rustmod.so" PYTHONPATH="$dir" \
+     PYTHONDONTWRITEBYTECODE=1 "$py" -m pytest -q -p no:cacheprovider -rs tests/test_objects_rust.py) 2>&1 |
+    tee "$log" >&2
+  local rc=${PIPESTATUS[0]}
+  read -r p f s < <(tail -1 "$log" | count_pytest /dev/stdin)
+  rm -f "$log"
+  if [ "$rc" -ne 0 ] && [ "$f" -eq 0 ]; then f=1; fi
+  echo "$p $f $s"
+}
+
 case "${1:-}" in
   build)
     echo "[rust] $("$cargo" --version) ($cargo)" >&2
@@ -61,6 +102,11 @@ case "${1:-}" in
     # A build failure runs no test: count it so it cannot pass silently.
     if [ "$rc" -ne 0 ] && [ "$f" -eq 0 ]; then f=1; fi
     echo "cargo test ${args[*]}: $p passed, $f failed, $s skipped" >&2
+    if [ "$1" = test ]; then
+      read -r pp pf ps < <(python_cross)
+      echo "pytest test_objects_rust.py: $pp passed, $pf failed, $ps skipped" >&2
+      p=$((p + pp)); f=$((f + pf)); s=$((s + ps))
+    fi
     echo "$p $f $s"
     [ "$f" -eq 0 ] ;;
   bench)

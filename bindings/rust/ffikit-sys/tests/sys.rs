@@ -1,5 +1,6 @@
 //! The raw layer: the shimmed static-inline helpers, the restored UINT64_C constants,
-//! variadic calls, and the thread-local error slot. (Layout tests are bindgen's own.)
+//! variadic calls, the thread-local error slot, and reflect.h's constants and storage
+//! rule. (Layout tests are bindgen's own.)
 use ffikit_sys as sys;
 use std::ffi::CStr;
 
@@ -44,5 +45,32 @@ fn variadic_calls_work_from_rust() {
         assert_eq!(CStr::from_ptr(sys::ffk_error_message(err)).to_str().unwrap(), "bad value 42");
         assert!(!sys::ffk_error_occurred());
         sys::ffk_object_release(err.cast());
+    }
+}
+
+#[test]
+fn reflection_constants_and_storage_rule() {
+    assert_eq!(
+        [sys::FFK_FIELD_WRITABLE, sys::FFK_FIELD_HAS_DEFAULT, sys::FFK_FIELD_INIT_OFF, sys::FFK_FIELD_KW_ONLY],
+        [1, 2, 4, 8]
+    );
+    assert_eq!([sys::FFK_FIELD_REPR_OFF, sys::FFK_FIELD_COMPARE_OFF, sys::FFK_FIELD_DEFAULT_FACTORY], [16, 32, 64]);
+    use sys::ffk_field_storage as s;
+    for (text, storage) in [
+        (c"int", s::FFK_FIELD_STORAGE_INT),
+        (c"float", s::FFK_FIELD_STORAGE_FLOAT),
+        (c"bool", s::FFK_FIELD_STORAGE_BOOL),
+        (c"str", s::FFK_FIELD_STORAGE_OBJECT),
+        (c"Optional<Array<int>>", s::FFK_FIELD_STORAGE_OBJECT),
+        (c"Any", s::FFK_FIELD_STORAGE_ANY),
+        (c"Optional<int>", s::FFK_FIELD_STORAGE_ANY),
+        (c"Device", s::FFK_FIELD_STORAGE_ANY),
+    ] {
+        assert_eq!(unsafe { sys::ffk_field_storage_for(text.as_ptr()) }, storage.0 as i32, "{:?}", text);
+    }
+    unsafe {
+        assert_eq!(sys::ffk_field_storage_for(c"Array<".as_ptr()), -1);
+        assert!(sys::ffk_error_matches(sys::FFK_ERR_VALUE.as_ptr().cast()));
+        sys::ffk_error_clear();
     }
 }

@@ -1,7 +1,7 @@
 //! ffikit's Rust API beside its std peers, in the same run, as ratios.
 //! Run: `bindings/rust/run.sh bench` (release build). Each case reports the median of
 //! several repetitions in ns per operation and the ratio to its peer.
-use ffikit::{Any, AnyView, Array, Dict, Function, List, Map};
+use ffikit::{Any, AnyView, Array, Dict, Function, List, Map, Reflect};
 use std::collections::HashMap;
 use std::hint::black_box;
 use std::time::Instant;
@@ -46,6 +46,9 @@ fn main() {
     }
     if wanted("call") {
         call();
+    }
+    if wanted("fields") {
+        fields();
     }
 }
 
@@ -171,4 +174,71 @@ fn call() {
     });
     report("Function::call (Rust closure, 2 ints)", packed_call, "&dyn Fn(i64, i64) call", dyn_call);
     println!("{:<44} {:>+9.3} ns over the &dyn Fn call", "  difference", packed_call - dyn_call);
+}
+
+ffikit::reflected_type! {
+    /// The benchmark's reflected type, defined in Rust.
+    #[type_key = "bench.Point", layout = PointLayout]
+    pub struct Point {
+        #[writable(set_x)]
+        x: f64 = 0.0,
+        #[writable(set_label)]
+        label: String = "p".to_string(),
+    }
+}
+
+/// Field reads of a type defined with `reflected_type!`: the typed getter (an atomic load at
+/// the offset), a `FieldInfo` fetched once (`ffk_field_get`), by name (`ffk_object_get_field`:
+/// a lookup per read), and a write through the setter, beside a plain struct field read.
+fn fields() {
+    struct Plain {
+        x: f64,
+    }
+    const READS: i64 = 1_000_000;
+    let plain = black_box(Plain { x: 1.5 });
+    let p = Point::new(1.5, "p".into()).unwrap();
+    let plain_read = time(READS, || {
+        let mut s = 0.0;
+        for _ in 0..READS {
+            s += black_box(&plain).x;
+        }
+        black_box(s);
+    });
+    let typed = time(READS, || {
+        let mut s = 0.0;
+        for _ in 0..READS {
+            s += black_box(&p).x();
+        }
+        black_box(s);
+    });
+    let x = Point::type_info().unwrap().field("x").unwrap();
+    let handle = time(READS, || {
+        let mut s = 0.0;
+        for _ in 0..READS {
+            s += x.get::<f64, _>(black_box(&p)).unwrap();
+        }
+        black_box(s);
+    });
+    let by_name = time(READS, || {
+        let mut s = 0.0;
+        for _ in 0..READS {
+            s += black_box(&p).field::<f64>("x").unwrap();
+        }
+        black_box(s);
+    });
+    let str_read = time(READS, || {
+        for _ in 0..READS {
+            black_box(black_box(&p).label().unwrap());
+        }
+    });
+    let set = time(READS, || {
+        for i in 0..READS {
+            p.set_x(black_box(i as f64)).unwrap();
+        }
+    });
+    report("Point::x() (typed getter, reflected_type!)", typed, "plain struct field read", plain_read);
+    report("FieldInfo::get::<f64> (handle fetched once)", handle, "plain struct field read", plain_read);
+    report("obj.field::<f64>(\"x\") (by name)", by_name, "plain struct field read", plain_read);
+    report("Point::label() (str field, through C)", str_read, "plain struct field read", plain_read);
+    report("Point::set_x (through C)", set, "plain struct field read", plain_read);
 }

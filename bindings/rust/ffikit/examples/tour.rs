@@ -1,6 +1,24 @@
 //! The Rust tour: the C tour's main sections (examples/tour.c) through the safe crate.
 //! Run it with `./setup.sh`, or `bindings/rust/run.sh tour`.
-use ffikit::{Any, AnyView, Array, DataType, Device, Dict, Error, Function, Kind, List, Map, Module, ObjectRef, Result, Shape, Str, Tensor};
+use ffikit::{Any, AnyView, Array, DataType, Device, Dict, Error, Function, Kind, List, Map, Module, ObjectRef, Reflect, Result, Shape, Str, Tensor, TypeInfo};
+
+ffikit::reflected_type! {
+    /// A circle whose type is defined in Rust: C and Python see its fields and methods.
+    #[type_key = "tour.Circle", layout = CircleLayout]
+    pub struct Circle {
+        /// The radius.
+        #[writable(set_r)]
+        r: f64 = 1.0,
+        /// A name, fixed at construction.
+        name: String = "circle".to_string(),
+    }
+    methods {
+        /// The area.
+        fn area(this: Circle) -> Result<f64> {
+            Ok(std::f64::consts::PI * this.r() * this.r())
+        }
+    }
+}
 
 fn show(label: &str, v: &Any) {
     println!("  {:<34} {:<26} ({})", label, v.to_string(), v.type_name());
@@ -146,6 +164,20 @@ fn main() -> Result<()> {
     match Tensor::zeros(&[2], DataType::of::<f32>(), "cuda:0".parse()?) {
         Ok(c) => println!("  on the GPU: {}", c),
         Err(e) => println!("  Tensor::zeros(.., cuda:0) -> {}", e),
+    }
+
+    println!("\n14. Reflected types: fields and methods by name, and types defined in Rust");
+    let c = Circle::new(2.0, "unit".into())?;
+    println!("  Circle::new(2.0, \"unit\"): r() = {} (a load at offset {}), name() = {:?}", c.r(), std::mem::offset_of!(CircleLayout, r), c.name()?);
+    c.set_r(3.0)?;
+    println!("  after set_r(3.0): by name r = {}, area() = {:.3}", c.field::<f64>("r")?, c.call_method("area", &[])?.to::<f64>()?);
+    for f in c.fields()? {
+        println!("  field {:<5} {:<6} {:?}  {}", f.name(), f.type_text(), f.flags(), f.doc().unwrap_or(""));
+    }
+    println!("  c.set_field(\"name\", ..) -> {}", c.set_field("name", "other".to_string()).unwrap_err());
+    if let Some(pair) = TypeInfo::lookup("testing.TestIntPair")? {
+        let p = pair.create(&[AnyView::from(1i64), AnyView::from(2i64)], &[])?;
+        println!("  C-defined {}: a = {}, sum() = {}", p.type_name(), p.field::<i64>("a")?, p.call_method("sum", &[])?);
     }
 
     let o: ObjectRef = a.into();

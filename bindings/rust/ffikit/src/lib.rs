@@ -10,6 +10,11 @@
 //!   never sees a change. [`List`]/[`Dict`] are shared: mutators take `&self` and every
 //!   clone sees every change.
 //! * Fallible calls return [`Result`], whose error is the C Error object itself.
+//! * Reflection ([`Reflect`], on every handle): fields by name with typed results
+//!   (`obj.field::<i64>("a")?`, `obj.set_field("a", 5i64)?`), methods by name
+//!   (`obj.call_method("sum", &[])?`), and the descriptions C holds ([`TypeInfo`],
+//!   [`FieldInfo`], [`MethodInfo`]). [`reflected_type!`] defines a reflected type in Rust
+//!   that C and Python use like one defined in C.
 //!
 //! ```
 //! use ffikit::{Array, Dict, List};
@@ -39,6 +44,8 @@
 //! | `Module` | yes | yes | loading and lookups are thread-safe in C |
 //! | `Error` | yes | yes | kind and message are immutable; the lazily built backtrace text and appended frames are guarded by a Rust lock |
 //! | `Tensor` | yes | yes | metadata is immutable; element slices follow Rust's borrow rules (`as_mut_slice` needs `&mut self` and a tensor that shares its storage with nobody) |
+//! | `TypeInfo`, `FieldInfo`, `MethodInfo` | yes | yes | C's type descriptions are immutable and live until exit |
+//! | a [`reflected_type!`] handle | yes | yes | C makes each field write atomic for readers; the getters load POD slots atomically and read the others through C |
 //! | iterators (`ListIter`, `DictIter`, `array::Iter`) | no | no | they borrow their container and are meant for one thread |
 //!
 //! No safe API reaches the reference-count word or returns a borrowed pointer that can
@@ -49,6 +56,7 @@ pub use ffikit_sys as sys;
 
 mod any;
 pub mod array;
+pub mod define;
 pub mod dict;
 mod elemref;
 mod error;
@@ -56,6 +64,7 @@ pub mod function;
 pub mod list;
 pub mod map;
 mod object;
+mod reflect;
 mod string;
 pub mod tensor;
 mod types;
@@ -69,6 +78,7 @@ pub use function::{Args, Function, Module};
 pub use list::List;
 pub use map::Map;
 pub use object::{ObjectRef, ObjectType};
+pub use reflect::{FieldFlags, FieldInfo, FieldStorage, MethodInfo, Reflect, TypeInfo};
 pub use string::{Bytes, Shape, Str};
 pub use tensor::{DLPack, Tensor};
 pub use types::{DataType, Device, Scalar};

@@ -5,8 +5,19 @@
 //! * `rs_add(int, int) -> int`, typed through `ffikit_sig_rs_add`;
 //! * `rs_describe(x)`, untyped: the repr and type name of its argument;
 //! * `rs_fail(kind, message)`: raises an Error of that kind from Rust;
+//! * a reflected type defined in Rust, `rustmod.Vec2` ([`Vec2`]: float fields `x`, `y`, a
+//!   str field `label`, methods `norm`, `scale` and `describe`, the static method
+//!   `unit_x`), registered by the init
+//!   entry, so C, Python and Rust construct it by key and see its fields and methods;
+//! * `rs_make_vec2(x, y, label) -> rustmod.Vec2`;
+//! * `rs_get_field(obj, name)`, `rs_set_field(obj, name, value)`,
+//!   `rs_call_method(obj, name, *args)`, `rs_field_names(obj)`: fields and methods of any
+//!   reflected object by name, from Rust (how Python code changes a C-defined object from
+//!   Rust in the cross-language test);
+//! * `rs_vec2_sum_x(objs)`: reads `x` of each `rustmod.Vec2` through the typed handle
+//!   (an atomic load at the field's offset, no name lookup);
 //! * its init entry registers the global `rustmod.greet(name: str) -> str`.
-use ffikit::{Any, AnyView, Error, Function, Module, Result};
+use ffikit::{Any, AnyView, Array, Error, Function, Module, ObjectRef, Reflect, Result};
 
 ffikit::module_abi_version!();
 
@@ -26,7 +37,93 @@ fn fail(args: &[AnyView]) -> Result<Any> {
 }
 ffikit::export_function!(rs_fail, "(str, str) -> None", fail);
 
+ffikit::reflected_type! {
+    /// A 2-D vector whose type is defined in Rust.
+    #[type_key = "rustmod.Vec2", layout = Vec2Layout]
+    pub struct Vec2 {
+        /// The x coordinate.
+        #[writable(set_x)]
+        x: f64 = 0.0,
+        /// The y coordinate.
+        #[writable(set_y)]
+        y: f64 = 0.0,
+        /// A label for printing.
+        #[writable(set_label)]
+        label: String = "v".to_string(),
+    }
+    methods {
+        /// The Euclidean length.
+        fn norm(this: Vec2) -> Result<f64> {
+            Ok(this.x().hypot(this.y()))
+        }
+        /// A new vector scaled by k (same label).
+        fn scale(this: Vec2, k: f64) -> Result<Vec2> {
+            Vec2::new(this.x() * k, this.y() * k, this.label()?)
+        }
+        /// "label(x, y)", read by Rust.
+        fn describe(this: Vec2) -> Result<String> {
+            Ok(format!("{}({}, {})", this.label()?, this.x(), this.y()))
+        }
+    }
+    static_methods {
+        /// The vector (1, 0), labelled "x".
+        fn unit_x() -> Result<Vec2> {
+            Vec2::new(1.0, 0.0, "x".into())
+        }
+    }
+}
+
+fn make_vec2(args: &[AnyView]) -> Result<Any> {
+    let v = Vec2::new(args[0].to::<f64>()?, args[1].to::<f64>()?, args[2].to::<String>()?)?;
+    Ok(Any::from(&v))
+}
+ffikit::export_function!(rs_make_vec2, "(x: float, y: float, label: str) -> Object", make_vec2);
+
+fn arg_object(args: &[AnyView], what: &str, n: usize) -> Result<ObjectRef> {
+    if args.len() < n {
+        return Err(Error::new("TypeError", &format!("{} takes at least {} arguments but {} were given", what, n, args.len())));
+    }
+    args[0].to_object()
+}
+
+fn get_field(args: &[AnyView]) -> Result<Any> {
+    let o = arg_object(args, "rs_get_field", 2)?;
+    o.field_any(args[1].as_str()?)
+}
+ffikit::export_function!(rs_get_field, "(obj: Object, name: str) -> Any", get_field);
+
+fn set_field(args: &[AnyView]) -> Result<Any> {
+    let o = arg_object(args, "rs_set_field", 3)?;
+    o.set_field_view(args[1].as_str()?, args[2])?;
+    Ok(Any::none())
+}
+ffikit::export_function!(rs_set_field, "(obj: Object, name: str, value: Any) -> None", set_field);
+
+fn call_method(args: &[AnyView]) -> Result<Any> {
+    let o = arg_object(args, "rs_call_method", 2)?;
+    o.call_method(args[1].as_str()?, &args[2..])
+}
+ffikit::export_function!(rs_call_method, call_method);
+
+fn field_names(args: &[AnyView]) -> Result<Any> {
+    let o = arg_object(args, "rs_field_names", 1)?;
+    let names: Array<String> = o.fields()?.iter().map(|f| f.name().to_string()).collect();
+    Ok(Any::from(&names))
+}
+ffikit::export_function!(rs_field_names, "(obj: Object) -> Array<str>", field_names);
+
+fn vec2_sum_x(args: &[AnyView]) -> Result<Any> {
+    let objs = args.first().ok_or_else(|| Error::new("TypeError", "rs_vec2_sum_x takes 1 argument"))?.to::<Array<Any>>()?;
+    let mut sum = 0.0;
+    for v in objs.iter() {
+        sum += v.to::<Vec2>()?.x();
+    }
+    Ok(Any::from(sum))
+}
+ffikit::export_function!(rs_vec2_sum_x, "(objs: Array) -> float", vec2_sum_x);
+
 fn init(_m: &Module) -> Result<()> {
+    Vec2::type_index()?;
     let greet = Function::from_typed("rustmod.greet", |(name,): (String,)| Ok(format!("hello, {} (from Rust)", name)))?;
     greet.register_global("rustmod.greet", true)
 }

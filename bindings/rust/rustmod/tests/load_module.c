@@ -1,4 +1,5 @@
-/* Loads the Rust-built module from C and calls each of its functions. */
+/* Loads the Rust-built module from C, calls its functions, and uses the reflected type it
+ * defines in Rust (rustmod.Vec2) through the C API alone. */
 #include <ffikit/ffikit.h>
 #include <stdio.h>
 #include <string.h>
@@ -41,6 +42,29 @@ int main(int argc, char **argv) {
   printf("%s\n", s);
   ffk_any_release(&r);
   ffk_function_remove_global("rustmod.greet");
+  /* A type defined in Rust (rustmod.Vec2), made and used through the C API alone. */
+  int32_t vec2;
+  const ffk_field_info *fx;
+  if (ffk_type_lookup("rustmod.Vec2", &vec2) != 1) return fail("Vec2 lookup");
+  if (ffk_type_find_field(vec2, "x", &fx) != 1) return fail("find x");
+  ffk_any vargs[3] = {ffk_any_float(3.0), ffk_any_int(4), ffk_any_raw_str("c")};
+  const char *kw[1] = {"label"};
+  ffk_object *v = NULL;
+  if (ffk_object_create(vec2, vargs, 2, kw, 1, &v) != 0) return fail("create Vec2");
+  if (ffk_object_call_method(v, "norm", NULL, 0, &r) != 0) return fail("norm");
+  printf("%s.norm() = %g\n", ffk_type_key(v->type_index), r.v_float);
+  ffk_any nx = ffk_any_float(6.0);
+  if (ffk_field_set(fx, v, &nx) != 0) return fail("set x");
+  if (ffk_object_call_method(v, "describe", NULL, 0, &r) != 0) return fail("describe");
+  ffk_any_as_str(&r, &s, &n);
+  printf("describe() = %s\n", s);
+  ffk_any_release(&r);
+  ffk_any lbl = ffk_any_int(1);
+  if (ffk_object_set_field(v, "label", &lbl) == 0) return 1;
+  e = ffk_error_fetch();
+  printf("%s: %s\n", ffk_error_kind(e), ffk_error_message(e));
+  ffk_object_release((ffk_object *)e);
+  ffk_object_release(v);
   ffk_object_release((ffk_object *)greet);
   ffk_object_release((ffk_object *)f);
   ffk_object_release((ffk_object *)add);

@@ -1,0 +1,244 @@
+"""Cross-language objects: one object made in each language (C, Rust, Python), read and
+changed from the other two.
+
+* C: objects made by C code (the ``testing.create_object`` and
+  ``testing.make_unregistered_object`` globals) and the C API itself, called through ctypes
+  on the loaded ``libffikit.so`` (``ffk_object_get_field``, ``ffk_object_set_field``,
+  ``ffk_object_call_method``: what a C library does with an object it was handed).
+* Rust: the Rust-built module ``rustmod`` (bindings/rust/rustmod), which defines the
+  reflected type ``rustmod.Vec2`` with ``ffikit::reflected_type!`` and exports functions that
+  read and change the fields of any object by name (``rs_get_field``, ``rs_set_field``,
+  ``rs_call_method``, ``rs_field_names``) and read ``Vec2.x`` through its typed handle.
+* Python: attribute access and method calls of the bound or auto-made classes.
+
+The module's path comes from ``FFIKIT_RUSTMOD_LIB``; ``bindings/rust/run.sh test`` builds it
+and sets it. Without it (the Bazel ``python_test``, which builds no Rust) every test here
+is skipped, visibly.
+"""
+from __future__ import annotations
+
+import ctypes
+import os
+import types
+
+import pytest
+
+import ffikit
+import ffikit.testing
+
+RUSTMOD = os.environ.get("FFIKIT_RUSTMOD_LIB")
+
+pytestmark = pytest.mark.skipif(
+    not RUSTMOD,
+    reason="FFIKIT_RUSTMOD_LIB is not set: bindings/rust/run.sh test builds the Rust module and runs these tests",
+)
+
+RUST_FUNCTIONS = ("rs_make_vec2", "rs_get_field", "rs_set_field", "rs_call_method", "rs_field_names", "rs_vec2_sum_x")
+
+
+@pytest.fixture(scope="module")
+def rs():
+    """The Rust module's functions, looked up once before the per-test object counts (the
+    module stays loaded, and its init registered rustmod.Vec2, for the life of the process)."""
+    m = ffikit.load_module(RUSTMOD)
+    return types.SimpleNamespace(module=m, **{name[3:]: m.get_function(name) for name in RUST_FUNCTIONS})
+
+
+# ---- The C side: the C API through ctypes ----------------------------------------------------
+
+FFK_TYPE_NONE, FFK_TYPE_INT, FFK_TYPE_FLOAT, FFK_TYPE_RAW_STR = 0, 1, 3, 8
+
+
+class _Payload(ctypes.Union):
+    _fields_ = [("v_int", ctypes.c_int64), ("v_float", ctypes.c_double), ("v_ptr", ctypes.c_void_p)]
+
+
+class _Any(ctypes.Structure):
+    """ffk_any: type_index, aux, an 8-byte payload (ffikit/any.h)."""
+
+    _fields_ = [("type_index", ctypes.c_int32), ("aux", ctypes.c_uint32), ("v", _Payload)]
+
+
+class CApi:
+    """The few C functions the tests call, on the libffikit.so this process already loaded."""
+
+    def __init__(self) -> None:
+        path = os.path.join(os.path.dirname(ffikit.__file__), "lib", "libffikit.so")
+        lib = ctypes.CDLL(path if os.path.exists(path) else "libffikit.so")
+        ptr, name, anyp = ctypes.c_void_p, ctypes.c_char_p, ctypes.POINTER(_Any)
+        for fn, argtypes in {
+            "ffk_object_get_field": [ptr, name, anyp],
+            "ffk_object_set_field": [ptr, name, anyp],
+            "ffk_object_call_method": [ptr, name, anyp, ctypes.c_int32, anyp],
+            "ffk_any_as_str": [anyp, ctypes.POINTER(ctypes.c_char_p), ctypes.POINTER(ctypes.c_size_t)],
+        }.items():
+            getattr(lib, fn).argtypes = argtypes
+            getattr(lib, fn).restype = ctypes.c_int
+        lib.ffk_any_release.argtypes = [anyp]
+        lib.ffk_any_release.restype = None
+        lib.ffk_error_fetch.restype = ptr
+        lib.ffk_error_message.argtypes = [ptr]
+        lib.ffk_error_message.restype = name
+        lib.ffk_error_kind.argtypes = [ptr]
+        lib.ffk_error_kind.restype = name
+        lib.ffk_object_release.argtypes = [ptr]
+        self.lib = lib
+
+    def _error(self) -> str:
+        e = self.lib.ffk_error_fetch()
+        text = f"{self.lib.ffk_error_kind(e).decode()}: {self.lib.ffk_error_message(e).decode()}"
+        self.lib.ffk_object_release(e)
+        return text
+
+    def _to_python(self, v: _Any):
+        try:
+            if v.type_index == FFK_TYPE_INT:
+                return v.v.v_int
+            if v.type_index == FFK_TYPE_FLOAT:
+                return v.v.v_float
+            data, size = ctypes.c_char_p(), ctypes.c_size_t()
+            if self.lib.ffk_any_as_str(ctypes.byref(v), ctypes.byref(data), ctypes.byref(size)) != 0:
+                raise AssertionError(self._error())
+            return ctypes.string_at(data, size.value).decode()
+        finally:
+            self.lib.ffk_any_release(ctypes.byref(v))
+
+    @staticmethod
+    def _value(x) -> tuple[_Any, object]:
+        """A borrowed ffk_any for an int, float or str (and what keeps it alive)."""
+        if isinstance(x, int):
+            return _Any(FFK_TYPE_INT, 0, _Payload(v_int=x)), None
+        if isinstance(x, float):
+            return _Any(FFK_TYPE_FLOAT, 0, _Payload(v_float=x)), None
+        keep = ctypes.create_string_buffer(x.encode())
+        return _Any(FFK_TYPE_RAW_STR, 0, _Payload(v_ptr=ctypes.addressof(keep))), keep
+
+    def get_field(self, obj: ffikit.Object, field: str):
+        out = _Any()
+        if self.lib.ffk_object_get_field(obj.__chandle__(), field.encode(), ctypes.byref(out)) != 0:
+            raise AssertionError(self._error())
+        return self._to_python(out)
+
+    def set_field(self, obj: ffikit.Object, field: str, value) -> str | None:
+        """Writes the field; returns None, or the C error as "Kind: message"."""
+        v, _keep = self._value(value)
+        if self.lib.ffk_object_set_field(obj.__chandle__(), field.encode(), ctypes.byref(v)) != 0:
+            return self._error()
+        return None
+
+    def call_method(self, obj: ffikit.Object, method: str, *args):
+        values = [self._value(a) for a in args]
+        argv = (_Any * max(1, len(values)))(*[v for v, _ in values])
+        out = _Any()
+        if self.lib.ffk_object_call_method(obj.__chandle__(), method.encode(), argv, len(values), ctypes.byref(out)) != 0:
+            raise AssertionError(self._error())
+        return self._to_python(out)
+
+
+@pytest.fixture(scope="module")
+def c() -> CApi:
+    return CApi()
+
+
+# ---- Made in C -------------------------------------------------------------------------------
+
+def test_c_made_object_read_and_changed_from_rust_and_python(rs, c):
+    create = ffikit.get_global_func("testing.create_object")
+    o = create("testing.TestObjectBase", "v_i64", 5)
+    assert type(o) is ffikit.testing.TestObjectBase
+    # Rust reads and changes it by name.
+    assert rs.get_field(o, "v_i64") == 5 and rs.get_field(o, "v_str") == "hello"
+    rs.set_field(o, "v_i64", 7)
+    rs.set_field(o, "v_str", "set from Rust")
+    # Python sees Rust's writes, and writes its own.
+    assert (o.v_i64, o.v_str, o.v_f64) == (7, "set from Rust", 10.0)
+    o.v_i64 = 8
+    assert rs.get_field(o, "v_i64") == 8
+    assert rs.call_method(o, "add_i64", 2) == 10 == o.add_i64(2)
+    assert list(rs.field_names(o)) == ["v_i64", "v_f64", "v_str"]
+    # C's errors reach Python through Rust unchanged.
+    with pytest.raises(AttributeError, match="field `v_f64` of `testing.TestObjectBase` is read-only"):
+        rs.set_field(o, "v_f64", 1.0)
+    with pytest.raises(TypeError, match="Mismatched type on field `v_i64` of `testing.TestObjectBase`"):
+        rs.set_field(o, "v_i64", "seven")
+    with pytest.raises(AttributeError, match="`testing.TestObjectBase` object has no field `nope`"):
+        rs.get_field(o, "nope")
+    assert o.v_i64 == 8
+
+
+def test_c_made_int_pair_and_unregistered_object(rs):
+    pair = ffikit.get_global_func("testing.create_object")("testing.TestIntPair", "a", 1, "b", 2)
+    assert (pair.a, pair.b, pair.sum()) == (1, 2, 3)
+    assert (rs.get_field(pair, "a"), rs.call_method(pair, "sum")) == (1, 3)
+    with pytest.raises(AttributeError, match="field `a` of `testing.TestIntPair` is read-only"):
+        rs.set_field(pair, "a", 5)
+    with pytest.raises(AttributeError):
+        pair.a = 5
+    assert pair.a == 1
+    u = ffikit.testing.make_unregistered_object()
+    assert (u.v1, u.v2) == (41, 42) == (rs.get_field(u, "v1"), rs.get_field(u, "v2"))
+    assert rs.call_method(u, "get_v2_plus_two") == 44 == u.get_v2_plus_two()
+
+
+# ---- Made in Rust ----------------------------------------------------------------------------
+
+def test_rust_made_object_read_and_changed_from_c_and_python(rs, c):
+    v = rs.make_vec2(3.0, 4.0, "r")
+    assert isinstance(v, ffikit.Object)
+    assert type(v).__name__ == "Vec2" or "Vec2" in repr(type(v))
+    # Python reads its fields and calls its Rust methods.
+    assert (v.x, v.y, v.label) == (3.0, 4.0, "r")
+    assert v.norm() == 5.0
+    # Python writes; C and Rust read.
+    v.x = 6.0
+    assert c.get_field(v, "x") == 6.0 == rs.get_field(v, "x")
+    # C writes; Python and Rust (its typed getter at the field's offset) read.
+    assert c.set_field(v, "y", 8.0) is None
+    assert v.y == 8.0
+    assert rs.vec2_sum_x(ffikit.Array([v, v])) == 12.0
+    assert c.set_field(v, "label", "set from C") is None
+    assert v.label == "set from C" == rs.get_field(v, "label")
+    assert c.call_method(v, "describe") == "set from C(6, 8)" == v.describe()
+    assert c.call_method(v, "norm") == 10.0
+    # C's repr walks the fields of the Rust-defined type.
+    assert repr(v) == 'rustmod.Vec2(x=6.0, y=8.0, label="set from C")'
+    scaled = v.scale(0.5)
+    assert (scaled.x, scaled.y, scaled.label) == (3.0, 4.0, "set from C")
+    # C's checks and texts, whichever language writes.
+    assert c.set_field(v, "x", "far") == (
+        "TypeError: Mismatched type on field `x` of `rustmod.Vec2`: expected `float` but got `str`")
+    with pytest.raises(TypeError, match="Mismatched type on field `x` of `rustmod.Vec2`"):
+        v.x = "far"
+    assert v.x == 6.0
+
+
+def test_rust_defined_type_seen_from_python(rs):
+    v = rs.make_vec2(1.0, 2.0, "doc")
+    cls = type(v)
+    assert cls.x.__doc__ == "The x coordinate."
+    assert "Euclidean" in (cls.norm.__doc__ or "")
+    u = cls.unit_x()  # a static method defined in Rust
+    assert (u.x, u.y, u.label) == (1.0, 0.0, "x")
+    # Constructed from Python by key, with defaults from the Rust definition.
+    w = ffikit.testing.create_object("rustmod.Vec2", y=2.5)
+    assert type(w) is cls
+    assert (w.x, w.y, w.label) == (0.0, 2.5, "v")
+    with pytest.raises(TypeError, match="got an unexpected keyword argument `z`"):
+        ffikit.testing.create_object("rustmod.Vec2", z=1.0)
+
+
+# ---- Made in Python --------------------------------------------------------------------------
+
+def test_python_made_object_read_and_changed_from_c_and_rust(rs, c):
+    p = ffikit.testing.TestObjectBase(v_i64=3)
+    assert (rs.get_field(p, "v_i64"), c.get_field(p, "v_i64")) == (3, 3)
+    rs.set_field(p, "v_i64", 4)
+    assert c.get_field(p, "v_i64") == 4
+    assert c.set_field(p, "v_i64", 5) is None
+    assert (p.v_i64, rs.get_field(p, "v_i64")) == (5, 5)
+    assert c.set_field(p, "v_str", "set from C") is None
+    assert (p.v_str, rs.get_field(p, "v_str")) == ("set from C", "set from C")
+    assert c.call_method(p, "add_i64", 1) == 6 == rs.call_method(p, "add_i64", 1)
+    assert c.set_field(p, "v_f64", 1.0) == "AttributeError: field `v_f64` of `testing.TestObjectBase` is read-only"
+    pair = ffikit.testing.TestIntPair(10, 20)
+    assert (rs.get_field(pair, "b"), c.call_method(pair, "sum"), rs.call_method(pair, "sum")) == (20, 30, 30)

@@ -1,0 +1,674 @@
+//! Reflection (ffikit/reflect.h): the fields, methods and constructors of reflected object
+//! types, whichever language defined them.
+//!
+//! * [`TypeInfo`] is a registered type (by index): its key, parent, doc, fields and methods,
+//!   construction by its constructor ([`TypeInfo::create`]).
+//! * [`FieldInfo`] and [`MethodInfo`] are C's resolved descriptions, immutable and valid
+//!   until exit; a `FieldInfo` fetched once reads and writes a field with no name lookup.
+//! * [`Reflect`], implemented for every object handle, reads and writes fields by name with
+//!   typed results (`obj.field::<i64>("a")?`) and calls methods by name.
+//!
+//! C decides everything: conversions to the field's type, the read-only check, the texts
+//! of the errors (an AttributeError "`testing.TestIntPair` object has no field `c`", a
+//! TypeError "Mismatched type on field `a` ..."). The Rust side converts the results with
+//! `Element`'s rules, as every other read does.
+//!
+//! Invariant: the `&'static` pointers held here come from C's registry, which never frees a
+//! type description (reflect.h: "valid until exit").
+use crate::any::{none_raw, Any, AnyView, Element};
+use crate::error::{check, cstring, Error, Result};
+use crate::function::Function;
+use crate::object::{ObjectRef, ObjectType};
+use crate::sys;
+use std::ffi::{c_char, c_void, CStr};
+use std::fmt;
+
+/// `&'static str` from a registry string (NULL gives `None`).
+///
+/// # Safety
+/// `p` is NULL or a NUL-terminated string that lives until exit.
+unsafe fn static_str(p: *const c_char) -> Option<&'static str> {
+    if p.is_null() {
+        None
+    } else {
+        Some(CStr::from_ptr(p).to_str().unwrap_or("?"))
+    }
+}
+
+/// Calls `f` with `name` as a NUL-terminated string: copied into a stack buffer when short
+/// (field and method names are), else into a `CString`. A name with a NUL byte is the
+/// ValueError of `cstring`.
+fn with_cname<R>(name: &str, f: impl FnOnce(*const c_char) -> Result<R>) -> Result<R> {
+    let bytes = name.as_bytes();
+    let mut buf = [0u8; 64];
+    if bytes.len() < buf.len() && !bytes.contains(&0) {
+        buf[..bytes.len()].copy_from_slice(bytes);
+        return f(buf.as_ptr().cast());
+    }
+    let c = cstring(name)?;
+    f(c.as_ptr())
+}
+
+/// The flags of a field (`FFK_FIELD_*`): a read-only field unless `WRITABLE`.
+///
+/// ```
+/// use ffikit::FieldFlags;
+/// let f = FieldFlags::WRITABLE | FieldFlags::KW_ONLY;
+/// assert!(f.contains(FieldFlags::WRITABLE) && !f.contains(FieldFlags::REPR_OFF));
+/// assert_eq!(format!("{:?}", f), "WRITABLE | KW_ONLY");
+/// ```
+#[derive(Clone, Copy, PartialEq, Eq, Hash, Default)]
+pub struct FieldFlags(pub u32);
+
+// The casts: bindgen types the anonymous enum's constants with an unstable alias
+// (`_bindgen_ty_N`, today `u32`), so they are spelled out rather than relied on.
+#[allow(clippy::unnecessary_cast)]
+impl FieldFlags {
+    /// Writable after construction.
+    pub const WRITABLE: FieldFlags = FieldFlags(sys::FFK_FIELD_WRITABLE as u32);
+    /// Has a default value (used when a constructor is not given the field).
+    pub const HAS_DEFAULT: FieldFlags = FieldFlags(sys::FFK_FIELD_HAS_DEFAULT as u32);
+    /// Not a constructor parameter.
+    pub const INIT_OFF: FieldFlags = FieldFlags(sys::FFK_FIELD_INIT_OFF as u32);
+    /// A constructor parameter by name only.
+    pub const KW_ONLY: FieldFlags = FieldFlags(sys::FFK_FIELD_KW_ONLY as u32);
+    /// Left out of repr.
+    pub const REPR_OFF: FieldFlags = FieldFlags(sys::FFK_FIELD_REPR_OFF as u32);
+    /// Ignored by structural equality and hash.
+    pub const COMPARE_OFF: FieldFlags = FieldFlags(sys::FFK_FIELD_COMPARE_OFF as u32);
+    /// With `HAS_DEFAULT`: the default is a Function called for each new object.
+    pub const DEFAULT_FACTORY: FieldFlags = FieldFlags(sys::FFK_FIELD_DEFAULT_FACTORY as u32);
+
+    const NAMES: [(FieldFlags, &'static str); 7] = [
+        (Self::WRITABLE, "WRITABLE"),
+        (Self::HAS_DEFAULT, "HAS_DEFAULT"),
+        (Self::INIT_OFF, "INIT_OFF"),
+        (Self::KW_ONLY, "KW_ONLY"),
+        (Self::REPR_OFF, "REPR_OFF"),
+        (Self::COMPARE_OFF, "COMPARE_OFF"),
+        (Self::DEFAULT_FACTORY, "DEFAULT_FACTORY"),
+    ];
+
+    /// No flag.
+    pub const fn empty() -> FieldFlags {
+        FieldFlags(0)
+    }
+    /// The bits.
+    pub const fn bits(self) -> u32 {
+        self.0
+    }
+    /// Whether every flag of `other` is set.
+    pub const fn contains(self, other: FieldFlags) -> bool {
+        self.0 & other.0 == other.0
+    }
+}
+
+impl std::ops::BitOr for FieldFlags {
+    type Output = FieldFlags;
+    fn bitor(self, rhs: FieldFlags) -> FieldFlags {
+        FieldFlags(self.0 | rhs.0)
+    }
+}
+
+impl fmt::Debug for FieldFlags {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        let mut names: Vec<String> = Self::NAMES.iter().filter(|(x, _)| self.contains(*x)).map(|(_, n)| n.to_string()).collect();
+        let known = Self::NAMES.iter().fold(0, |acc, (x, _)| acc | x.0);
+        if self.0 & !known != 0 {
+            names.push(format!("{:#x}", self.0 & !known));
+        }
+        if names.is_empty() {
+            f.write_str("(none)")
+        } else {
+            f.write_str(&names.join(" | "))
+        }
+    }
+}
+
+/// The C type stored at a field's offset (reflect.h's storage table).
+#[derive(Clone, Copy, Debug, PartialEq, Eq, Hash)]
+pub enum FieldStorage {
+    /// `int64_t` (`int`).
+    Int,
+    /// `double` (`float`).
+    Float,
+    /// `bool` (`bool`).
+    Bool,
+    /// An owning `ffk_object *` (`str`, `bytes`, containers, other object types).
+    Object,
+    /// An owning `ffk_any` (`Any`, `Device`, `dtype`, `Optional<int>`...).
+    Any,
+}
+
+impl FieldStorage {
+    /// From C's `ffk_field_storage` value.
+    pub fn from_raw(v: i32) -> Option<FieldStorage> {
+        use sys::ffk_field_storage as s;
+        let is = |x: s| v == x.0 as i32;
+        Some(if is(s::FFK_FIELD_STORAGE_INT) {
+            FieldStorage::Int
+        } else if is(s::FFK_FIELD_STORAGE_FLOAT) {
+            FieldStorage::Float
+        } else if is(s::FFK_FIELD_STORAGE_BOOL) {
+            FieldStorage::Bool
+        } else if is(s::FFK_FIELD_STORAGE_OBJECT) {
+            FieldStorage::Object
+        } else if is(s::FFK_FIELD_STORAGE_ANY) {
+            FieldStorage::Any
+        } else {
+            return None;
+        })
+    }
+
+    /// The storage C chooses for a field of type `type_text` (`"int"`, `"Array<str>"`), or
+    /// C's ValueError when the text does not parse.
+    ///
+    /// ```
+    /// use ffikit::FieldStorage;
+    /// assert_eq!(FieldStorage::for_type("Array<float>").unwrap(), FieldStorage::Object);
+    /// assert_eq!(FieldStorage::for_type("Optional<int>").unwrap(), FieldStorage::Any);
+    /// assert_eq!(FieldStorage::for_type("Array<").unwrap_err().kind(), "ValueError");
+    /// ```
+    pub fn for_type(type_text: &str) -> Result<FieldStorage> {
+        let t = cstring(type_text)?;
+        // SAFETY: a NUL-terminated string for the call.
+        let v = unsafe { sys::ffk_field_storage_for(t.as_ptr()) };
+        if v < 0 {
+            return Err(Error::fetch());
+        }
+        Ok(FieldStorage::from_raw(v).expect("ffk_field_storage_for returns an ffk_field_storage"))
+    }
+}
+
+/// A field of a reflected type, resolved once (C's `ffk_field_info`): the fast path for
+/// reads and writes, with no name lookup. `Copy`; valid until exit.
+///
+/// ```
+/// use ffikit::{FieldFlags, FieldStorage};
+/// # ffikit::reflected_type! {
+/// #     #[type_key = "doc.field.Counter", layout = CounterLayout]
+/// #     pub struct Counter {
+/// #         /// How many.
+/// #         #[writable(set_n)] n: i64 = 0,
+/// #     }
+/// # }
+/// let n = Counter::type_info().unwrap().field("n").unwrap(); // once
+/// assert_eq!((n.name(), n.type_text(), n.doc()), ("n", "int", Some("How many.")));
+/// assert_eq!((n.storage(), n.flags()), (FieldStorage::Int, FieldFlags::WRITABLE | FieldFlags::HAS_DEFAULT));
+/// let c = Counter::new(1).unwrap();
+/// for _ in 0..3 {
+///     let v: i64 = n.get(&c).unwrap();
+///     n.set(&c, v + 1).unwrap();
+/// }
+/// assert_eq!(c.n(), 4);
+/// assert_eq!(n.set(&c, "four".to_string()).unwrap_err().kind(), "TypeError");
+/// ```
+#[derive(Clone, Copy)]
+pub struct FieldInfo(&'static sys::ffk_field_info);
+
+// SAFETY: the description is immutable and lives until exit; C documents every use as
+// callable from any thread.
+unsafe impl Send for FieldInfo {}
+unsafe impl Sync for FieldInfo {}
+
+impl FieldInfo {
+    /// Wraps C's pointer.
+    ///
+    /// # Safety
+    /// `p` must come from the registry (ffk_type_field_at, ffk_type_find_field).
+    pub unsafe fn from_raw(p: *const sys::ffk_field_info) -> FieldInfo {
+        FieldInfo(&*p)
+    }
+    /// The C description.
+    pub fn as_raw(&self) -> *const sys::ffk_field_info {
+        self.0
+    }
+    /// The name.
+    pub fn name(&self) -> &'static str {
+        // SAFETY: registry strings live until exit.
+        unsafe { static_str(self.0.name) }.unwrap_or("")
+    }
+    /// The doc text, if any.
+    pub fn doc(&self) -> Option<&'static str> {
+        // SAFETY: as for name.
+        unsafe { static_str(self.0.doc) }
+    }
+    /// The type in the signature language, canonically spelled (`"Array<str>"`).
+    pub fn type_text(&self) -> &'static str {
+        // SAFETY: as for name.
+        unsafe { static_str(self.0.type_text) }.unwrap_or("")
+    }
+    /// The flags.
+    pub fn flags(&self) -> FieldFlags {
+        FieldFlags(self.0.flags)
+    }
+    /// Whether it may be written after construction.
+    pub fn is_writable(&self) -> bool {
+        self.flags().contains(FieldFlags::WRITABLE)
+    }
+    /// What is stored at its offset.
+    pub fn storage(&self) -> FieldStorage {
+        FieldStorage::from_raw(self.0.storage).expect("C stores a known storage kind")
+    }
+    /// The byte offset inside the instance.
+    pub fn offset(&self) -> usize {
+        self.0.offset
+    }
+    /// Its index in the owner type's full field list (parents' fields first).
+    pub fn position(&self) -> i32 {
+        self.0.position
+    }
+    /// The type that declared it.
+    pub fn owner(&self) -> TypeInfo {
+        TypeInfo(self.0.owner_index)
+    }
+    /// The default value (a Function for a default factory), `None` without one.
+    pub fn default_value(&self) -> Option<Any> {
+        if !self.flags().contains(FieldFlags::HAS_DEFAULT) {
+            return None;
+        }
+        // SAFETY: the registry owns the value until exit; the view is copied into an owned one.
+        Some(unsafe { AnyView::from_raw(self.0.default_value) }.to_any())
+    }
+
+    /// Reads the field of `obj` as any value (a new reference: a container is not copied).
+    /// A TypeError when `obj` is not an instance of the owner type.
+    pub fn get_any<O: ObjectType>(&self, obj: &O) -> Result<Any> {
+        let mut out = none_raw();
+        // SAFETY: a live object, a registry field, and an out value C fills with an owned value.
+        check(unsafe { sys::ffk_field_get(self.0, obj.as_object().as_ptr(), &mut out) })?;
+        Ok(Any(out))
+    }
+
+    /// Reads the field of `obj` as `T` (C's conversion rules and texts).
+    pub fn get<T: Element, O: ObjectType>(&self, obj: &O) -> Result<T> {
+        self.get_any(obj)?.to::<T>()
+    }
+
+    /// Writes `value` (converted to the field's type by C). An AttributeError for a
+    /// read-only field, a TypeError for a value of the wrong type; the field is unchanged
+    /// on error.
+    pub fn set<V: Element, O: ObjectType>(&self, obj: &O, value: V) -> Result<()> {
+        let v = value.into_any()?;
+        self.set_view(obj, v.view())
+    }
+
+    /// `set` with a borrowed value.
+    pub fn set_view<O: ObjectType>(&self, obj: &O, value: AnyView<'_>) -> Result<()> {
+        // SAFETY: a live object, a registry field and a borrowed valid value.
+        check(unsafe { sys::ffk_field_set(self.0, obj.as_object().as_ptr(), value.as_raw()) })
+    }
+}
+
+impl fmt::Debug for FieldInfo {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        f.debug_struct("FieldInfo")
+            .field("name", &self.name())
+            .field("type", &self.type_text())
+            .field("flags", &self.flags())
+            .field("doc", &self.doc())
+            .finish()
+    }
+}
+
+/// A method of a reflected type (C's `ffk_method_info`). `Copy`; valid until exit.
+#[derive(Clone, Copy)]
+pub struct MethodInfo(&'static sys::ffk_method_info);
+
+// SAFETY: as for FieldInfo.
+unsafe impl Send for MethodInfo {}
+unsafe impl Sync for MethodInfo {}
+
+impl MethodInfo {
+    /// The name.
+    pub fn name(&self) -> &'static str {
+        // SAFETY: registry strings live until exit.
+        unsafe { static_str(self.0.name) }.unwrap_or("")
+    }
+    /// The doc text (the method's or its Function's), if any.
+    pub fn doc(&self) -> Option<&'static str> {
+        // SAFETY: as for name.
+        unsafe { static_str(self.0.doc) }
+    }
+    /// Whether it is static (called without the object).
+    pub fn is_static(&self) -> bool {
+        self.0.is_static
+    }
+    /// The type that declared it.
+    pub fn owner(&self) -> TypeInfo {
+        TypeInfo(self.0.owner_index)
+    }
+    /// The Function (a new handle). An instance method takes the object as argument 0.
+    pub fn function(&self) -> Function {
+        // SAFETY: the registry holds a reference until exit; we take our own.
+        Function(unsafe { ObjectRef::from_borrowed(self.0.function.cast()) })
+    }
+}
+
+impl fmt::Debug for MethodInfo {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        f.debug_struct("MethodInfo")
+            .field("name", &self.name())
+            .field("static", &self.is_static())
+            .field("signature", &self.function().signature())
+            .field("doc", &self.doc())
+            .finish()
+    }
+}
+
+/// A registered object type, by index: its key, parent chain, and (for a reflected type)
+/// fields, methods and constructor.
+///
+/// ```
+/// use ffikit::TypeInfo;
+/// let array = TypeInfo::lookup("ffikit.Array").unwrap().unwrap();
+/// assert_eq!((array.key(), array.name()), ("ffikit.Array", "Array"));
+/// assert!(!array.is_reflected());
+/// assert_eq!(array.parent().unwrap().key(), "ffikit.Object");
+/// assert!(TypeInfo::lookup("no.such.Type").unwrap().is_none());
+/// assert!(TypeInfo::all().contains(&array));
+/// ```
+#[derive(Clone, Copy, PartialEq, Eq, Hash)]
+pub struct TypeInfo(i32);
+
+impl TypeInfo {
+    /// The type with index `index`, or a ValueError naming it when there is none.
+    pub fn of(index: i32) -> Result<TypeInfo> {
+        // SAFETY: a plain query.
+        if unsafe { sys::ffk_type_exists(index) } {
+            Ok(TypeInfo(index))
+        } else {
+            Err(Error::new("ValueError", &format!("no type with index {}", index)))
+        }
+    }
+
+    /// The type registered under `key` ("testing.TestIntPair", "ffikit.Array"), `None`
+    /// when unknown.
+    pub fn lookup(key: &str) -> Result<Option<TypeInfo>> {
+        let k = cstring(key)?;
+        let mut index = 0;
+        // SAFETY: NUL-terminated key, out parameter.
+        match unsafe { sys::ffk_type_lookup(k.as_ptr(), &mut index) } {
+            1 => Ok(Some(TypeInfo(index))),
+            0 => Ok(None),
+            _ => Err(Error::fetch()),
+        }
+    }
+
+    /// Every registered type, static and registered, in index order.
+    pub fn all() -> Vec<TypeInfo> {
+        unsafe extern "C" fn push(index: i32, _key: *const c_char, ctx: *mut c_void) -> i32 {
+            (*(ctx as *mut Vec<TypeInfo>)).push(TypeInfo(index));
+            0
+        }
+        let mut v = Vec::new();
+        // SAFETY: ctx is our Vec, used only during the call; push never fails.
+        unsafe { sys::ffk_type_for_each(Some(push), &mut v as *mut Vec<TypeInfo> as *mut c_void) };
+        v
+    }
+
+    /// The type index.
+    pub fn index(&self) -> i32 {
+        self.0
+    }
+    /// The full key ("testing.TestIntPair", "ffi.Array").
+    pub fn key(&self) -> &'static str {
+        // SAFETY: keys live until exit.
+        unsafe { static_str(sys::ffk_type_key(self.0)) }.unwrap_or("")
+    }
+    /// The short name messages print ("Array", "testing.TestIntPair").
+    pub fn name(&self) -> &'static str {
+        // SAFETY: names live until exit.
+        unsafe { static_str(sys::ffk_type_name(self.0)) }.unwrap_or("")
+    }
+    /// The parent type, `None` at the root.
+    pub fn parent(&self) -> Option<TypeInfo> {
+        // SAFETY: a plain query.
+        let p = unsafe { sys::ffk_type_parent(self.0) };
+        (p >= 0 && p != self.0).then_some(TypeInfo(p))
+    }
+    /// Whether this type is `base` or derives from it.
+    pub fn is_subtype_of(&self, base: TypeInfo) -> bool {
+        // SAFETY: a plain query.
+        unsafe { sys::ffk_type_is_instance(self.0, base.0) }
+    }
+    /// Whether it was described by `ffk_type_define` (has fields, methods, a constructor).
+    pub fn is_reflected(&self) -> bool {
+        // SAFETY: a plain query.
+        unsafe { sys::ffk_type_is_reflected(self.0) }
+    }
+    /// The instance size of a reflected type (0 otherwise).
+    pub fn instance_size(&self) -> usize {
+        // SAFETY: a plain query.
+        unsafe { sys::ffk_type_instance_size(self.0) }
+    }
+    /// The doc text of a reflected type.
+    pub fn doc(&self) -> Option<&'static str> {
+        // SAFETY: registry strings live until exit.
+        unsafe { static_str(sys::ffk_type_doc(self.0)) }
+    }
+    /// The constructor the type supplies, `None` when it is constructed from its fields.
+    pub fn constructor(&self) -> Option<Function> {
+        // SAFETY: borrowed from the registry, retained for the handle.
+        let f = unsafe { sys::ffk_type_constructor(self.0) };
+        (!f.is_null()).then(|| Function(unsafe { ObjectRef::from_borrowed(f.cast()) }))
+    }
+
+    /// Every field, inherited ones first in their parent's order.
+    pub fn fields(&self) -> Result<Vec<FieldInfo>> {
+        // SAFETY: plain queries; the pointers are the registry's.
+        let n = unsafe { sys::ffk_type_num_fields(self.0) };
+        if n < 0 {
+            return Err(Error::fetch());
+        }
+        (0..n)
+            .map(|i| {
+                let p = unsafe { sys::ffk_type_field_at(self.0, i) };
+                if p.is_null() {
+                    Err(Error::fetch())
+                } else {
+                    Ok(unsafe { FieldInfo::from_raw(p) })
+                }
+            })
+            .collect()
+    }
+
+    /// The field named `name` (inherited ones included), `None` when there is none.
+    pub fn find_field(&self, name: &str) -> Result<Option<FieldInfo>> {
+        let n = cstring(name)?;
+        let mut out = std::ptr::null();
+        // SAFETY: NUL-terminated name and an out pointer.
+        match unsafe { sys::ffk_type_find_field(self.0, n.as_ptr(), &mut out) } {
+            1 => Ok(Some(unsafe { FieldInfo::from_raw(out) })),
+            0 => Ok(None),
+            _ => Err(Error::fetch()),
+        }
+    }
+
+    /// The field named `name`, or C's AttributeError text "`T` object has no field `name`".
+    pub fn field(&self, name: &str) -> Result<FieldInfo> {
+        self.find_field(name)?
+            .ok_or_else(|| Error::new("AttributeError", &format!("`{}` object has no field `{}`", self.name(), name)))
+    }
+
+    /// Every method, inherited ones first (an override in its parent's place).
+    pub fn methods(&self) -> Result<Vec<MethodInfo>> {
+        // SAFETY: as for fields.
+        let n = unsafe { sys::ffk_type_num_methods(self.0) };
+        if n < 0 {
+            return Err(Error::fetch());
+        }
+        (0..n)
+            .map(|i| {
+                let p = unsafe { sys::ffk_type_method_at(self.0, i) };
+                if p.is_null() {
+                    Err(Error::fetch())
+                } else {
+                    Ok(MethodInfo(unsafe { &*p }))
+                }
+            })
+            .collect()
+    }
+
+    /// The method named `name` (most derived first), `None` when there is none.
+    pub fn find_method(&self, name: &str) -> Result<Option<MethodInfo>> {
+        let n = cstring(name)?;
+        let mut out = std::ptr::null();
+        // SAFETY: NUL-terminated name and an out pointer.
+        match unsafe { sys::ffk_type_find_method(self.0, n.as_ptr(), &mut out) } {
+            1 => Ok(Some(MethodInfo(unsafe { &*out }))),
+            0 => Ok(None),
+            _ => Err(Error::fetch()),
+        }
+    }
+
+    /// Adds (or replaces) an own method of a reflected type; subtypes see it unless they
+    /// define the name themselves. A ValueError when the type is not reflected.
+    pub fn add_method(&self, name: &str, function: &Function, is_static: bool, doc: Option<&str>) -> Result<()> {
+        let n = cstring(name)?;
+        let d = doc.map(cstring).transpose()?;
+        let def = sys::ffk_method_def {
+            name: n.as_ptr(),
+            function: function.0.as_ptr().cast(),
+            is_static,
+            doc: d.as_ref().map_or(std::ptr::null(), |d| d.as_ptr()),
+        };
+        // SAFETY: every pointer lives for the call; C copies the strings and retains the Function.
+        check(unsafe { sys::ffk_type_add_method(self.0, &def) })
+    }
+
+    /// Makes an object by the type's constructor from positional and named values, with
+    /// C's conversions and messages ("mylib.Point.__init__() missing required argument: `y`").
+    ///
+    /// ```
+    /// use ffikit::{Any, AnyView, Reflect, TypeInfo};
+    /// # ffikit::reflected_type! {
+    /// #     #[type_key = "doc.create.Pair", layout = PairLayout]
+    /// #     pub struct Pair { a: i64, b: String = "b".to_string() }
+    /// # }
+    /// # Pair::type_index().unwrap();
+    /// let t = TypeInfo::lookup("doc.create.Pair").unwrap().unwrap();
+    /// let p = t.create(&[AnyView::from(1i64)], &[("b", Any::from("bee").view())]).unwrap();
+    /// assert_eq!((p.field::<i64>("a").unwrap(), p.field::<String>("b").unwrap()), (1, "bee".to_string()));
+    /// let e = t.create(&[], &[]).unwrap_err();
+    /// assert_eq!(e.to_string(), "TypeError: doc.create.Pair.__init__() missing required argument: `a`");
+    /// ```
+    pub fn create(&self, args: &[AnyView<'_>], kwargs: &[(&str, AnyView<'_>)]) -> Result<ObjectRef> {
+        let names = kwargs.iter().map(|(name, _)| cstring(name)).collect::<Result<Vec<_>>>()?;
+        let name_ptrs: Vec<*const c_char> = names.iter().map(|n| n.as_ptr()).collect();
+        let mut all: Vec<AnyView<'_>> = Vec::with_capacity(args.len() + kwargs.len());
+        all.extend_from_slice(args);
+        all.extend(kwargs.iter().map(|(_, v)| *v));
+        let mut out = std::ptr::null_mut();
+        // SAFETY: AnyView is repr(transparent) over ffk_any; the names live for the call;
+        // out receives a new reference.
+        let rc = unsafe {
+            sys::ffk_object_create(self.0, all.as_ptr().cast(), args.len() as i32, name_ptrs.as_ptr(), kwargs.len() as i32, &mut out)
+        };
+        check(rc)?;
+        Ok(unsafe { ObjectRef::from_raw(out) }.expect("ffk_object_create succeeded with an object"))
+    }
+
+    /// A new object with every field at its default (zero or None where there is none),
+    /// without running a constructor (C's `ffk_object_new_reflected`).
+    pub fn new_default(&self) -> Result<ObjectRef> {
+        // SAFETY: a new reference or NULL with the error set.
+        crate::error::check_ptr(unsafe { sys::ffk_object_new_reflected(self.0) })
+    }
+}
+
+impl fmt::Debug for TypeInfo {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        write!(f, "TypeInfo({} #{})", self.key(), self.0)
+    }
+}
+
+/// Reflection on any object handle: fields by name with typed results, methods by name.
+/// Implemented for every handle type (`ObjectRef`, `Array<T>`, a type from
+/// [`reflected_type!`](crate::reflected_type)...).
+///
+/// ```
+/// use ffikit::{ObjectRef, Reflect, TypeInfo};
+/// # ffikit::reflected_type! {
+/// #     #[type_key = "doc.reflect.Pair", layout = PairLayout]
+/// #     pub struct Pair {
+/// #         #[writable(set_a)] a: i64,
+/// #         b: String = "b".to_string(),
+/// #     }
+/// # }
+/// let p: ObjectRef = Pair::new(1, "two".into()).unwrap().into();
+/// assert_eq!(p.field::<i64>("a").unwrap(), 1);
+/// p.set_field("a", 5i64).unwrap();
+/// assert_eq!(p.field::<i64>("a").unwrap(), 5);
+/// let e = p.set_field("b", "x".to_string()).unwrap_err();
+/// assert_eq!(e.kind(), "AttributeError");
+/// let e = p.field::<i64>("c").unwrap_err();
+/// assert_eq!(e.to_string(), "AttributeError: `doc.reflect.Pair` object has no field `c`");
+/// let names: Vec<&str> = p.fields().unwrap().iter().map(|f| f.name()).collect();
+/// assert_eq!(names, ["a", "b"]);
+/// ```
+pub trait Reflect: ObjectType {
+    /// The object's type.
+    fn type_info(&self) -> TypeInfo {
+        TypeInfo(self.as_object().type_index())
+    }
+
+    /// Reads field `name` as any value (an AttributeError for an unknown name).
+    fn field_any(&self, name: &str) -> Result<Any> {
+        with_cname(name, |n| {
+            let mut out = none_raw();
+            // SAFETY: a live object, a NUL-terminated name and an out value.
+            check(unsafe { sys::ffk_object_get_field(self.as_object().as_ptr(), n, &mut out) })?;
+            Ok(Any(out))
+        })
+    }
+
+    /// Reads field `name` as `T` (C's conversion rules: a TypeError "expected int but got
+    /// str" when the value is not a `T`).
+    fn field<T: Element>(&self, name: &str) -> Result<T> {
+        self.field_any(name)?.to::<T>()
+    }
+
+    /// Writes field `name`: C converts the value to the field's type, refuses a read-only
+    /// field (AttributeError) or a value of the wrong type (TypeError).
+    fn set_field<V: Element>(&self, name: &str, value: V) -> Result<()> {
+        let v = value.into_any()?;
+        self.set_field_view(name, v.view())
+    }
+
+    /// `set_field` with a borrowed value.
+    fn set_field_view(&self, name: &str, value: AnyView<'_>) -> Result<()> {
+        // SAFETY: a live object, a NUL-terminated name and a borrowed valid value.
+        with_cname(name, |n| check(unsafe { sys::ffk_object_set_field(self.as_object().as_ptr(), n, value.as_raw()) }))
+    }
+
+    /// Calls method `name` (an instance method gets the object first, then `args`).
+    fn call_method(&self, name: &str, args: &[AnyView<'_>]) -> Result<Any> {
+        with_cname(name, |n| {
+            let mut out = none_raw();
+            // SAFETY: AnyView is repr(transparent) over ffk_any; out receives an owned value.
+            let rc = unsafe { sys::ffk_object_call_method(self.as_object().as_ptr(), n, args.as_ptr().cast(), args.len() as i32, &mut out) };
+            check(rc)?;
+            Ok(Any(out))
+        })
+    }
+
+    /// The fields of the object's type (inherited first).
+    fn fields(&self) -> Result<Vec<FieldInfo>> {
+        self.type_info().fields()
+    }
+
+    /// The methods of the object's type.
+    fn methods(&self) -> Result<Vec<MethodInfo>> {
+        self.type_info().methods()
+    }
+
+    /// A new object of the same type holding the same field values (references shared,
+    /// not copied). A TypeError for an object not made by reflection.
+    fn shallow_copy(&self) -> Result<ObjectRef> {
+        // SAFETY: a live object; a new reference or NULL with the error set.
+        crate::error::check_ptr(unsafe { sys::ffk_object_shallow_copy(self.as_object().as_ptr()) })
+    }
+}
+
+impl<T: ObjectType> Reflect for T {}
