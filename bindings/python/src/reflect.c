@@ -119,14 +119,6 @@ static PyObject *field_descr_repr(PyObject *self) {
   return PyUnicode_FromFormat("<field `%s: %s` of `%s`>", f->name, f->type_text, ffk_type_key(f->owner_index));
 }
 
-static PyObject *field_get_doc(PyObject *self, void *c) {
-  (void)c;
-  return Py_NewRef(((ffkpy_FieldDescr *)self)->doc);
-}
-static PyObject *field_get_name(PyObject *self, void *c) {
-  (void)c;
-  return Py_NewRef(((ffkpy_FieldDescr *)self)->name);
-}
 static PyObject *field_get_type(PyObject *self, void *c) {
   (void)c;
   return PyUnicode_FromString(((ffkpy_FieldDescr *)self)->field->type_text);
@@ -163,10 +155,14 @@ static PyObject *field_get_frozen(PyObject *self, void *c) {
   return PyBool_FromLong((((ffkpy_FieldDescr *)self)->field->flags & FFK_FIELD_WRITABLE) == 0);
 }
 
+static PyMemberDef field_members[] = {
+    {"__doc__", T_OBJECT, offsetof(ffkpy_FieldDescr, doc), READONLY, "The field's doc text (None when it has none)."},
+    {"__name__", T_OBJECT, offsetof(ffkpy_FieldDescr, name), READONLY, "The field's name."},
+    {"name", T_OBJECT, offsetof(ffkpy_FieldDescr, name), READONLY, "The field's name."},
+    {NULL},
+};
+
 static PyGetSetDef field_getset[] = {
-    {"__doc__", field_get_doc, NULL, "The field's doc text (None when it has none).", NULL},
-    {"__name__", field_get_name, NULL, "The field's name.", NULL},
-    {"name", field_get_name, NULL, "The field's name.", NULL},
     {"type", field_get_type, NULL, "The field's type in the signature language (\"int\", \"Array<str>\").", NULL},
     {"owner", field_get_owner, NULL, "The type key of the type that declares the field.", NULL},
     {"position", field_get_position, NULL, "The field's index among its type's fields (parents' first).", NULL},
@@ -205,6 +201,7 @@ static PyTypeObject FieldDescrType = {
     .tp_repr = field_descr_repr,
     .tp_descr_get = field_descr_get,
     .tp_descr_set = field_descr_set,
+    .tp_members = field_members,
     .tp_getset = field_getset,
     .tp_methods = field_methods,
 };
@@ -654,18 +651,6 @@ static PyObject *method_descr_repr(PyObject *self) {
                               ffk_type_key(d->type_index));
 }
 
-static PyObject *method_get_doc(PyObject *self, void *c) {
-  (void)c;
-  return Py_NewRef(((ffkpy_MethodDescr *)self)->doc);
-}
-static PyObject *method_get_name(PyObject *self, void *c) {
-  (void)c;
-  return Py_NewRef(((ffkpy_MethodDescr *)self)->name);
-}
-static PyObject *method_get_qualname(PyObject *self, void *c) {
-  (void)c;
-  return Py_NewRef(((ffkpy_MethodDescr *)self)->qualname);
-}
 static PyObject *method_get_is_static(PyObject *self, void *c) {
   (void)c;
   return PyBool_FromLong(((ffkpy_MethodDescr *)self)->method->is_static);
@@ -698,15 +683,19 @@ static int method_set_release_gil(PyObject *self, PyObject *v, void *c) {
   return 0;
 }
 
+static PyMemberDef method_members[] = {
+    {"__doc__", T_OBJECT, offsetof(ffkpy_MethodDescr, doc), READONLY, "The method's doc text (None when it has none)."},
+    {"__name__", T_OBJECT, offsetof(ffkpy_MethodDescr, name), READONLY, "The method's name."},
+    {"__qualname__", T_OBJECT, offsetof(ffkpy_MethodDescr, qualname), READONLY, "<type key>.<name>."},
+    {"name", T_OBJECT, offsetof(ffkpy_MethodDescr, name), READONLY, "The method's name."},
+    {NULL},
+};
+
 static PyGetSetDef method_getset[] = {
     {"release_gil", method_get_release_gil, method_set_release_gil,
      "Whether calls release the GIL around the C call. Off by default: methods are mostly short, and\n"
      "releasing costs more than they do. Turn it on for a long-running method, or one that waits\n"
      "for other threads that call back into Python.", NULL},
-    {"__doc__", method_get_doc, NULL, "The method's doc text (None when it has none).", NULL},
-    {"__name__", method_get_name, NULL, "The method's name.", NULL},
-    {"__qualname__", method_get_qualname, NULL, "<type key>.<name>.", NULL},
-    {"name", method_get_name, NULL, "The method's name.", NULL},
     {"is_static", method_get_is_static, NULL, "Whether it is a static method (no object argument).", NULL},
     {"owner", method_get_owner, NULL, "The type key of the type that declares the method.", NULL},
     {"func", method_get_func, NULL, "The method's Function (an instance method takes the object first).", NULL},
@@ -723,6 +712,7 @@ static PyTypeObject MethodDescrType = {
     .tp_dealloc = method_descr_dealloc,
     .tp_repr = method_descr_repr,
     .tp_descr_get = method_descr_get,
+    .tp_members = method_members,
     .tp_getset = method_getset,
 };
 
@@ -736,6 +726,7 @@ static PyTypeObject StaticMethodDescrType = {
     .tp_dealloc = method_descr_dealloc,
     .tp_repr = method_descr_repr,
     .tp_descr_get = static_method_descr_get,
+    .tp_members = method_members,
     .tp_getset = method_getset,
 };
 
