@@ -183,6 +183,7 @@ PyObject *ffkpy_element_steal(PyObject *owner, ffk_any *v);
 PyObject *ffkpy_raise_from_ffk(void);
 /* Same, returning -1. */
 int ffkpy_raise_from_ffk_int(void);
+int ffkpy_set_switch(PyObject *v, char *flag, const char *name);
 
 /* Moves the pending Python exception into the ffikit slot. Returns -1. */
 int ffkpy_set_ffk_from_py(void);

@@ -167,6 +167,19 @@ done:
   return r;
 }
 
+/* Sets a char switch from a Python truth value (a getset setter's body): 0, or -1 with a
+   TypeError from the value's __bool__ or an AttributeError for `del` (v NULL). */
+int ffkpy_set_switch(PyObject *v, char *flag, const char *name) {
+  if (v == NULL) {
+    PyErr_Format(PyExc_AttributeError, "cannot delete %s", name);
+    return -1;
+  }
+  int b = PyObject_IsTrue(v);
+  if (b < 0) return -1;
+  *flag = (char)b;
+  return 0;
+}
+
 static PyObject *function_get_release_gil(PyObject *self, void *c) {
   (void)c;
   return PyBool_FromLong(((ffkpy_Function *)self)->release_gil);
@@ -174,14 +187,7 @@ static PyObject *function_get_release_gil(PyObject *self, void *c) {
 
 static int function_set_release_gil(PyObject *self, PyObject *v, void *c) {
   (void)c;
-  if (v == NULL) {
-    PyErr_SetString(PyExc_AttributeError, "cannot delete release_gil");
-    return -1;
-  }
-  int b = PyObject_IsTrue(v);
-  if (b < 0) return -1;
-  ((ffkpy_Function *)self)->release_gil = (char)b;
-  return 0;
+  return ffkpy_set_switch(v, &((ffkpy_Function *)self)->release_gil, "release_gil");
 }
 
 static PyObject *function_get_exchange_tensors(PyObject *self, void *c) {
@@ -191,14 +197,7 @@ static PyObject *function_get_exchange_tensors(PyObject *self, void *c) {
 
 static int function_set_exchange_tensors(PyObject *self, PyObject *v, void *c) {
   (void)c;
-  if (v == NULL) {
-    PyErr_SetString(PyExc_AttributeError, "cannot delete exchange_tensors");
-    return -1;
-  }
-  int b = PyObject_IsTrue(v);
-  if (b < 0) return -1;
-  ((ffkpy_Function *)self)->exchange_tensors = (char)b;
-  return 0;
+  return ffkpy_set_switch(v, &((ffkpy_Function *)self)->exchange_tensors, "exchange_tensors");
 }
 
 static PyObject *function_name(PyObject *self, void *c) {

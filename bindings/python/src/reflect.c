@@ -90,8 +90,8 @@ static PyObject *field_descr_get(PyObject *self, PyObject *obj, PyObject *type) 
   return ffkpy_from_any_steal(&v);
 }
 
-static int field_descr_set(PyObject *self, PyObject *obj, PyObject *value) {
-  const ffk_field_info *f = ((ffkpy_FieldDescr *)self)->field;
+/* obj.<f> = value (or del obj.<f> when value is NULL), decided by C: 0, or -1 with C's error. */
+static int set_field(const ffk_field_info *f, PyObject *obj, PyObject *value) {
   if (value == NULL) {
     PyErr_Format(PyExc_AttributeError, "cannot delete field `%s` of `%s`", f->name, ffk_type_key(f->owner_index));
     return -1;
@@ -105,6 +105,10 @@ static int field_descr_set(PyObject *self, PyObject *obj, PyObject *value) {
   if (rc == 0 && ffk_field_set(f, h, &v) != 0) rc = ffkpy_raise_from_ffk_int();
   ffkpy_temps_release(&temps);
   return rc;
+}
+
+static int field_descr_set(PyObject *self, PyObject *obj, PyObject *value) {
+  return set_field(((ffkpy_FieldDescr *)self)->field, obj, value);
 }
 
 static void field_descr_dealloc(PyObject *self) {
@@ -269,27 +273,8 @@ static int cached_setattro(PyObject *self, PyObject *name, PyObject *value) {
     const field_cache *c = cache_of(Py_TYPE(self));
     for (Py_ssize_t i = 0; c != NULL && i < c->n; ++i) {
       if (c->slots[i].member != ((PyMemberDescrObject *)d)->d_member) continue;
-      const ffk_field_info *f = c->slots[i].field;
-      if (value == NULL) {
-        PyErr_Format(PyExc_AttributeError, "cannot delete field `%s` of `%s`", f->name, ffk_type_key(f->owner_index));
-        return -1;
-      }
-      ffk_object *h = instance_handle(self, f->name, f->owner_index);
-      if (h == NULL) return -1;
-      ffkpy_temps temps;
-      ffkpy_temps_init(&temps);
-      ffk_any v;
-      int rc = ffkpy_to_any(value, &v, &temps);
-      if (rc == 0 && ffk_field_set(f, h, &v) != 0) rc = ffkpy_raise_from_ffk_int();
-      ffkpy_temps_release(&temps);
-      if (rc == 0) { /* C accepted a write (it never does for a read-only field): keep the slot true */
-        ffk_any now;
-        if (ffk_field_get(f, h, &now) != 0) return ffkpy_raise_from_ffk_int();
-        PyObject *o = ffkpy_from_any_steal(&now);
-        if (o == NULL) return -1;
-        Py_XSETREF(*(PyObject **)((char *)self + c->slots[i].offset), o);
-      }
-      return rc;
+      /* A cached field is read-only: C refuses the write with its own error. */
+      return set_field(c->slots[i].field, self, value);
     }
   }
   return PyObject_GenericSetAttr(self, name, value);
@@ -673,14 +658,7 @@ static PyObject *method_get_release_gil(PyObject *self, void *c) {
 
 static int method_set_release_gil(PyObject *self, PyObject *v, void *c) {
   (void)c;
-  if (v == NULL) {
-    PyErr_SetString(PyExc_AttributeError, "cannot delete release_gil");
-    return -1;
-  }
-  int b = PyObject_IsTrue(v);
-  if (b < 0) return -1;
-  ((ffkpy_MethodDescr *)self)->release_gil = (char)b;
-  return 0;
+  return ffkpy_set_switch(v, &((ffkpy_MethodDescr *)self)->release_gil, "release_gil");
 }
 
 static PyMemberDef method_members[] = {
