@@ -31,6 +31,7 @@
 #ifndef FFIKIT_STRUCTURAL_H
 #define FFIKIT_STRUCTURAL_H
 
+#include <ffikit/access_path.h>
 #include <ffikit/any.h>
 
 FFK_EXTERN_C_BEGIN
@@ -42,6 +43,47 @@ FFK_API int ffk_structural_equal(const ffk_any *a, const ffk_any *b);
 
 /* The structural hash of `v` (borrowed) in *out. 0, or -1 with a MemoryError or RuntimeError. */
 FFK_API int ffk_structural_hash(const ffk_any *v, uint64_t *out);
+
+/*
+ * Where `a` and `b` (borrowed) first differ structurally. Returns 0 when they are equal
+ * (*lhs_path and *rhs_path NULL), 1 with two new ffikit.AccessPath references
+ * (ffikit/access_path.h) locating the first difference in `a` and in `b`, or -1 with
+ * both NULL and the error ffk_structural_equal would raise. "First" follows the order of
+ * the equality walk: sequence elements by index, fields in field order, map entries in
+ * `a`'s iteration order, then the keys only `b` has. The paths are tvm_ffi's:
+ *
+ *   values of different types, or unequal leaves      both paths end at that value
+ *   sequences of lengths 2 and 3                       [<missing:2>] in a, [2] in b
+ *   a key `k` in a but not in b                        [k] in a, [<missing:k>] in b
+ *   a key `k` in b but not in a                        [<missing:k>] in a, [k] in b
+ *   field `x` of two objects of one type               .x in both
+ *   a hook that reports a difference                   where the hook's `equal` calls put it
+ *
+ * Cycles and the depth limit as ffk_structural_equal; a pair met again while being
+ * compared counts as equal, so a mismatch is always reported where it lies, not where a
+ * cycle re-enters.
+ */
+FFK_API int ffk_structural_first_mismatch(const ffk_any *a, const ffk_any *b, ffk_object **lhs_path,
+                                          ffk_object **rhs_path);
+
+/*
+ * Per-type hooks (type attributes, ffikit/reflect.h; looked up through the parent chain):
+ *
+ *  - FFK_ATTR_S_EQUAL ("__s_equal__"): a Function called as hook(a, b, equal) for two
+ *    objects of the same type, which returns a bool. `equal` is a Function the walk passes
+ *    in: equal(x, y, attr) compares two sub-values structurally within the same walk (same
+ *    cycle tracking, depth limit and mismatch paths) and returns a bool; `attr` is a str
+ *    naming the step (the mismatch path gains `.attr`) or None (no step). A hook that
+ *    returns False without a failing `equal` call reports its object as the mismatch.
+ *  - FFK_ATTR_S_HASH ("__s_hash__"): a Function called as hook(v, hash) that returns an
+ *    int, where hash(x) is the structural hash of a sub-value within the same walk.
+ *    Equal objects must hash alike; the walk mixes in the type key as for other objects.
+ *
+ * A hook replaces the field-wise walk for its type (reflected or not: a hook gives a
+ * plain registered type structural semantics). An error a hook raises ends the walk and
+ * is what the walk returns. Objects of types without reflection and without hooks keep
+ * identity semantics, as do tensors, functions and opaque handles.
+ */
 
 /*
  * A deep copy of `v` (borrowed) in *out (owned): every List and Dict reachable from it

@@ -123,7 +123,7 @@ typedef void (*ffk_finalize_fn)(ffk_object *self);
 typedef struct ffk_type_def {
   const char *key;                /* the type key, as ffk_type_register takes it */
   int32_t parent_index;           /* FFK_TYPE_OBJECT, or a (reflected or plain) object type */
-  size_t instance_size;           /* sizeof the struct; >= the parent's instance size */
+  size_t instance_size;           /* sizeof the struct; >= the parent's instance size; 0: laid out by ffikit (below) */
   const ffk_field_def *fields;    /* the type's own fields, in order (not the parent's) */
   int32_t nfields;
   const ffk_method_def *methods;  /* the type's own methods */
@@ -200,6 +200,58 @@ FFK_API int32_t ffk_type_define(const ffk_type_def *def);
  * a reflected type, no name or Function) or a MemoryError.
  */
 FFK_API int ffk_type_add_method(int32_t type_index, const ffk_method_def *method);
+
+/*
+ * Automatic layout, for bindings that define types from a language without C structs
+ * (Python's py_class). When def->instance_size is 0, ffikit lays the instance out: every
+ * field's def offset must be 0, and the fields are placed in order after the parent's
+ * instance (after the object header for a type without a reflected parent), each at the
+ * next offset aligned for its storage; the instance size is the end rounded up to 8.
+ * ffk_type_instance_size and ffk_type_field_at report the result. Defining such a type
+ * again with the same description (instance_size 0 again) returns the existing index.
+ * Errors as ffk_type_define, and a ValueError for a non-zero offset.
+ */
+
+/* ---- Type attributes ----------------------------------------------------------------- */
+
+/*
+ * Named values attached to a type, the hooks generic operations look up (tvm_ffi's type
+ * attribute columns). Names ffikit itself consults:
+ *
+ *   "__s_equal__"        Function(a, b, equal) -> bool: structural equality of two objects of
+ *                        the type (ffikit/structural.h says how `equal` recurses)
+ *   "__s_hash__"         Function(v, hash) -> int: its structural hash
+ *   "__data_to_json__"   Function(v) -> a JSON-able value: its data in a JSON graph
+ *                        (ffikit/serialization.h)
+ *   "__data_from_json__" Function(data) -> object: rebuilds it from that data
+ *
+ * Other names are free for libraries (a name starting "__" is reserved for ffikit).
+ * Lookup walks the parent chain, most derived first, so a hook on a base type applies to
+ * its subtypes unless one of them sets its own; a None value set on a subtype hides the
+ * parent's (the subtype then has no such attribute).
+ */
+#define FFK_ATTR_S_EQUAL "__s_equal__"
+#define FFK_ATTR_S_HASH "__s_hash__"
+#define FFK_ATTR_DATA_TO_JSON "__data_to_json__"
+#define FFK_ATTR_DATA_FROM_JSON "__data_from_json__"
+
+/*
+ * Sets attribute `name` of a type (registered or static) to `value` (borrowed; the
+ * registry keeps an owned copy until exit), replacing an earlier value (which stays
+ * alive until exit, so a concurrent reader of it is safe). Test builds do not count the
+ * kept values in ffk_debug_live_objects. Returns 0, or -1 with a ValueError (unknown
+ * type index, NULL or empty name, NULL value) or a MemoryError.
+ */
+FFK_API int ffk_type_set_attr(int32_t type_index, const char *name, const ffk_any *value);
+
+/*
+ * Looks attribute `name` up on the type and then its ancestors. Returns 1 with *out a
+ * new reference, 0 when none has it (or the nearest has None; *out None, no error set),
+ * or -1 with a ValueError (unknown type index, NULL name or out). Lock-free after the
+ * first lookup of a (type, name) pair is not promised; callers on hot paths (structural
+ * walks) cache per walk.
+ */
+FFK_API int ffk_type_get_attr(int32_t type_index, const char *name, ffk_any *out);
 
 /* ---- Looking types up ---------------------------------------------------------------- */
 
@@ -323,6 +375,14 @@ FFK_API int ffk_object_call_method(ffk_object *obj, const char *name, const ffk_
  * a new reference.
  */
 FFK_API ffk_object *ffk_object_shallow_copy(const ffk_object *obj);
+
+/*
+ * True when `obj` (borrowed, may be NULL) was made by reflection (ffk_object_new_reflected,
+ * ffk_object_create, ffk_object_shallow_copy): its whole state is its fields, so generic
+ * operations may copy and rebuild it field by field (deep copy, JSON graph). An object of
+ * a reflected type that its library allocated itself is not. Cannot fail.
+ */
+FFK_API bool ffk_object_is_reflection_made(const ffk_object *obj);
 
 FFK_EXTERN_C_END
 
