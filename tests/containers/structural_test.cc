@@ -1382,6 +1382,7 @@ struct SOuter {
 };
 struct SInner {
   ffk_object header;
+  int64_t unused[2];  // so that the inner fields' offsets lie past the outer type's instance
   int64_t p, q, r, s, t;
 };
 
@@ -1406,6 +1407,9 @@ TEST_F(Structural, NestedTypesSharingACacheSlotKeepTheirFields) {
   EXPECT_EQ(Eq(o1.v, o2.v), 0) << "y differs";
   EXPECT_EQ(Mismatch(o1.v, o2.v), "<root>.y | <root>.y");
   EXPECT_NE(H(o1.v), H(o2.v));
+  OwnedAny o3(Create(outer, {I(1), i2.v, I(2)}));
+  EXPECT_EQ(Eq(o1.v, o3.v), 1);
+  EXPECT_EQ(H(o1.v), H(o3.v));
 }
 
 }  // namespace
