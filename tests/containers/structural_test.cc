@@ -1272,6 +1272,21 @@ TEST_F(Structural, HooksReplaceTheFieldWiseWalk) {
   EXPECT_EQ(H(la.v), H(lb.v));
 }
 
+TEST_F(Structural, HookedWalksSurviveEveryAllocationFailure) {
+  OwnedAny a(ListOf({Hooked("Alpha", ArrayOf({I(1), I(2)}))})), d(ListOf({Hooked("alpha", ArrayOf({I(1), I(3)}))}));
+  ffk::test::SweepAllocationFailures([&] {
+    ffk_object *l = nullptr, *r = nullptr;
+    int rc = ffk_structural_first_mismatch(&a.v, &d.v, &l, &r);
+    if (rc < 0) return false;
+    EXPECT_EQ(rc, 1);
+    EXPECT_EQ(ffk_access_path_depth(l), 3);  // [0].body[1]
+    ffk_object_release(l);
+    ffk_object_release(r);
+    uint64_t h;
+    return ffk_structural_hash(&a.v, &h) == 0 && ffk_structural_equal(&a.v, &d.v) == 0;
+  });
+}
+
 // A plain registered type (no reflection) given hooks gains structural semantics.
 struct SOpaque {
   ffk_object header;
