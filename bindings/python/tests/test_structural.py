@@ -210,6 +210,9 @@ def test_hooked_testing_type_compares_by_its_hook():
     assert get_first_structural_mismatch(a, b) is None
     assert get_first_structural_mismatch(a, c) is not None
     assert structural_equal(Array([a]), Array([b]))
+    lp, rp = get_first_structural_mismatch(Array([a, a]), Array([b, c]))
+    assert str(lp) == str(rp) == "<root>[1]"  # a hook that says "unequal" reports its object
+    assert structural_hash(Map({"k": a})) == structural_hash(Map({"k": b}))
 
 
 def _hooked_type():
