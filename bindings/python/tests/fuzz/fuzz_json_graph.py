@@ -8,9 +8,10 @@ valid JSON parse (node indices, types, fields) quickly.
 
 Every document must either read, or raise ValueError / TypeError / RuntimeError (the
 errors serialization.h promises); any other exception, a crash or a leak is a finding.
-A document that reads must write back (to_json_graph_str) and read again to a
-structurally equal value (Shapes aside: ffikit compares them by identity) whose document
-is the same text. No C object may stay alive.
+A document that reads must write back (to_json_graph_str) and read again to a value
+whose document is the same text (structural equality is not the test: Map keys that are
+containers, and Shapes, compare by identity, and a read makes new ones; the structural
+functions still run over both values). No C object may stay alive.
 """
 from __future__ import annotations
 
@@ -20,7 +21,7 @@ with instrumented():
     import ffikit
     import ffikit.testing
     from ffikit.serialization import from_json_graph_str, to_json_graph_str
-    from ffikit.structural import structural_equal
+    from ffikit.structural import get_first_structural_mismatch, structural_equal
 
 EXPECTED = (ValueError, TypeError, RuntimeError)
 SCALARS = [None, True, False, 0, -1, 2**63 - 1, -(2**63), 0.5, -0.0, float("inf"), float("nan"), "", "k",
@@ -94,10 +95,11 @@ def test_one_input(data: bytes) -> None:
     if readable:
         text = to_json_graph_str(value)
         again = from_json_graph_str(text)
-        # (a Shape compares by identity in ffikit's walk: documents holding one compare by text)
-        equal = structural_equal(value, again)
-        assert equal or '"ffi.Shape"' in text, f"read back differs: {text[:200]}"
-        assert to_json_graph_str(again) == text
+        # The document is the comparison: structural equality cannot be, since container
+        # keys of a Map/Dict and Shapes compare by identity and a read makes new ones.
+        assert to_json_graph_str(again) == text, f"read back differs: {text[:200]}"
+        if structural_equal(value, again) == 0:
+            assert get_first_structural_mismatch(value, again) is not None
         del again, text
     del value
     check_nothing_alive(before, "a document")
