@@ -451,7 +451,7 @@ static int object_kind(writer *w, const ffk_any *v, ffk_function **hook) {
   int found = ffk_json__hook(&w->hooks, v->type_index, hook);
   if (found != 0) return found < 0 ? -1 : 0;
   if (ffk_type_is_reflected(v->type_index)) {
-    if (ffk_json__reflection_made(v->v_obj)) return 0;
+    if (ffk_object_is_reflection_made(v->v_obj)) return 0;
     return ffk_error_set(FFK_ERR_TYPE,
                          "cannot serialize `%s`: its objects are not made by reflection and its type has no `%s` hook",
                          ffk_type_key(v->type_index), FFK_ATTR_DATA_TO_JSON);
