@@ -15,6 +15,7 @@ import math
 import os
 import pickle
 import subprocess
+from typing import Optional
 
 import pytest
 from hypothesis import HealthCheck, given, settings
@@ -299,7 +300,6 @@ def test_pickling_what_the_format_cannot_hold_is_a_clear_error():
 
 def _py_class_types():
     dc = pytest.importorskip("ffikit.dataclasses", reason="ffikit.dataclasses (py_class) is not in this build")
-    from typing import Optional
 
     @dc.py_class("test_serialization.Node")
     class Node(ffikit.Object):

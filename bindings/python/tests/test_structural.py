@@ -215,6 +215,30 @@ def test_hooked_testing_type_compares_by_its_hook():
     assert structural_hash(Map({"k": a})) == structural_hash(Map({"k": b}))
 
 
+def test_py_class_hook_reports_paths_through_equal():
+    dc = pytest.importorskip("ffikit.dataclasses", reason="ffikit.dataclasses (py_class) is not in this build")
+
+    @dc.py_class("test_structural.Pair")
+    class Pair(ffikit.Object):
+        first: Array
+        second: Array
+
+        def __s_equal__(self, other, equal):
+            # compares the fields crosswise-insensitive: `first` as a set, `second` in order
+            return equal(sorted(self.first), sorted(other.first), "first") and equal(self.second, other.second,
+                                                                                   "second")
+
+        def __s_hash__(self, hash_fn):
+            return hash_fn(sorted(self.first)) ^ hash_fn(self.second)
+
+    a, b = Pair(Array([2, 1]), Array([5])), Pair(Array([1, 2]), Array([5]))
+    assert structural_equal(a, b) and structural_hash(a) == structural_hash(b)
+    c = Pair(Array([1, 2]), Array([5, 6]))
+    lp, rp = get_first_structural_mismatch(Array([a]), Array([c]))
+    assert (str(lp), str(rp)) == ("<root>[0].second[<missing:1>]", "<root>[0].second[1]")
+    assert not structural_equal(a, c)
+
+
 def _hooked_type():
     from ffikit import _core
 
