@@ -12,9 +12,10 @@
  * in Python takes the GIL itself (function.c). The rules themselves (what is equal, what
  * a path prints as, what a document holds) are the C library's; nothing here decides one.
  *
- * Pickling: an object pickles as (_core._from_json_graph_str, (document,)), the JSON graph
- * of the object (tvm_ffi pickles through the same format), so sharing inside it survives
- * and unpickling needs only its types registered under the same keys. What the format
+ * Pickling: an object pickles as (_core._unpickle_object, (document, module)): the JSON
+ * graph of the object (tvm_ffi pickles through the same format), so sharing inside it
+ * survives, and the module of its Python class, imported first when unpickling so that
+ * types a Python module defines (py_class) exist; the types must have the same keys. What the format
  * cannot hold (a tensor, a Function, an opaque object, a cycle) is a TypeError naming
  * the object's type and the C reason.
  */
@@ -269,6 +270,8 @@ static PyObject *py_shallow_copy(PyObject *mod, PyObject *o) {
   return wrap_like(o, c);
 }
 
+static PyObject *py_unpickle_object(PyObject *mod, PyObject *args);
+
 PyMethodDef ffkpy_structural_methods[] = {
     {"_structural_equal", py_structural_equal, METH_VARARGS,
      "_structural_equal(lhs, rhs, map_free_vars=False, skip_tensor_content=False) -> bool (ffk_structural_equal)."},
@@ -284,12 +287,14 @@ PyMethodDef ffkpy_structural_methods[] = {
      "_from_json_graph_str_with_metadata(s) -> (value, metadata): metadata a Map, or None."},
     {"_deep_copy", py_deep_copy, METH_O, "_deep_copy(value) -> a deep copy (ffk_deep_copy)."},
     {"_shallow_copy", py_shallow_copy, METH_O, "_shallow_copy(obj) -> ffk_object_shallow_copy(obj)."},
+    {"_unpickle_object", py_unpickle_object, METH_VARARGS,
+     "_unpickle_object(document, module): imports module (if not None), then reads the document."},
     {NULL, NULL, 0, NULL},
 };
 
 /* ---- copy, deepcopy, pickle of ffikit.Object ----------------------------------------- */
 
-static PyObject *g_unpickle; /* _core._from_json_graph_str, what pickles reconstruct with */
+static PyObject *g_unpickle; /* _core._unpickle_object, what pickles reconstruct with */
 
 /* __copy__: a shallow copy (TypeError for a type reflection does not copy). */
 static PyObject *object_copy(PyObject *self, PyObject *unused) {
@@ -331,7 +336,27 @@ static PyObject *object_deepcopy(PyObject *self, PyObject *const *args, Py_ssize
   return copy;
 }
 
-/* __reduce__: (_from_json_graph_str, (document,)). */
+/* _unpickle_object(document, module): imports `module` (None: none; a failed import is
+   ignored, the read then names the unknown type), so that types a Python module defines
+   exist before the document is read, as when pickle imports a class, then reads it. */
+static PyObject *py_unpickle_object(PyObject *mod, PyObject *args) {
+  (void)mod;
+  PyObject *doc, *module;
+  if (!PyArg_ParseTuple(args, "OO:_unpickle_object", &doc, &module)) return NULL;
+  if (module != Py_None) {
+    if (!PyUnicode_Check(module)) return PyErr_Format(PyExc_TypeError, "_unpickle_object: module must be a str or None");
+    PyObject *m = PyImport_Import(module);
+    if (m == NULL) {
+      if (!PyErr_ExceptionMatches(PyExc_ImportError)) return NULL;
+      PyErr_Clear();
+    }
+    Py_XDECREF(m);
+  }
+  return from_json_graph(doc, 0);
+}
+
+/* __reduce__: (_unpickle_object, (document, the module of the object's class)); the module
+   is None for a class ffikit made itself (it lives in no importable module). */
 static PyObject *object_reduce(PyObject *self, PyObject *unused) {
   (void)unused;
   ffk_object *h = handle_of(self, "pickling");
@@ -354,7 +379,14 @@ static PyObject *object_reduce(PyObject *self, PyObject *unused) {
     PyErr_Restore(type2, now, tb2);
     return NULL;
   }
-  return Py_BuildValue("(O(N))", g_unpickle, doc);
+  PyObject *module = NULL;
+  int auto_made = PyObject_HasAttrString((PyObject *)Py_TYPE(self), "__ffi_auto_class__");
+  if (!auto_made) module = PyObject_GetAttrString((PyObject *)Py_TYPE(self), "__module__");
+  if (module == NULL) {
+    PyErr_Clear();
+    module = Py_NewRef(Py_None);
+  }
+  return Py_BuildValue("(O(NN))", g_unpickle, doc, module);
 }
 
 static PyMethodDef ffkpy_object_copy_methods[] = {
@@ -374,7 +406,7 @@ static PyMethodDef ffkpy_object_copy_methods[] = {
 /* Puts ffkpy_object_copy_methods on ffikit.Object (after the module's functions are added,
    so that _from_json_graph_str exists). 0, or -1 with a Python exception. */
 int ffkpy_structural_init(PyObject *module) {
-  g_unpickle = PyObject_GetAttrString(module, "_from_json_graph_str");
+  g_unpickle = PyObject_GetAttrString(module, "_unpickle_object");
   if (g_unpickle == NULL) return -1;
   for (PyMethodDef *def = ffkpy_object_copy_methods; def->ml_name != NULL; ++def) {
     PyObject *d = PyDescr_NewMethod(&ffkpy_ObjectType, def);

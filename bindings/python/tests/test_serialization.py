@@ -15,6 +15,7 @@ import math
 import os
 import pickle
 import subprocess
+import sys
 from typing import Optional
 
 import pytest
@@ -280,8 +281,28 @@ def test_pickle_keeps_sharing_inside_an_object():
 def test_pickle_goes_through_the_json_graph():
     p = TestIntPair(1, 2)
     func, args = p.__reduce__()
-    assert func is ffikit._core._from_json_graph_str
-    assert args == (to_json_graph_str(p),)
+    assert func is ffikit._core._unpickle_object
+    assert args == (to_json_graph_str(p), "ffikit.testing")  # the class's module, imported first
+    u = ffikit.testing.make_unregistered_object()  # an auto-made class: no module to import
+    assert u.__reduce__()[1][1] is None
+    assert func(args[0], "no_such_module_xyz").b == 2  # a module that does not import is skipped
+    with pytest.raises(ValueError, match="Invalid JSON Object Graph"):
+        func('{"root_index":0,"nodes":[{"type":"nosuch.T","data":{}}]}', None)
+
+
+def test_unpickling_in_a_fresh_process_imports_the_class_module(tmp_path):
+    dc = pytest.importorskip("ffikit.dataclasses", reason="ffikit.dataclasses (py_class) is not in this build")
+    del dc
+    (tmp_path / "pickled_types_mod.py").write_text(
+        "import ffikit\nfrom ffikit.dataclasses import py_class\n\n"
+        "@py_class('test_serialization.FreshNode')\nclass FreshNode(ffikit.Object):\n    x: int\n")
+    code = ("import sys, pickle; sys.path.insert(0, sys.argv[1]); import pickled_types_mod as m; "
+            "sys.stdout.buffer.write(pickle.dumps(m.FreshNode(7)))")
+    env = dict(os.environ, PYTHONPATH=os.pathsep.join(sys.path))
+    data = subprocess.run([sys.executable, "-c", code, str(tmp_path)], capture_output=True, check=True, env=env).stdout
+    code2 = "import sys, pickle; sys.path.insert(0, sys.argv[1]); o = pickle.loads(sys.stdin.buffer.read()); print(type(o).__name__, o.x)"
+    out = subprocess.run([sys.executable, "-c", code2, str(tmp_path)], input=data, capture_output=True, env=env)
+    assert out.stdout.decode().split() == ["FreshNode", "7"], out.stderr.decode()[-2000:]
 
 
 def test_pickling_what_the_format_cannot_hold_is_a_clear_error():
