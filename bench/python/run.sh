@@ -2,6 +2,7 @@
 # Runs the Python benchmarks (bench_ffi.py) several times and prints the report (report.py).
 #
 #   bench/python/run.sh [OUT_DIR] [--runs=N] [--parallel] [options for bench_ffi.py / pyperf, e.g. --fast --cases=nop3]
+#   bench/python/run.sh [OUT_DIR] --bench=structural [--runs=N]   (another script of this directory)
 #
 # Installs bench/python/requirements.txt (pyperf, apache-tvm-ffi, numpy) into the project's
 # venv (.venv, made by ./setup.sh, which also installs ffikit there; FFK_PYTHON picks another
@@ -28,11 +29,13 @@ if [[ $# -gt 0 && "$1" != --* ]]; then
 fi
 runs=3
 parallel=0
+bench=bench_ffi
 flags=()
 for a in "$@"; do
   case "$a" in
     --runs=*) runs=${a#--runs=} ;;
     --parallel) parallel=1 ;;
+    --bench=*) bench=${a#--bench=} ;;
     *) flags+=("$a") ;;
   esac
 done
@@ -43,7 +46,7 @@ mkdir -p "$out"
 "$python" -c "import ffikit" || { echo "run.sh: ffikit is not installed in $python; run ./setup.sh" >&2; exit 2; }
 
 parts=("")  # --cases prefixes of each process of a run ("" is all)
-if ((parallel)); then
+if ((parallel)) && [[ $bench == bench_ffi ]]; then
   parts=("nop3,typed3,kw3,apply,echo,raise" "getitem,len,iter" "getkey,get[,contains" "build,append,from_dlpack,roundtrip,nop_")
 fi
 pids=()
@@ -51,7 +54,7 @@ for ((k = 1; k <= runs; k++)); do
   echo "[bench] run $k of $runs (load: $(cut -d' ' -f1-3 /proc/loadavg))" >&2
   for i in "${!parts[@]}"; do
     rm -f "$out/run$k.part$i.json"
-    "$python" "$here/bench_ffi.py" --quiet --cases="${parts[$i]}" -o "$out/run$k.part$i.json" \
+    "$python" "$here/$bench.py" --quiet --cases="${parts[$i]}" -o "$out/run$k.part$i.json" \
       ${flags[@]+"${flags[@]}"} >&2 &
     pids+=($!)
     ((parallel)) || wait "$!"

@@ -74,6 +74,12 @@ for _cls in (String, Bytes, Shape, Module, TypeInfo, Array, List, Map, Dict, dty
     _cls.__module__ = "ffikit"
 del _cls
 
+# Structural tools, access paths and the JSON graph format (as tvm_ffi exports them).
+from . import access_path, serialization, structural  # noqa: E402
+from .structural import structural_equal, structural_hash, get_first_structural_mismatch  # noqa: E402
+__all__ += ["access_path", "serialization", "structural", "structural_equal", "structural_hash",
+            "get_first_structural_mismatch"]
+
 # Submodules loaded on first use, so `import ffikit` stays cheap and `ffikit.cpp.load_inline`
 # works without importing ffikit.cpp first, as `tvm_ffi.cpp` does.
 _LAZY_SUBMODULES = ("cpp", "libinfo", "stubgen")

@@ -1,7 +1,7 @@
 /*
  * reflect.c - the Python face of reflected types (ffikit/reflect.h): field descriptors,
- * method descriptors, construction by the type's constructor, and the copy / pickle
- * methods that register_object and the auto-made classes install.
+ * method descriptors and construction by the type's constructor, which register_object
+ * and the auto-made classes install (copy / pickle are ffikit.Object's: structural.c).
  *
  * Invariants:
  *  - A class of a reflected type carries `__ffi_type_index__` (an int; None on a class
@@ -747,78 +747,7 @@ static PyObject *method_descr_new(const ffk_method_info *m, int32_t type_index) 
   return (PyObject *)d;
 }
 
-/* ---- copy, deepcopy, pickle -------------------------------------------------------------- */
-
-static PyObject *reflected_copy(PyObject *self, PyObject *unused) {
-  (void)unused;
-  ffk_object *h = instance_handle(self, "__copy__", FFK_TYPE_OBJECT);
-  if (h == NULL) return NULL;
-  ffk_object *c = ffk_object_shallow_copy(h);
-  if (c == NULL) return ffkpy_raise_from_ffk();
-  return wrap_as(Py_TYPE(self), c);
-}
-
-static PyObject *reflected_deepcopy(PyObject *self, PyObject *memo) {
-  (void)memo; /* the C copy keeps sharing and cycles itself */
-  ffk_object *h = instance_handle(self, "__deepcopy__", FFK_TYPE_OBJECT);
-  if (h == NULL) return NULL;
-  ffk_any v = ffk_any_object(h), out;
-  int rc;
-  Py_BEGIN_ALLOW_THREADS rc = ffk_deep_copy(&v, &out);
-  Py_END_ALLOW_THREADS
-  ffk_any_release(&v);
-  if (rc != 0) return ffkpy_raise_from_ffk();
-  if (ffk_any_is_object(&out) && out.v_obj != NULL && out.v_obj->type_index == h->type_index) {
-    ffk_object *obj = out.v_obj; /* keep the Python class of self (a subclass made in Python) */
-    return wrap_as(Py_TYPE(self), obj);
-  }
-  return ffkpy_from_any_steal(&out);
-}
-
-static PyObject *g_from_fields; /* _core._object_from_fields, what pickles reconstruct with */
-
-/* __reduce__: (_object_from_fields, (type_key, {field: value, ...})) over every field,
-   read-only and init-off ones included. */
-static PyObject *reflected_reduce(PyObject *self, PyObject *unused) {
-  (void)unused;
-  ffk_object *h = instance_handle(self, "__reduce__", FFK_TYPE_OBJECT);
-  if (h == NULL) return NULL;
-  int32_t index = h->type_index;
-  const char *key = ffk_type_key(index);
-  if (!ffk_type_is_reflected(index))
-    return PyErr_Format(PyExc_TypeError, "cannot pickle a `%s` object: its type is not reflected (no fields "
-                        "describe its state)", key ? key : "?");
-  int32_t n = ffk_type_num_fields(index);
-  if (n < 0) return ffkpy_raise_from_ffk();
-  PyObject *fields = PyDict_New();
-  if (fields == NULL) return NULL;
-  for (int32_t i = 0; i < n; ++i) {
-    const ffk_field_info *f = ffk_type_field_at(index, i);
-    ffk_any v;
-    if (f == NULL || ffk_field_get(f, h, &v) != 0) {
-      Py_DECREF(fields);
-      return ffkpy_raise_from_ffk();
-    }
-    PyObject *value = ffkpy_from_any_steal(&v);
-    if (value == NULL || PyDict_SetItemString(fields, f->name, value) != 0) {
-      Py_XDECREF(value);
-      Py_DECREF(fields);
-      return NULL;
-    }
-    Py_DECREF(value);
-  }
-  return Py_BuildValue("(O(sN))", g_from_fields, key, fields);
-}
-
-static PyMethodDef reflected_methods[] = {
-    {"__copy__", reflected_copy, METH_NOARGS,
-     "A new object of the same type sharing the field values (references, not copies)."},
-    {"__deepcopy__", reflected_deepcopy, METH_O,
-     "A field-wise deep copy made in C (shared values and cycles kept)."},
-    {"__reduce__", reflected_reduce, METH_NOARGS,
-     "Pickles by type key and field values; unpickling needs the type defined under the same key."},
-    {NULL, NULL, 0, NULL},
-};
+/* copy, deepcopy and pickle: ffikit.Object's own methods (structural.c), for every class. */
 
 /* ---- Module functions -------------------------------------------------------------------- */
 
@@ -897,8 +826,8 @@ static int set_unless_own(PyObject *cls, PyObject *dict, PyObject *name, PyObjec
   return PyObject_SetAttr(cls, name, value);
 }
 
-/* _reflect_class(cls, type_index): installs on cls (not over what its own body defines)
- * __copy__/__deepcopy__/__reduce__, and for a reflected type a descriptor per field
+/* _reflect_class(cls, type_index): installs on cls (not over what its own body defines),
+ * for a reflected type, a descriptor per field
  * (inherited ones too) and the methods (static ones as static methods); and
  * __ffi_type_index__ (None for a type without reflection: such a class constructs nothing). */
 static PyObject *reflect_class(PyObject *mod, PyObject *args) {
@@ -910,15 +839,6 @@ static PyObject *reflect_class(PyObject *mod, PyObject *args) {
     return PyErr_Format(PyExc_TypeError, "_reflect_class: %R is not a subclass of ffikit.Object", cls);
   if (!ffk_type_exists(index)) return PyErr_Format(PyExc_ValueError, "unknown type index %d", index);
   PyObject *dict = ((PyTypeObject *)cls)->tp_dict; /* read only: writes go through setattr */
-  /* copy / deepcopy / pickle: for any type (C says what a type without reflection can't do) */
-  for (PyMethodDef *def = reflected_methods; def->ml_name != NULL; ++def) {
-    PyObject *name = PyUnicode_InternFromString(def->ml_name);
-    PyObject *d = name != NULL ? PyDescr_NewMethod(&ffkpy_ObjectType, def) : NULL;
-    int rc = d != NULL ? set_unless_own(cls, dict, name, d) : -1;
-    Py_XDECREF(name);
-    Py_XDECREF(d);
-    if (rc != 0) return NULL;
-  }
   if (!ffk_type_is_reflected(index)) {
     if (PyObject_SetAttr(cls, g_str_type_index, Py_None) != 0) return NULL;
     Py_RETURN_NONE;
@@ -1050,6 +970,5 @@ int ffkpy_reflect_types_init(PyObject *module) {
   g_str_cache = PyUnicode_InternFromString("__ffi_field_cache__");
   if (g_str_type_index == NULL || g_str_cache == NULL) return -1;
   if (PyModule_AddFunctions(module, ffkpy_reflect_methods) < 0) return -1;
-  g_from_fields = PyObject_GetAttrString(module, "_object_from_fields");
-  return g_from_fields != NULL ? 0 : -1;
+  return 0;
 }
