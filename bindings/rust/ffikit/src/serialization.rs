@@ -32,7 +32,7 @@ use crate::sys;
 /// ```
 pub fn to_json_graph<'a>(v: impl Into<AnyView<'a>>, metadata: Option<&Map<String, Any>>) -> Result<String> {
     let v = v.into();
-    let meta = metadata.map(|m| AnyView::from(m));
+    let meta = metadata.map(AnyView::from);
     let mut out = none_raw();
     // SAFETY: borrowed valid values (or NULL for no metadata); out receives a new str.
     check(unsafe {
