@@ -3,7 +3,7 @@
 //! trip with sharing kept, metadata, C's errors for bad values and malformed documents,
 //! no objects left alive, and a property test over random values.
 mod common;
-use common::{live, testing, testing_module};
+use common::{live, testing, testing_module, tree, Tree};
 use ffikit::{
     from_json_graph, from_json_graph_with_metadata, structural_eq, to_json_graph, Any, AnyView, Array, Bytes, DataType,
     Device, Dict, ErrorKind, Function, List, Map, ObjectRef, ObjectType, Reflect, Tensor, TypeInfo,
@@ -258,30 +258,22 @@ fn malformed_documents_are_value_errors_naming_the_problem() {
 
 // ---- Properties ---------------------------------------------------------------------------
 
-fn arr(items: Vec<Any>) -> Any {
-    Any::from(&Array::<Any>::from(items))
+/// Random values over the whole range of each leaf kind: any i64, any finite f64, strings
+/// with quotes, backslashes, newlines and non-ASCII text, bytes; containers and Nodes above.
+fn value() -> impl Strategy<Value = Tree> {
+    let leaf = prop_oneof![
+        Just(Tree::None),
+        any::<i64>().prop_map(Tree::Int),
+        any::<bool>().prop_map(Tree::Bool),
+        any::<f64>().prop_filter("finite", |x| x.is_finite()).prop_map(Tree::Float),
+        "[a-zA-Z0-9 \"\\\\é€\n]{0,12}".prop_map(Tree::Str),
+        proptest::collection::vec(any::<u8>(), 0..12).prop_map(Tree::Bytes),
+    ];
+    tree(leaf.boxed(), "[a-d]{1,3}")
 }
 
-fn value() -> impl Strategy<Value = Any> {
-    let leaf = prop_oneof![
-        Just(Any::none()),
-        any::<i64>().prop_map(Any::from),
-        any::<bool>().prop_map(Any::from),
-        any::<f64>().prop_filter("finite", |x| x.is_finite()).prop_map(Any::from),
-        "[a-zA-Z0-9 \"\\\\é€\n]{0,12}".prop_map(Any::from),
-        proptest::collection::vec(any::<u8>(), 0..12).prop_map(|b| Any::from(&b[..])),
-    ];
-    leaf.prop_recursive(4, 40, 5, |inner| {
-        prop_oneof![
-            proptest::collection::vec(inner.clone(), 0..5).prop_map(arr),
-            proptest::collection::vec(inner.clone(), 0..5).prop_map(|v| Any::from(&List::<Any>::from(v))),
-            proptest::collection::vec(("[a-d]{1,3}", inner.clone()), 0..4)
-                .prop_map(|kv| Any::from(&kv.into_iter().collect::<Map<String, Any>>())),
-            proptest::collection::vec(("[a-d]{1,3}", inner.clone()), 0..4)
-                .prop_map(|kv| Any::from(&kv.into_iter().collect::<Dict<String, Any>>())),
-            (any::<i64>(), inner).prop_map(|(v, child)| Any::from(&Node::new(v, child).unwrap())),
-        ]
-    })
+fn node(v: i64, child: Any) -> Any {
+    Any::from(&Node::new(v, child).unwrap())
 }
 
 proptest! {
@@ -291,6 +283,7 @@ proptest! {
     fn a_value_reads_back_structurally_equal_and_writes_the_same_text(v in value()) {
         let _guard = LOCK.lock().unwrap_or_else(|p| p.into_inner());
         setup();
+        let v = v.build(&node);
         let text = to_json_graph(&v, None).unwrap();
         let back = from_json_graph(&text).unwrap();
         prop_assert!(structural_eq(&v, &back).unwrap(), "{} read back as {}", v, back);
@@ -301,6 +294,7 @@ proptest! {
     fn truncated_documents_are_errors_never_crashes(v in value(), cut in 0usize..1000) {
         let _guard = LOCK.lock().unwrap_or_else(|p| p.into_inner());
         setup();
+        let v = v.build(&node);
         let text = to_json_graph(&v, None).unwrap();
         let mut at = cut.min(text.len().saturating_sub(1));
         while !text.is_char_boundary(at) {

@@ -3,7 +3,7 @@
 //! attributes), first mismatches as access paths with tvm_ffi's texts, deep copies with
 //! sharing and cycles kept, C's errors, and property tests against the equality itself.
 mod common;
-use common::{live, testing_module};
+use common::{live, testing_module, tree, Tree};
 use ffikit::{
     deep_copy, first_structural_mismatch, structural_eq, structural_hash, AccessKind, AccessPath, Any, AnyView, Array,
     Dict, ErrorKind, Function, List, Map, ObjectRef, ObjectType, Reflect, TypeInfo,
@@ -360,10 +360,11 @@ fn deep_copy_copies_mutables_and_objects_and_keeps_sharing_and_cycles() {
 #[test]
 fn nesting_deeper_than_the_limit_is_a_runtime_error() {
     no_leaks(|| {
+        // Lists, which deep_copy always copies, so every walk goes all the way down.
         let deep = || {
             let mut v = Any::from(0i64);
             for _ in 0..1100 {
-                v = arr(vec![v]);
+                v = Any::from(&List::<Any>::from(vec![v]));
             }
             v
         };
@@ -381,29 +382,21 @@ fn nesting_deeper_than_the_limit_is_a_runtime_error() {
 
 // ---- Properties ---------------------------------------------------------------------------
 
-/// A random value: ints, floats, bools, strings, None at the leaves; Arrays, Lists,
-/// str-keyed Maps and Dicts, and Labeled objects inside.
-pub fn value() -> impl Strategy<Value = Any> {
+/// Random values: small ints, floats, bools, short strings and None at the leaves (so that
+/// two random values are often equal), containers and Labeled objects above them.
+fn value() -> impl Strategy<Value = Tree> {
     let leaf = prop_oneof![
-        Just(Any::none()),
-        (-3i64..3).prop_map(Any::from),
-        any::<bool>().prop_map(Any::from),
-        prop_oneof![Just(0.5), Just(-1.25), Just(1e300)].prop_map(Any::from),
-        "[a-c]{0,10}".prop_map(Any::from),
+        Just(Tree::None),
+        (-3i64..3).prop_map(Tree::Int),
+        any::<bool>().prop_map(Tree::Bool),
+        prop_oneof![Just(0.5), Just(-1.25), Just(1e300)].prop_map(Tree::Float),
+        "[a-c]{0,10}".prop_map(Tree::Str),
     ];
-    leaf.prop_recursive(4, 40, 5, |inner| {
-        prop_oneof![
-            proptest::collection::vec(inner.clone(), 0..5).prop_map(arr),
-            proptest::collection::vec(inner.clone(), 0..5).prop_map(|v| Any::from(&List::<Any>::from(v))),
-            proptest::collection::vec(("[a-c]{1,2}", inner.clone()), 0..4).prop_map(|kv| {
-                Any::from(&kv.into_iter().collect::<Map<String, Any>>())
-            }),
-            proptest::collection::vec(("[a-c]{1,2}", inner.clone()), 0..4).prop_map(|kv| {
-                Any::from(&kv.into_iter().collect::<Dict<String, Any>>())
-            }),
-            (-2i64..2, inner).prop_map(|(v, child)| Any::from(&Labeled::new(v, "note".into(), child).unwrap())),
-        ]
-    })
+    tree(leaf.boxed(), "[a-c]{1,2}")
+}
+
+fn labeled(v: i64, child: Any) -> Any {
+    Any::from(&Labeled::new(v, "note".into(), child).unwrap())
 }
 
 proptest! {
@@ -413,6 +406,7 @@ proptest! {
     fn a_value_equals_and_hashes_like_its_deep_copy(v in value()) {
         let _guard = LOCK.lock().unwrap_or_else(|p| p.into_inner());
         setup();
+        let v = v.build(&labeled);
         let c = deep_copy(&v).unwrap();
         prop_assert!(structural_eq(&v, &c).unwrap());
         prop_assert_eq!(structural_hash(&v).unwrap(), structural_hash(&c).unwrap());
@@ -423,6 +417,7 @@ proptest! {
     fn a_mismatch_exists_exactly_when_values_differ(a in value(), b in value()) {
         let _guard = LOCK.lock().unwrap_or_else(|p| p.into_inner());
         setup();
+        let (a, b) = (a.build(&labeled), b.build(&labeled));
         let eq = structural_eq(&a, &b).unwrap();
         prop_assert_eq!(eq, structural_eq(&b, &a).unwrap(), "symmetric");
         let m = first_structural_mismatch(&a, &b).unwrap();
