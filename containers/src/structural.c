@@ -1,37 +1,28 @@
 /*
- * structural.c - equality, hashing and deep copy that look inside containers.
+ * structural.c - equality, hashing and first mismatch that look inside containers and
+ * reflected objects (ffikit/structural.h); deep copy is structural_copy.c.
  *
- * The walks recurse over the five container types and over reflected objects
- * (ffikit/reflect.h); together these are the "nodes" below. Array, Tuple and Map are
- * read in place (they never change while we hold a reference); a List or Dict is first
- * copied into an Array or Map snapshot under its lock, so no lock is held while
- * recursing and another thread may change it meanwhile; a reflected object's fields are
- * read one at a time (read_field), so a concurrent field write is seen whole or not at
- * all. Each walk keeps the stack of nodes it is inside, which is how cycles end, and a
- * depth limit so that deep nesting is an error rather than a stack overflow.
+ * The walks recurse over "nodes": the five container types, objects of reflected types
+ * (ffikit/reflect.h) and objects of registered types with a structural hook (the type
+ * attributes FFK_ATTR_S_EQUAL / FFK_ATTR_S_HASH). A reflected object's fields are read
+ * one at a time (read_field), so a concurrent field write is seen whole or not at all.
+ * Each walk keeps the stack of nodes it is inside, which is how cycles end, and a depth
+ * limit so that deep nesting is an error rather than a stack overflow.
  *
- * Objects of types without reflection are leaves: they compare by identity and are
- * shared by deep copy.
+ * First mismatch is the equality walk with `paths` on: when a comparison fails, each
+ * enclosing level pushes its step (index, key or field) for both sides on the way out,
+ * so the steps are collected deepest first and only on the failing path; a walk that
+ * finds everything equal records nothing. Hooks take part through two Functions the
+ * walk hands them (walk_fn), which call back into the same walk.
+ *
+ * Objects of other types (functions, tensors, opaque handles, types without reflection
+ * or hooks) are leaves: they compare by identity. ffikit's built-in types keep their
+ * built-in semantics: hooks are consulted for registered types only.
  */
-#include "containers_internal.h"
-
-#include <ffikit/dict.h>
-#include <ffikit/list.h>
-#include <ffikit/reflect.h>
-#include <ffikit/structural.h>
+#include "structural_internal.h"
 
 #include <stdlib.h>
 #include <string.h>
-
-static bool is_sequence(int32_t t) { return t == FFK_TYPE_ARRAY || t == FFK_TYPE_TUPLE || t == FFK_TYPE_LIST; }
-static bool is_mapping(int32_t t) { return t == FFK_TYPE_MAP || t == FFK_TYPE_DICT; }
-static bool is_container(const ffk_any *v) { return is_sequence(v->type_index) || is_mapping(v->type_index); }
-/* A reflected object: walked field by field. An object any's type_index is its object's. */
-static bool is_reflected(const ffk_any *v) {
-  return v->type_index >= FFK_TYPE_OBJECT_BEGIN && v->v_obj != NULL && ffk_type_is_reflected(v->type_index);
-}
-/* A value the walks look inside (a container or a reflected object). */
-static bool is_node(const ffk_any *v) { return is_container(v) || is_reflected(v); }
 
 /*
  * Reads field `f` of the reflected object `o` for a walk that holds `o`. A read-only
@@ -68,57 +59,13 @@ static void drop_field(ffk_any *v, bool owned) {
   if (owned) ffk_any_release(v);
 }
 
-/* ---- Reading a container, through a snapshot for List and Dict. ------------------- */
-
-typedef struct seq_view {
-  const ffk_any *data;
-  int64_t size;
-  ffk_array *snapshot; /* owned, or NULL */
-} seq_view;
-
-static int seq_open(ffk_object *o, seq_view *s) {
-  const ffk_array *a = (const ffk_array *)o;
-  s->snapshot = NULL;
-  if (o->type_index == FFK_TYPE_LIST) {
-    if ((s->snapshot = ffk_list_to_array((ffk_list *)o)) == NULL) return -1;
-    a = s->snapshot;
-  }
-  s->data = a->data;
-  s->size = a->size;
-  return 0;
-}
-
-static void seq_close(seq_view *s) {
-  if (s->snapshot != NULL) ffk_object_release(&s->snapshot->header);
-}
-
-typedef struct map_view {
-  const ffk_table *table;
-  ffk_map *snapshot; /* owned, or NULL */
-} map_view;
-
-static int map_open(ffk_object *o, map_view *m) {
-  const ffk_map *map = (const ffk_map *)o;
-  m->snapshot = NULL;
-  if (o->type_index == FFK_TYPE_DICT) {
-    if ((m->snapshot = ffk_dict_to_map((ffk_dict *)o)) == NULL) return -1;
-    map = m->snapshot;
-  }
-  m->table = &map->table;
-  return 0;
-}
-
-static void map_close(map_view *m) {
-  if (m->snapshot != NULL) ffk_object_release(&m->snapshot->header);
-}
-
 /*
- * What a walk has finished: pairs found equal (b the other container), or containers
- * hashed (b NULL, value the hash). Without it a structure that shares a container many
- * times (a = [b, b], b = [c, c], ...: a DAG) is walked once per path, twice as long per
- * level; with it once per container or pair. A pair found equal while an enclosing pair
- * was assumed equal (a cycle) stays valid: if that assumption fails, the whole walk
- * answers 0. Open addressing with linear probing; a NULL `a` marks a free slot.
+ * What a walk has finished: pairs found equal (b the other node), or nodes hashed (b
+ * NULL, value the hash). Without it a structure that shares a node many times (a = [b,
+ * b], b = [c, c], ...: a DAG) is walked once per path, twice as long per level; with it
+ * once per node or pair. A pair found equal while an enclosing pair was assumed equal (a
+ * cycle) stays valid: if that assumption fails, the whole walk answers 0. Open
+ * addressing with linear probing; a NULL `a` marks a free slot.
  *
  * Only nodes that can be met again are recorded or looked for: one with a single strong
  * reference (the one its parent holds; walks borrow read-only fields and Array elements
@@ -140,27 +87,51 @@ typedef struct walk_memo {
 } walk_memo;
 
 /*
- * The fields of one reflected type that equality and hash read (those without
- * FFK_FIELD_COMPARE_OFF), gathered once per walk: a walk over many objects of a few types
- * asks the registry once per type instead of once per field. Field descriptions never
- * change once defined, so a list stays right for the whole walk.
+ * What a walk needs to know about one object type, gathered once per walk: the fields
+ * equality and hash read (those without FFK_FIELD_COMPARE_OFF; none for a type without
+ * reflection), the hash of its key, and its hooks. A walk over many objects of a few
+ * types asks the registry once per type instead of once per field. Field descriptions
+ * never change once defined, so the list stays right for the whole walk; an entry, once
+ * made, stays at its address until the walk ends (a frame iterating its fields may
+ * recurse into other types).
  */
-typedef struct field_list {
-  int32_t type; /* the type index; 0 (None, never reflected) marks an empty slot */
-  int32_t n, cap;
-  const ffk_field_info **fields; /* owned by the walk */
+typedef struct type_info {
+  int32_t type;
+  int32_t n;
+  const ffk_field_info **fields; /* n entries, in this allocation */
   uint64_t key_hash;             /* FNV-1a of the type key (hash_key) */
-} field_list;
+  ffk_function *eq_hook;         /* owned, or NULL */
+  ffk_function *hash_hook;       /* owned, or NULL */
+} type_info;
 
-#define FIELD_LISTS 8 /* direct-mapped by type index */
+#define RECENT_TYPES 8 /* direct-mapped by type index, in front of the full list */
 
-/* The nodes a walk is inside: pairs for equality, single objects for hash and copy. */
+/* One step of a mismatch path, for the two sides. */
+typedef struct step_pair {
+  int kind[2];
+  ffk_any key[2]; /* owned */
+} step_pair;
+
+/* The context of a Function handed to hooks: the walk it calls back into, NULL once the walk ended. */
+typedef struct walk_fn_ctx {
+  struct walk *w;
+} walk_fn_ctx;
+
+/* The nodes a walk is inside: pairs for equality, single objects for hash. */
 typedef struct walk {
   int depth;
   const ffk_object *a[FFK_STRUCTURAL_MAX_DEPTH];
   const ffk_object *b[FFK_STRUCTURAL_MAX_DEPTH];
   walk_memo done;
-  field_list types[FIELD_LISTS];
+  type_info *recent[RECENT_TYPES];
+  type_info **infos; /* every type met, owned */
+  int32_t ninfos, capinfos;
+  bool paths;       /* first mismatch: record the steps of a failure */
+  bool hook_failed; /* an `equal` call of the innermost running hook failed (its steps are kept) */
+  step_pair *steps; /* deepest first */
+  int32_t nsteps, capsteps;
+  walk_fn_ctx *fn_ctx[2]; /* [0] equal, [1] hash: made on first use */
+  ffk_function *fns[2];
 } walk;
 
 /* True when `o` may be met again in this walk (see walk_memo). */
@@ -203,18 +174,47 @@ static int memo_add(walk_memo *m, const ffk_object *a, const ffk_object *b, uint
   return 0;
 }
 
-static walk *walk_new(void) {
+static walk *walk_new(bool paths) {
   walk *w = ffk_mem_alloc(sizeof(walk));
   if (w == NULL) return NULL;
   w->depth = 0;
   w->done = (walk_memo){NULL, 0, 0};
-  memset(w->types, 0, sizeof w->types);
+  memset(w->recent, 0, sizeof w->recent);
+  w->infos = NULL;
+  w->ninfos = w->capinfos = 0;
+  w->paths = paths;
+  w->hook_failed = false;
+  w->steps = NULL;
+  w->nsteps = w->capsteps = 0;
+  w->fn_ctx[0] = w->fn_ctx[1] = NULL;
+  w->fns[0] = w->fns[1] = NULL;
   return w;
+}
+
+/* Drops the recorded steps past the first `mark`. */
+static void steps_truncate(walk *w, int32_t mark) {
+  for (; w->nsteps > mark; --w->nsteps) {
+    step_pair *s = &w->steps[w->nsteps - 1];
+    ffk_any_release(&s->key[0]);
+    ffk_any_release(&s->key[1]);
+  }
 }
 
 static void walk_free(walk *w) {
   ffk_mem_free(w->done.slots);
-  for (int i = 0; i < FIELD_LISTS; ++i) ffk_mem_free(w->types[i].fields);
+  for (int32_t i = 0; i < w->ninfos; ++i) {
+    ffk_object_release((ffk_object *)w->infos[i]->eq_hook);
+    ffk_object_release((ffk_object *)w->infos[i]->hash_hook);
+    ffk_mem_free(w->infos[i]);
+  }
+  ffk_mem_free(w->infos);
+  steps_truncate(w, 0);
+  ffk_mem_free(w->steps);
+  for (int i = 0; i < 2; ++i) {
+    if (w->fns[i] == NULL) continue;
+    w->fn_ctx[i]->w = NULL; /* a hook that kept the Function gets an error from it from now on */
+    ffk_object_release((ffk_object *)w->fns[i]);
+  }
   ffk_mem_free(w);
 }
 
@@ -225,32 +225,81 @@ static uint64_t hash_key(const char *key) {
   return h;
 }
 
-/* The compared fields of reflected type `t`, from the walk's lists. NULL with an error. */
-static const field_list *compared_fields(walk *w, int32_t t) {
-  field_list *l = &w->types[(uint32_t)t % FIELD_LISTS];
-  if (l->type == t) return l;
-  int32_t n = ffk_type_num_fields(t);
-  if (n < 0) return NULL;
-  if (n > l->cap) {
-    const ffk_field_info **more = ffk_mem_alloc((size_t)n * sizeof *more);
-    if (more == NULL) return NULL;
-    ffk_mem_free(l->fields);
-    l->fields = more;
-    l->cap = n;
+/* Looks hook `name` up on type `t` into *out (a new reference or NULL). 0, or -1 with a TypeError or the lookup's error. */
+static int find_hook(int32_t t, const char *name, ffk_function **out) {
+  *out = NULL;
+  if (t < FFK_TYPE_STATIC_END) return 0; /* built-in types keep built-in semantics */
+  ffk_any v;
+  int found = ffk_type_get_attr(t, name, &v);
+  if (found <= 0) return found;
+  if (!ffk_any_is_object(&v) || !ffk_type_is_instance(v.type_index, FFK_TYPE_FUNCTION)) {
+    ffk_error_set(FFK_ERR_TYPE, "the `%s` attribute of type `%s` is a `%s`, not a Function", name, ffk_type_key(t),
+                  ffk_any_type_name(&v));
+    ffk_any_release(&v);
+    return -1;
   }
-  l->type = 0; /* empty until complete */
-  l->n = 0;
-  for (int32_t i = 0; i < n; ++i) {
-    const ffk_field_info *f = ffk_type_field_at(t, i);
-    if (f == NULL) return NULL;
-    if (!(f->flags & FFK_FIELD_COMPARE_OFF)) l->fields[l->n++] = f;
-  }
-  l->key_hash = hash_key(ffk_type_key(t));
-  l->type = t;
-  return l;
+  *out = (ffk_function *)v.v_obj;
+  return 0;
 }
 
-static int too_deep(void) {
+/* What the walk knows about object type `t` (made on first use). NULL with an error. */
+static const type_info *info_of(walk *w, int32_t t) {
+  type_info **slot = &w->recent[(uint32_t)t % RECENT_TYPES];
+  if (*slot != NULL && (*slot)->type == t) return *slot;
+  for (int32_t i = 0; i < w->ninfos; ++i)
+    if (w->infos[i]->type == t) return *slot = w->infos[i];
+  if (w->ninfos == w->capinfos) {
+    int32_t cap = w->capinfos ? 2 * w->capinfos : 8;
+    type_info **more = ffk_mem_alloc((size_t)cap * sizeof *more);
+    if (more == NULL) return NULL;
+    if (w->ninfos > 0) memcpy(more, w->infos, (size_t)w->ninfos * sizeof *more);
+    ffk_mem_free(w->infos);
+    w->infos = more;
+    w->capinfos = cap;
+  }
+  int32_t n = ffk_type_num_fields(t);
+  if (n < 0) return NULL;
+  type_info *info = ffk_mem_alloc(sizeof(type_info) + (size_t)n * sizeof(const ffk_field_info *));
+  if (info == NULL) return NULL;
+  info->type = t;
+  info->n = 0;
+  info->fields = (const ffk_field_info **)(info + 1);
+  info->eq_hook = info->hash_hook = NULL;
+  info->key_hash = hash_key(ffk_type_key(t));
+  for (int32_t i = 0; i < n; ++i) {
+    const ffk_field_info *f = ffk_type_field_at(t, i);
+    if (f == NULL) {
+      ffk_mem_free(info);
+      return NULL;
+    }
+    if (!(f->flags & FFK_FIELD_COMPARE_OFF)) info->fields[info->n++] = f;
+  }
+  if (find_hook(t, FFK_ATTR_S_EQUAL, &info->eq_hook) != 0 || find_hook(t, FFK_ATTR_S_HASH, &info->hash_hook) != 0) {
+    ffk_object_release((ffk_object *)info->eq_hook);
+    ffk_mem_free(info);
+    return NULL;
+  }
+  w->infos[w->ninfos++] = info;
+  return *slot = info;
+}
+
+/*
+ * How a walk treats `v`: 0 a leaf, 1 a container, 2 an object walked by fields or a hook
+ * (*info its type's), -1 with an error. `for_hash` picks which hook makes a plain
+ * registered type's object a node.
+ */
+static int node_kind(walk *w, const ffk_any *v, bool for_hash, const type_info **info) {
+  int32_t t = v->type_index;
+  if (is_sequence(t) || is_mapping(t)) return 1;
+  if (t < FFK_TYPE_STATIC_END || v->v_obj == NULL) return 0;
+  const type_info *ti = info_of(w, t);
+  if (ti == NULL) return -1;
+  if ((for_hash ? ti->hash_hook : ti->eq_hook) == NULL && !ffk_type_is_reflected(t)) return 0;
+  *info = ti;
+  return 2;
+}
+
+int ffk_structural__too_deep(void) {
   return ffk_error_set(FFK_ERR_RUNTIME, "containers and objects nested deeper than %d levels", FFK_STRUCTURAL_MAX_DEPTH);
 }
 
@@ -261,9 +310,120 @@ static bool on_stack(const walk *w, const ffk_object *a, const ffk_object *b) {
   return false;
 }
 
-/* ---- Equality. ------------------------------------------------------------------ */
+/* ---- Mismatch steps. ------------------------------------------------------------ */
+
+/* Records one step for each side (keys borrowed, retained). 0, or -1 with a MemoryError. */
+static int push_step(walk *w, int kind_a, const ffk_any *key_a, int kind_b, const ffk_any *key_b) {
+  if (w->nsteps == w->capsteps) {
+    int32_t cap = w->capsteps ? 2 * w->capsteps : 16;
+    step_pair *more = ffk_mem_alloc((size_t)cap * sizeof *more);
+    if (more == NULL) return -1;
+    if (w->nsteps > 0) memcpy(more, w->steps, (size_t)w->nsteps * sizeof *more);
+    ffk_mem_free(w->steps);
+    w->steps = more;
+    w->capsteps = cap;
+  }
+  step_pair *s = &w->steps[w->nsteps];
+  if (ffk_any_to_owned(key_a, &s->key[0]) != 0) return -1;
+  if (ffk_any_to_owned(key_b, &s->key[1]) != 0) {
+    ffk_any_release(&s->key[0]);
+    return -1;
+  }
+  s->kind[0] = kind_a;
+  s->kind[1] = kind_b;
+  ++w->nsteps;
+  return 0;
+}
+
+static int push_index(walk *w, int kind_a, int kind_b, int64_t i) {
+  ffk_any key = ffk_any_int(i);
+  return push_step(w, kind_a, &key, kind_b, &key);
+}
+
+/* An attribute step `.name` on both sides. */
+static int push_attr(walk *w, const char *name, size_t size) {
+  ffk_string *s = ffk_string_new(name, size);
+  if (s == NULL) return -1;
+  ffk_any key = ffk_any_object_steal((ffk_object *)s);
+  int rc = push_step(w, FFK_ACCESS_ATTR, &key, FFK_ACCESS_ATTR, &key);
+  ffk_any_release(&key);
+  return rc;
+}
+
+/* ---- The Functions hooks receive. ------------------------------------------------- */
 
 static int equal(walk *w, const ffk_any *x, const ffk_any *y);
+static int hash(walk *w, const ffk_any *v, uint64_t *out);
+
+static walk *walk_of(void *self, const char *what) {
+  walk *w = ((walk_fn_ctx *)self)->w;
+  if (w == NULL)
+    ffk_error_set(FFK_ERR_RUNTIME, "the `%s` Function a structural hook receives is valid only during that hook's call",
+                  what);
+  return w;
+}
+
+/* equal(x, y[, attr]) -> bool, inside the walk of the hook that received it. */
+static int walk_equal_call(void *self, const ffk_any *args, int32_t nargs, ffk_any *result) {
+  walk *w = walk_of(self, "equal");
+  if (w == NULL) return -1;
+  if (nargs != 2 && nargs != 3)
+    return ffk_error_set(FFK_ERR_TYPE, "equal(x, y, attr=None) takes 2 or 3 arguments, got %d", (int)nargs);
+  const char *attr = NULL;
+  size_t attr_size = 0;
+  if (nargs == 3 && args[2].type_index != FFK_TYPE_NONE && ffk_any_as_str(&args[2], &attr, &attr_size) != 0) {
+    ffk_error_clear();
+    return ffk_error_set(FFK_ERR_TYPE, "equal(x, y, attr): attr must be a str or None, not a `%s`",
+                         ffk_any_type_name(&args[2]));
+  }
+  int32_t mark = w->nsteps;
+  int rc = equal(w, &args[0], &args[1]);
+  if (rc < 0) return -1;
+  if (rc == 0 && w->paths) {
+    if (w->hook_failed) {
+      steps_truncate(w, mark); /* an earlier call of this hook found the first mismatch */
+    } else {
+      if (attr != NULL && push_attr(w, attr, attr_size) != 0) return -1;
+      w->hook_failed = true;
+    }
+  }
+  *result = ffk_any_bool(rc == 1);
+  return 0;
+}
+
+/* hash(x) -> int, inside the walk of the hook that received it. */
+static int walk_hash_call(void *self, const ffk_any *args, int32_t nargs, ffk_any *result) {
+  walk *w = walk_of(self, "hash");
+  if (w == NULL) return -1;
+  if (nargs != 1) return ffk_error_set(FFK_ERR_TYPE, "hash(x) takes 1 argument, got %d", (int)nargs);
+  uint64_t h;
+  if (hash(w, &args[0], &h) != 0) return -1;
+  *result = ffk_any_int((int64_t)h);
+  return 0;
+}
+
+/* The walk's equal (which 0) or hash (which 1) Function, borrowed. NULL with a MemoryError. */
+static ffk_function *walk_fn(walk *w, int which) {
+  if (w->fns[which] != NULL) return w->fns[which];
+  walk_fn_ctx *c = ffk_mem_alloc(sizeof *c);
+  if (c == NULL) return NULL;
+  c->w = w;
+  ffk_function *f = ffk_function_new(which == 0 ? "structural_equal.equal" : "structural_hash.hash",
+                                     which == 0 ? walk_equal_call : walk_hash_call, c, ffk_mem_free);
+  if (f == NULL) return NULL;
+  w->fn_ctx[which] = c;
+  w->fns[which] = f;
+  return f;
+}
+
+static ffk_any borrowed_object(ffk_object *o) {
+  ffk_any v = ffk_any_none();
+  v.type_index = o->type_index;
+  v.v_obj = o;
+  return v;
+}
+
+/* ---- Equality. ------------------------------------------------------------------ */
 
 static int equal_sequences(walk *w, ffk_object *a, ffk_object *b) {
   seq_view sa, sb;
@@ -272,8 +432,20 @@ static int equal_sequences(walk *w, ffk_object *a, ffk_object *b) {
     seq_close(&sa);
     return -1;
   }
-  int rc = sa.size == sb.size;
-  for (int64_t i = 0; rc == 1 && i < sa.size; ++i) rc = equal(w, &sa.data[i], &sb.data[i]);
+  int64_t n = sa.size < sb.size ? sa.size : sb.size, i = 0;
+  int rc = w->paths || sa.size == sb.size ? 1 : 0; /* without paths a length difference answers at once */
+  while (rc == 1 && i < n) {
+    rc = equal(w, &sa.data[i], &sb.data[i]);
+    if (rc == 1) ++i;
+  }
+  if (rc == 0 && w->paths && push_index(w, FFK_ACCESS_ARRAY_ITEM, FFK_ACCESS_ARRAY_ITEM, i) != 0) rc = -1;
+  if (rc == 1 && sa.size != sb.size) {
+    rc = 0;
+    bool a_short = sa.size < sb.size;
+    if (push_index(w, a_short ? FFK_ACCESS_ARRAY_ITEM_MISSING : FFK_ACCESS_ARRAY_ITEM,
+                   a_short ? FFK_ACCESS_ARRAY_ITEM : FFK_ACCESS_ARRAY_ITEM_MISSING, n) != 0)
+      rc = -1;
+  }
   seq_close(&sa);
   seq_close(&sb);
   return rc;
@@ -286,52 +458,97 @@ static int equal_mappings(walk *w, ffk_object *a, ffk_object *b) {
     map_close(&ma);
     return -1;
   }
-  int rc = ma.table->size == mb.table->size;
+  int rc = w->paths || ma.table->size == mb.table->size ? 1 : 0;
   int64_t pos = 0;
   for (ffk_table_entry *e; rc == 1 && (e = ffk_table__next(ma.table, &pos)) != NULL;) {
     int64_t at = ffk_table__find(mb.table, &e->key, e->hash);
-    rc = at < 0 ? 0 : equal(w, &e->value, &mb.table->entries[at].value);
+    if (at < 0) {
+      rc = 0;
+      if (w->paths && push_step(w, FFK_ACCESS_MAP_ITEM, &e->key, FFK_ACCESS_MAP_ITEM_MISSING, &e->key) != 0) rc = -1;
+      break;
+    }
+    rc = equal(w, &e->value, &mb.table->entries[at].value);
+    if (rc == 0 && w->paths && push_step(w, FFK_ACCESS_MAP_ITEM, &e->key, FFK_ACCESS_MAP_ITEM, &e->key) != 0) rc = -1;
+  }
+  if (rc == 1 && ma.table->size != mb.table->size) { /* paths only: the first key b has and a lacks */
+    pos = 0;
+    for (ffk_table_entry *e; rc == 1 && (e = ffk_table__next(mb.table, &pos)) != NULL;) {
+      if (ffk_table__find(ma.table, &e->key, e->hash) >= 0) continue;
+      rc = push_step(w, FFK_ACCESS_MAP_ITEM_MISSING, &e->key, FFK_ACCESS_MAP_ITEM, &e->key) != 0 ? -1 : 0;
+    }
   }
   map_close(&ma);
   map_close(&mb);
   return rc;
 }
 
-/*
- * Two objects of one reflected type: every field without FFK_FIELD_COMPARE_OFF equal,
- * in field order, stopping at the first difference.
- */
-static int equal_objects(walk *w, ffk_object *a, ffk_object *b) {
-  const field_list *fields = compared_fields(w, a->type_index);
-  if (fields == NULL) return -1;
-  int rc = 1;
-  for (int32_t i = 0; rc == 1 && i < fields->n; ++i) {
-    const ffk_field_info *f = fields->fields[i];
-    if (!(f->flags & FFK_FIELD_WRITABLE)) { /* read in place (see read_field), the common cases inline */
-      const char *pa = (const char *)a + f->offset, *pb = (const char *)b + f->offset;
-      if (f->storage == FFK_FIELD_STORAGE_INT) {
-        rc = *(const int64_t *)pa == *(const int64_t *)pb;
-        continue;
-      }
-      if (f->storage == FFK_FIELD_STORAGE_OBJECT) {
-        const ffk_object *oa = *(ffk_object *const *)pa, *ob = *(ffk_object *const *)pb;
-        if (oa == ob) continue; /* one object (or both None) equals itself */
-        if (oa == NULL || ob == NULL) {
-          rc = 0;
-          continue;
-        }
-      }
+/* Field `f` of two objects of its type: 1, 0 or -1. Read-only fields are read in place (see read_field). */
+static inline int equal_field(walk *w, const ffk_field_info *f, const ffk_object *a, const ffk_object *b) {
+  if (!(f->flags & FFK_FIELD_WRITABLE)) { /* the common cases inline */
+    const char *pa = (const char *)a + f->offset, *pb = (const char *)b + f->offset;
+    if (f->storage == FFK_FIELD_STORAGE_INT) return *(const int64_t *)pa == *(const int64_t *)pb;
+    if (f->storage == FFK_FIELD_STORAGE_OBJECT) {
+      const ffk_object *oa = *(ffk_object *const *)pa, *ob = *(ffk_object *const *)pb;
+      if (oa == ob) return 1; /* one object (or both None) equals itself */
+      if (oa == NULL || ob == NULL) return 0;
     }
-    ffk_any fa, fb;
-    bool owned_a, owned_b;
-    if (read_field(f, a, &fa, &owned_a) != 0) return -1;
-    if (read_field(f, b, &fb, &owned_b) != 0) {
-      drop_field(&fa, owned_a);
-      return -1;
-    }
-    rc = equal(w, &fa, &fb);
+  }
+  ffk_any fa, fb;
+  bool owned_a, owned_b;
+  if (read_field(f, a, &fa, &owned_a) != 0) return -1;
+  if (read_field(f, b, &fb, &owned_b) != 0) {
     drop_field(&fa, owned_a);
-    drop_field(&fb, owned_b);
+    return -1;
+  }
+  int rc = equal(w, &fa, &fb);
+  drop_field(&fa, owned_a);
+  drop_field(&fb, owned_b);
+  return rc;
+}
+
+/*
+ * Two objects of one type through its __s_equal__ hook: hook(a, b, equal) -> bool. The
+ * steps a failing `equal` call recorded stay when the hook answers False; a True answer
+ * drops any, and a False answer without a failing call reports the objects themselves.
+ */
+static int equal_by_hook(walk *w, ffk_object *a, ffk_object *b, ffk_function *hook) {
+  ffk_function *fn = walk_fn(w, 0);
+  if (fn == NULL) return -1;
+  ffk_any args[3] = {borrowed_object(a), borrowed_object(b), borrowed_object((ffk_object *)fn)};
+  int32_t mark = w->nsteps;
+  bool outer_failed = w->hook_failed;
+  w->hook_failed = false;
+  ffk_any result;
+  int rc = ffk_function_call(hook, args, 3, &result);
+  if (rc == 0) {
+    if (result.type_index == FFK_TYPE_BOOL || result.type_index == FFK_TYPE_INT) {
+      rc = result.v_int != 0;
+    } else {
+      rc = ffk_error_set(FFK_ERR_TYPE, "the __s_equal__ hook of `%s` returned a `%s`, not a bool",
+                         ffk_type_key(a->type_index), ffk_any_type_name(&result));
+    }
+    ffk_any_release(&result);
+  }
+  if (rc != 0 || !w->hook_failed) steps_truncate(w, mark);
+  w->hook_failed = outer_failed;
+  return rc;
+}
+
+/*
+ * Two objects of one type: its hook, or every field without FFK_FIELD_COMPARE_OFF equal,
+ * in field order, stopping at the first difference (whose `.name` step is recorded).
+ */
+static int equal_objects(walk *w, ffk_object *a, ffk_object *b, const type_info *info) {
+  if (info->eq_hook != NULL) return equal_by_hook(w, a, b, info->eq_hook); /* info lives as long as the walk */
+  int rc = 1;
+  int32_t i = 0;
+  for (; i < info->n; ++i) {
+    rc = equal_field(w, info->fields[i], a, b);
+    if (rc != 1) break;
+  }
+  if (rc == 0 && w->paths) {
+    const char *name = info->fields[i]->name;
+    if (push_attr(w, name, strlen(name)) != 0) return -1;
   }
   return rc;
 }
@@ -339,29 +556,70 @@ static int equal_objects(walk *w, ffk_object *a, ffk_object *b) {
 static int equal(walk *w, const ffk_any *x, const ffk_any *y) {
   if (x->type_index == y->type_index && (x->type_index == FFK_TYPE_INT || x->type_index == FFK_TYPE_NONE))
     return x->type_index == FFK_TYPE_NONE || x->v_int == y->v_int; /* ffk_any_equal's answer, without the call */
-  bool cx = is_node(x), cy = is_node(y);
-  if (!cx && !cy) return ffk_any_equal(x, y);
-  if (cx != cy || x->type_index != y->type_index) return 0; /* another kind or another type */
+  const type_info *info = NULL, *info_y = NULL;
+  int kx = node_kind(w, x, false, &info);
+  if (kx < 0) return -1;
+  int ky = node_kind(w, y, false, &info_y);
+  if (ky < 0) return -1;
+  if (kx == 0 && ky == 0) return ffk_any_equal(x, y);
+  if (kx != ky || x->type_index != y->type_index) return 0; /* another kind or another type */
   ffk_object *a = x->v_obj, *b = y->v_obj;
   if (a == b) return 1;
   bool may_recur = shareable(a) && shareable(b); /* else (a, b) is neither on the stack nor recorded */
   if (may_recur && (on_stack(w, a, b) || memo_find(&w->done, a, b) != NULL)) return 1;
-  if (w->depth == FFK_STRUCTURAL_MAX_DEPTH) return too_deep();
+  if (w->depth == FFK_STRUCTURAL_MAX_DEPTH) return ffk_structural__too_deep();
   w->a[w->depth] = a;
   w->b[w->depth] = b;
   ++w->depth;
-  int rc = is_sequence(x->type_index)  ? equal_sequences(w, a, b)
-           : is_mapping(x->type_index) ? equal_mappings(w, a, b)
-                                       : equal_objects(w, a, b);
+  int rc = kx == 2                      ? equal_objects(w, a, b, info)
+           : is_sequence(x->type_index) ? equal_sequences(w, a, b)
+                                        : equal_mappings(w, a, b);
   --w->depth;
   if (rc == 1 && may_recur && memo_add(&w->done, a, b, 0) != 0) return -1;
   return rc;
 }
 
 int ffk_structural_equal(const ffk_any *a, const ffk_any *b) {
-  walk *w = walk_new();
+  if (a == NULL || b == NULL) return ffk_error_set(FFK_ERR_VALUE, "ffk_structural_equal: a value is NULL");
+  walk *w = walk_new(false);
   if (w == NULL) return -1;
   int rc = equal(w, a, b);
+  walk_free(w);
+  return rc;
+}
+
+/* Builds the two paths from the walk's steps (deepest first). 0, or -1 with both NULL. */
+static int build_paths(walk *w, ffk_object **lhs, ffk_object **rhs) {
+  ffk_object *p[2] = {ffk_access_path_root(), ffk_access_path_root()};
+  for (int side = 0; side < 2; ++side) {
+    for (int32_t i = w->nsteps - 1; p[side] != NULL && i >= 0; --i) {
+      ffk_object *next = ffk_access_path_extend(p[side], w->steps[i].kind[side], &w->steps[i].key[side]);
+      ffk_object_release(p[side]);
+      p[side] = next;
+    }
+  }
+  if (p[0] == NULL || p[1] == NULL) {
+    ffk_object_release(p[0]);
+    ffk_object_release(p[1]);
+    return -1;
+  }
+  *lhs = p[0];
+  *rhs = p[1];
+  return 0;
+}
+
+int ffk_structural_first_mismatch(const ffk_any *a, const ffk_any *b, ffk_object **lhs_path,
+                                  ffk_object **rhs_path) {
+  if (lhs_path != NULL) *lhs_path = NULL;
+  if (rhs_path != NULL) *rhs_path = NULL;
+  if (a == NULL || b == NULL || lhs_path == NULL || rhs_path == NULL)
+    return ffk_error_set(FFK_ERR_VALUE, "ffk_structural_first_mismatch: the %s is NULL",
+                         a == NULL || b == NULL ? "value" : "path out");
+  walk *w = walk_new(true);
+  if (w == NULL) return -1;
+  int rc = equal(w, a, b);
+  if (rc == 0) rc = build_paths(w, lhs_path, rhs_path) == 0 ? 1 : -1;
+  else if (rc == 1) rc = 0;
   walk_free(w);
   return rc;
 }
@@ -377,24 +635,37 @@ static uint64_t mix(uint64_t h) {
   return h ^ (h >> 31);
 }
 
-#define HASH_CYCLE UINT64_C(0x6379636c65) /* "cycle": what a container met again contributes */
+#define HASH_CYCLE UINT64_C(0x6379636c65) /* "cycle": what a node met again contributes */
 
-static int hash(walk *w, const ffk_any *v, uint64_t *out);
+/* An object through its __s_hash__ hook: hook(v, hash) -> int, mixed with the type key. */
+static int hash_by_hook(walk *w, ffk_object *o, const type_info *info, uint64_t *out) {
+  ffk_function *fn = walk_fn(w, 1);
+  if (fn == NULL) return -1;
+  ffk_any args[2] = {borrowed_object(o), borrowed_object((ffk_object *)fn)};
+  ffk_any result;
+  if (ffk_function_call(info->hash_hook, args, 2, &result) != 0) return -1;
+  int rc = 0;
+  if (result.type_index == FFK_TYPE_INT || result.type_index == FFK_TYPE_BOOL)
+    *out = mix(mix(info->key_hash) ^ (uint64_t)result.v_int);
+  else
+    rc = ffk_error_set(FFK_ERR_TYPE, "the __s_hash__ hook of `%s` returned a `%s`, not an int",
+                       ffk_type_key(o->type_index), ffk_any_type_name(&result));
+  ffk_any_release(&result);
+  return rc;
+}
 
-/* A reflected object: its type key, then its compared fields in order (as equal_objects reads them). */
-static int hash_object(walk *w, ffk_object *o, uint64_t *out) {
-  int32_t t = o->type_index;
-  const field_list *fields = compared_fields(w, t);
-  if (fields == NULL) return -1;
-  uint64_t h = mix(fields->key_hash);
-  for (int32_t i = 0; i < fields->n; ++i) {
-    const ffk_field_info *f = fields->fields[i];
+/* An object: its hook, or its type key and its compared fields in order (as equal_objects reads them). */
+static int hash_object(walk *w, ffk_object *o, const type_info *info, uint64_t *out) {
+  if (info->hash_hook != NULL) return hash_by_hook(w, o, info, out);
+  uint64_t h = mix(info->key_hash);
+  for (int32_t i = 0; i < info->n; ++i) {
+    const ffk_field_info *f = info->fields[i];
     ffk_any value;
     bool owned;
     uint64_t e;
     if (read_field(f, o, &value, &owned) != 0) return -1;
-    if (!is_node(&value)) { /* a leaf (an int, None, a string): what hash() would answer, without the call */
-      e = ffk_any_hash(&value);
+    if (value.type_index < FFK_TYPE_STATIC_END && !is_sequence(value.type_index) && !is_mapping(value.type_index)) {
+      e = ffk_any_hash(&value); /* a leaf (an int, None, a string): what hash() would answer, without the call */
       drop_field(&value, owned);
       h = mix(h ^ e) + (uint64_t)i;
       continue;
@@ -404,7 +675,7 @@ static int hash_object(walk *w, ffk_object *o, uint64_t *out) {
     if (rc != 0) return -1;
     h = mix(h ^ e) + (uint64_t)i; /* field order matters, as for sequences */
   }
-  *out = h ^ mix((uint64_t)fields->n);
+  *out = h ^ mix((uint64_t)info->n);
   return 0;
 }
 
@@ -439,7 +710,10 @@ static int hash_container(walk *w, const ffk_any *v, uint64_t *out) {
 }
 
 static int hash(walk *w, const ffk_any *v, uint64_t *out) {
-  if (!is_node(v)) {
+  const type_info *info = NULL;
+  int kind = node_kind(w, v, true, &info);
+  if (kind < 0) return -1;
+  if (kind == 0) {
     *out = ffk_any_hash(v);
     return 0;
   }
@@ -458,297 +732,22 @@ static int hash(walk *w, const ffk_any *v, uint64_t *out) {
     *out = done->value;
     return 0;
   }
-  if (w->depth == FFK_STRUCTURAL_MAX_DEPTH) return too_deep();
+  if (w->depth == FFK_STRUCTURAL_MAX_DEPTH) return ffk_structural__too_deep();
   w->a[w->depth] = v->v_obj;
   w->b[w->depth] = NULL;
   ++w->depth;
-  int rc = is_container(v) ? hash_container(w, v, out) : hash_object(w, v->v_obj, out);
+  int rc = kind == 1 ? hash_container(w, v, out) : hash_object(w, v->v_obj, info, out);
   --w->depth;
   if (rc == 0 && may_recur && memo_add(&w->done, v->v_obj, NULL, *out) != 0) return -1;
   return rc;
 }
 
 int ffk_structural_hash(const ffk_any *v, uint64_t *out) {
+  if (v == NULL || out == NULL) return ffk_error_set(FFK_ERR_VALUE, "ffk_structural_hash: the %s is NULL", v == NULL ? "value" : "out");
   *out = 0;
-  walk *w = walk_new();
+  walk *w = walk_new(false);
   if (w == NULL) return -1;
   int rc = hash(w, v, out);
   walk_free(w);
-  return rc;
-}
-
-/* ---- Deep copy. ----------------------------------------------------------------- */
-
-/*
- * The memo maps each container already copied (its address, as an opaque-pointer key)
- * to its copy, so shared containers stay shared and cycles close. A List or Dict copy
- * enters the memo empty, before its elements are copied; an Array, Tuple or Map copy can
- * only be built from finished elements, so it enters after them, and a cycle through it
- * (possible only via a List or Dict) is closed by whichever copy was made first.
- */
-typedef struct copier {
-  ffk_table memo;
-  int depth;
-} copier;
-
-static int copy(copier *c, const ffk_any *v, ffk_any *out);
-
-static bool memo_get(copier *c, const ffk_object *o, ffk_any *out) {
-  ffk_any key = ffk_any_ptr((void *)o);
-  int64_t pos = ffk_table__find(&c->memo, &key, ffk_any_hash(&key));
-  if (pos < 0) return false;
-  *out = c->memo.entries[pos].value;
-  ffk_any_retain(out);
-  return true;
-}
-
-/* Remembers o -> copy (retained by the memo). 0, or -1 with a MemoryError. */
-static int memo_put(copier *c, const ffk_object *o, const ffk_any *copy_value) {
-  if (ffk_table__reserve(&c->memo, 1) != 0) return -1;
-  ffk_any key = ffk_any_ptr((void *)o), value = *copy_value;
-  ffk_any_retain(&value);
-  ffk_table__append(&c->memo, ffk_any_hash(&key), key, value);
-  return 0;
-}
-
-static int copy_list(copier *c, ffk_object *o, ffk_any *out) {
-  seq_view s;
-  if (seq_open(o, &s) != 0) return -1;
-  ffk_list *l = ffk_list_with_capacity(s.size);
-  int rc = l == NULL ? -1 : 0;
-  if (rc == 0) {
-    *out = ffk_any_object_steal((ffk_object *)l);
-    rc = memo_put(c, o, out);
-  }
-  for (int64_t i = 0; rc == 0 && i < s.size; ++i) {
-    ffk_any e;
-    rc = copy(c, &s.data[i], &e);
-    if (rc == 0) rc = ffk_list_append_steal(l, &e);
-  }
-  seq_close(&s);
-  return rc;
-}
-
-static int copy_dict(copier *c, ffk_object *o, ffk_any *out) {
-  map_view m;
-  if (map_open(o, &m) != 0) return -1;
-  ffk_dict *d = ffk_dict_new();
-  int rc = d == NULL ? -1 : 0;
-  if (rc == 0) {
-    *out = ffk_any_object_steal((ffk_object *)d);
-    rc = memo_put(c, o, out);
-  }
-  int64_t pos = 0;
-  for (ffk_table_entry *e; rc == 0 && (e = ffk_table__next(m.table, &pos)) != NULL;) {
-    ffk_any k = e->key, v = ffk_any_none();
-    ffk_any_retain(&k); /* keys are kept: see copy_values */
-    rc = copy(c, &e->value, &v);
-    if (rc == 0) rc = ffk_dict_set(d, &k, &v);
-    ffk_any_release(&k);
-    ffk_any_release(&v);
-  }
-  map_close(&m);
-  return rc;
-}
-
-/*
- * Array, Tuple or Map: copies the `n` values at `src` into `dst` first. When every copy
- * is the very same value (no mutable container below), the original is shared instead:
- * it can never change, so sharing it is indistinguishable from copying it.
- * `keys`: src holds a Map's keys and values interleaved. The keys (even positions) are
- * kept, not copied, here and in copy_dict: a container key compares by identity, so a
- * copy of it would be another key and the copy would not equal its source.
- */
-static int copy_values(copier *c, const ffk_any *src, int64_t n, bool keys, ffk_any *dst, bool *same) {
-  *same = true;
-  for (int64_t i = 0; i < n; ++i) {
-    if (keys && i % 2 == 0) {
-      dst[i] = src[i];
-      ffk_any_retain(&dst[i]);
-      continue;
-    }
-    if (copy(c, &src[i], &dst[i]) != 0) {
-      for (int64_t j = 0; j < i; ++j) ffk_any_release(&dst[j]);
-      return -1;
-    }
-    *same = *same && memcmp(&src[i], &dst[i], sizeof(ffk_any)) == 0;
-  }
-  return 0;
-}
-
-static void release_values(ffk_any *v, int64_t n) {
-  for (int64_t i = 0; i < n; ++i) ffk_any_release(&v[i]);
-}
-
-/* A new Map, Tuple or Array of type `t` from the copied values (released either way); NULL on error. */
-static ffk_object *build(int32_t t, ffk_any *copies, int64_t n) {
-  if (t == FFK_TYPE_ARRAY) {
-    ffk_array *arr = ffk_array_new_steal(copies, n);
-    return arr ? &arr->header : NULL;
-  }
-  ffk_object *made = NULL;
-  if (t == FFK_TYPE_TUPLE) {
-    ffk_tuple *tup = ffk_tuple_new(n, copies);
-    made = tup ? &tup->header : NULL;
-  } else {
-    ffk_map *m = ffk_map_new();
-    for (int64_t k = 0; m != NULL && k < n; k += 2) { /* keys and values interleaved */
-      if (ffk_map_set(&m, &copies[k], &copies[k + 1]) != 0) {
-        ffk_object_release(&m->header);
-        m = NULL;
-      }
-    }
-    made = m ? &m->header : NULL;
-  }
-  release_values(copies, n);
-  return made;
-}
-
-static int copy_immutable(copier *c, ffk_object *o, ffk_any *out) {
-  const ffk_array *a = (const ffk_array *)o;
-  const ffk_map *m = (const ffk_map *)o;
-  bool is_map = o->type_index == FFK_TYPE_MAP;
-  int64_t n = is_map ? 2 * m->table.size : a->size;
-  size_t bytes = (size_t)(n > 0 ? n : 1) * sizeof(ffk_any);
-  /* The values to copy: the Array's own elements, or a Map's keys and values interleaved (borrowed). */
-  ffk_any *gathered = is_map ? ffk_mem_alloc(bytes) : NULL;
-  const ffk_any *src = is_map ? gathered : a->data;
-  ffk_any *copies = ffk_mem_alloc(bytes);
-  int rc = copies == NULL || (is_map && gathered == NULL) ? -1 : 0;
-  if (rc == 0 && is_map) {
-    int64_t pos = 0, k = 0;
-    for (ffk_table_entry *e; (e = ffk_table__next(&m->table, &pos)) != NULL; k += 2) {
-      gathered[k] = e->key;
-      gathered[k + 1] = e->value;
-    }
-  }
-  bool same = false;
-  if (rc == 0) rc = copy_values(c, src, n, is_map, copies, &same);
-  if (rc == 0 && memo_get(c, o, out)) { /* a cycle below made the copy already */
-    release_values(copies, n);
-  } else if (rc == 0) {
-    ffk_object *made;
-    if (same) {
-      release_values(copies, n);
-      ffk_object_retain(o);
-      made = o;
-    } else {
-      made = build(o->type_index, copies, n);
-    }
-    rc = made == NULL ? -1 : 0;
-    if (rc == 0) {
-      *out = ffk_any_object_steal(made);
-      rc = memo_put(c, o, out);
-    }
-  }
-  ffk_mem_free(copies);
-  ffk_mem_free(gathered);
-  return rc;
-}
-
-/*
- * A reflected object: a shallow copy (same field values, retained), entered in the memo
- * before its fields are copied so that a cycle back to `o` closes on the copy, then each
- * object or Any field whose deep copy differs replaced through ffk_field_init. The copy
- * is always a new object, even when every field is read-only and nothing below changes:
- * like Python's deepcopy of user objects and tvm_ffi's, the copy is a distinct identity
- * (one a caller may then change by ffk_field_set). An object of a reflected type that
- * reflection did not make (ffk_object_shallow_copy refuses it with a TypeError: its
- * state is more than its fields) is shared, as any other foreign object is.
- * The fields are read from the copy, so they are the values the shallow copy took
- * together even if another thread writes `o` meanwhile.
- */
-static int copy_object(copier *c, ffk_object *o, ffk_any *out) {
-  ffk_object *dup = ffk_object_shallow_copy(o);
-  if (dup == NULL) {
-    if (!ffk_error_matches(FFK_ERR_TYPE)) return -1;
-    ffk_error_clear();
-    ffk_object_retain(o);
-    *out = ffk_any_object_steal(o);
-    return memo_put(c, o, out);
-  }
-  *out = ffk_any_object_steal(dup);
-  if (memo_put(c, o, out) != 0) return -1;
-  int32_t t = o->type_index;
-  int32_t n = ffk_type_num_fields(t);
-  int rc = n < 0 ? -1 : 0;
-  for (int32_t i = 0; rc == 0 && i < n; ++i) {
-    const ffk_field_info *f = ffk_type_field_at(t, i);
-    if (f == NULL) return -1;
-    if (f->storage != FFK_FIELD_STORAGE_OBJECT && f->storage != FFK_FIELD_STORAGE_ANY) continue;
-    ffk_any value, copied;
-    if (ffk_field_get(f, dup, &value) != 0) return -1;
-    rc = copy(c, &value, &copied);
-    if (rc == 0 && memcmp(&value, &copied, sizeof(ffk_any)) != 0) rc = ffk_field_init(f, dup, &copied);
-    ffk_any_release(&copied);
-    ffk_any_release(&value);
-  }
-  return rc;
-}
-
-static int copy(copier *c, const ffk_any *v, ffk_any *out) {
-  *out = ffk_any_none();
-  if (!is_node(v)) return ffk_any_to_owned(v, out);
-  if (memo_get(c, v->v_obj, out)) return 0;
-  if (c->depth == FFK_STRUCTURAL_MAX_DEPTH) return too_deep();
-  ++c->depth;
-  int rc;
-  switch (v->type_index) {
-    case FFK_TYPE_LIST: rc = copy_list(c, v->v_obj, out); break;
-    case FFK_TYPE_DICT: rc = copy_dict(c, v->v_obj, out); break;
-    case FFK_TYPE_ARRAY:
-    case FFK_TYPE_TUPLE:
-    case FFK_TYPE_MAP: rc = copy_immutable(c, v->v_obj, out); break;
-    default: rc = copy_object(c, v->v_obj, out); break;
-  }
-  --c->depth;
-  if (rc != 0) {
-    ffk_any_release(out);
-    *out = ffk_any_none();
-  }
-  return rc;
-}
-
-/*
- * After a failed copy: the partial copies in the memo may already refer to one another
- * in a cycle (a List copy that holds itself, a reflected copy whose field leads back to
- * it), which releasing the memo would not free. Each is emptied first: a List or Dict
- * copy cleared, a reflected copy's object and Any fields set back to the source's values
- * (which lie outside the partial copy), so every partial copy dies with the memo. The
- * copy's error is kept; this is best effort (a field that cannot be set back keeps its
- * value), and touches only copies, never the source.
- */
-static void unlink_partial(copier *c) {
-  ffk_error *err = ffk_error_fetch();
-  int64_t pos = 0;
-  for (ffk_table_entry *e; (e = ffk_table__next(&c->memo, &pos)) != NULL;) {
-    ffk_object *src = (ffk_object *)e->key.v_ptr, *dup = e->value.v_obj;
-    if (dup == src) continue; /* shared, not copied */
-    if (dup->type_index == FFK_TYPE_LIST) {
-      ffk_list_clear((ffk_list *)dup);
-    } else if (dup->type_index == FFK_TYPE_DICT) {
-      ffk_dict_clear((ffk_dict *)dup);
-    } else if (ffk_type_is_reflected(dup->type_index)) {
-      int32_t n = ffk_type_num_fields(dup->type_index);
-      for (int32_t i = 0; i < n; ++i) {
-        const ffk_field_info *f = ffk_type_field_at(dup->type_index, i);
-        if (f == NULL || (f->storage != FFK_FIELD_STORAGE_OBJECT && f->storage != FFK_FIELD_STORAGE_ANY)) continue;
-        ffk_any original;
-        if (ffk_field_get(f, src, &original) == 0) ffk_field_init(f, dup, &original);
-        ffk_any_release(&original);
-      }
-    }
-  }
-  ffk_error_clear();
-  ffk_error_restore(err);
-}
-
-int ffk_deep_copy(const ffk_any *v, ffk_any *out) {
-  copier c;
-  ffk_table__init(&c.memo);
-  c.depth = 0;
-  int rc = copy(&c, v, out);
-  if (rc != 0) unlink_partial(&c);
-  ffk_table__free(&c.memo);
   return rc;
 }

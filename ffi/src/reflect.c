@@ -301,10 +301,61 @@ static ffk_method_table *table_new(int32_t n) {
   return t;
 }
 
+/*
+ * Automatic layout (instance_size 0): every field's def offset must be 0; each is placed
+ * at the next offset after `base_size` aligned for its storage, and the instance size is
+ * the end rounded up to 8. Fills offsets[] and *size. 0, or -1 with a ValueError naming
+ * the type and the field (a non-zero offset, a type text that does not parse).
+ */
+static int auto_layout(const ffk_type_def *def, size_t base_size, size_t *offsets, size_t *size) {
+  size_t at = base_size;
+  for (int32_t i = 0; i < def->nfields; ++i) {
+    const ffk_field_def *d = &def->fields[i];
+    const char *name = d->name != NULL ? d->name : "";
+    if (d->offset != 0)
+      return ffk_error_set(FFK_ERR_VALUE,
+                           "cannot define type `%s`: field `%s` has offset %zu, but an automatic layout "
+                           "(instance size 0) places every field itself (give offset 0)",
+                           def->key, name, d->offset);
+    if (d->type == NULL)
+      return ffk_error_set(FFK_ERR_VALUE, "cannot define type `%s`: field `%s` has no type", def->key, name);
+    int storage = ffk_field_storage_for(d->type);
+    if (storage < 0) return prefix_error("cannot define type `%s`: field `%s`", def->key, name);
+    size_t align = storage_align(storage);
+    at = (at + align - 1) / align * align;
+    offsets[i] = at;
+    at += storage_size(storage);
+  }
+  *size = (at + 7) / 8 * 8;
+  return 0;
+}
+
 static ffk_rtype *build(const ffk_type_def *def, int32_t index) {
   const char *key = def->key;
   const ffk_rtype *base = reflected_base(def->parent_index);
   size_t base_size = base != NULL ? base->instance_size : sizeof(ffk_object);
+  /* An automatic layout is resolved into a private copy of the definition with offsets filled in. */
+  ffk_type_def laid_out;
+  ffk_field_def *placed = NULL;
+  if (def->instance_size == 0 && def->nfields >= 0 && (def->nfields == 0 || def->fields != NULL)) {
+    size_t *offsets = ffk_mem_alloc((size_t)(def->nfields > 0 ? def->nfields : 1) * (sizeof(size_t) + sizeof *placed));
+    if (offsets == NULL) return NULL;
+    placed = (ffk_field_def *)(offsets + (def->nfields > 0 ? def->nfields : 1));
+    laid_out = *def;
+    if (auto_layout(def, base_size, offsets, &laid_out.instance_size) != 0) {
+      ffk_mem_free(offsets);
+      return NULL;
+    }
+    for (int32_t i = 0; i < def->nfields; ++i) {
+      placed[i] = def->fields[i];
+      placed[i].offset = offsets[i];
+    }
+    laid_out.fields = def->nfields > 0 ? placed : NULL;
+    ffk_rtype *rt = build(&laid_out, index); /* instance_size > 0 now: one level only */
+    ffk_mem_free(offsets);
+    if (rt != NULL) rt->auto_layout = true;
+    return rt;
+  }
   if (def->instance_size < base_size) {
     ffk_error_set(FFK_ERR_VALUE, "cannot define type `%s`: instance size %zu is smaller than %s's %zu", key,
                   def->instance_size, base != NULL ? ffk_type_key(base->index) : "the object header", base_size);
@@ -391,7 +442,7 @@ static bool same_text(const char *a, const char *b) {
 
 /* Whether a published description `a` says what a fresh build `b` says. */
 static bool same_description(const ffk_rtype *a, const ffk_rtype *b) {
-  if (a->parent_index != b->parent_index || a->instance_size != b->instance_size ||
+  if (a->parent_index != b->parent_index || a->instance_size != b->instance_size || a->auto_layout != b->auto_layout ||
       a->nown_fields != b->nown_fields || !same_text(a->doc, b->doc) ||
       (a->constructor == NULL) != (b->constructor == NULL) || (a->finalize == NULL) != (b->finalize == NULL))
     return false;
@@ -661,6 +712,91 @@ int ffk_type_for_each(int (*fn)(int32_t type_index, const char *key, void *ctx),
     }
     int rc = fn(i, key, ctx);
     if (rc != 0) return rc;
+  }
+  return 0;
+}
+
+/* ---- Type attributes ----------------------------------------------------------------------- */
+
+/*
+ * Each type's attributes are an immutable table of (name, value) pairs, replaced whole
+ * under g_lock by ffk_type_set_attr and published with a release store; readers take
+ * no lock and write nothing shared but the found value's reference count. A replaced
+ * table stays reachable from its successor (`prev`), so a reader still scanning it is
+ * safe, and a replaced value stays alive until exit (its table still holds it): it is
+ * pinned like every object a description holds. Tables are small (a few hooks), so a
+ * scan with a first-byte check beats hashing.
+ */
+typedef struct attr_entry {
+  const char *name; /* owned by the table */
+  ffk_any value;    /* pinned: never released */
+} attr_entry;
+
+typedef struct attr_table {
+  struct attr_table *prev;
+  int32_t n;
+  attr_entry items[];
+} attr_table;
+
+static attr_table *g_attrs[MAX_TYPES]; /* atomic access; written under g_lock */
+
+int ffk_type_set_attr(int32_t type_index, const char *name, const ffk_any *value) {
+  if (name == NULL || name[0] == '\0' || value == NULL)
+    return ffk_error_set(FFK_ERR_VALUE, "cannot set a type attribute: the %s",
+                         name == NULL ? "name is NULL" : name[0] == '\0' ? "name is empty" : "value is NULL");
+  if (type_index < 0 || type_index >= MAX_TYPES || !ffk_type_exists(type_index))
+    return ffk_error_set(FFK_ERR_VALUE, "cannot set attribute `%s`: type index %d is not a registered type", name,
+                         (int)type_index);
+  ffk_any owned;
+  if (ffk_any_to_owned(value, &owned) != 0) return -1;
+  size_t name_size = strlen(name) + 1;
+  pthread_mutex_lock(&g_lock);
+  attr_table *old = g_attrs[type_index];
+  int32_t n = old != NULL ? old->n : 0, at = n;
+  for (int32_t i = 0; i < n; ++i)
+    if (strcmp(old->items[i].name, name) == 0) at = i;
+  int32_t fresh_n = at == n ? n + 1 : n;
+  attr_table *t = pins_reserve(1) == 0 ? ffk_mem_alloc(sizeof(attr_table) + (size_t)fresh_n * sizeof(attr_entry) +
+                                                       (at == n ? name_size : 0))
+                                       : NULL;
+  if (t == NULL) {
+    pthread_mutex_unlock(&g_lock);
+    ffk_any_release(&owned);
+    return -1;
+  }
+  t->prev = old;
+  t->n = fresh_n;
+  for (int32_t i = 0; i < n; ++i) t->items[i] = old->items[i];
+  if (at == n) {
+    char *copy = (char *)&t->items[fresh_n];
+    memcpy(copy, name, name_size);
+    t->items[at].name = copy;
+  }
+  t->items[at].value = owned;
+  pin_any(&owned);
+  __atomic_store_n(&g_attrs[type_index], t, __ATOMIC_RELEASE);
+  pthread_mutex_unlock(&g_lock);
+  return 0;
+}
+
+int ffk_type_get_attr(int32_t type_index, const char *name, ffk_any *out) {
+  if (out != NULL) *out = ffk_any_none();
+  if (name == NULL || out == NULL)
+    return ffk_error_set(FFK_ERR_VALUE, "ffk_type_get_attr: the %s is NULL", name == NULL ? "name" : "out");
+  if (type_index < 0 || type_index >= MAX_TYPES || !ffk_type_exists(type_index))
+    return ffk_error_set(FFK_ERR_VALUE, "cannot get attribute `%s`: type index %d is not a registered type", name,
+                         (int)type_index);
+  for (int32_t t = type_index, guard = 0; t >= 0 && guard < MAX_CHAIN; t = ffk_type_parent(t), ++guard) {
+    const attr_table *table = __atomic_load_n(&g_attrs[t], __ATOMIC_ACQUIRE);
+    if (table == NULL) continue;
+    for (int32_t i = 0; i < table->n; ++i) {
+      const attr_entry *e = &table->items[i];
+      if (e->name[0] != name[0] || strcmp(e->name, name) != 0) continue;
+      if (e->value.type_index == FFK_TYPE_NONE) return 0; /* None hides the ancestors' value */
+      ffk_any__copy(out, &e->value);
+      ffk_any_retain(out);
+      return 1;
+    }
   }
   return 0;
 }

@@ -38,6 +38,7 @@ typedef struct ffk_rtype {
   ffk_finalize_fn finalize;
   const char *doc;
   uint32_t object_fields;             /* how many fields own a reference (object or any storage) */
+  bool auto_layout;                   /* laid out by ffikit (ffk_type_def.instance_size 0) */
 } ffk_rtype;
 
 /* The description of `type_index`, or NULL (acquire load, no lock). */

@@ -523,3 +523,7 @@ ffk_object *ffk_object_shallow_copy(const ffk_object *obj) {
   copy->deleter = reflect_deleter;
   return copy;
 }
+
+bool ffk_object_is_reflection_made(const ffk_object *obj) {
+  return obj != NULL && obj->deleter == reflect_deleter && ffk_reflect__type(obj->type_index) != NULL;
+}

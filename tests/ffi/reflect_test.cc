@@ -1149,4 +1149,209 @@ TEST_F(Reflect, AFieldMayNameItsOwnType) {
   ffk_object_release(head);  // releases the whole chain
 }
 
+// ---- Automatic layout --------------------------------------------------------------------
+
+// Fields placed in order after the header, each aligned for its storage; size rounded up to 8.
+TEST_F(Reflect, AutomaticLayoutPlacesFieldsInOrderAlignedForTheirStorage) {
+  ffk_field_def fields[] = {
+      {"flag", 0, "bool", FFK_FIELD_WRITABLE, ffk_any_none(), nullptr},
+      {"count", 0, "int", FFK_FIELD_HAS_DEFAULT, ffk_any_int(3), nullptr},
+      {"flag2", 0, "bool", 0, ffk_any_none(), nullptr},
+      {"anything", 0, "Any", FFK_FIELD_WRITABLE, ffk_any_none(), nullptr},
+      {"name", 0, "str", FFK_FIELD_HAS_DEFAULT, ffk_any_raw_str("n"), nullptr},
+      {"last", 0, "bool", 0, ffk_any_none(), nullptr},
+  };
+  ffk_type_def def = {};
+  def.key = "test.reflect.Auto";
+  def.parent_index = FFK_TYPE_OBJECT;
+  def.instance_size = 0;
+  def.fields = fields;
+  def.nfields = 6;
+  int32_t t = ffk_type_define(&def);
+  ASSERT_GT(t, 0) << FetchError();
+  const size_t h = sizeof(ffk_object);
+  std::vector<size_t> want = {h, h + 8, h + 16, h + 24, h + 40, h + 48};
+  for (int32_t i = 0; i < 6; ++i) EXPECT_EQ(ffk_type_field_at(t, i)->offset, want[i]) << i;
+  EXPECT_EQ(ffk_type_instance_size(t), h + 56);
+  // Idempotent: the same automatic description again gives the same index.
+  EXPECT_EQ(ffk_type_define(&def), t) << FetchError();
+  // The same fields at explicit offsets are another description.
+  ffk_field_def placed[6];
+  for (int i = 0; i < 6; ++i) {
+    placed[i] = fields[i];
+    placed[i].offset = want[i];
+  }
+  ffk_type_def explicit_def = def;
+  explicit_def.fields = placed;
+  explicit_def.instance_size = h + 56;
+  EXPECT_EQ(ffk_type_define(&explicit_def), -1);
+  EXPECT_TRUE(PendingError("ValueError", {"test.reflect.Auto", "another description"}));
+
+  // Objects work as for a C struct: defaults, writes, reads.
+  ffk_any args[] = {ffk_any_bool(true), ffk_any_bool(false), ffk_any_none(), ffk_any_bool(true)};
+  const char* names[] = {"flag", "flag2", "anything", "last"};
+  ffk_object* obj = nullptr;
+  ASSERT_EQ(ffk_object_create(t, args, 0, names, 4, &obj), 0) << FetchError();
+  OwnedAny v;
+  ASSERT_EQ(ffk_object_get_field(obj, "count", &v.v), 0);
+  EXPECT_EQ(v.v.v_int, 3);
+  ffk_any some = ffk_any_raw_str("some text");
+  ASSERT_EQ(ffk_object_set_field(obj, "anything", &some), 0) << FetchError();
+  OwnedAny held(ffk_any_object(obj));
+  std::string text = ffk::test::Repr(held.v);
+  EXPECT_NE(text.find("anything=\"some text\""), std::string::npos) << text;
+  ffk_object_release(obj);
+}
+
+TEST_F(Reflect, AutomaticLayoutFollowsTheParentsInstanceAndRefusesOffsets) {
+  int32_t parent = PointType();
+  ffk_field_def fields[] = {{"z", 0, "float", 0, ffk_any_none(), nullptr}};
+  ffk_type_def def = {};
+  def.key = "test.reflect.AutoChild";
+  def.parent_index = parent;
+  def.fields = fields;
+  def.nfields = 1;
+  int32_t t = ffk_type_define(&def);
+  ASSERT_GT(t, 0) << FetchError();
+  EXPECT_EQ(ffk_type_field_at(t, 3)->offset, sizeof(Point));
+  EXPECT_EQ(ffk_type_instance_size(t), sizeof(Point) + 8);
+  EXPECT_EQ(ffk_type_num_fields(t), 4);
+
+  ffk_field_def bad[] = {{"z", 24, "float", 0, ffk_any_none(), nullptr}};
+  def.key = "test.reflect.AutoBadOffset";
+  def.fields = bad;
+  EXPECT_EQ(ffk_type_define(&def), -1);
+  EXPECT_TRUE(PendingError("ValueError", {"test.reflect.AutoBadOffset", "`z`", "offset 24", "automatic layout"}));
+  ffk_field_def bad_type[] = {{"z", 0, "NoSuchType<", 0, ffk_any_none(), nullptr}};
+  def.key = "test.reflect.AutoBadType";
+  def.fields = bad_type;
+  EXPECT_EQ(ffk_type_define(&def), -1);
+  EXPECT_TRUE(PendingError("ValueError", {"test.reflect.AutoBadType", "`z`"}));
+  ffk_field_def twice[] = {{"x", 0, "int", 0, ffk_any_none(), nullptr}};
+  def.key = "test.reflect.AutoTwice";
+  def.fields = twice;
+  EXPECT_EQ(ffk_type_define(&def), -1);
+  EXPECT_TRUE(PendingError("ValueError", {"`x` is defined twice"}));
+  // No fields at all: the instance is the parent's.
+  def.key = "test.reflect.AutoEmpty";
+  def.fields = nullptr;
+  def.nfields = 0;
+  int32_t empty = ffk_type_define(&def);
+  ASSERT_GT(empty, 0) << FetchError();
+  EXPECT_EQ(ffk_type_instance_size(empty), sizeof(Point));
+}
+
+// ---- Type attributes -----------------------------------------------------------------------
+
+TEST_F(Reflect, TypeAttributesFollowTheParentChainAndNoneHides) {
+  int32_t base = ffk_type_register("test.reflect.AttrBase", FFK_TYPE_OBJECT);
+  int32_t mid = ffk_type_register("test.reflect.AttrMid", base);
+  int32_t leaf = ffk_type_register("test.reflect.AttrLeaf", mid);
+  ASSERT_GT(leaf, 0) << FetchError();
+  ffk_any one = ffk_any_int(1), none = ffk_any_none();
+  OwnedAny out;
+  EXPECT_EQ(ffk_type_get_attr(leaf, "lib_attr", &out.v), 0);
+  EXPECT_EQ(out.v.type_index, FFK_TYPE_NONE);
+  ASSERT_EQ(ffk_type_set_attr(base, "lib_attr", &one), 0) << FetchError();
+  EXPECT_EQ(ffk_type_get_attr(leaf, "lib_attr", &out.v), 1);
+  EXPECT_EQ(out.v.v_int, 1);
+  // None on the middle type hides the base's value from it and from the leaf.
+  ASSERT_EQ(ffk_type_set_attr(mid, "lib_attr", &none), 0);
+  EXPECT_EQ(ffk_type_get_attr(leaf, "lib_attr", &out.v), 0);
+  EXPECT_EQ(ffk_type_get_attr(mid, "lib_attr", &out.v), 0);
+  EXPECT_EQ(ffk_type_get_attr(base, "lib_attr", &out.v), 1);
+  // The leaf's own value wins over the hiding.
+  ffk_any two = ffk_any_int(2);
+  ASSERT_EQ(ffk_type_set_attr(leaf, "lib_attr", &two), 0);
+  EXPECT_EQ(ffk_type_get_attr(leaf, "lib_attr", &out.v), 1);
+  EXPECT_EQ(out.v.v_int, 2);
+  // Names are distinct; a static type takes attributes too.
+  EXPECT_EQ(ffk_type_get_attr(leaf, "lib_attr2", &out.v), 0);
+  ASSERT_EQ(ffk_type_set_attr(FFK_TYPE_TENSOR, "lib_attr", &two), 0);
+  EXPECT_EQ(ffk_type_get_attr(FFK_TYPE_TENSOR, "lib_attr", &out.v), 1);
+}
+
+TEST_F(Reflect, ReplacedTypeAttributesStayAliveAndAreNotCountedLive) {
+  int32_t t = ffk_type_register("test.reflect.AttrReplace", FFK_TYPE_OBJECT);
+  int64_t live = ffk_debug_live_objects(-1);
+  ffk_string* first = ffk_string_new("first", 5);
+  ffk_any v = ffk_any_object_steal(Obj(first));
+  ASSERT_EQ(ffk_type_set_attr(t, "label", &v), 0) << FetchError();
+  OwnedAny got;
+  ASSERT_EQ(ffk_type_get_attr(t, "label", &got.v), 1);
+  EXPECT_EQ(got.v.v_obj, Obj(first));
+  ffk_any_release(&v);
+  ffk_any_release(&got.v);
+  got.v = ffk_any_none();
+  EXPECT_EQ(ffk_object_use_count(Obj(first)), 1u);  // the registry's reference
+  ffk_any second = ffk_any_raw_str("second");        // a borrowed view: stored as a String
+  ASSERT_EQ(ffk_type_set_attr(t, "label", &second), 0);
+  EXPECT_EQ(ffk_object_use_count(Obj(first)), 1u);  // replaced, still alive
+  ASSERT_EQ(ffk_type_get_attr(t, "label", &got.v), 1);
+  EXPECT_EQ(ffk::test::Repr(got.v), "\"second\"");
+  EXPECT_EQ(ffk_debug_live_objects(-1), live);  // both values are the registry's, not counted
+}
+
+TEST_F(Reflect, TypeAttributeErrorsNameTheBadArgument) {
+  ffk_any one = ffk_any_int(1);
+  OwnedAny out;
+  EXPECT_EQ(ffk_type_set_attr(99999, "x", &one), -1);
+  EXPECT_TRUE(PendingError("ValueError", {"99999"}));
+  EXPECT_EQ(ffk_type_set_attr(FFK_TYPE_OBJECT, nullptr, &one), -1);
+  EXPECT_TRUE(PendingError("ValueError", {"NULL"}));
+  EXPECT_EQ(ffk_type_set_attr(FFK_TYPE_OBJECT, "", &one), -1);
+  EXPECT_TRUE(PendingError("ValueError", {"empty"}));
+  EXPECT_EQ(ffk_type_set_attr(FFK_TYPE_OBJECT, "x", nullptr), -1);
+  EXPECT_TRUE(PendingError("ValueError", {"value"}));
+  EXPECT_EQ(ffk_type_get_attr(-5, "x", &out.v), -1);
+  EXPECT_TRUE(PendingError("ValueError", {"-5"}));
+  EXPECT_EQ(ffk_type_get_attr(FFK_TYPE_OBJECT, nullptr, &out.v), -1);
+  EXPECT_TRUE(PendingError("ValueError", {"name"}));
+  EXPECT_EQ(ffk_type_get_attr(FFK_TYPE_OBJECT, "x", nullptr), -1);
+  EXPECT_TRUE(PendingError("ValueError", {"out"}));
+}
+
+TEST_F(Reflect, SetAttrAllocationFailuresLeaveTheOldValue) {
+  int32_t t = ffk_type_register("test.reflect.AttrFail", FFK_TYPE_OBJECT);
+  ffk_any one = ffk_any_int(1);
+  ASSERT_EQ(ffk_type_set_attr(t, "a", &one), 0);
+  int n = 0;
+  ffk::test::SweepAllocationFailures(
+      [&] {
+        ffk_any v = ffk_any_int(++n + 1);
+        return ffk_type_set_attr(t, "a", &v) == 0;
+      },
+      [&] {
+        OwnedAny got;
+        EXPECT_EQ(ffk_type_get_attr(t, "a", &got.v), 1);
+        EXPECT_EQ(got.v.v_int, n == 1 ? 1 : n);
+      });
+}
+
+// ---- Reflection-made objects ---------------------------------------------------------------
+
+void PlainDeleter(void* self, int which) {
+  if (which & FFK_DELETER_FREE) ffk_object_free(static_cast<ffk_object*>(self));
+}
+
+TEST_F(Reflect, IsReflectionMadeTellsReflectionsObjectsFromLibraryOnes) {
+  int32_t t = PointType();
+  ffk_any args[] = {ffk_any_int(1)};
+  ffk_object* made = nullptr;
+  ASSERT_EQ(ffk_object_create(t, args, 1, nullptr, 0, &made), 0) << FetchError();
+  ffk_object* fresh = ffk_object_new_reflected(t);
+  ffk_object* copy = ffk_object_shallow_copy(made);
+  EXPECT_TRUE(ffk_object_is_reflection_made(made));
+  EXPECT_TRUE(ffk_object_is_reflection_made(fresh));
+  EXPECT_TRUE(ffk_object_is_reflection_made(copy));
+  // The library allocated this one itself: not reflection's.
+  ffk_object* own = ffk_object_alloc(t, sizeof(Point), PlainDeleter);
+  ASSERT_NE(own, nullptr);
+  EXPECT_FALSE(ffk_object_is_reflection_made(own));
+  ffk_array* arr = ffk_array_new(nullptr, 0);
+  EXPECT_FALSE(ffk_object_is_reflection_made(Obj(arr)));
+  EXPECT_FALSE(ffk_object_is_reflection_made(nullptr));
+  for (ffk_object* o : {made, fresh, copy, own, Obj(arr)}) ffk_object_release(o);
+}
+
 }  // namespace

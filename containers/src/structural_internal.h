@@ -1,0 +1,77 @@
+/*
+ * structural_internal.h - what the structural walks share (structural.c: equality, hash
+ * and first mismatch; structural_copy.c: deep copy); not installed.
+ *
+ * The walks recurse over "nodes": the five container types and objects of reflected
+ * types. Array, Tuple and Map are read in place (they never change while a reference is
+ * held); a List or Dict is read through an Array or Map snapshot taken under its lock,
+ * so no lock is held while recursing.
+ */
+#ifndef FFIKIT_CONTAINERS_STRUCTURAL_INTERNAL_H
+#define FFIKIT_CONTAINERS_STRUCTURAL_INTERNAL_H
+
+#include "containers_internal.h"
+
+#include <ffikit/dict.h>
+#include <ffikit/list.h>
+#include <ffikit/reflect.h>
+#include <ffikit/structural.h>
+
+static inline bool is_sequence(int32_t t) { return t == FFK_TYPE_ARRAY || t == FFK_TYPE_TUPLE || t == FFK_TYPE_LIST; }
+static inline bool is_mapping(int32_t t) { return t == FFK_TYPE_MAP || t == FFK_TYPE_DICT; }
+static inline bool is_container(const ffk_any *v) { return is_sequence(v->type_index) || is_mapping(v->type_index); }
+/* A reflected object: walked field by field. An object any's type_index is its object's. */
+static inline bool is_reflected(const ffk_any *v) {
+  return v->type_index >= FFK_TYPE_OBJECT_BEGIN && v->v_obj != NULL && ffk_type_is_reflected(v->type_index);
+}
+/* A value the walks look inside (a container or a reflected object). */
+static inline bool is_node(const ffk_any *v) { return is_container(v) || is_reflected(v); }
+
+/* ---- Reading a container, through a snapshot for List and Dict. ------------------- */
+
+typedef struct seq_view {
+  const ffk_any *data;
+  int64_t size;
+  ffk_array *snapshot; /* owned, or NULL */
+} seq_view;
+
+static inline int seq_open(ffk_object *o, seq_view *s) {
+  const ffk_array *a = (const ffk_array *)o;
+  s->snapshot = NULL;
+  if (o->type_index == FFK_TYPE_LIST) {
+    if ((s->snapshot = ffk_list_to_array((ffk_list *)o)) == NULL) return -1;
+    a = s->snapshot;
+  }
+  s->data = a->data;
+  s->size = a->size;
+  return 0;
+}
+
+static inline void seq_close(seq_view *s) {
+  if (s->snapshot != NULL) ffk_object_release(&s->snapshot->header);
+}
+
+typedef struct map_view {
+  const ffk_table *table;
+  ffk_map *snapshot; /* owned, or NULL */
+} map_view;
+
+static inline int map_open(ffk_object *o, map_view *m) {
+  const ffk_map *map = (const ffk_map *)o;
+  m->snapshot = NULL;
+  if (o->type_index == FFK_TYPE_DICT) {
+    if ((m->snapshot = ffk_dict_to_map((ffk_dict *)o)) == NULL) return -1;
+    map = m->snapshot;
+  }
+  m->table = &map->table;
+  return 0;
+}
+
+static inline void map_close(map_view *m) {
+  if (m->snapshot != NULL) ffk_object_release(&m->snapshot->header);
+}
+
+/* Raises the RuntimeError for nesting deeper than FFK_STRUCTURAL_MAX_DEPTH; returns -1. */
+int ffk_structural__too_deep(void);
+
+#endif /* FFIKIT_CONTAINERS_STRUCTURAL_INTERNAL_H */
