@@ -43,7 +43,9 @@ CUDA_ONLY_PREFIX = os.path.join("tensor", "src", "cuda")  # cuda.c, cuda_kernels
 TESTING_LIB = "testing"
 # Headers vendored under third_party/ (DLPack, xxHash): the build needs no system package
 # beyond a C compiler and Python's headers (test_packaging.py checks that none leaks in).
-VENDORED = ["dlpack", "xxhash"]
+VENDORED = ["dlpack", "xxhash", "yyjson"]
+# yyjson's source, compiled through containers/src/serialization_yyjson.c (#include <yyjson.c>).
+YYJSON_SRC = os.path.join("third_party", "yyjson", "src")
 LIB_NAME = "libffikit.so"  # file name and soname, as Bazel's //:libffikit.so
 # What a static link of libffikit.a needs (the CMake config's ffikit::ffikit_static; the
 # wheel ships no archive, so this only fills the template).
@@ -85,7 +87,7 @@ def version():
 
 
 INCLUDE_DIRS = ([_root_path(c, "include") for c in COMPONENTS] + [_root_path("include")]
-                + [_root_path("third_party", d, "include") for d in VENDORED])
+                + [_root_path("third_party", d, "include") for d in VENDORED] + [_root_path(YYJSON_SRC)])
 DEFINES = [("_GNU_SOURCE", None)] + ([("FFK_TESTING", "1")] if TESTING else [("NDEBUG", None)])
 # Python's own CFLAGS may carry -DNDEBUG: the testing variant takes it back (-UNDEBUG).
 CFLAGS = ["-std=c11", "-O2", "-fvisibility=hidden", "-Wall", "-Wno-unused-parameter"] + (["-UNDEBUG"] if TESTING else [])
@@ -165,6 +167,7 @@ def sdist_files():
                  os.path.join(TESTING_LIB, "testing.h"), "ffikit.pc.in", os.path.join("cmake", "*.cmake.in")]
     for d in VENDORED:
         patterns += [os.path.join("third_party", d, "include", "**", "*"), os.path.join("third_party", d, "LICENSE")]
+    patterns.append(os.path.join(YYJSON_SRC, "yyjson.c"))
     files = set()
     for pattern in patterns:
         files.update(p for p in glob.glob(_root_path(pattern), recursive=True) if os.path.isfile(p))

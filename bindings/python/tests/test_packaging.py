@@ -114,7 +114,9 @@ def test_setup_py_builds_without_system_dlpack_or_xxhash(tmp_path):
         pytest.skip(f"no C compiler ({cc})")
     system = [f"-isystem{d}" for d in _include_dirs_without_system_only_headers(cc, tmp_path)]
     vendored = {os.path.join(ROOT, "third_party", "dlpack", "include", "dlpack", "dlpack.h"),
-                os.path.join(ROOT, "third_party", "xxhash", "include", "xxhash.h")}
+                os.path.join(ROOT, "third_party", "xxhash", "include", "xxhash.h"),
+                os.path.join(ROOT, "third_party", "yyjson", "include", "yyjson.h"),
+                os.path.join(ROOT, "third_party", "yyjson", "src", "yyjson.c")}
     used = set()
     for ext in _setup_py_extensions():
         flags = ["-nostdinc", "-std=c11", *system]
@@ -127,7 +129,7 @@ def test_setup_py_builds_without_system_dlpack_or_xxhash(tmp_path):
             deps = {os.path.normpath(d) for d in r.stdout.replace("\\\n", " ").split()[1:]}
             assert not [d for d in deps if d.startswith("/usr/include/dlpack") or "/usr/include/xx" in d], src
             used |= deps & vendored
-    assert used == vendored, "setup.py no longer takes both vendored headers"
+    assert used == vendored, "setup.py no longer takes every vendored file"
 
 
 SDIST_MUST_HOLD = [
@@ -137,6 +139,7 @@ SDIST_MUST_HOLD = [
     "csrc/testing/testing.c", "csrc/testing/testing.h", "csrc/third_party/dlpack/include/dlpack/dlpack.h",
     "csrc/third_party/dlpack/LICENSE", "csrc/third_party/xxhash/include/xxhash.h", "csrc/third_party/xxhash/LICENSE",
     "csrc/ffikit.pc.in", "csrc/cmake/ffikitConfig.cmake.in", "csrc/cmake/ffikitConfigVersion.cmake.in",
+    "csrc/third_party/yyjson/include/yyjson.h", "csrc/third_party/yyjson/src/yyjson.c", "csrc/third_party/yyjson/LICENSE",
 ]
 
 

@@ -10,9 +10,10 @@
  * "metadata" is present only when given. Each distinct value is one node, written once
  * and referred to by its index in "nodes"; children come before their parents (the
  * writer numbers nodes in post-order), so "root_index" is the last node. "Distinct"
- * is key semantics (ffk_any_equal): equal ints, floats, strings share a node; objects
- * share one when they are the same object (sharing survives a round trip: two fields
- * holding one Array read back holding one Array). The nodes:
+ * is key semantics (ffk_any_equal), as in tvm_ffi: equal ints, strings, bytes share a
+ * node, floats when their bits are equal (0.0 and -0.0 are two nodes, so -0.0 survives);
+ * objects share one when they are the same object (sharing survives a round trip: two
+ * fields holding one Array read back holding one Array). The nodes:
  *
  *     None                        {"type": "None"}
  *     bool, int, float            {"type": "bool", "data": true}  "int" 42  "float" 1.5
@@ -33,9 +34,13 @@
  * returns as "data" (a JSON-able value: None, bool, int, float, str, Array/List/Tuple,
  * Map/Dict with str keys) and is read back by its FFK_ATTR_DATA_FROM_JSON hook.
  *
- * Floats are written in the shortest form that reads back to the same double; NaN and
+ * Floats are written in the shortest form that reads back to the same double (tvm_ffi
+ * writes %.17g: 0.10000000000000001 where ffikit writes 0.1; both read either); NaN and
  * infinities as the bare tokens NaN, Infinity, -Infinity (as tvm_ffi does), which the
- * reader accepts.
+ * reader accepts. Strings are escaped as tvm_ffi escapes them (\" \\ \/ \b \f \n \r \t,
+ * \u00XX in lower case for other control characters and DEL, other UTF-8 as is), so for
+ * the same value the two write the same bytes, floats aside; Map/Dict entries are written
+ * in ffikit's iteration order (insertion order), which tvm_ffi's large Maps do not keep.
  */
 #ifndef FFIKIT_SERIALIZATION_H
 #define FFIKIT_SERIALIZATION_H
@@ -55,7 +60,8 @@ FFK_EXTERN_C_BEGIN
  *               FFK_ATTR_DATA_TO_JSON hook ("cannot serialize `ffikit.Tensor`"); a
  *               metadata that is not a Map or Dict with str keys of JSON-able values;
  *   ValueError  a cycle ("Cycle detected during serialization: a List contains itself",
- *               and the same for a Dict or an object reaching itself through its fields);
+ *               "... a Dict contains itself", "... a `mylib.Node` object reaches itself
+ *               through its fields"); a str that is not valid UTF-8;
  *   RuntimeError nesting deeper than FFK_STRUCTURAL_MAX_DEPTH (ffikit/structural.h);
  *   a MemoryError, or what a FFK_ATTR_DATA_TO_JSON hook raised.
  * Never changes the value. Lists and Dicts are read through snapshots, as structural.h's walks do.
