@@ -76,7 +76,7 @@ pub fn from_json_graph(text: &str) -> Result<Any> {
 /// let (v, meta) = from_json_graph_with_metadata(doc).unwrap();
 /// assert!(v.is_none());
 /// let meta = meta.unwrap();
-/// assert_eq!(meta.get(&"version".to_string()).unwrap().to_string(), "[1, 2]");
+/// assert_eq!(meta.get(&"version".to_string()).unwrap().to::<ffikit::Array<i64>>().unwrap().iter().collect::<Vec<_>>(), [1, 2]);
 /// ```
 pub fn from_json_graph_with_metadata(text: &str) -> Result<(Any, Option<Map<String, Any>>)> {
     let (mut out, mut meta) = (none_raw(), none_raw());

@@ -93,7 +93,7 @@ fn tvm_ffi_documents_read_and_are_written_back_identically() {
     no_leaks(|| {
         let v = from_json_graph(golden::LIST).unwrap();
         let items: Array<Any> = v.to().unwrap();
-        assert_eq!(v.to_string(), "[1, 2.5, \"hello\", None, True, {\"k\": [1, 2]}, \"hello\"]");
+        assert_eq!(v.to_string(), "(1, 2.5, \"hello\", None, True, {\"k\": (1, 2)}, \"hello\")"); // C's repr of Arrays
         assert_eq!(items.len(), 7);
         let k: Map<String, Array<i64>> = items.get(5).unwrap().to().unwrap();
         assert_eq!(k.get(&"k".to_string()).unwrap().iter().collect::<Vec<_>>(), [1, 2]);
