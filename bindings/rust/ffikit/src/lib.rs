@@ -49,6 +49,7 @@
 //! | `Error` | yes | yes | kind and message are immutable; the lazily built backtrace text and appended frames are guarded by a Rust lock |
 //! | `Tensor` | yes | yes | metadata is immutable; element slices follow Rust's borrow rules (`as_mut_slice` needs `&mut self` and a tensor that shares its storage with nobody) |
 //! | `TypeInfo`, `FieldInfo`, `MethodInfo` | yes | yes | C's type descriptions are immutable and live until exit |
+//! | `AccessPath`, `AccessStep` | yes | yes | a path is an immutable C object; a step is its kind and key |
 //! | a [`reflected_type!`] handle | yes | yes | C makes each field write atomic for readers; the getters load POD slots atomically and read the others through C |
 //! | iterators (`ListIter`, `DictIter`, `array::Iter`) | no | no | they borrow their container and are meant for one thread |
 //!
