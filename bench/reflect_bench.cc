@@ -19,6 +19,11 @@
 //   structural_hash_10k
 //                      ffk_structural_hash of one such tree / c_recursive: a recursive
 //                      splitmix-style hash of the plain tree
+//   structural_first_mismatch_10k
+//                      ffk_structural_first_mismatch of two such trees that differ only in
+//                      the value of the node the walk visits last (the whole tree is walked,
+//                      then the two access paths, 13 steps each, are built and released) / c_recursive:
+//                      the recursive compare of two plain trees differing the same way
 //
 // Items: one field read, one object, or one node visited (SetItemsProcessed), so ratios are
 // per item. Nothing that builds inputs is timed.
@@ -84,12 +89,23 @@ int32_t NodeType() {
 
 constexpr int kTreeNodes = 10000;
 
+// The node a pre-order walk (value, left, right) of the n-node tree visits last.
+int LastInPreorder(int n) {
+  int i = 0;
+  for (;;) {
+    if (2 * i + 2 < n) i = 2 * i + 2;
+    else if (2 * i + 1 < n) i = 2 * i + 1;
+    else return i;
+  }
+}
+
 // Node i of a complete binary tree of n nodes (children 2i+1, 2i+2), as a new reference.
-ffk_object *BuildTree(int32_t type, int i, int n) {
+// Node `changed` (if any) holds -1 instead of its index.
+ffk_object *BuildTree(int32_t type, int i, int n, int changed = -1) {
   if (i >= n) return nullptr;
-  ffk_object *left = BuildTree(type, 2 * i + 1, n), *right = BuildTree(type, 2 * i + 2, n);
+  ffk_object *left = BuildTree(type, 2 * i + 1, n, changed), *right = BuildTree(type, 2 * i + 2, n, changed);
   // Borrowed views of the children (ffk_any_object_steal adds no reference; NULL is None).
-  ffk_any args[3] = {ffk_any_int(i), ffk_any_object_steal(left), ffk_any_object_steal(right)};
+  ffk_any args[3] = {ffk_any_int(i == changed ? -1 : i), ffk_any_object_steal(left), ffk_any_object_steal(right)};
   ffk_object *node = nullptr;
   if (ffk_object_create(type, args, 3, nullptr, 0, &node) != 0) node = nullptr;
   if (left) ffk_object_release(left);
@@ -102,9 +118,9 @@ struct CNode {
   CNode *left, *right;
 };
 
-CNode *BuildCTree(int i, int n) {
+CNode *BuildCTree(int i, int n, int changed = -1) {
   if (i >= n) return nullptr;
-  CNode *c = new CNode{i, BuildCTree(2 * i + 1, n), BuildCTree(2 * i + 2, n)};
+  CNode *c = new CNode{i == changed ? -1 : i, BuildCTree(2 * i + 1, n, changed), BuildCTree(2 * i + 2, n, changed)};
   return c;
 }
 
@@ -267,6 +283,41 @@ void structural_hash_10k_c_recursive(benchmark::State &state) {
   state.SetItemsProcessed(state.iterations() * kTreeNodes);
 }
 BENCHMARK(structural_hash_10k_c_recursive)->Name("structural_hash_10k/c_recursive");
+
+// ---- structural_first_mismatch_10k. ---------------------------------------------------------
+
+void structural_first_mismatch_10k_ffikit(benchmark::State &state) {
+  int32_t t = NodeType();
+  ffk_object *x = t < 0 ? nullptr : BuildTree(t, 0, kTreeNodes);
+  ffk_object *y = t < 0 ? nullptr : BuildTree(t, 0, kTreeNodes, LastInPreorder(kTreeNodes));
+  if (x == nullptr || y == nullptr) return ffk_bench::SkipWithFfkError(state, "build");
+  ffk_any a = ffk_any_object(x), b = ffk_any_object(y);
+  for (auto _ : state) {
+    ffk_object *l = nullptr, *r = nullptr;
+    if (ffk_structural_first_mismatch(&a, &b, &l, &r) != 1) {
+      ffk_bench::SkipWithFfkError(state, "first mismatch");
+      break;
+    }
+    ffk_object_release(l);
+    ffk_object_release(r);
+  }
+  ffk_object_release(x);
+  ffk_object_release(y);
+  state.SetItemsProcessed(state.iterations() * kTreeNodes);
+}
+BENCHMARK(structural_first_mismatch_10k_ffikit)->Name("structural_first_mismatch_10k/ffikit");
+
+void structural_first_mismatch_10k_c_recursive(benchmark::State &state) {
+  CNode *x = BuildCTree(0, kTreeNodes), *y = BuildCTree(0, kTreeNodes, LastInPreorder(kTreeNodes));
+  for (auto _ : state) {
+    bool eq = CEqual(x, y);
+    benchmark::DoNotOptimize(eq);
+  }
+  FreeCTree(x);
+  FreeCTree(y);
+  state.SetItemsProcessed(state.iterations() * kTreeNodes);
+}
+BENCHMARK(structural_first_mismatch_10k_c_recursive)->Name("structural_first_mismatch_10k/c_recursive");
 
 }  // namespace
 

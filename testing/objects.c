@@ -14,8 +14,16 @@
  *   testing.TestUnregisteredBaseObject   v1: int read-only; get_v1_plus_one(self) -> int
  *   testing.TestUnregisteredObject       parent the above; v2: int read-only;
  *                                        get_v2_plus_two(self) -> int
+ *   testing.TestCaseInsensitive   value: str, read-only; constructed as (value); its
+ *                                 __s_equal__ / __s_hash__ hooks (type attributes) compare and
+ *                                 hash `value` ASCII-case-insensitively, so the binding suites
+ *                                 can test structural hooks on a C-defined type
  *   testing.make_unregistered_object() -> Object         a TestUnregisteredObject(41, 42)
  *   testing.create_object(type_key, name, value, ...)    ffk_object_create with named values
+ *   testing.object_get_field(obj, name) -> Any           ffk_object_get_field
+ *   testing.object_set_field(obj, name, value) -> None   ffk_object_set_field
+ *   testing.object_call_method(obj, name, *args) -> Any  ffk_object_call_method
+ *     (thin over the public API, so other languages' suites check what C sees)
  *
  * Defining is idempotent (ffk_type_define returns the existing index for the same
  * description), so registering on every load is safe.
@@ -54,6 +62,11 @@ typedef struct {
   test_unregistered_base base;
   int64_t v2;
 } test_unregistered;
+
+typedef struct {
+  ffk_object header;
+  ffk_string *value;
+} test_case_insensitive;
 
 /* ---- Methods (typed: `self` arrives checked, the other arguments converted) ---------------- */
 
@@ -137,6 +150,79 @@ static int create_object(void *ctx, const ffk_any *args, int32_t nargs, ffk_any 
   return rc;
 }
 
+/* ---- TestCaseInsensitive's hooks (typed: the objects arrive checked) -------------------------- */
+
+static int ascii_lower(int c) { return c >= 'A' && c <= 'Z' ? c - 'A' + 'a' : c; }
+
+static int case_insensitive_equal(void *ctx, const ffk_any *args, int32_t nargs, ffk_any *result) {
+  (void)ctx, (void)nargs;
+  const ffk_string *a = ((const test_case_insensitive *)args[0].v_obj)->value;
+  const ffk_string *b = ((const test_case_insensitive *)args[1].v_obj)->value;
+  bool same = a->size == b->size;
+  for (size_t i = 0; same && i < a->size; ++i)
+    same = ascii_lower((unsigned char)a->data[i]) == ascii_lower((unsigned char)b->data[i]);
+  *result = ffk_any_bool(same);
+  return 0;
+}
+
+static int case_insensitive_hash(void *ctx, const ffk_any *args, int32_t nargs, ffk_any *result) {
+  (void)ctx, (void)nargs;
+  const ffk_string *v = ((const test_case_insensitive *)args[0].v_obj)->value;
+  uint64_t h = UINT64_C(0xcbf29ce484222325); /* FNV-1a of the lower-cased text */
+  for (size_t i = 0; i < v->size; ++i) h = (h ^ (uint64_t)ascii_lower((unsigned char)v->data[i])) * UINT64_C(0x100000001b3);
+  *result = ffk_any_int((int64_t)h);
+  return 0;
+}
+
+/* ---- Reflection from other languages' suites --------------------------------------------- */
+
+/* The str `v` as a NUL-terminated copy in buf (cap bytes) or a new allocation (*heap). NULL with an error. */
+static const char *c_name(const ffk_any *v, char *buf, size_t cap, char **heap) {
+  const char *data;
+  size_t size;
+  *heap = NULL;
+  if (ffk_any_as_str(v, &data, &size) != 0) return NULL;
+  char *out = buf;
+  if (size >= cap && (out = *heap = ffk_mem_alloc(size + 1)) == NULL) return NULL;
+  memcpy(out, data, size);
+  out[size] = '\0';
+  return out;
+}
+
+static int object_get_field(void *ctx, const ffk_any *args, int32_t nargs, ffk_any *result) {
+  (void)ctx, (void)nargs;
+  char buf[64], *heap;
+  const char *name = c_name(&args[1], buf, sizeof buf, &heap);
+  int rc = name != NULL ? ffk_object_get_field(args[0].v_obj, name, result) : -1;
+  ffk_mem_free(heap);
+  return rc;
+}
+
+static int object_set_field(void *ctx, const ffk_any *args, int32_t nargs, ffk_any *result) {
+  (void)ctx, (void)nargs, (void)result;
+  char buf[64], *heap;
+  const char *name = c_name(&args[1], buf, sizeof buf, &heap);
+  int rc = name != NULL ? ffk_object_set_field(args[0].v_obj, name, &args[2]) : -1;
+  ffk_mem_free(heap);
+  return rc;
+}
+
+/* object_call_method(obj, name, *args): untyped, so the arguments reach the method as given. */
+static int object_call_method(void *ctx, const ffk_any *args, int32_t nargs, ffk_any *result) {
+  (void)ctx;
+  if (nargs < 2)
+    return ffk_error_set(FFK_ERR_TYPE, "testing.object_call_method takes an object, a method name and its arguments, "
+                                       "got %d arguments", (int)nargs);
+  if (!ffk_any_is_object(&args[0]))
+    return ffk_error_set(FFK_ERR_TYPE, "testing.object_call_method: expected an object, got a `%s`",
+                         ffk_any_type_name(&args[0]));
+  char buf[64], *heap;
+  const char *name = c_name(&args[1], buf, sizeof buf, &heap);
+  int rc = name != NULL ? ffk_object_call_method(args[0].v_obj, name, args + 2, nargs - 2, result) : -1;
+  ffk_mem_free(heap);
+  return rc;
+}
+
 /* ---- Definitions -------------------------------------------------------------------------- */
 
 /* A typed Function for a method or global (new reference), or NULL. */
@@ -165,6 +251,42 @@ static int32_t define_with_method(ffk_type_def *def, const char *mname, const ch
   def->methods = NULL;
   ffk_object_release((ffk_object *)f);
   return index;
+}
+
+/* Sets a hook unless the type has it already (so loading again pins nothing new). */
+static int set_hook(int32_t index, const char *attr, const char *signature, ffk_safe_call call) {
+  ffk_any existing;
+  int found = ffk_type_get_attr(index, attr, &existing);
+  ffk_any_release(&existing);
+  if (found != 0) return found < 0 ? -1 : 0;
+  char name[128];
+  snprintf(name, sizeof name, "testing.TestCaseInsensitive.%s", attr);
+  ffk_function *f = ffk_function_new_typed(name, signature, call, NULL, NULL);
+  if (f == NULL) return -1;
+  ffk_any v = ffk_any_object_steal((ffk_object *)f);
+  int rc = ffk_type_set_attr(index, attr, &v);
+  ffk_any_release(&v);
+  return rc;
+}
+
+static int define_case_insensitive(void) {
+  static const ffk_field_def fields[] = {
+      {"value", offsetof(test_case_insensitive, value), "str", 0, {0}, "Compared and hashed case-insensitively."},
+  };
+  ffk_type_def def = {.key = "testing.TestCaseInsensitive",
+                      .parent_index = FFK_TYPE_OBJECT,
+                      .instance_size = sizeof(test_case_insensitive),
+                      .fields = fields,
+                      .nfields = 1,
+                      .doc = "A str whose structural equality and hash ignore ASCII case (through hooks)."};
+  int32_t index = ffk_type_define(&def);
+  if (index < 0) return -1;
+  if (set_hook(index, FFK_ATTR_S_EQUAL,
+               "(a: testing.TestCaseInsensitive, b: testing.TestCaseInsensitive, equal: Function) -> bool",
+               case_insensitive_equal) != 0)
+    return -1;
+  return set_hook(index, FFK_ATTR_S_HASH, "(v: testing.TestCaseInsensitive, hash: Function) -> int",
+                  case_insensitive_hash);
 }
 
 static int define_types(void) {
@@ -232,7 +354,7 @@ static int define_types(void) {
   if (define_with_method(&u, "get_v2_plus_two", "(self: testing.TestUnregisteredObject) -> int", get_v2_plus_two,
                          "Get (v2 + 2) from TestUnregisteredObject") < 0)
     return -1;
-  return 0;
+  return define_case_insensitive();
 }
 
 static const struct {
@@ -245,6 +367,12 @@ static const struct {
      "Returns a testing.TestUnregisteredObject with v1=41, v2=42."},
     {"testing.create_object", NULL, create_object,
      "create_object(type_key, name, value, ...): an object of type_key made by reflection from named values."},
+    {"testing.object_get_field", "(obj: Object, name: str) -> Any", object_get_field,
+     "object_get_field(obj, name): field `name` of obj, read by reflection in C."},
+    {"testing.object_set_field", "(obj: Object, name: str, value: Any) -> None", object_set_field,
+     "object_set_field(obj, name, value): writes field `name` of obj by reflection in C."},
+    {"testing.object_call_method", NULL, object_call_method,
+     "object_call_method(obj, name, *args): calls method `name` of obj by reflection in C."},
 };
 #define N_GLOBALS (sizeof k_globals / sizeof k_globals[0])
 

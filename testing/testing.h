@@ -47,6 +47,10 @@
  *   testing.make_unregistered_object() -> Object          TestUnregisteredObject(v1=41, v2=42)
  *   testing.create_object(type_key, name, value, ...)     an object made by reflection from
  *                                        named values (ffk_object_create)
+ *   testing.TestCaseInsensitive value: str (read-only); constructed as (value); __s_equal__ /
+ *                               __s_hash__ hooks compare and hash value ignoring ASCII case
+ *   testing.object_get_field(obj, name), testing.object_set_field(obj, name, value),
+ *   testing.object_call_method(obj, name, *args)    reflection by name, done in C
  */
 #ifndef FFIKIT_FFI_TESTING_H
 #define FFIKIT_FFI_TESTING_H

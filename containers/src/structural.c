@@ -102,6 +102,7 @@ typedef struct type_info {
   uint64_t key_hash;             /* FNV-1a of the type key (hash_key) */
   ffk_function *eq_hook;         /* owned, or NULL */
   ffk_function *hash_hook;       /* owned, or NULL */
+  bool reflected;                /* described by ffk_type_define */
 } type_info;
 
 #define RECENT_TYPES 8 /* direct-mapped by type index, in front of the full list */
@@ -265,6 +266,7 @@ static const type_info *info_of(walk *w, int32_t t) {
   info->n = 0;
   info->fields = (const ffk_field_info **)(info + 1);
   info->eq_hook = info->hash_hook = NULL;
+  info->reflected = ffk_type_is_reflected(t);
   info->key_hash = hash_key(ffk_type_key(t));
   for (int32_t i = 0; i < n; ++i) {
     const ffk_field_info *f = ffk_type_field_at(t, i);
@@ -294,7 +296,7 @@ static int node_kind(walk *w, const ffk_any *v, bool for_hash, const type_info *
   if (t < FFK_TYPE_STATIC_END || v->v_obj == NULL) return 0;
   const type_info *ti = info_of(w, t);
   if (ti == NULL) return -1;
-  if ((for_hash ? ti->hash_hook : ti->eq_hook) == NULL && !ffk_type_is_reflected(t)) return 0;
+  if (!ti->reflected && (for_hash ? ti->hash_hook : ti->eq_hook) == NULL) return 0;
   *info = ti;
   return 2;
 }
@@ -559,7 +561,7 @@ static int equal(walk *w, const ffk_any *x, const ffk_any *y) {
   const type_info *info = NULL, *info_y = NULL;
   int kx = node_kind(w, x, false, &info);
   if (kx < 0) return -1;
-  int ky = node_kind(w, y, false, &info_y);
+  int ky = y->type_index == x->type_index ? kx : node_kind(w, y, false, &info_y); /* one type, one kind */
   if (ky < 0) return -1;
   if (kx == 0 && ky == 0) return ffk_any_equal(x, y);
   if (kx != ky || x->type_index != y->type_index) return 0; /* another kind or another type */

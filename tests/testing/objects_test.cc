@@ -2,7 +2,9 @@
 // and tvm_ffi's testing objects: names, fields, flags, defaults, docs, methods.
 #include <ffikit/ffikit.h>
 
+#include <initializer_list>
 #include <string>
+#include <vector>
 
 #include "testing/testing.h"
 #include "tests/support/ffk_test.h"
@@ -161,6 +163,75 @@ TEST_F(TestingObjects, RegisteringAgainKeepsTheTypes) {
   ASSERT_EQ(ffk_testing_register(), 0) << FetchError();
   EXPECT_EQ(Index("testing.TestObjectBase"), t);
   EXPECT_EQ(ffk_type_num_methods(t), 1);
+}
+
+// Calls global `name` with `args` (borrowed); returns the result (owned) or None with the error pending.
+ffk_any CallGlobal(const char* name, std::initializer_list<ffk_any> args) {
+  ffk_function* f = nullptr;
+  EXPECT_EQ(ffk_function_get_global(name, &f), 1) << name;
+  ffk_any out = ffk_any_none();
+  if (f == nullptr) return out;
+  std::vector<ffk_any> v(args);
+  ffk_function_call(f, v.data(), (int32_t)v.size(), &out);
+  ffk_object_release(Obj(f));
+  return out;
+}
+
+TEST_F(TestingObjects, ReflectionGlobalsReadWriteAndCallThroughC) {
+  OwnedAny pair(CallGlobal("testing.create_object", {ffk_any_raw_str("testing.TestObjectBase"),
+                                                     ffk_any_raw_str("v_i64"), ffk_any_int(5)}));
+  ASSERT_TRUE(ffk_any_is_object(&pair.v)) << FetchError();
+  OwnedAny v(CallGlobal("testing.object_get_field", {pair.v, ffk_any_raw_str("v_i64")}));
+  EXPECT_EQ(v.v.v_int, 5) << FetchError();
+  OwnedAny none(CallGlobal("testing.object_set_field", {pair.v, ffk_any_raw_str("v_i64"), ffk_any_int(9)}));
+  EXPECT_EQ(FetchError(), "");
+  OwnedAny sum(CallGlobal("testing.object_call_method", {pair.v, ffk_any_raw_str("add_i64"), ffk_any_int(1)}));
+  EXPECT_EQ(sum.v.v_int, 10) << FetchError();
+  // Errors are the C API's.
+  OwnedAny bad(CallGlobal("testing.object_get_field", {pair.v, ffk_any_raw_str("nope")}));
+  EXPECT_TRUE(ffk::test::PendingError("AttributeError", {"has no field `nope`"}));
+  OwnedAny ro(CallGlobal("testing.object_set_field", {pair.v, ffk_any_raw_str("v_f64"), ffk_any_float(1.0)}));
+  EXPECT_TRUE(ffk::test::PendingError("AttributeError", {"read-only"}));
+  OwnedAny nm(CallGlobal("testing.object_call_method", {pair.v, ffk_any_raw_str("nope")}));
+  EXPECT_TRUE(ffk::test::PendingError("AttributeError", {"has no method `nope`"}));
+  OwnedAny few(CallGlobal("testing.object_call_method", {pair.v}));
+  EXPECT_TRUE(ffk::test::PendingError("TypeError", {"got 1 arguments"}));
+  OwnedAny notobj(CallGlobal("testing.object_call_method", {ffk_any_int(1), ffk_any_raw_str("x")}));
+  EXPECT_TRUE(ffk::test::PendingError("TypeError", {"expected an object"}));
+  // A long name goes through the heap copy.
+  std::string longname(100, 'z');
+  OwnedAny lng(CallGlobal("testing.object_get_field", {pair.v, ffk_any_raw_str(longname.c_str())}));
+  EXPECT_TRUE(ffk::test::PendingError("AttributeError", {longname}));
+}
+
+TEST_F(TestingObjects, TestCaseInsensitiveComparesThroughItsHooks) {
+  int32_t t = Index("testing.TestCaseInsensitive");
+  ffk_any hello = ffk_any_raw_str("Hello"), shout = ffk_any_raw_str("HELLO"), other = ffk_any_raw_str("help!");
+  ffk_object *a = nullptr, *b = nullptr, *c = nullptr;
+  ASSERT_EQ(ffk_object_create(t, &hello, 1, nullptr, 0, &a), 0) << FetchError();
+  ASSERT_EQ(ffk_object_create(t, &shout, 1, nullptr, 0, &b), 0) << FetchError();
+  ASSERT_EQ(ffk_object_create(t, &other, 1, nullptr, 0, &c), 0) << FetchError();
+  OwnedAny va(ffk_any_object_steal(a)), vb(ffk_any_object_steal(b)), vc(ffk_any_object_steal(c));
+  EXPECT_EQ(ffk_structural_equal(&va.v, &vb.v), 1);
+  EXPECT_EQ(ffk_structural_equal(&va.v, &vc.v), 0);
+  uint64_t ha, hb, hc;
+  ASSERT_EQ(ffk_structural_hash(&va.v, &ha), 0);
+  ASSERT_EQ(ffk_structural_hash(&vb.v, &hb), 0);
+  ASSERT_EQ(ffk_structural_hash(&vc.v, &hc), 0);
+  EXPECT_EQ(ha, hb);
+  EXPECT_NE(ha, hc);
+  ffk_object *l = nullptr, *r = nullptr;
+  ASSERT_EQ(ffk_structural_first_mismatch(&va.v, &vc.v, &l, &r), 1);
+  EXPECT_EQ(ffk_access_path_depth(l), 0);
+  ffk_object_release(l);
+  ffk_object_release(r);
+  // Registering again keeps the hooks (nothing new pinned or replaced).
+  OwnedAny before;
+  ASSERT_EQ(ffk_type_get_attr(t, FFK_ATTR_S_EQUAL, &before.v), 1);
+  ASSERT_EQ(ffk_testing_register(), 0) << FetchError();
+  OwnedAny after;
+  ASSERT_EQ(ffk_type_get_attr(t, FFK_ATTR_S_EQUAL, &after.v), 1);
+  EXPECT_EQ(before.v.v_obj, after.v.v_obj);
 }
 
 }  // namespace

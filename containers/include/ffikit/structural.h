@@ -38,10 +38,13 @@ FFK_EXTERN_C_BEGIN
 
 #define FFK_STRUCTURAL_MAX_DEPTH 1000
 
-/* 1 when `a` and `b` (borrowed) are structurally equal, 0 when not, -1 with a MemoryError or RuntimeError. */
+/*
+ * 1 when `a` and `b` (borrowed) are structurally equal, 0 when not, -1 with a MemoryError,
+ * a RuntimeError (the depth limit), what a hook raised (below), or a ValueError for NULL.
+ */
 FFK_API int ffk_structural_equal(const ffk_any *a, const ffk_any *b);
 
-/* The structural hash of `v` (borrowed) in *out. 0, or -1 with a MemoryError or RuntimeError. */
+/* The structural hash of `v` (borrowed) in *out. 0, or -1 with the errors of ffk_structural_equal. */
 FFK_API int ffk_structural_hash(const ffk_any *v, uint64_t *out);
 
 /*
@@ -80,9 +83,14 @@ FFK_API int ffk_structural_first_mismatch(const ffk_any *a, const ffk_any *b, ff
  *    Equal objects must hash alike; the walk mixes in the type key as for other objects.
  *
  * A hook replaces the field-wise walk for its type (reflected or not: a hook gives a
- * plain registered type structural semantics). An error a hook raises ends the walk and
- * is what the walk returns. Objects of types without reflection and without hooks keep
- * identity semantics, as do tensors, functions and opaque handles.
+ * plain registered type structural semantics). Hooks are consulted for registered types
+ * only: ffikit's built-in types (containers, strings, tensors...) keep their built-in
+ * semantics. An error a hook raises ends the walk and is what the walk returns; a hook
+ * that returns something else than a bool (equal) or an int (hash), or an attribute that
+ * is not a Function, is a TypeError naming the type. The `equal` and `hash` Functions are
+ * valid only while the hook that received them runs (a later call is a RuntimeError).
+ * Objects of types without reflection and without hooks keep identity semantics, as do
+ * tensors, functions and opaque handles.
  */
 
 /*

@@ -247,9 +247,10 @@ FFK_API int ffk_type_set_attr(int32_t type_index, const char *name, const ffk_an
 /*
  * Looks attribute `name` up on the type and then its ancestors. Returns 1 with *out a
  * new reference, 0 when none has it (or the nearest has None; *out None, no error set),
- * or -1 with a ValueError (unknown type index, NULL name or out). Lock-free after the
- * first lookup of a (type, name) pair is not promised; callers on hot paths (structural
- * walks) cache per walk.
+ * or -1 with a ValueError (unknown type index, NULL name or out). Takes no lock and
+ * writes nothing shared but the found value's reference count (a type's attributes are
+ * a small immutable table, replaced whole by ffk_type_set_attr); a walk over many
+ * objects of a few types still does well to look a hook up once per type.
  */
 FFK_API int ffk_type_get_attr(int32_t type_index, const char *name, ffk_any *out);
 
