@@ -98,15 +98,6 @@ ffk_json_kind ffk_json__kind_of_value(int32_t type_index) {
 
 /* ---- Hooks ---------------------------------------------------------------------------- */
 
-/* Stand-ins until o2-core's ffk_object_is_reflection_made and ffk_type_get_attr land. */
-bool ffk_json__reflection_made(const ffk_object *obj) { return obj != NULL && ffk_type_is_reflected(obj->type_index); }
-
-int ffk_json__type_attr(int32_t type_index, const char *name, ffk_any *out) {
-  (void)type_index, (void)name;
-  *out = ffk_any_none();
-  return 0;
-}
-
 int ffk_json__hook(ffk_json_hooks *c, int32_t type_index, ffk_function **out) {
   *out = NULL;
   ffk_json_hook_entry *e = NULL;
@@ -117,7 +108,7 @@ int ffk_json__hook(ffk_json_hooks *c, int32_t type_index, ffk_function **out) {
     }
   if (e == NULL) {
     ffk_any hook;
-    int found = ffk_json__type_attr(type_index, c->name, &hook);
+    int found = ffk_type_get_attr(type_index, c->name, &hook);
     if (found < 0) return -1;
     if (found && hook.type_index != FFK_TYPE_FUNCTION) {
       int rc = ffk_error_set(FFK_ERR_TYPE, "the `%s` attribute of `%s` must be a Function, got `%s`", c->name,

@@ -73,12 +73,5 @@ int ffk_json__too_deep(void);
 /* MemoryError after a yyjson call returned NULL (ffk_mem_alloc already said why). Returns -1. */
 int ffk_json__no_memory(void);
 
-/*
- * Whether reflection made `obj`, so its fields are its whole state (ffk_object_is_reflection_made).
- */
-bool ffk_json__reflection_made(const ffk_object *obj);
-
-/* ffk_type_get_attr. */
-int ffk_json__type_attr(int32_t type_index, const char *name, ffk_any *out);
 
 #endif /* FFIKIT_SERIALIZATION_INTERNAL_H */

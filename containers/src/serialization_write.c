@@ -24,6 +24,7 @@
 #include <ffikit/serialization.h>
 #include <ffikit/structural.h>
 
+#include <math.h>
 #include <string.h>
 
 #define SLOT_EMPTY INT64_MIN
@@ -52,14 +53,20 @@ typedef struct {
 /* ---- The memo ------------------------------------------------------------------------- */
 
 static uint64_t memo_hash(const ffk_any *v) {
-  if (v->type_index == FFK_TYPE_FLOAT) return ffk_any__mix64((uint64_t)v->v_int ^ UINT64_C(0x3c6ef372fe94f82b));
+  if (v->type_index == FFK_TYPE_FLOAT)
+    return isnan(v->v_float) ? UINT64_C(0x7ff8) : ffk_any__mix64((uint64_t)v->v_int ^ UINT64_C(0x3c6ef372fe94f82b));
   return ffk_any_hash(v);
 }
 
-/* Key semantics (ffk_any_equal), except that floats match by their bits (-0.0 is not 0.0). */
+/*
+ * Key semantics (ffk_any_equal), except that floats match by their bits (-0.0 is not 0.0),
+ * every NaN matching every other: all are written as NaN, so one node serves them all and
+ * a document read and written again keeps its nodes.
+ */
 static bool memo_equal(const ffk_any *a, const ffk_any *b) {
   if (a->type_index == FFK_TYPE_FLOAT || b->type_index == FFK_TYPE_FLOAT)
-    return a->type_index == b->type_index && a->v_int == b->v_int;
+    return a->type_index == b->type_index &&
+           (a->v_int == b->v_int || (isnan(a->v_float) && isnan(b->v_float)));
   return ffk_any_equal(a, b);
 }
 
@@ -444,7 +451,7 @@ static int object_kind(writer *w, const ffk_any *v, ffk_function **hook) {
   int found = ffk_json__hook(&w->hooks, v->type_index, hook);
   if (found != 0) return found < 0 ? -1 : 0;
   if (ffk_type_is_reflected(v->type_index)) {
-    if (ffk_json__reflection_made(v->v_obj)) return 0;
+    if (ffk_object_is_reflection_made(v->v_obj)) return 0;
     return ffk_error_set(FFK_ERR_TYPE,
                          "cannot serialize `%s`: its objects are not made by reflection and its type has no `%s` hook",
                          ffk_type_key(v->type_index), FFK_ATTR_DATA_TO_JSON);

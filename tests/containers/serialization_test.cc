@@ -712,13 +712,145 @@ TEST_F(Serialization, BadArgumentsAreValueErrors) {
   EXPECT_TRUE(PendingError("ValueError", {"not JSON"}));
 }
 
+// ---- Type hooks (__data_to_json__ / __data_from_json__) and objects reflection did not make ----
+
+// A plain registered type (no reflection) whose objects the test allocates: a temperature.
+struct JTemp {
+  ffk_object header;
+  double celsius;
+};
+
+int32_t TempType();
+
+ffk_any Temp(double celsius) {
+  ffk_object* o = ffk_object_alloc(TempType(), sizeof(JTemp), [](void* self, int which) {
+    if (which & FFK_DELETER_FREE) ffk_object_free(static_cast<ffk_object*>(self));
+  });
+  EXPECT_NE(o, nullptr) << FetchError();
+  reinterpret_cast<JTemp*>(o)->celsius = celsius;
+  return ffk_any_object_steal(o);
+}
+
+// Temp -> {"celsius": x, "unit": "C"}; a temperature of 999 raises; one of -1 returns a Function.
+int TempToJson(void*, const ffk_any* args, int32_t, ffk_any* result) {
+  double c = reinterpret_cast<const JTemp*>(args[0].v_obj)->celsius;
+  if (c == 999) return ffk_error_set(FFK_ERR_VALUE, "too hot to write");
+  if (c == -1) {
+    *result = Ref(args[0]);  // a Temp is not JSON data
+    return 0;
+  }
+  // Allocation-failure safe (the fail-Nth sweep runs through it).
+  ffk_map* m = ffk_map_new();
+  ffk_any k1 = ffk_any_raw_str("celsius"), v1 = F(c), k2 = ffk_any_raw_str("unit"), v2 = ffk_any_raw_str("C");
+  if (m == nullptr || ffk_map_set(&m, &k1, &v1) != 0 || ffk_map_set(&m, &k2, &v2) != 0) {
+    if (m != nullptr) ffk_object_release(reinterpret_cast<ffk_object*>(m));
+    return -1;
+  }
+  *result = ffk_any_object_steal(reinterpret_cast<ffk_object*>(m));
+  return 0;
+}
+
+// {"celsius": x} -> Temp; {"celsius": 0} returns an int instead.
+int TempFromJson(void*, const ffk_any* args, int32_t, ffk_any* result) {
+  if (args[0].type_index != FFK_TYPE_MAP) return ffk_error_set(FFK_ERR_TYPE, "a Temp's data must be a Map");
+  ffk_any key = ffk_any_raw_str("celsius"), c;
+  int found = ffk_map_get(reinterpret_cast<ffk_map*>(args[0].v_obj), &key, &c);
+  if (found != 1) return found < 0 ? -1 : ffk_error_set(FFK_ERR_KEY, "no celsius");
+  if (c.v_float == 0) {
+    *result = I(0);
+    return 0;
+  }
+  ffk_object* o = ffk_object_alloc(TempType(), sizeof(JTemp), [](void* self, int which) {
+    if (which & FFK_DELETER_FREE) ffk_object_free(static_cast<ffk_object*>(self));
+  });
+  if (o == nullptr) return -1;
+  reinterpret_cast<JTemp*>(o)->celsius = c.v_float;
+  *result = ffk_any_object_steal(o);
+  return 0;
+}
+
+void SetHook(int32_t type, const char* name, ffk_safe_call call) {
+  ffk_function* f = ffk_function_new(name, call, nullptr, nullptr);
+  ASSERT_NE(f, nullptr);
+  ffk_any v = ffk_any_object_steal(reinterpret_cast<ffk_object*>(f));
+  EXPECT_EQ(ffk_type_set_attr(type, name, &v), 0) << FetchError();
+  ffk_any_release(&v);
+}
+
+int32_t TempType() {
+  static int32_t t = [] {
+    int32_t index = ffk_type_register("test.json.Temp", FFK_TYPE_OBJECT);
+    EXPECT_GE(index, 0) << FetchError();
+    SetHook(index, FFK_ATTR_DATA_TO_JSON, TempToJson);
+    SetHook(index, FFK_ATTR_DATA_FROM_JSON, TempFromJson);
+    return index;
+  }();
+  return t;
+}
+
+TEST_F(Serialization, TypeHooksWriteAndReadTheirOwnData) {
+  OwnedAny t(Temp(21.5));
+  OwnedAny v(ArrayOf({Ref(t.v), Ref(t.v), Temp(-3)}));
+  std::string text = ToJson(v.v);
+  EXPECT_EQ(text,
+            R"({"root_index":2,"nodes":[{"type":"test.json.Temp","data":{"celsius":21.5,"unit":"C"}},{"type":"test.json.Temp","data":{"celsius":-3.0,"unit":"C"}},{"type":"ffi.Array","data":[0,0,1]}]})");
+  OwnedAny back(FromJson(text));
+  const ffk_any* items = ffk_array_items_borrow(reinterpret_cast<ffk_array*>(back.v.v_obj));
+  ASSERT_EQ(items[0].type_index, TempType());
+  EXPECT_EQ(items[0].v_obj, items[1].v_obj);  // shared, as written
+  EXPECT_EQ(reinterpret_cast<const JTemp*>(items[0].v_obj)->celsius, 21.5);
+  EXPECT_EQ(reinterpret_cast<const JTemp*>(items[2].v_obj)->celsius, -3.0);
+}
+
+TEST_F(Serialization, TypeHookErrorsReachTheCaller) {
+  OwnedAny hot(Temp(999));
+  EXPECT_EQ(WriteError(hot.v), "ValueError: too hot to write");
+  OwnedAny self(Temp(-1));
+  EXPECT_EQ(WriteError(self.v),
+            "TypeError: the data a `__data_to_json__` hook returns must be JSON data: a value of type "
+            "`test.json.Temp` is not JSON-able");
+  TempType();
+  EXPECT_EQ(ReadError(R"({"root_index":0,"nodes":[{"type":"test.json.Temp","data":[1]}]})"),
+            "TypeError: a Temp's data must be a Map");
+  EXPECT_EQ(ReadError(R"({"root_index":0,"nodes":[{"type":"test.json.Temp","data":{"celsius":0.0}}]})"),
+            "TypeError: the `__data_from_json__` hook of `test.json.Temp` returned `int`, not a `test.json.Temp`");
+  // An attribute that is not a Function.
+  int32_t odd = ffk_type_register("test.json.OddHook", FFK_TYPE_OBJECT);
+  ASSERT_GE(odd, 0);
+  ffk_any not_fn = I(5);
+  ASSERT_EQ(ffk_type_set_attr(odd, FFK_ATTR_DATA_FROM_JSON, &not_fn), 0);
+  EXPECT_EQ(ReadError(R"({"root_index":0,"nodes":[{"type":"test.json.OddHook","data":{}}]})"),
+            "TypeError: the `__data_from_json__` attribute of `test.json.OddHook` must be a Function, got `int`");
+}
+
+// A reflected type whose objects the test allocates itself: reflection did not make them.
+struct JHandmade {
+  ffk_object header;
+  int64_t v;
+};
+
+TEST_F(Serialization, ObjectsReflectionDidNotMakeNeedAHook) {
+  static int32_t t = Define("test.json.Handmade", sizeof(JHandmade), {Field("v", offsetof(JHandmade, v), "int")});
+  ffk_object* o = ffk_object_alloc(t, sizeof(JHandmade), [](void* self, int which) {
+    if (which & FFK_DELETER_FREE) ffk_object_free(static_cast<ffk_object*>(self));
+  });
+  ASSERT_NE(o, nullptr);
+  OwnedAny h(ffk_any_object_steal(o));
+  EXPECT_EQ(WriteError(h.v),
+            "TypeError: cannot serialize `test.json.Handmade`: its objects are not made by reflection and its type "
+            "has no `__data_to_json__` hook");
+  // One made by reflection writes field by field.
+  OwnedAny made(Create("test.json.Handmade", {I(4)}));
+  EXPECT_EQ(ToJson(made.v), R"({"root_index":0,"nodes":[{"type":"test.json.Handmade","data":{"v":4}}]})");
+}
+
 // ---- Allocation failures ------------------------------------------------------------------
 
 TEST_F(Serialization, AllocationFailuresLeaveNothingBehind) {
   RecordType();
   OwnedAny v(ArrayOf({Derived(3, MapOf({{S("key longer than seven"), IntPair(1, 2)}}), ArrayOf({ListOf({I(1)})}), "t"),
                       DictOf({{S("b"), Bytes("bytes bytes bytes")}}), Create("test.json.Record", {}), F(0.25),
-                      TupleOf({Dtype("int8"), ffk_any_device(ffk_device(FFK_DEVICE_CPU, 0))})}));
+                      TupleOf({Dtype("int8"), ffk_any_device(ffk_device(FFK_DEVICE_CPU, 0))}), Temp(36.6)}));
   OwnedAny meta(MapOf({{S("meta"), ListOf({S("x"), F(1.5)})}}));
   std::string text = ToJson(v.v, &meta.v);
   int writes = ffk::test::SweepAllocationFailures([&] {

@@ -11,8 +11,8 @@ cd "$root"
 CC=${CC_FUZZ:-clang}
 SAN="-fsanitize=address,undefined -fno-sanitize-recover=all"
 CFLAGS="-std=c11 -g -O1 -fno-omit-frame-pointer -D_GNU_SOURCE -DFFK_TESTING=1 -Wall -Wextra -Wpedantic -Wshadow -Werror"
-# DLPack and xxHash come from third_party/ (the versions the library is written against).
-INCLUDES="-Iffi/include -Icontainers/include -Itensor/include -Iinclude -Ithird_party/dlpack/include -Ithird_party/xxhash/include -I."
+# DLPack, xxHash and yyjson come from third_party/ (the versions the library is written against).
+INCLUDES="-Iffi/include -Icontainers/include -Itensor/include -Iinclude -Ithird_party/dlpack/include -Ithird_party/xxhash/include -Ithird_party/yyjson/include -Ithird_party/yyjson/src -I."
 HARNESSES=$(cd tests/fuzz && ls *_fuzzer.c | sed 's/\.c$//')
 
 mkdir -p "$out/obj"

@@ -63,7 +63,8 @@ FFK_EXTERN_C_BEGIN
  *               "... a Dict contains itself", "... a `mylib.Node` object reaches itself
  *               through its fields"); a str that is not valid UTF-8;
  *   RuntimeError nesting deeper than FFK_STRUCTURAL_MAX_DEPTH (ffikit/structural.h);
- *   a MemoryError, or what a FFK_ATTR_DATA_TO_JSON hook raised.
+ *   a MemoryError, or what a FFK_ATTR_DATA_TO_JSON hook raised (a TypeError when what it
+ *   returned is not JSON-able, or when the attribute is not a Function).
  * Never changes the value. Lists and Dicts are read through snapshots, as structural.h's walks do.
  */
 FFK_API int ffk_to_json_graph(const ffk_any *value, const ffk_any *metadata, ffk_any *out);
@@ -83,9 +84,12 @@ FFK_API int ffk_to_json_graph(const ffk_any *value, const ffk_any *metadata, ffk
  *               base64 text, an unknown type key, an unknown field name, a missing field
  *               without a default, a field value that does not convert to the field's
  *               type (the conversion's message);
- *   TypeError   an object type that cannot be read (not reflected, or a reflected type
- *               without a FFK_ATTR_DATA_FROM_JSON hook whose objects reflection does not
- *               make: its library allocates them);
+ *   TypeError   an object type that cannot be read: neither reflected nor with a
+ *               FFK_ATTR_DATA_FROM_JSON hook ("cannot deserialize `ffikit.Function`: ...");
+ *               a hook attribute that is not a Function, or a hook that returned something
+ *               other than an object of its type. (A reflected type without the hook is
+ *               rebuilt by reflection: nothing in a type says its library allocates its
+ *               objects, so such a library should give its type the hook);
  *   RuntimeError nesting deeper than FFK_STRUCTURAL_MAX_DEPTH;
  *   a MemoryError, or what a FFK_ATTR_DATA_FROM_JSON hook raised.
  * Objects are rebuilt with ffk_object_new_reflected and ffk_field_init (their constructor
