@@ -13,6 +13,10 @@ two read-only int fields ``a``, ``b`` and a method ``sum``) beside ``tvm_ffi`` (
     method_gil   p.sum() with ffikit releasing the GIL around the C call as tvm_ffi does
                  (TestIntPair.sum.release_gil = True; off by default): informational
     field_write  b.v_i64 = 3         informational (TestObjectBase; tvm_ffi's is a C++ setter)
+    pyclass_read         p.x on a py_class with a writable int field ``x`` (ffikit.dataclasses
+                         beside tvm_ffi.dataclasses), and ``slots`` a class with __slots__ = ("x",):
+                         target <= 2x slots (issue 24)
+    pyclass_read_frozen  the same with a frozen py_class (read-only field): informational
 
 Times are per statement, in the thread's CPU time (bench_ffi.cpu_timer). ``report.py``
 turns the JSON output into the table of medians and ratios; nothing here fails on a
@@ -60,6 +64,38 @@ class SlotsBase:
         self.v_i64 = 10
 
 
+class SlotsPoint:
+    __slots__ = ("x",)
+
+    def __init__(self, x: int) -> None:
+        self.x = x
+
+
+def pyclass_sides() -> dict[str, tuple[type, type]]:
+    """(writable, frozen) classes with one int field ``x``, per implementation."""
+    from ffikit.dataclasses import py_class as ffk_py_class
+    from tvm_ffi.dataclasses import py_class as tvm_py_class
+
+    @ffk_py_class("bench.PyPoint")
+    class FfkPoint(ffikit.Object):
+        x: int
+
+    @ffk_py_class("bench.PyFrozenPoint", frozen=True)
+    class FfkFrozenPoint(ffikit.Object):
+        x: int
+
+    @tvm_py_class("bench.PyPoint")
+    class TvmPoint(tvm_ffi.Object):
+        x: int
+
+    @tvm_py_class("bench.PyFrozenPoint", frozen=True)
+    class TvmFrozenPoint(tvm_ffi.Object):
+        x: int
+
+    return {"ffikit": (FfkPoint, FfkFrozenPoint), "tvm_ffi": (TvmPoint, TvmFrozenPoint),
+            "slots": (SlotsPoint, SlotsPoint)}
+
+
 def objects(s: Suite) -> None:
     sides = {
         "ffikit": (ffikit.testing.TestIntPair, ffikit.testing.TestObjectBase),
@@ -78,6 +114,9 @@ def objects(s: Suite) -> None:
     sum_gil.release_gil = True
     s.add("method_gil", "ffikit", "sum_gil(p)", {"sum_gil": sum_gil, "p": ffikit.testing.TestIntPair(1, 2)})
     s.add("method_gil", "tvm_ffi", "p.sum()", {"p": tvm_ffi.testing.TestIntPair(1, 2)})
+    for impl, (point_cls, frozen_cls) in pyclass_sides().items():
+        s.add("pyclass_read", impl, "p.x", {"p": point_cls(1)})
+        s.add("pyclass_read_frozen", impl, "p.x", {"p": frozen_cls(1)})
 
 
 def main() -> None:

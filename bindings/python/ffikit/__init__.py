@@ -46,6 +46,10 @@ float6_e2m3fn, float6_e3m2fn = dtype("float6_e2m3fn"), dtype("float6_e3m2fn")
 float4_e2m1fn, float4_e2m1fnx2 = dtype("float4_e2m1fn"), dtype("float4_e2m1fnx2")
 
 
+# ffikit.dataclasses: py_class / c_class; `ffikit.method` marks py_class methods, as tvm_ffi's.
+from . import dataclasses  # noqa: E402
+from .dataclasses import method  # noqa: E402
+
 # The testing.* globals exist right after `import ffikit`, as they do after `import tvm_ffi`:
 # tvm_ffi code and examples call get_global_func("testing.echo") without importing testing.
 from . import testing  # noqa: E402 - registers the testing.* globals
@@ -63,6 +67,8 @@ __all__ = [
     "float8_e4m3fnuz", "float8_e5m2", "float8_e5m2fnuz", "float8_e8m0fnu", "float6_e2m3fn", "float6_e3m2fn",
     "float4_e2m1fn", "float4_e2m1fnx2",
 ]
+
+__all__ += ["dataclasses", "method"]  # ffikit.dataclasses
 
 for _cls in (String, Bytes, Shape, Module, TypeInfo, Array, List, Map, Dict, dtype, DLDeviceType, DataTypeCode):
     _cls.__module__ = "ffikit"

@@ -9,6 +9,8 @@
 
 int ffkpy_convert_init(void);
 extern PyMethodDef ffkpy_module_meta_methods[]; /* module_meta.c */
+/* dataclass.c: types defined from Python (ffikit.dataclasses) */
+extern PyMethodDef ffkpy_dataclass_methods[];
 
 static PyObject *abi_version(PyObject *mod, PyObject *unused) {
   (void)mod, (void)unused;
@@ -46,6 +48,7 @@ PyMODINIT_FUNC PyInit__core(void) {
       add_methods(m, ffkpy_testing_methods) < 0 || add_methods(m, ffkpy_hook_methods) < 0 ||
       add_methods(m, ffkpy_container_methods) < 0 ||
       add_methods(m, ffkpy_tensor_methods) < 0 || add_methods(m, ffkpy_module_meta_methods) < 0 ||
+      add_methods(m, ffkpy_dataclass_methods) < 0 || /* dataclass.c */
       PyModule_AddStringConstant(m, "__version__", ffk_version()) < 0 ||
       PyModule_AddIntConstant(m, "HOOKS_AVAILABLE", ffk_debug_hooks_available()) < 0) {
     Py_DECREF(m);

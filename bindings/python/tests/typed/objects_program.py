@@ -5,6 +5,23 @@ import copy
 import pickle
 import ffikit
 from ffikit.testing import TestIntPair, TestObjectBase, TestObjectDerived
+from typing import Any, Optional
+
+from ffikit.dataclasses import asdict, field, py_class, replace
+from ffikit.dataclasses import fields as dc_fields
+
+
+@py_class("typed_program.Node", eq=True)
+class Node(ffikit.Object):
+    """A type defined in Python: its fields live in C."""
+
+    value: int
+    next: Optional[Node] = None
+    tags: list[str] = field(default_factory=list)
+
+    @ffikit.method
+    def total(self) -> int:
+        return self.value + (self.next.total() if self.next is not None else 0)
 
 
 @ffikit.register_object("testing.TestUnregisteredObject")
@@ -37,7 +54,12 @@ def main() -> int:
     assert isinstance(u, Unregistered)
     v: int = u.v1 + u.v2
     del made
-    return a + total + added + len(text) + n + len(fields) + len(doc or "") + len(keys) + int(same) + back.b + v
+    node = Node(1, Node(2), tags=["a"])
+    names: list[str] = [f.name for f in dc_fields(node)]
+    moved: Node = replace(node, value=5)
+    as_dict: dict[str, Any] = asdict(node)
+    node_total: int = node.total() + moved.value + len(names) + len(as_dict) + int(node == moved)
+    return a + total + added + len(text) + n + len(fields) + len(doc or "") + len(keys) + int(same) + back.b + v + node_total
 
 
 if __name__ == "__main__":
