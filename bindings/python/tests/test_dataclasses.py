@@ -740,6 +740,9 @@ def test_structural_eq_kinds():
     class NoStruct(Object):
         a: int
 
+    hook = ffikit._core._type_get_attr(Single.__tvm_ffi_type_info__.type_index, "__s_equal__")
+    assert isinstance(hook, ffikit.Function)
+    assert ffikit._core._type_get_attr(Tree.__tvm_ffi_type_info__.type_index, "__s_equal__") is None
     assert structural_equal(Tree(1, 5), Tree(1, 6))
     assert structural_hash(Tree(1, 5)) == structural_hash(Tree(1, 6))
     assert not structural_equal(Tree(1), Tree(2))
@@ -979,3 +982,21 @@ def test_py_class_behaves_like_dataclasses(specs: list[dict[str, Any]], opts: di
         assert hash(a) == hash(a2) and hash(b) == hash(b2)
     elif names:
         assert std_cls.__hash__ is None and ffk_cls.__hash__ is None
+
+
+def test_class_body_structural_hooks_become_type_attributes():
+    structural_equal, structural_hash = _structural()
+
+    @py_class(_key())
+    class Loose(Object):
+        name: str
+
+        def __s_equal__(self, other: Any, equal: Any) -> bool:
+            return self.name.lower() == other.name.lower()
+
+        def __s_hash__(self, hash_fn: Any) -> int:
+            return hash(self.name.lower()) & 0xFFFF
+
+    assert structural_equal(Loose("Ab"), Loose("aB")) and not structural_equal(Loose("a"), Loose("b"))
+    assert structural_hash(Loose("Ab")) == structural_hash(Loose("aB"))
+    assert "__s_equal__" not in {m.name for m in Loose.__tvm_ffi_type_info__.methods}
