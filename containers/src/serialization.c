@@ -36,39 +36,48 @@ const yyjson_alc ffk_json__alc = {alc_malloc, alc_realloc, alc_free, NULL};
 
 /* ---- Node type keys ------------------------------------------------------------------- */
 
+/* A key and its length, so matching a node's key costs no strlen. */
+typedef struct {
+  const char *text;
+  size_t len;
+} key_text;
+#define KEY(s) {s, sizeof(s) - 1}
+
 static const struct {
   ffk_json_kind kind;
-  const char *tvm_key;    /* what the writer writes */
-  const char *ffikit_key; /* also read; NULL when the same */
+  key_text tvm_key;    /* what the writer writes */
+  key_text ffikit_key; /* also read; {NULL, 0} when the same */
 } k_kinds[] = {
-    {FFK_JSON_NONE, "None", NULL},
-    {FFK_JSON_BOOL, "bool", NULL},
-    {FFK_JSON_INT, "int", NULL},
-    {FFK_JSON_FLOAT, "float", NULL},
-    {FFK_JSON_DTYPE, "DataType", NULL},
-    {FFK_JSON_DEVICE, "Device", NULL},
-    {FFK_JSON_STR, "ffi.String", "ffikit.String"},
-    {FFK_JSON_BYTES, "ffi.Bytes", "ffikit.Bytes"},
-    {FFK_JSON_SHAPE, "ffi.Shape", "ffikit.Shape"},
-    {FFK_JSON_ARRAY, "ffi.Array", "ffikit.Array"},
-    {FFK_JSON_LIST, "ffi.List", "ffikit.List"},
-    {FFK_JSON_MAP, "ffi.Map", "ffikit.Map"},
-    {FFK_JSON_DICT, "ffi.Dict", "ffikit.Dict"},
-    {FFK_JSON_TUPLE, "ffikit.Tuple", "ffi.Tuple"},
+    {FFK_JSON_NONE, KEY("None"), {NULL, 0}},
+    {FFK_JSON_BOOL, KEY("bool"), {NULL, 0}},
+    {FFK_JSON_INT, KEY("int"), {NULL, 0}},
+    {FFK_JSON_FLOAT, KEY("float"), {NULL, 0}},
+    {FFK_JSON_DTYPE, KEY("DataType"), {NULL, 0}},
+    {FFK_JSON_DEVICE, KEY("Device"), {NULL, 0}},
+    {FFK_JSON_STR, KEY("ffi.String"), KEY("ffikit.String")},
+    {FFK_JSON_BYTES, KEY("ffi.Bytes"), KEY("ffikit.Bytes")},
+    {FFK_JSON_SHAPE, KEY("ffi.Shape"), KEY("ffikit.Shape")},
+    {FFK_JSON_ARRAY, KEY("ffi.Array"), KEY("ffikit.Array")},
+    {FFK_JSON_LIST, KEY("ffi.List"), KEY("ffikit.List")},
+    {FFK_JSON_MAP, KEY("ffi.Map"), KEY("ffikit.Map")},
+    {FFK_JSON_DICT, KEY("ffi.Dict"), KEY("ffikit.Dict")},
+    {FFK_JSON_TUPLE, KEY("ffikit.Tuple"), KEY("ffi.Tuple")},
 };
 #define N_KINDS (sizeof k_kinds / sizeof k_kinds[0])
 
 const char *ffk_json__kind_key(ffk_json_kind kind) {
   for (size_t i = 0; i < N_KINDS; ++i)
-    if (k_kinds[i].kind == kind) return k_kinds[i].tvm_key;
+    if (k_kinds[i].kind == kind) return k_kinds[i].tvm_key.text;
   return NULL;
 }
 
-static bool key_is(const char *key, size_t len, const char *name) {
-  return name != NULL && strlen(name) == len && memcmp(key, name, len) == 0;
+static bool key_is(const char *key, size_t len, key_text name) {
+  return name.len == len && memcmp(key, name.text, len) == 0;
 }
 
 ffk_json_kind ffk_json__kind_of_key(const char *key, size_t len) {
+  /* Every built-in key starts with one of these letters; a type key ("mylib.Point") usually not. */
+  if (len == 0 || strchr("NbifD", key[0]) == NULL) return FFK_JSON_OBJECT;
   for (size_t i = 0; i < N_KINDS; ++i)
     if (key_is(key, len, k_kinds[i].tvm_key) || key_is(key, len, k_kinds[i].ffikit_key)) return k_kinds[i].kind;
   return FFK_JSON_OBJECT;

@@ -27,6 +27,9 @@
 
 enum { NODE_NEW = 0, NODE_BUSY = 1, NODE_DONE = 2 };
 
+/* The last type keys looked up, so a document of 10,000 objects of one type looks it up once. */
+#define TYPE_CACHE 8
+
 typedef struct {
   yyjson_val **nodes; /* the "nodes" array, for O(1) access by index */
   size_t n;
@@ -34,6 +37,14 @@ typedef struct {
   ffk_any *values;
   int depth;
   ffk_json_hooks hooks;
+  ffk_any *scratch; /* a container's elements while it is built (never across a recursion) */
+  size_t scratch_cap;
+  struct {
+    const char *key; /* borrowed from the document */
+    size_t len;
+    int32_t index;
+  } types[TYPE_CACHE];
+  int ntypes, next_type;
 } reader;
 
 /* ---- Errors --------------------------------------------------------------------------- */
@@ -171,17 +182,11 @@ static int node_index(reader *r, yyjson_val *ref, size_t *out) {
   return 0;
 }
 
-/* Decodes the node indices of `data` (an array) into the borrowed values items[0..n). */
-static int gather(reader *r, yyjson_val *data, const ffk_any **items) {
-  size_t idx, max;
-  yyjson_val *ref;
-  yyjson_arr_foreach(data, idx, max, ref) {
-    if (get_node(r, ref, &items[idx]) != 0) return -1;
-  }
-  return 0;
-}
-
-/* An Array, Tuple, List, Map or Dict from node i's data, a JSON array of node indices. */
+/*
+ * An Array, Tuple, List, Map or Dict from node i's data, a JSON array of node indices. The
+ * elements are decoded first (the recursion), then copied, borrowed, into the scratch
+ * buffer (no recursion there, so one buffer serves every level) and the container made.
+ */
 static int decode_container(reader *r, size_t i, ffk_json_kind kind, const char *key, yyjson_val *data, ffk_any *out) {
   if (!yyjson_is_arr(data)) return bad("node %zu (`%s`): \"data\" must be an array, got %s", i, key, json_kind(data));
   size_t n = yyjson_arr_size(data);
@@ -189,34 +194,42 @@ static int decode_container(reader *r, size_t i, ffk_json_kind kind, const char 
   if (mapping && n % 2 != 0)
     return bad("node %zu (`%s`): Map/Dict data must contain an even number of [key, value] entries, got %zu", i, key, n);
   if (r->depth == FFK_STRUCTURAL_MAX_DEPTH) return ffk_json__too_deep();
-  const ffk_any **refs = ffk_mem_alloc((n == 0 ? 1 : n) * sizeof *refs);
-  ffk_any *items = ffk_mem_alloc((n == 0 ? 1 : n) * sizeof *items);
-  int rc = refs == NULL || items == NULL ? -1 : 0;
-  if (rc == 0) {
-    ++r->depth;
-    rc = gather(r, data, refs);
-    --r->depth;
-  }
-  ffk_object *made = NULL;
-  if (rc == 0) {
-    if (mapping) { /* keys at even positions, values at odd: split into two arrays */
-      for (size_t j = 0; j < n / 2; ++j) items[j] = *refs[2 * j], items[n / 2 + j] = *refs[2 * j + 1];
-    } else {
-      for (size_t j = 0; j < n; ++j) items[j] = *refs[j];
+  size_t idx, max;
+  yyjson_val *ref;
+  const ffk_any *unused;
+  ++r->depth;
+  yyjson_arr_foreach(data, idx, max, ref) {
+    if (get_node(r, ref, &unused) != 0) {
+      --r->depth;
+      return -1;
     }
-    int64_t m = (int64_t)n;
-    switch (kind) {
-      case FFK_JSON_ARRAY: made = (ffk_object *)ffk_array_new(items, m); break;
-      case FFK_JSON_TUPLE: made = (ffk_object *)ffk_tuple_new(m, items); break;
-      case FFK_JSON_LIST: made = (ffk_object *)ffk_list_from_items(items, m); break;
-      case FFK_JSON_MAP: made = (ffk_object *)ffk_map_from_pairs(items, items + m / 2, m / 2); break;
-      default: made = (ffk_object *)ffk_dict_from_pairs(items, items + m / 2, m / 2); break;
-    }
-    if (made == NULL) rc = -1;
   }
-  ffk_mem_free(refs);
-  ffk_mem_free(items);
-  if (rc != 0) return -1;
+  --r->depth;
+  if (n > r->scratch_cap) {
+    ffk_any *grown = ffk_mem_realloc(r->scratch, n * sizeof *grown);
+    if (grown == NULL) return -1;
+    r->scratch = grown;
+    r->scratch_cap = n;
+  }
+  ffk_any *items = r->scratch;
+  yyjson_arr_foreach(data, idx, max, ref) {
+    int64_t j = 0;
+    (void)json_int64(ref, &j); /* an index get_node checked above */
+    if (mapping) /* keys at even positions, values at odd: keys first, then values */
+      items[idx % 2 == 0 ? idx / 2 : n / 2 + idx / 2] = r->values[j];
+    else
+      items[idx] = r->values[j];
+  }
+  int64_t m = (int64_t)n;
+  ffk_object *made;
+  switch (kind) {
+    case FFK_JSON_ARRAY: made = (ffk_object *)ffk_array_new(items, m); break;
+    case FFK_JSON_TUPLE: made = (ffk_object *)ffk_tuple_new(m, items); break;
+    case FFK_JSON_LIST: made = (ffk_object *)ffk_list_from_items(items, m); break;
+    case FFK_JSON_MAP: made = (ffk_object *)ffk_map_from_pairs(items, items + m / 2, m / 2); break;
+    default: made = (ffk_object *)ffk_dict_from_pairs(items, items + m / 2, m / 2); break;
+  }
+  if (made == NULL) return -1;
   *out = ffk_any_object_steal(made);
   return 0;
 }
@@ -265,6 +278,27 @@ static int decode_bytes(size_t i, yyjson_val *data, ffk_any *out) {
 }
 
 static int decode_object(reader *r, size_t i, int32_t type_index, const char *key, yyjson_val *data, ffk_any *out);
+
+/*
+ * The object type a node's key names, in *out (-1 when none does: an unknown key, or one of
+ * a type that is not an object type). Keys hold no NUL (one would cut the lookup short).
+ */
+static int lookup_type(reader *r, const char *key, size_t len, int32_t *out) {
+  for (int k = 0; k < r->ntypes; ++k)
+    if (r->types[k].len == len && memcmp(r->types[k].key, key, len) == 0) {
+      *out = r->types[k].index;
+      return 0;
+    }
+  int32_t index = -1;
+  int found = strlen(key) == len ? ffk_type_lookup(key, &index) : 0;
+  if (found < 0) return -1;
+  *out = found == 1 && index >= FFK_TYPE_OBJECT_BEGIN ? index : -1;
+  int slot = r->ntypes < TYPE_CACHE ? r->ntypes++ : (r->next_type++ % TYPE_CACHE);
+  r->types[slot].key = key;
+  r->types[slot].len = len;
+  r->types[slot].index = *out;
+  return 0;
+}
 
 static int decode_node(reader *r, size_t i, ffk_any *out) {
   yyjson_val *node = r->nodes[i];
@@ -339,11 +373,9 @@ static int decode_node(reader *r, size_t i, ffk_any *out) {
     case FFK_JSON_DICT: return decode_container(r, i, kind, key, data, out);
     case FFK_JSON_OBJECT: break;
   }
-  /* A type key: a registered object type. Keys hold no NUL (one would cut the lookup short). */
   int32_t type_index;
-  int found = strlen(key) == key_len ? ffk_type_lookup(key, &type_index) : 0;
-  if (found < 0) return -1;
-  if (found == 0 || type_index < FFK_TYPE_OBJECT_BEGIN) return bad("node %zu: unknown type key `%s`", i, key);
+  if (lookup_type(r, key, key_len, &type_index) != 0) return -1;
+  if (type_index < 0) return bad("node %zu: unknown type key `%s`", i, key);
   return decode_object(r, i, type_index, key, data, out);
 }
 
@@ -378,7 +410,8 @@ static int decode_fields(reader *r, size_t i, int32_t type_index, const char *ke
   int32_t nfields = ffk_type_num_fields(type_index);
   if (nfields < 0) return -1;
   if (r->depth == FFK_STRUCTURAL_MAX_DEPTH) return ffk_json__too_deep();
-  bool *given = ffk_mem_calloc(nfields == 0 ? 1 : (size_t)nfields, sizeof *given);
+  bool given_small[64] = {false};
+  bool *given = nfields <= 64 ? given_small : ffk_mem_calloc((size_t)nfields, sizeof *given);
   if (given == NULL) return -1;
   ffk_object *obj = ffk_object_new_reflected(type_index);
   int rc = obj == NULL ? -1 : 0;
@@ -417,7 +450,7 @@ static int decode_fields(reader *r, size_t i, int32_t type_index, const char *ke
     else if (!given[k] && !(f->flags & FFK_FIELD_HAS_DEFAULT))
       rc = bad("node %zu: required field `%s` of `%s` is missing", i, f->name, key);
   }
-  ffk_mem_free(given);
+  if (given != given_small) ffk_mem_free(given);
   if (rc != 0) {
     if (obj != NULL) ffk_object_release(obj);
     return -1;
@@ -517,6 +550,7 @@ int ffk_from_json_graph(const char *text, size_t len, ffk_any *out, ffk_any *met
   ffk_mem_free(r.state);
   ffk_mem_free(r.values);
   ffk_json__hooks_free(&r.hooks);
+  ffk_mem_free(r.scratch);
   yyjson_doc_free(doc);
   if (rc != 0) {
     ffk_any_release(out);
