@@ -18,6 +18,9 @@
 #define static
 #define inline
 #include <ffikit/ffikit.h>
+/* Not in ffikit.h's list: the JSON graph format (access_path.h comes with structural.h). */
+#include <ffikit/access_path.h>
+#include <ffikit/serialization.h>
 #undef static
 #undef inline
 

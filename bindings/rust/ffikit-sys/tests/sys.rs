@@ -74,3 +74,64 @@ fn reflection_constants_and_storage_rule() {
         sys::ffk_error_clear();
     }
 }
+
+#[test]
+fn part_two_headers_are_bound() {
+    // reflect.h's hook names, access_path.h's kinds (tvm_ffi's AccessKind values).
+    assert_eq!(&sys::FFK_ATTR_S_EQUAL[..], b"__s_equal__\0");
+    assert_eq!(&sys::FFK_ATTR_S_HASH[..], b"__s_hash__\0");
+    assert_eq!(&sys::FFK_ATTR_DATA_TO_JSON[..], b"__data_to_json__\0");
+    assert_eq!(&sys::FFK_ATTR_DATA_FROM_JSON[..], b"__data_from_json__\0");
+    use sys::ffk_access_kind as k;
+    assert_eq!(
+        [k::FFK_ACCESS_ATTR.0, k::FFK_ACCESS_ARRAY_ITEM.0, k::FFK_ACCESS_MAP_ITEM.0],
+        [0, 1, 2]
+    );
+    assert_eq!(
+        [k::FFK_ACCESS_ATTR_MISSING.0, k::FFK_ACCESS_ARRAY_ITEM_MISSING.0, k::FFK_ACCESS_MAP_ITEM_MISSING.0],
+        [3, 4, 5]
+    );
+    assert_eq!(sys::FFK_STRUCTURAL_MAX_DEPTH, 1000);
+    unsafe {
+        // An access path, extended and queried through the raw calls.
+        let root = sys::ffk_access_path_root();
+        assert!(!root.is_null());
+        let path = sys::ffk_access_path_extend(root, k::FFK_ACCESS_ARRAY_ITEM.0 as i32, &sys::ffk_any_int(3));
+        assert!(!path.is_null());
+        assert_eq!((sys::ffk_access_path_depth(root), sys::ffk_access_path_depth(path)), (0, 1));
+        assert_eq!(sys::ffk_access_path_parent(path), root as *const _);
+        let (mut kind, mut key) = (-1, sys::ffk_any_none());
+        assert_eq!(sys::ffk_access_path_last_step(path, &mut kind, &mut key), 1);
+        assert_eq!((kind, key.__bindgen_anon_1.v_int), (1, 3));
+        assert_eq!(sys::ffk_access_path_is_prefix_of(root, path), 1);
+        assert!((*path).type_index == sys::ffk_access_path_type_index());
+        // A bad kind is C's ValueError, not a crash.
+        assert!(sys::ffk_access_path_extend(root, 99, &sys::ffk_any_int(0)).is_null());
+        assert!(sys::ffk_error_matches(sys::FFK_ERR_VALUE.as_ptr().cast()));
+        sys::ffk_error_clear();
+        sys::ffk_object_release(path);
+        sys::ffk_object_release(root);
+
+        // The JSON graph of an int, written and read.
+        let mut text = sys::ffk_any_none();
+        assert_eq!(sys::ffk_to_json_graph(&sys::ffk_any_int(42), std::ptr::null(), &mut text), 0);
+        let (mut data, mut size) = (std::ptr::null(), 0usize);
+        assert_eq!(sys::ffk_any_as_str(&text, &mut data, &mut size), 0);
+        let s = std::slice::from_raw_parts(data.cast::<u8>(), size);
+        assert_eq!(s, br#"{"root_index":0,"nodes":[{"type":"int","data":42}]}"#);
+        let mut back = sys::ffk_any_none();
+        assert_eq!(sys::ffk_from_json_graph(data, size, &mut back, std::ptr::null_mut()), 0);
+        assert_eq!(back.__bindgen_anon_1.v_int, 42);
+        sys::ffk_any_release(&mut text);
+
+        // Structural equality with a mismatch report.
+        let (a, b) = (sys::ffk_any_int(1), sys::ffk_any_int(2));
+        let (mut l, mut r) = (std::ptr::null_mut(), std::ptr::null_mut());
+        assert_eq!(sys::ffk_structural_first_mismatch(&a, &b, &mut l, &mut r), 1);
+        assert_eq!(sys::ffk_access_path_equal(l, r), 1);
+        sys::ffk_object_release(l);
+        sys::ffk_object_release(r);
+        assert_eq!(sys::ffk_structural_first_mismatch(&a, &a, &mut l, &mut r), 0);
+        assert!(l.is_null() && r.is_null());
+    }
+}

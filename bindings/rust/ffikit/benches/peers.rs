@@ -50,6 +50,9 @@ fn main() {
     if wanted("fields") {
         fields();
     }
+    if wanted("structural") {
+        structural();
+    }
 }
 
 fn push() {
@@ -241,4 +244,83 @@ fn fields() {
     report("obj.field::<f64>(\"x\") (by name)", by_name, "plain struct field read", plain_read);
     report("Point::label() (str field, through C)", str_read, "plain struct field read", plain_read);
     report("Point::set_x (through C)", set, "plain struct field read", plain_read);
+}
+
+ffikit::reflected_type! {
+    /// A tree node for the structural section.
+    #[type_key = "bench.TreeNode", layout = TreeNodeLayout]
+    pub struct TreeNode {
+        v: i64,
+        name: String,
+        kids: Array<Any>,
+    }
+}
+
+/// The Rust peer of `TreeNode`: derived equality and hashing, a derived deep clone.
+#[derive(Clone, PartialEq, Eq, Hash)]
+struct PlainNode {
+    v: i64,
+    name: String,
+    kids: Vec<PlainNode>,
+}
+
+const TREE_NODES: i64 = 10_000;
+
+/// A 4-ary tree of `n` nodes numbered from `*next` (breadth grows with depth).
+fn tree(n: i64, next: &mut i64) -> (TreeNode, PlainNode) {
+    let v = *next;
+    *next += 1;
+    let name = format!("node{}", v);
+    let rest = n - 1;
+    let (mut kids, mut plain_kids) = (Vec::new(), Vec::new());
+    for i in 0..4 {
+        let size = rest / 4 + i64::from(i < rest % 4);
+        if size > 0 {
+            let (k, p) = tree(size, next);
+            kids.push(Any::from(&k));
+            plain_kids.push(p);
+        }
+    }
+    let node = TreeNode::new(v, name.clone(), kids.into()).unwrap();
+    (node, PlainNode { v, name, kids: plain_kids })
+}
+
+/// Two equal trees of 10,000 reflected nodes (the benchmark shape): structural
+/// equality, hash, deep copy and the JSON graph both ways, beside derived Rust equality,
+/// hashing and clone of the same tree as plain structs (no Rust peer writes the graph
+/// format; the clone is the yardstick for a walk that builds a tree).
+fn structural() {
+    use std::hash::{Hash, Hasher};
+    let (a, pa) = tree(TREE_NODES, &mut 0);
+    let (b, pb) = tree(TREE_NODES, &mut 0);
+    assert!(ffikit::structural_eq(&a, &b).unwrap());
+    let eq = time(TREE_NODES, || assert!(ffikit::structural_eq(black_box(&a), black_box(&b)).unwrap()));
+    let plain_eq = time(TREE_NODES, || assert!(black_box(&pa) == black_box(&pb)));
+    let hash = time(TREE_NODES, || {
+        black_box(ffikit::structural_hash(black_box(&a)).unwrap());
+    });
+    let plain_hash = time(TREE_NODES, || {
+        let mut h = std::collections::hash_map::DefaultHasher::new();
+        black_box(&pa).hash(&mut h);
+        black_box(h.finish());
+    });
+    let copy = time(TREE_NODES, || {
+        black_box(ffikit::deep_copy(black_box(&a)).unwrap());
+    });
+    let plain_clone = time(TREE_NODES, || {
+        black_box(black_box(&pa).clone());
+    });
+    let text = ffikit::to_json_graph(&a, None).unwrap();
+    let to_json = time(TREE_NODES, || {
+        black_box(ffikit::to_json_graph(black_box(&a), None).unwrap());
+    });
+    let from_json = time(TREE_NODES, || {
+        black_box(ffikit::from_json_graph(black_box(&text)).unwrap());
+    });
+    println!("tree of {} reflected nodes; the JSON graph is {} bytes; times are per node", TREE_NODES, text.len());
+    report("structural_eq (two equal trees)", eq, "derive(PartialEq)", plain_eq);
+    report("structural_hash", hash, "derive(Hash), DefaultHasher", plain_hash);
+    report("deep_copy", copy, "derive(Clone)", plain_clone);
+    report("to_json_graph", to_json, "derive(Clone)", plain_clone);
+    report("from_json_graph", from_json, "derive(Clone)", plain_clone);
 }

@@ -180,6 +180,22 @@ fn main() -> Result<()> {
         println!("  C-defined {}: a = {}, sum() = {}", p.type_name(), p.field::<i64>("a")?, p.call_method("sum", &[])?);
     }
 
+    println!("\n15. Structural tools and the JSON graph (TVM-FFI's format)");
+    let c2 = Circle::new(3.0, "unit".into())?;
+    println!("  structural_eq(c, Circle(3.0, \"unit\")) = {}; hashes equal: {}", ffikit::structural_eq(&c, &c2)?,
+        ffikit::structural_hash(&c)? == ffikit::structural_hash(&c2)?);
+    let scene: Map<String, Array<Any>> = vec![("shapes".to_string(), vec![Any::from(&c), Any::from(&c)].into())].into();
+    let other: Map<String, Array<Any>> = vec![("shapes".to_string(), vec![Any::from(&c), Any::from(&Circle::new(4.0, "unit".into())?)].into())].into();
+    if let Some((lhs, rhs)) = ffikit::first_structural_mismatch(&scene, &other)? {
+        println!("  first mismatch: {} / {}", lhs, rhs);
+    }
+    let text = ffikit::to_json_graph(&scene, None)?;
+    println!("  to_json_graph(scene) = {}", text);
+    let back: Map<String, Array<Any>> = ffikit::from_json_graph(&text)?.to()?;
+    let shapes = back.get(&"shapes".to_string()).expect("the key is in the document");
+    println!("  read back: {}; the shared circle is one object: {}", back,
+        shapes.get(0)?.to_object()?.ptr_eq(&shapes.get(1)?.to_object()?));
+
     let o: ObjectRef = a.into();
     println!("\nDone ({} holds {}).", o.type_name(), o);
     Ok(())

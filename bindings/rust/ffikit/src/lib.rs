@@ -15,6 +15,10 @@
 //!   (`obj.call_method("sum", &[])?`), and the descriptions C holds ([`TypeInfo`],
 //!   [`FieldInfo`], [`MethodInfo`]). [`reflected_type!`] defines a reflected type in Rust
 //!   that C and Python use like one defined in C.
+//! * Structural tools on any value ([`structural_eq`], [`structural_hash`],
+//!   [`first_structural_mismatch`] with its [`AccessPath`]s, [`deep_copy`]) and the JSON
+//!   graph round trip ([`to_json_graph`], [`from_json_graph`]), TVM-FFI's format. Types
+//!   supply hooks as type attributes ([`TypeInfo::set_attr`]).
 //!
 //! ```
 //! use ffikit::{Array, Dict, List};
@@ -45,6 +49,7 @@
 //! | `Error` | yes | yes | kind and message are immutable; the lazily built backtrace text and appended frames are guarded by a Rust lock |
 //! | `Tensor` | yes | yes | metadata is immutable; element slices follow Rust's borrow rules (`as_mut_slice` needs `&mut self` and a tensor that shares its storage with nobody) |
 //! | `TypeInfo`, `FieldInfo`, `MethodInfo` | yes | yes | C's type descriptions are immutable and live until exit |
+//! | `AccessPath`, `AccessStep` | yes | yes | a path is an immutable C object; a step is its kind and key |
 //! | a [`reflected_type!`] handle | yes | yes | C makes each field write atomic for readers; the getters load POD slots atomically and read the others through C |
 //! | iterators (`ListIter`, `DictIter`, `array::Iter`) | no | no | they borrow their container and are meant for one thread |
 //!
@@ -54,6 +59,7 @@
 
 pub use ffikit_sys as sys;
 
+mod access_path;
 mod any;
 pub mod array;
 pub mod define;
@@ -65,10 +71,13 @@ pub mod list;
 pub mod map;
 mod object;
 mod reflect;
+mod serialization;
 mod string;
+mod structural;
 pub mod tensor;
 mod types;
 
+pub use access_path::{AccessKind, AccessPath, AccessStep};
 pub use any::{Any, AnyView, Element, Kind};
 pub use array::{Array, Tuple};
 pub use dict::Dict;
@@ -79,7 +88,9 @@ pub use list::List;
 pub use map::Map;
 pub use object::{ObjectRef, ObjectType};
 pub use reflect::{FieldFlags, FieldInfo, FieldStorage, MethodInfo, Reflect, TypeInfo};
+pub use serialization::{from_json_graph, from_json_graph_with_metadata, to_json_graph};
 pub use string::{Bytes, Shape, Str};
+pub use structural::{deep_copy, first_structural_mismatch, structural_eq, structural_hash};
 pub use tensor::{DLPack, Tensor};
 pub use types::{DataType, Device, Scalar};
 

@@ -49,6 +49,15 @@ fn with_cname<R>(name: &str, f: impl FnOnce(*const c_char) -> Result<R>) -> Resu
     f(c.as_ptr())
 }
 
+/// A C string constant from the headers (`b"__s_equal__\0"`) as a `&str`, at compile time.
+const fn attr_name(bytes: &'static [u8]) -> &'static str {
+    let Some((_nul, text)) = bytes.split_last() else { panic!("an empty C string constant") };
+    match std::str::from_utf8(text) {
+        Ok(s) => s,
+        Err(_) => panic!("a C string constant that is not UTF-8"),
+    }
+}
+
 /// The flags of a field (`FFK_FIELD_*`): a read-only field unless `WRITABLE`.
 ///
 /// ```
@@ -567,6 +576,64 @@ impl TypeInfo {
         };
         check(rc)?;
         Ok(unsafe { ObjectRef::from_raw(out) }.expect("ffk_object_create succeeded with an object"))
+    }
+
+    /// The attribute name of a structural-equality hook: a Function `(a, b, equal) -> bool`
+    /// for two objects of the type, where `equal(x, y, attr)` compares two sub-values within
+    /// the same walk (`attr`, a str or None, names the step for mismatch paths).
+    pub const ATTR_S_EQUAL: &'static str = attr_name(sys::FFK_ATTR_S_EQUAL);
+    /// The attribute name of a structural-hash hook: a Function `(v, hash) -> int`, where
+    /// `hash(x)` is the structural hash of a sub-value within the same walk.
+    pub const ATTR_S_HASH: &'static str = attr_name(sys::FFK_ATTR_S_HASH);
+    /// The attribute name of a JSON graph writer hook: a Function `(v) -> JSON-able data`.
+    pub const ATTR_DATA_TO_JSON: &'static str = attr_name(sys::FFK_ATTR_DATA_TO_JSON);
+    /// The attribute name of a JSON graph reader hook: a Function `(data) -> object`.
+    pub const ATTR_DATA_FROM_JSON: &'static str = attr_name(sys::FFK_ATTR_DATA_FROM_JSON);
+
+    /// Sets the type attribute `name` to `value` (C keeps its own reference until exit),
+    /// replacing an earlier value; subtypes see it unless they set their own, and None set
+    /// on a subtype hides its parent's. The names ffikit consults are the `ATTR_*`
+    /// constants (a name starting "__" is reserved for ffikit); other names are free.
+    /// Errors: a ValueError for an empty name (or one with a NUL byte), a MemoryError.
+    ///
+    /// ```
+    /// use ffikit::{Any, AnyView, Function, TypeInfo};
+    /// # ffikit::reflected_type! {
+    /// #     #[type_key = "doc.attr.Tagged", layout = TaggedLayout]
+    /// #     pub struct Tagged { x: i64 = 0 }
+    /// # }
+    /// let t = Tagged::type_info().unwrap();
+    /// t.set_attr("mylib.color", &Any::from("green")).unwrap();
+    /// assert_eq!(t.get_attr("mylib.color").unwrap().unwrap().as_str().unwrap(), "green");
+    /// assert!(t.get_attr("mylib.size").unwrap().is_none());
+    /// // A hook: every Tagged equals every other, whatever x holds.
+    /// let eq = Function::from_packed("doc.eq", |_: &[AnyView]| Ok(Any::from(true))).unwrap();
+    /// t.set_attr(TypeInfo::ATTR_S_EQUAL, &eq).unwrap();
+    /// let (a, b) = (Tagged::new(1).unwrap(), Tagged::new(2).unwrap());
+    /// assert!(ffikit::structural_eq(&a, &b).unwrap());
+    /// ```
+    pub fn set_attr<'a>(&self, name: &str, value: impl Into<AnyView<'a>>) -> Result<()> {
+        let value = value.into();
+        with_cname(name, |n| {
+            // SAFETY: a NUL-terminated name and a borrowed valid value; C copies what it keeps.
+            check(unsafe { sys::ffk_type_set_attr(self.0, n, value.as_raw()) })
+        })
+    }
+
+    /// The type attribute `name`, looked up on this type and then its ancestors: `None`
+    /// when none has it (or the nearest has None).
+    pub fn get_attr(&self, name: &str) -> Result<Option<Any>> {
+        with_cname(name, |n| {
+            let mut out = none_raw();
+            // SAFETY: a NUL-terminated name; out receives a new reference.
+            let rc = unsafe { sys::ffk_type_get_attr(self.0, n, &mut out) };
+            let out = Any(out);
+            match rc {
+                1 => Ok(Some(out)),
+                0 => Ok(None),
+                _ => Err(Error::fetch()),
+            }
+        })
     }
 
     /// A new object with every field at its default (zero or None where there is none),

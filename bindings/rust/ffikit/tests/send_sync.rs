@@ -21,6 +21,8 @@ fn handles_are_send_and_sync() {
     send_sync::<List<Tensor>>();
     send_sync::<Dict<i64, List<i64>>>();
     send_sync::<Tensor>();
+    send_sync::<AccessPath>();
+    send_sync::<AccessStep>();
     send::<DLPack>();
 }
 

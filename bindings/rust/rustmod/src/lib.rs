@@ -16,8 +16,15 @@
 //!   Rust in the cross-language test);
 //! * `rs_vec2_sum_x(objs)`: reads `x` of each `rustmod.Vec2` through the typed handle
 //!   (an atomic load at the field's offset, no name lookup);
+//! * `rs_field_types(obj)`: "name: type" of each field, as Rust reads the type's
+//!   description (a type defined in C, Python or Rust alike);
+//! * the structural tools and the JSON graph from Rust, for the cross-language tests:
+//!   `rs_structural_equal(a, b)`, `rs_structural_hash(x)` (the 64 bits as a signed int),
+//!   `rs_first_mismatch(a, b)` (None or an Array of the two AccessPaths), `rs_deep_copy(x)`,
+//!   `rs_to_json_graph(x, metadata)` (metadata None or a str-keyed Map) and
+//!   `rs_from_json_graph(text)`;
 //! * its init entry registers the global `rustmod.greet(name: str) -> str`.
-use ffikit::{Any, AnyView, Array, Error, Function, Module, ObjectRef, Reflect, Result};
+use ffikit::{Any, AnyView, Array, Error, Function, Map, Module, ObjectRef, Reflect, Result};
 
 ffikit::module_abi_version!();
 
@@ -121,6 +128,48 @@ fn vec2_sum_x(args: &[AnyView]) -> Result<Any> {
     Ok(Any::from(sum))
 }
 ffikit::export_function!(rs_vec2_sum_x, "(objs: Array) -> float", vec2_sum_x);
+
+fn field_types(args: &[AnyView]) -> Result<Any> {
+    let o = arg_object(args, "rs_field_types", 1)?;
+    let fields: Array<String> = o.fields()?.iter().map(|f| format!("{}: {}", f.name(), f.type_text())).collect();
+    Ok(Any::from(&fields))
+}
+ffikit::export_function!(rs_field_types, "(obj: Object) -> Array<str>", field_types);
+
+fn structural_equal(args: &[AnyView]) -> Result<Any> {
+    Ok(Any::from(ffikit::structural_eq(args[0], args[1])?))
+}
+ffikit::export_function!(rs_structural_equal, "(a: Any, b: Any) -> bool", structural_equal);
+
+fn structural_hash(args: &[AnyView]) -> Result<Any> {
+    // The hash's 64 bits, reinterpreted as the int a value holds.
+    Ok(Any::from(ffikit::structural_hash(args[0])? as i64))
+}
+ffikit::export_function!(rs_structural_hash, "(x: Any) -> int", structural_hash);
+
+fn first_mismatch(args: &[AnyView]) -> Result<Any> {
+    Ok(match ffikit::first_structural_mismatch(args[0], args[1])? {
+        None => Any::none(),
+        Some((lhs, rhs)) => Any::from(&Array::<ObjectRef>::from(vec![lhs.into(), rhs.into()])),
+    })
+}
+ffikit::export_function!(rs_first_mismatch, "(a: Any, b: Any) -> Optional<Array<Object>>", first_mismatch);
+
+fn deep_copy(args: &[AnyView]) -> Result<Any> {
+    ffikit::deep_copy(args[0])
+}
+ffikit::export_function!(rs_deep_copy, "(x: Any) -> Any", deep_copy);
+
+fn to_json_graph(args: &[AnyView]) -> Result<Any> {
+    let metadata = if args[1].is_none() { None } else { Some(args[1].to::<Map<String, Any>>()?) };
+    Ok(Any::from(ffikit::to_json_graph(args[0], metadata.as_ref())?))
+}
+ffikit::export_function!(rs_to_json_graph, "(x: Any, metadata: Optional<Map<str, Any>>) -> str", to_json_graph);
+
+fn from_json_graph(args: &[AnyView]) -> Result<Any> {
+    ffikit::from_json_graph(args[0].as_str()?)
+}
+ffikit::export_function!(rs_from_json_graph, "(text: str) -> Any", from_json_graph);
 
 fn init(_m: &Module) -> Result<()> {
     Vec2::type_index()?;
