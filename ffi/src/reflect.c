@@ -337,7 +337,13 @@ static ffk_rtype *build(const ffk_type_def *def, int32_t index) {
   /* An automatic layout is resolved into a private copy of the definition with offsets filled in. */
   ffk_type_def laid_out;
   ffk_field_def *placed = NULL;
-  if (def->instance_size == 0 && def->nfields >= 0 && (def->nfields == 0 || def->fields != NULL)) {
+  if (def->nfields < 0 || (def->nfields > 0 && def->fields == NULL) || def->nmethods < 0 ||
+      (def->nmethods > 0 && def->methods == NULL)) {
+    ffk_error_set(FFK_ERR_VALUE, "cannot define type `%s`: %d fields at %p, %d methods at %p", key, (int)def->nfields,
+                  (const void *)def->fields, (int)def->nmethods, (const void *)def->methods);
+    return NULL;
+  }
+  if (def->instance_size == 0) {
     size_t *offsets = ffk_mem_alloc((size_t)(def->nfields > 0 ? def->nfields : 1) * (sizeof(size_t) + sizeof *placed));
     if (offsets == NULL) return NULL;
     placed = (ffk_field_def *)(offsets + (def->nfields > 0 ? def->nfields : 1));
@@ -359,12 +365,6 @@ static ffk_rtype *build(const ffk_type_def *def, int32_t index) {
   if (def->instance_size < base_size) {
     ffk_error_set(FFK_ERR_VALUE, "cannot define type `%s`: instance size %zu is smaller than %s's %zu", key,
                   def->instance_size, base != NULL ? ffk_type_key(base->index) : "the object header", base_size);
-    return NULL;
-  }
-  if (def->nfields < 0 || (def->nfields > 0 && def->fields == NULL) || def->nmethods < 0 ||
-      (def->nmethods > 0 && def->methods == NULL)) {
-    ffk_error_set(FFK_ERR_VALUE, "cannot define type `%s`: %d fields at %p, %d methods at %p", key, (int)def->nfields,
-                  (const void *)def->fields, (int)def->nmethods, (const void *)def->methods);
     return NULL;
   }
   int32_t ninherited = base != NULL ? base->nfields : 0;

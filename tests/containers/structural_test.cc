@@ -1093,6 +1093,13 @@ TEST_F(Structural, FirstMismatchFollowsTheHeadersTable) {
   OwnedAny x(ListOf({I(1), ListOf({I(2), DictOf({{S("k"), I(3)}})})}));
   OwnedAny y(ListOf({I(1), ListOf({I(2), DictOf({{S("k"), I(4)}})})}));
   EXPECT_EQ(Mismatch(x.v, y.v), "<root>[1][1][\"k\"] | <root>[1][1][\"k\"]");
+  OwnedAny a3(MapOf({{S("a"), I(3)}}));
+  EXPECT_EQ(Mismatch(ak.v, a3.v), "<root>[\"a\"] | <root>[\"a\"]") << "a's entries first, in a's order";
+  EXPECT_EQ(Mismatch(a3.v, ak.v), "<root>[\"a\"] | <root>[\"a\"]");
+  OwnedAny n12(ArrayOf({ArrayOf({I(1), I(2)})})), n123(ArrayOf({ArrayOf({I(1), I(2), I(3)})}));
+  EXPECT_EQ(Mismatch(n12.v, n123.v), "<root>[0][<missing:2>] | <root>[0][2]");
+  OwnedAny x1(MapOf({{S("x"), ArrayOf({I(1)})}})), x12(MapOf({{S("x"), ArrayOf({I(1), I(2)})}}));
+  EXPECT_EQ(Mismatch(x1.v, x12.v), "<root>[\"x\"][<missing:1>] | <root>[\"x\"][1]");
   OwnedAny i1(MapOf({{I(1), I(2)}})), i2(MapOf({{I(1), I(3)}}));
   EXPECT_EQ(Mismatch(i1.v, i2.v), "<root>[1] | <root>[1]");
   EXPECT_EQ(Mismatch(I(1), I(2)), "<root> | <root>");
@@ -1265,6 +1272,21 @@ TEST_F(Structural, HooksReplaceTheFieldWiseWalk) {
   EXPECT_EQ(H(la.v), H(lb.v));
 }
 
+TEST_F(Structural, HookedWalksSurviveEveryAllocationFailure) {
+  OwnedAny a(ListOf({Hooked("Alpha", ArrayOf({I(1), I(2)}))})), d(ListOf({Hooked("alpha", ArrayOf({I(1), I(3)}))}));
+  ffk::test::SweepAllocationFailures([&] {
+    ffk_object *l = nullptr, *r = nullptr;
+    int rc = ffk_structural_first_mismatch(&a.v, &d.v, &l, &r);
+    if (rc < 0) return false;
+    EXPECT_EQ(rc, 1);
+    EXPECT_EQ(ffk_access_path_depth(l), 3);  // [0].body[1]
+    ffk_object_release(l);
+    ffk_object_release(r);
+    uint64_t h;
+    return ffk_structural_hash(&a.v, &h) == 0 && ffk_structural_equal(&a.v, &d.v) == 0;
+  });
+}
+
 // A plain registered type (no reflection) given hooks gains structural semantics.
 struct SOpaque {
   ffk_object header;
@@ -1382,6 +1404,7 @@ struct SOuter {
 };
 struct SInner {
   ffk_object header;
+  int64_t unused[2];  // so that the inner fields' offsets lie past the outer type's instance
   int64_t p, q, r, s, t;
 };
 
@@ -1406,6 +1429,9 @@ TEST_F(Structural, NestedTypesSharingACacheSlotKeepTheirFields) {
   EXPECT_EQ(Eq(o1.v, o2.v), 0) << "y differs";
   EXPECT_EQ(Mismatch(o1.v, o2.v), "<root>.y | <root>.y");
   EXPECT_NE(H(o1.v), H(o2.v));
+  OwnedAny o3(Create(outer, {I(1), i2.v, I(2)}));
+  EXPECT_EQ(Eq(o1.v, o3.v), 1);
+  EXPECT_EQ(H(o1.v), H(o3.v));
 }
 
 }  // namespace

@@ -1232,6 +1232,10 @@ TEST_F(Reflect, AutomaticLayoutFollowsTheParentsInstanceAndRefusesOffsets) {
   def.fields = twice;
   EXPECT_EQ(ffk_type_define(&def), -1);
   EXPECT_TRUE(PendingError("ValueError", {"`x` is defined twice"}));
+  def.key = "test.reflect.AutoBadCount";
+  def.nfields = -1;
+  EXPECT_EQ(ffk_type_define(&def), -1);
+  EXPECT_TRUE(PendingError("ValueError", {"test.reflect.AutoBadCount", "-1 fields"}));
   // No fields at all: the instance is the parent's.
   def.key = "test.reflect.AutoEmpty";
   def.fields = nullptr;
