@@ -20,13 +20,15 @@ if grep -q 'yyjson' <<< "$exported"; then
   echo "FAIL: $so exports yyjson symbols" >&2
   exit 1
 fi
-clashing=$(nm -g --defined-only "$a" | awk 'NF == 3 {print $3}' | grep -E '^(unsafe_)?yyjson_' || true)
+# Read the symbols whole first: `nm | grep -q` would stop nm early (SIGPIPE, which pipefail reports).
+archived=$(nm -g --defined-only "$a" | awk 'NF == 3 {print $3}')
+clashing=$(grep -E '^(unsafe_)?yyjson_' <<< "$archived" || true)
 if [[ -n "$clashing" ]]; then
   echo "FAIL: $a defines yyjson's own names, which would clash with an application's yyjson:" >&2
   echo "$clashing" >&2
   exit 1
 fi
-if ! nm -g --defined-only "$a" | grep -q ' ffk_yyjson__read_opts$'; then
+if ! grep -q '^ffk_yyjson__read_opts$' <<< "$archived"; then
   echo "FAIL: $a holds no renamed yyjson (is this check blind?)" >&2
   exit 1
 fi
