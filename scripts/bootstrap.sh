@@ -7,6 +7,8 @@
 #     python3 on PATH (the project's Python tools never go into the system).
 #   - on CPython 3.11, torch 2.13.0 (CPU, for the DLPack interop tests) and atheris (for
 #     tests/fuzz/run_atheris.sh) into the same venv;
+#   - apache-tvm-ffi 0.1.15 in a venv of its own, .venv-tvm (the interop peer of the JSON
+#     graph tests; never imported by ffikit's suites);
 #   - a cargo new enough for bindings/rust (scripts/find_cargo.sh): when there is none,
 #     Debian 12's cargo-web and rustc-web (1.96 in the bookworm security archive); when that
 #     fails too, a warning that the Rust steps will be skipped (bindings/rust/run.sh then
@@ -96,5 +98,16 @@ if [ "$("$venv/bin/python" -c 'import sys; print(sys.version_info[:2] == (3, 11)
   log "installing atheris into $venv for the Python fuzz harnesses"
   "$venv/bin/python" -m pip install -q --disable-pip-version-check 'atheris>=2.3' >&2 ||
     log "atheris could not be installed: tests/fuzz/run_atheris.sh will fail"
+fi
+# apache-tvm-ffi 0.1.15, the compatibility peer, in a venv of its own (.venv-tvm): the
+# JSON graph interop tests (bindings/python/tests/test_serialization.py) run its side in a
+# subprocess named by FFK_TVM_FFI_PYTHON (test.sh sets it), so ffikit's own suites never
+# import it. It is a test peer only, never a dependency; without it those tests skip.
+tvm_venv=.venv-tvm
+if ! "$tvm_venv/bin/python" -c 'import tvm_ffi' >/dev/null 2>&1; then
+  log "creating $tvm_venv with apache-tvm-ffi==0.1.15 (the interop peer of the JSON graph tests)"
+  { python3 -m venv "$tvm_venv" &&
+    "$tvm_venv/bin/python" -m pip install -q --disable-pip-version-check apache-tvm-ffi==0.1.15 ; } >&2 ||
+    log "apache-tvm-ffi could not be installed: the tvm_ffi interop tests will skip"
 fi
 echo "$PWD/$venv/bin/python"

@@ -11,6 +11,7 @@
 #include <ffikit/dict.h>
 #include <ffikit/list.h>
 #include <ffikit/map.h>
+#include <ffikit/serialization.h>
 #include <ffikit/structural.h>
 #include <ffikit/tuple.h>
 

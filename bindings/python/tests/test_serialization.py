@@ -407,8 +407,12 @@ def _tvm_side():
         return None
 
     def run(request):
+        # The peer's own environment: no sanitizer runtime preloaded by an ASan run, no
+        # PYTHONPATH pointing at this interpreter's packages.
+        env = {k: v for k, v in os.environ.items()
+               if k not in ("LD_PRELOAD", "PYTHONPATH", "PYTHONHOME") and not k.startswith(("ASAN_", "UBSAN_", "LSAN_"))}
         proc = subprocess.run([py, "-c", TVM_SIDE + "\nimport json, sys\nprint(json.dumps(run(json.load(sys.stdin))))"],
-                              input=json.dumps(request), capture_output=True, text=True, timeout=300)
+                              input=json.dumps(request), capture_output=True, text=True, timeout=300, env=env)
         if proc.returncode != 0:
             raise AssertionError(f"the tvm_ffi side ({py}) failed:\n{proc.stderr[-3000:]}")
         return json.loads(proc.stdout)
