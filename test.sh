@@ -10,7 +10,7 @@ cd "$(dirname "$0")"
 FFK_PYTHON=$(scripts/bootstrap.sh | tail -n 1) || exit 1
 export FFK_PYTHON
 # The tvm_ffi interop tests run tvm_ffi's side with this interpreter (made by bootstrap).
-if [ -x .venv-tvm/bin/python ] && .venv-tvm/bin/python -c 'import tvm_ffi' >/dev/null 2>&1; then
+if [ -x .venv-tvm/bin/python ] && .venv-tvm/bin/python -c 'import tvm_ffi.testing' >/dev/null 2>&1; then
   export FFK_TVM_FFI_PYTHON="$PWD/.venv-tvm/bin/python"
 fi
 

@@ -104,10 +104,10 @@ fi
 # subprocess named by FFK_TVM_FFI_PYTHON (test.sh sets it), so ffikit's own suites never
 # import it. It is a test peer only, never a dependency; without it those tests skip.
 tvm_venv=.venv-tvm
-if ! "$tvm_venv/bin/python" -c 'import tvm_ffi' >/dev/null 2>&1; then
-  log "creating $tvm_venv with apache-tvm-ffi==0.1.15 (the interop peer of the JSON graph tests)"
+if ! "$tvm_venv/bin/python" -c 'import tvm_ffi.testing' >/dev/null 2>&1; then
+  log "creating $tvm_venv with apache-tvm-ffi==0.1.15 (the interop peer of the JSON graph tests; pytest: tvm_ffi.testing imports it)"
   { python3 -m venv "$tvm_venv" &&
-    "$tvm_venv/bin/python" -m pip install -q --disable-pip-version-check apache-tvm-ffi==0.1.15 ; } >&2 ||
+    "$tvm_venv/bin/python" -m pip install -q --disable-pip-version-check apache-tvm-ffi==0.1.15 pytest ; } >&2 ||
     log "apache-tvm-ffi could not be installed: the tvm_ffi interop tests will skip"
 fi
 echo "$PWD/$venv/bin/python"
