@@ -128,8 +128,15 @@ static PyObject *field_descr_get(PyObject *self, PyObject *obj, PyObject *type) 
   return ffkpy_from_any_steal(&v);
 }
 
-/* obj.<f> = value (or del obj.<f> when value is NULL), decided by C: 0, or -1 with C's error. */
-static int set_field(const ffk_field_info *f, PyObject *obj, PyObject *value) {
+/* The C object whose field this thread is writing from a cached slot's setter, which
+   updates the slot itself: the write hook skips that one write (see cached_setattro).
+   Set only around ffk_field_set of a POD field, which runs no Python code. */
+static _Thread_local const ffk_object *t_py_writing;
+
+/* obj.<f> = value (or del obj.<f> when value is NULL), decided by C: 0, or -1 with C's
+   error. `quiet`: the write hook does not reload obj's slot for this write (the caller
+   does). */
+static int set_field_as(const ffk_field_info *f, PyObject *obj, PyObject *value, int quiet) {
   if (value == NULL) {
     PyErr_Format(PyExc_AttributeError, "cannot delete field `%s` of `%s`", f->name, ffk_type_key(f->owner_index));
     return -1;
@@ -140,9 +147,18 @@ static int set_field(const ffk_field_info *f, PyObject *obj, PyObject *value) {
   ffkpy_temps_init(&temps);
   ffk_any v;
   int rc = ffkpy_to_any(value, &v, &temps);
-  if (rc == 0 && ffk_field_set(f, h, &v) != 0) rc = ffkpy_raise_from_ffk_int();
+  if (rc == 0) {
+    const ffk_object *outer = t_py_writing;
+    if (quiet) t_py_writing = h;
+    if (ffk_field_set(f, h, &v) != 0) rc = ffkpy_raise_from_ffk_int();
+    t_py_writing = outer;
+  }
   ffkpy_temps_release(&temps);
   return rc;
+}
+
+static int set_field(const ffk_field_info *f, PyObject *obj, PyObject *value) {
+  return set_field_as(f, obj, value, 0);
 }
 
 static int field_descr_set(PyObject *self, PyObject *obj, PyObject *value) {
@@ -263,7 +279,10 @@ static PyObject *field_descr_new(const ffk_field_info *f) {
 
 /* ---- Read-only POD fields in wrapper slots ----------------------------------------------- */
 
-#define CACHE_CAPSULE "ffikit.field_cache"
+/* The capsule's name, recognized by address: cache_of runs on every write and reload, and
+   PyCapsule_IsValid / GetPointer compare names with strcmp. The pointer is also the
+   capsule's context, which PyCapsule_GetContext returns without comparing names. */
+static const char CACHE_CAPSULE[] = "ffikit.field_cache";
 
 typedef struct {
   Py_ssize_t offset;           /* of the PyObject * in the wrapper */
@@ -281,8 +300,8 @@ typedef struct {
 
 static const field_cache *cache_of(PyTypeObject *type) {
   PyObject *cap = _PyType_Lookup(type, g_str_cache);
-  if (cap == NULL || !PyCapsule_IsValid(cap, CACHE_CAPSULE)) return NULL;
-  return PyCapsule_GetPointer(cap, CACHE_CAPSULE);
+  if (cap == NULL || !PyCapsule_CheckExact(cap) || PyCapsule_GetName(cap) != CACHE_CAPSULE) return NULL;
+  return PyCapsule_GetContext(cap);
 }
 
 /* Loads slot `s` of wrapper `self` from C. 0, or -1 with a Python exception (the slot
@@ -334,8 +353,10 @@ static int interpreter_finalizing(void) {
    its class caches the field. A failed reload (a MemoryError making the Python value) is
    reported as unraisable and keeps the old value. Nothing while the interpreter exits. */
 static void field_written(ffk_object *obj, const ffk_field_info *field) {
+  if (obj == t_py_writing) return; /* cached_setattro's own write: it sets the slot */
   if (!ffkpy_identity_maybe(obj) || !Py_IsInitialized() || interpreter_finalizing()) return;
-  PyGILState_STATE g = PyGILState_Ensure();
+  int held = PyGILState_Check(); /* a write from Python: this thread has it already */
+  PyGILState_STATE g = held ? PyGILState_UNLOCKED : PyGILState_Ensure();
   PyObject *w = ffkpy_identity_find(obj);
   const field_cache *c = w != NULL ? cache_of(Py_TYPE(w)) : NULL;
   for (Py_ssize_t i = 0; c != NULL && i < c->n; ++i) {
@@ -347,7 +368,7 @@ static void field_written(ffk_object *obj, const ffk_field_info *field) {
     PyErr_Restore(exc_type, exc_value, exc_tb);
     break;
   }
-  PyGILState_Release(g);
+  if (!held) PyGILState_Release(g);
 }
 
 /* tp_setattro of a class with cached fields: a write to one goes to C, which raises its
@@ -359,8 +380,23 @@ static int cached_setattro(PyObject *self, PyObject *name, PyObject *value) {
   if (d != NULL && Py_IS_TYPE(d, &PyMemberDescr_Type)) {
     const field_cache *c = cache_of(Py_TYPE(self));
     for (Py_ssize_t i = 0; c != NULL && i < c->n; ++i) {
-      if (c->slots[i].member != ((PyMemberDescrObject *)d)->d_member) continue;
-      return set_field(c->slots[i].field, self, value);
+      const cache_slot *s = &c->slots[i];
+      if (s->member != ((PyMemberDescrObject *)d)->d_member) continue;
+      if (!c->tracked || value == NULL || !(s->field->flags & FFK_FIELD_WRITABLE))
+        return set_field(s->field, self, value); /* C's errors; a tracked write reloads by the hook */
+      /* C first (conversion, checks, errors), then the slot, under the GIL throughout: a
+         racing write from another thread reloads the slot after this (its hook waits for
+         the GIL). A value of the field's exact Python type is what C stored; another
+         (3 for a float field, True for an int one) is read back converted. */
+      if (set_field_as(s->field, self, value, 1) != 0) return -1;
+      PyObject **slot = (PyObject **)((char *)self + s->offset);
+      int32_t st = s->field->storage;
+      if ((st == FFK_FIELD_STORAGE_INT && PyLong_CheckExact(value)) ||
+          (st == FFK_FIELD_STORAGE_FLOAT && PyFloat_CheckExact(value)) || (st == FFK_FIELD_STORAGE_BOOL && PyBool_Check(value))) {
+        Py_XSETREF(*slot, Py_NewRef(value));
+        return 0;
+      }
+      return load_cached(self, ((ffkpy_Object *)self)->obj, s);
     }
   }
   return PyObject_GenericSetAttr(self, name, value);
@@ -458,7 +494,10 @@ static int add_cache(PyTypeObject *cls, PyObject *dict, int32_t index, int32_t n
     c->slots[nbase + j] = (cache_slot){offset, fresh[j], &defs[j]};
   }
   PyObject *cap = PyCapsule_New(c, CACHE_CAPSULE, NULL);
-  if (cap == NULL) return -1; /* c and defs stay allocated: harmless */
+  if (cap == NULL || PyCapsule_SetContext(cap, c) != 0) {
+    Py_XDECREF(cap);
+    return -1; /* c and defs stay allocated: harmless */
+  }
   /* From here on the class's instances are larger; no instance or subclass exists yet. */
   if (nfresh > 0) cls->tp_basicsize = at + nfresh * (Py_ssize_t)sizeof(PyObject *);
   int rc = PyObject_SetAttr((PyObject *)cls, g_str_cache, cap);

@@ -1038,6 +1038,9 @@ def test_writable_pod_fields_are_slots_and_c_writes_show_at_once():
     c.n = 7
     c.f = 3  # converted by C to the field's type
     assert (c.n, get(c, "n"), c.f, type(c.f)) == (7, 7, 3.0, float)
+    c.n = True  # stored by C as 1: the slot holds what C holds, not the value given
+    assert type(c.n) is int and c.n == 1
+    c.n = 7
     with pytest.raises(TypeError, match="Mismatched type on field `n`"):
         c.n = "seven"
     assert (c.n, get(c, "n")) == (7, 7)
