@@ -49,6 +49,10 @@
  *    reached only through the field API, which is what makes the hook see every write;
  *    a c_class type's own C code may write its struct directly, so it is not tracked.
  *    A wrapper whose handle a C constructor returns already wrapped is that wrapper.
+ *    A write from Python (obj.x = v) writes C, then stores the slot itself under the GIL,
+ *    and the hook skips that one write (t_py_writing, thread-local). A failed reload in
+ *    the hook (a MemoryError) is reported as unraisable and keeps the old value: CPython's
+ *    slot read cannot fall back to C without losing LOAD_ATTR_SLOT for every read.
  */
 #include "ffikit_py.h"
 
@@ -355,8 +359,7 @@ static int interpreter_finalizing(void) {
 static void field_written(ffk_object *obj, const ffk_field_info *field) {
   if (obj == t_py_writing) return; /* cached_setattro's own write: it sets the slot */
   if (!ffkpy_identity_maybe(obj) || !Py_IsInitialized() || interpreter_finalizing()) return;
-  int held = PyGILState_Check(); /* a write from Python: this thread has it already */
-  PyGILState_STATE g = held ? PyGILState_UNLOCKED : PyGILState_Ensure();
+  PyGILState_STATE g = PyGILState_Ensure(); /* reentrant for a writer holding it already */
   PyObject *w = ffkpy_identity_find(obj);
   const field_cache *c = w != NULL ? cache_of(Py_TYPE(w)) : NULL;
   for (Py_ssize_t i = 0; c != NULL && i < c->n; ++i) {
@@ -368,7 +371,7 @@ static void field_written(ffk_object *obj, const ffk_field_info *field) {
     PyErr_Restore(exc_type, exc_value, exc_tb);
     break;
   }
-  if (!held) PyGILState_Release(g);
+  PyGILState_Release(g);
 }
 
 /* tp_setattro of a class with cached fields: a write to one goes to C, which raises its
