@@ -395,7 +395,8 @@ static int cached_setattro(PyObject *self, PyObject *name, PyObject *value) {
       PyObject **slot = (PyObject **)((char *)self + s->offset);
       int32_t st = s->field->storage;
       if ((st == FFK_FIELD_STORAGE_INT && PyLong_CheckExact(value)) ||
-          (st == FFK_FIELD_STORAGE_FLOAT && PyFloat_CheckExact(value)) || (st == FFK_FIELD_STORAGE_BOOL && PyBool_Check(value))) {
+          (st == FFK_FIELD_STORAGE_FLOAT && PyFloat_CheckExact(value)) ||
+          (st == FFK_FIELD_STORAGE_BOOL && PyBool_Check(value))) {
         Py_XSETREF(*slot, Py_NewRef(value));
         return 0;
       }
