@@ -17,6 +17,8 @@ two read-only int fields ``a``, ``b`` and a method ``sum``) beside ``tvm_ffi`` (
                          beside tvm_ffi.dataclasses), and ``slots`` a class with __slots__ = ("x",):
                          target <= 2x slots (issue 24)
     pyclass_read_frozen  the same with a frozen py_class (read-only field): informational
+    pyclass_write        p.x = 3 on the writable py_class: informational (ffikit writes C,
+                         then its field write hook reloads the cached slot)
 
 Times are per statement, in the thread's CPU time (bench_ffi.cpu_timer). ``report.py``
 turns the JSON output into the table of medians and ratios; nothing here fails on a
@@ -117,6 +119,7 @@ def objects(s: Suite) -> None:
     for impl, (point_cls, frozen_cls) in pyclass_sides().items():
         s.add("pyclass_read", impl, "p.x", {"p": point_cls(1)})
         s.add("pyclass_read_frozen", impl, "p.x", {"p": frozen_cls(1)})
+        s.add("pyclass_write", impl, "p.x = 3", {"p": point_cls(1)})
 
 
 def main() -> None:

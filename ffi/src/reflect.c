@@ -17,6 +17,9 @@
  *    values that are objects) is pinned: the registry's reference is never dropped and
  *    test builds stop counting those objects live (pin_object). A failed or
  *    repeated definition pins nothing and releases all it took.
+ *  - Field write hooks (ffk_type_set_field_write_hook) are one atomic pointer per type,
+ *    set under g_lock; a write finds the nearest type's hook walking the parents with no
+ *    lock, after one load of a count that skips the walk while no hook is set.
  */
 #include "reflect_internal.h"
 
@@ -799,4 +802,36 @@ int ffk_type_get_attr(int32_t type_index, const char *name, ffk_any *out) {
     }
   }
   return 0;
+}
+
+/* ---- Field write hooks ---------------------------------------------------------------------- */
+
+/* g_write_hooks[i]: the hook of type i or NULL (atomic access, written under g_lock);
+   g_nwrite_hooks counts the non-NULL ones, so a write costs one load while none is set. */
+static ffk_field_write_hook g_write_hooks[MAX_TYPES];
+static int32_t g_nwrite_hooks;
+
+int ffk_type_set_field_write_hook(int32_t type_index, ffk_field_write_hook hook) {
+  if (type_index < 0 || type_index >= MAX_TYPES || !ffk_type_exists(type_index))
+    return ffk_error_set(FFK_ERR_VALUE, "cannot set a field write hook: type index %d is not a registered type",
+                         (int)type_index);
+  pthread_mutex_lock(&g_lock);
+  ffk_field_write_hook old = g_write_hooks[type_index];
+  __atomic_store_n(&g_write_hooks[type_index], hook, __ATOMIC_RELEASE);
+  int32_t delta = (hook != NULL) - (old != NULL); /* +1 set, -1 removed, 0 replaced */
+  if (delta != 0) __atomic_add_fetch(&g_nwrite_hooks, delta, __ATOMIC_RELEASE);
+  pthread_mutex_unlock(&g_lock);
+  return 0;
+}
+
+void ffk_reflect__field_written(ffk_object *obj, const ffk_field_info *field) {
+  if (FFK_LIKELY(__atomic_load_n(&g_nwrite_hooks, __ATOMIC_ACQUIRE) == 0)) return;
+  int32_t i = obj->type_index;
+  for (int depth = 0; i >= 0 && i < MAX_TYPES && depth < MAX_CHAIN; ++depth, i = ffk_type_parent(i)) {
+    ffk_field_write_hook hook = __atomic_load_n(&g_write_hooks[i], __ATOMIC_ACQUIRE);
+    if (hook != NULL) {
+      hook(obj, field);
+      return;
+    }
+  }
 }

@@ -50,4 +50,8 @@ const ffk_rtype *ffk_reflect__type(int32_t type_index);
  * Returns 0, or -1 with the field message. */
 int ffk_reflect__convert(const ffk_field_info *f, const char *type_key, const ffk_any *value, ffk_any *slot);
 
+/* Calls the field write hook of obj's type (ffk_type_set_field_write_hook), if any: after
+ * a successful field write, with no lock held. */
+void ffk_reflect__field_written(ffk_object *obj, const ffk_field_info *field);
+
 #endif /* FFIKIT_FFI_REFLECT_INTERNAL_H */

@@ -432,6 +432,7 @@ static int set_field(const ffk_field_info *field, ffk_object *obj, const ffk_any
   ffk_any v;
   if (ffk_reflect__convert(field, key, value, &v) != 0) return -1;
   store_slot(obj, field, &v, (field->flags & FFK_FIELD_WRITABLE) != 0);
+  ffk_reflect__field_written(obj, field); /* the type's write hook, no lock held */
   return 0;
 }
 

@@ -4,7 +4,9 @@
 #include <ffikit/array.h>
 #include <ffikit/list.h>
 
+#include <atomic>
 #include <cstddef>
+#include <thread>
 #include <string>
 #include <utility>
 #include <vector>
@@ -1356,6 +1358,123 @@ TEST_F(Reflect, IsReflectionMadeTellsReflectionsObjectsFromLibraryOnes) {
   EXPECT_FALSE(ffk_object_is_reflection_made(Obj(arr)));
   EXPECT_FALSE(ffk_object_is_reflection_made(nullptr));
   for (ffk_object* o : {made, fresh, copy, own, Obj(arr)}) ffk_object_release(o);
+}
+
+// ---- Field write hooks ------------------------------------------------------------------
+
+struct HookLog {
+  std::vector<std::pair<ffk_object*, std::string>> calls;
+};
+HookLog g_hook_log;
+void LogWrite(ffk_object* obj, const ffk_field_info* field) { g_hook_log.calls.emplace_back(obj, field->name); }
+std::atomic<int> g_hook_count{0};
+void CountWrite(ffk_object*, const ffk_field_info* field) {
+  if (std::string(field->name) == "x") g_hook_count.fetch_add(1, std::memory_order_relaxed);
+}
+
+// A parent and a child type (automatic layout) for the hook tests; defined once.
+std::pair<int32_t, int32_t> HookTypes() {
+  static std::pair<int32_t, int32_t> types = [] {
+    ffk_field_def parent_fields[] = {{"x", 0, "int", FFK_FIELD_WRITABLE, ffk_any_none(), nullptr},
+                                     {"frozen", 0, "int", FFK_FIELD_HAS_DEFAULT, ffk_any_int(1), nullptr}};
+    ffk_type_def def = {};
+    def.key = "test.reflect.Hooked";
+    def.parent_index = FFK_TYPE_OBJECT;
+    def.fields = parent_fields;
+    def.nfields = 2;
+    int32_t parent = ffk_type_define(&def);
+    ffk_field_def child_fields[] = {{"y", 0, "float", FFK_FIELD_WRITABLE, ffk_any_none(), nullptr}};
+    ffk_type_def child = {};
+    child.key = "test.reflect.HookedChild";
+    child.parent_index = parent;
+    child.fields = child_fields;
+    child.nfields = 1;
+    return std::make_pair(parent, ffk_type_define(&child));
+  }();
+  return types;
+}
+
+TEST_F(Reflect, WriteHooksSeeEverySuccessfulWriteOnTheTypeAndItsSubtypes) {
+  auto [parent, child] = HookTypes();
+  ASSERT_GT(parent, 0) << FetchError();
+  ASSERT_GT(child, 0) << FetchError();
+  g_hook_log.calls.clear();
+  ffk_object* p = ffk_object_new_reflected(parent);
+  ffk_object* c = ffk_object_new_reflected(child);
+  ASSERT_NE(p, nullptr);
+  ASSERT_NE(c, nullptr);
+  ffk_any one = ffk_any_int(1), half = ffk_any_float(0.5), text = ffk_any_raw_str("no");
+  // No hook yet: nothing is logged.
+  ASSERT_EQ(ffk_object_set_field(p, "x", &one), 0) << FetchError();
+  EXPECT_TRUE(g_hook_log.calls.empty());
+
+  ASSERT_EQ(ffk_type_set_field_write_hook(parent, LogWrite), 0) << FetchError();
+  ASSERT_EQ(ffk_object_set_field(p, "x", &one), 0) << FetchError();              // by name
+  ASSERT_EQ(ffk_field_set(ffk_type_field_at(child, 2), c, &half), 0) << FetchError();  // subtype, by handle
+  ASSERT_EQ(ffk_field_init(ffk_type_field_at(parent, 1), p, &one), 0) << FetchError();  // read-only, init
+  // Failed writes are not reported: read-only, wrong type.
+  EXPECT_EQ(ffk_object_set_field(p, "frozen", &one), -1);
+  EXPECT_TRUE(PendingError("AttributeError", {"frozen", "read-only"}));
+  EXPECT_EQ(ffk_object_set_field(c, "y", &text), -1);
+  EXPECT_TRUE(PendingError("TypeError", {"y"}));
+  std::vector<std::pair<ffk_object*, std::string>> want = {{p, "x"}, {c, "y"}, {p, "frozen"}};
+  EXPECT_EQ(g_hook_log.calls, want);
+
+  // The nearest type's hook wins; NULL removes a hook and the parent's applies again.
+  g_hook_log.calls.clear();
+  ASSERT_EQ(ffk_type_set_field_write_hook(child, CountWrite), 0);
+  g_hook_count = 0;
+  ASSERT_EQ(ffk_object_set_field(c, "x", &one), 0);
+  EXPECT_EQ(g_hook_count.load(), 1);
+  EXPECT_TRUE(g_hook_log.calls.empty());
+  ASSERT_EQ(ffk_type_set_field_write_hook(child, nullptr), 0);
+  ASSERT_EQ(ffk_object_set_field(c, "x", &one), 0);
+  EXPECT_EQ(g_hook_log.calls.size(), 1u);
+  ASSERT_EQ(ffk_type_set_field_write_hook(parent, nullptr), 0);
+  ASSERT_EQ(ffk_object_set_field(c, "x", &one), 0);
+  EXPECT_EQ(g_hook_log.calls.size(), 1u);
+
+  // Construction fills fields without notifying.
+  ASSERT_EQ(ffk_type_set_field_write_hook(parent, LogWrite), 0);
+  g_hook_log.calls.clear();
+  ffk_any args[] = {ffk_any_int(4)};
+  ffk_object* made = nullptr;
+  ASSERT_EQ(ffk_object_create(parent, args, 1, nullptr, 0, &made), 0) << FetchError();
+  EXPECT_TRUE(g_hook_log.calls.empty());
+  ASSERT_EQ(ffk_type_set_field_write_hook(parent, nullptr), 0);
+  ffk_object_release(made);
+  ffk_object_release(p);
+  ffk_object_release(c);
+}
+
+TEST_F(Reflect, WriteHookErrorsNameTheTypeIndex) {
+  EXPECT_EQ(ffk_type_set_field_write_hook(-3, LogWrite), -1);
+  EXPECT_TRUE(PendingError("ValueError", {"-3", "not a registered type"}));
+  EXPECT_EQ(ffk_type_set_field_write_hook(1 << 30, nullptr), -1);
+  EXPECT_TRUE(PendingError("ValueError", {"1073741824"}));
+}
+
+TEST_F(Reflect, WriteHooksRunOnTheWritersThreadsConcurrently) {
+  auto [parent, child] = HookTypes();
+  (void)child;
+  ASSERT_EQ(ffk_type_set_field_write_hook(parent, CountWrite), 0);
+  g_hook_count = 0;
+  ffk_object* p = ffk_object_new_reflected(parent);
+  ASSERT_NE(p, nullptr);
+  std::atomic<int> failed{0};
+  std::vector<std::thread> threads;
+  for (int t = 0; t < 4; ++t)
+    threads.emplace_back([p, t, &failed] {
+      for (int i = 0; i < 1000; ++i) {
+        ffk_any v = ffk_any_int(t * 1000 + i);
+        if (ffk_object_set_field(p, "x", &v) != 0) failed.fetch_add(1);
+      }
+    });
+  for (auto& th : threads) th.join();
+  EXPECT_EQ(failed.load(), 0);
+  EXPECT_EQ(g_hook_count.load(), 4000);
+  ASSERT_EQ(ffk_type_set_field_write_hook(parent, nullptr), 0);
+  ffk_object_release(p);
 }
 
 }  // namespace

@@ -549,6 +549,7 @@ def _finish(cls: type, opts: dict[str, Any]) -> None:
         _core._type_set_attr(index, "__s_equal__", _identity_equal)
         _core._type_set_attr(index, "__s_hash__", _identity_hash)
     delattr(cls, "__ffi_pending_key__")
+    _core._reflect_class(cls, index, True)  # tracked: one wrapper per object, all POD fields cached
     _bind_class(cls, index)
     _core._register_class(index, cls)
     setattr(cls, "__ffi_dataclass_fields__", tuple(all_fields))

@@ -240,6 +240,17 @@ void ffkpy_reflect_clear(PyObject *self);
 
 int ffkpy_reflect_types_init(PyObject *module);
 
+/* The identity map of py_class wrappers (object.c), all under the GIL except _maybe:
+ * _find returns obj's live wrapper (borrowed) or NULL; _add maps obj to wrapper (0, or -1
+ * with a MemoryError); _remove drops the entry if it maps obj to that wrapper; _maybe
+ * (any thread, no GIL) is 0 only when obj surely has no entry; _count is the number of
+ * entries. */
+PyObject *ffkpy_identity_find(const ffk_object *obj);
+int ffkpy_identity_add(ffk_object *obj, PyObject *wrapper);
+void ffkpy_identity_remove(const ffk_object *obj, PyObject *wrapper);
+int ffkpy_identity_maybe(const ffk_object *obj);
+Py_ssize_t ffkpy_identity_count(void);
+
 /* Module-level functions defined in each file, gathered by module.c. */
 extern PyMethodDef ffkpy_function_methods[];
 extern PyMethodDef ffkpy_object_methods[];

@@ -16,6 +16,14 @@
  * self.__ffi_init__(...) (or super().__init__(...), or tvm_ffi's
  * __init_handle_by_constructor__). Only such a not-yet-constructed wrapper has a NULL
  * handle; every method here and the conversions check for it.
+ *
+ * Identity map (py_class types, see reflect.c): a table from a C object to its one live
+ * wrapper, guarded by the GIL; an entry is added when a wrapper of a tracked class gets
+ * its handle (ffkpy_reflect_fill) and removed in the wrapper's dealloc before the handle
+ * is released. Converting such an object to Python returns its wrapper. Beside it, a
+ * small array of counters indexed by a hash of the C address (atomic, readable without
+ * the GIL) says which objects may have a wrapper, so that a field write hook on a thread
+ * without the GIL takes it only when a wrapper may exist.
  */
 #include "ffikit_py.h"
 
@@ -85,7 +93,96 @@ static PyObject *ffkpy_class_for_slow(int32_t type_index) {
   return rc == 0 ? cls : NULL;
 }
 
+/* ---- Identity map: one wrapper per C object of a tracked (py_class) class -------------- */
+
+typedef struct {
+  ffk_object *key; /* NULL empty, ID_GONE removed */
+  PyObject *wrapper;
+} id_entry;
+
+#define ID_GONE ((ffk_object *)(uintptr_t)1)
+#define ID_MAYBE 1024
+
+static id_entry *g_ids;
+static size_t g_ids_cap, g_ids_used, g_ids_live; /* used counts removed entries too */
+static uint32_t g_id_maybe[ID_MAYBE];           /* atomic access */
+
+static inline size_t id_hash(const ffk_object *obj) {
+  return (size_t)(((uintptr_t)obj >> 4) * UINT64_C(0x9E3779B97F4A7C15) >> 24);
+}
+
+int ffkpy_identity_maybe(const ffk_object *obj) {
+  __atomic_thread_fence(__ATOMIC_SEQ_CST); /* pairs with ffkpy_identity_add: see reflect.c */
+  return __atomic_load_n(&g_id_maybe[id_hash(obj) & (ID_MAYBE - 1)], __ATOMIC_RELAXED) != 0;
+}
+
+PyObject *ffkpy_identity_find(const ffk_object *obj) {
+  if (g_ids_live == 0) return NULL;
+  size_t mask = g_ids_cap - 1;
+  for (size_t i = id_hash(obj) & mask;; i = (i + 1) & mask) {
+    if (g_ids[i].key == obj) return g_ids[i].wrapper;
+    if (g_ids[i].key == NULL) return NULL;
+  }
+}
+
+/* Rebuilds the table with room for one more live entry (at most half full). 0 or -1. */
+static int id_grow(void) {
+  size_t cap = g_ids_cap ? g_ids_cap : 64;
+  while ((g_ids_live + 1) * 2 > cap) cap *= 2;
+  id_entry *fresh = PyMem_RawCalloc(cap, sizeof *fresh);
+  if (fresh == NULL) {
+    PyErr_NoMemory();
+    return -1;
+  }
+  for (size_t j = 0; j < g_ids_cap; ++j) {
+    if (g_ids[j].key == NULL || g_ids[j].key == ID_GONE) continue;
+    size_t i = id_hash(g_ids[j].key) & (cap - 1);
+    while (fresh[i].key != NULL) i = (i + 1) & (cap - 1);
+    fresh[i] = g_ids[j];
+  }
+  PyMem_RawFree(g_ids);
+  g_ids = fresh;
+  g_ids_cap = cap;
+  g_ids_used = g_ids_live;
+  return 0;
+}
+
+int ffkpy_identity_add(ffk_object *obj, PyObject *wrapper) {
+  if ((g_ids_used + 1) * 2 > g_ids_cap && id_grow() != 0) return -1;
+  size_t mask = g_ids_cap - 1, i = id_hash(obj) & mask;
+  while (g_ids[i].key != NULL && g_ids[i].key != ID_GONE) i = (i + 1) & mask;
+  if (g_ids[i].key == NULL) ++g_ids_used;
+  g_ids[i] = (id_entry){obj, wrapper};
+  ++g_ids_live;
+  __atomic_add_fetch(&g_id_maybe[id_hash(obj) & (ID_MAYBE - 1)], 1, __ATOMIC_SEQ_CST);
+  __atomic_thread_fence(__ATOMIC_SEQ_CST); /* before the caller reads the fields */
+  return 0;
+}
+
+void ffkpy_identity_remove(const ffk_object *obj, PyObject *wrapper) {
+  if (g_ids_live == 0 || obj == NULL) return;
+  size_t mask = g_ids_cap - 1;
+  for (size_t i = id_hash(obj) & mask; g_ids[i].key != NULL; i = (i + 1) & mask) {
+    if (g_ids[i].key != obj) continue;
+    if (g_ids[i].wrapper != wrapper) return; /* another wrapper's entry */
+    g_ids[i] = (id_entry){ID_GONE, NULL};
+    --g_ids_live;
+    __atomic_sub_fetch(&g_id_maybe[id_hash(obj) & (ID_MAYBE - 1)], 1, __ATOMIC_SEQ_CST);
+    return;
+  }
+}
+
+Py_ssize_t ffkpy_identity_count(void) { return (Py_ssize_t)g_ids_live; }
+
 PyObject *ffkpy_wrap_steal(ffk_object *obj) {
+  if (obj->type_index >= FFK_TYPE_STATIC_END && g_ids_live != 0) {
+    PyObject *existing = ffkpy_identity_find(obj); /* a py_class object's one wrapper */
+    if (existing != NULL) {
+      Py_INCREF(existing);
+      ffk_object_release(obj); /* the wrapper holds its own reference */
+      return existing;
+    }
+  }
   PyObject *cls = ffkpy_class_for(obj->type_index);
   if (cls == NULL) {
     ffk_object_release(obj);
@@ -157,7 +254,7 @@ static void object_dealloc(PyObject *self) {
   if (o->weakreflist != NULL) PyObject_ClearWeakRefs(self);
   ffk_object *obj = o->obj;
   if ((Py_TYPE(self)->tp_flags & Py_TPFLAGS_HEAPTYPE) && (obj == NULL || obj->type_index >= FFK_TYPE_STATIC_END))
-    ffkpy_reflect_clear(self); /* the read-only fields a reflected class keeps in slots */
+    ffkpy_reflect_clear(self); /* the field slots and the identity map entry, before the release */
   o->obj = NULL;
   /* Releasing may run deleters (a Python callable's, an Opaque's) that take the GIL: we hold it. */
   ffk_object_release(obj);

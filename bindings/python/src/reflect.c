@@ -33,6 +33,26 @@
  *    dealloc drops the values. A class that already has subclasses keeps Field descriptors.
  *    (A wrapper made of an object still under construction, one a C constructor hands to
  *    a Python callback before its last ffk_field_init, keeps the values it saw then.)
+ *  - A py_class (ffikit.dataclasses) class is bound "tracked": its writable int, float and
+ *    bool fields are cached in slots too, which stay coherent with every write because
+ *    (1) a tracked C object has exactly one live wrapper, found through the identity map
+ *    of object.c (filled here, emptied in the wrapper's dealloc), and (2) C calls the
+ *    type's field write hook (field_written, installed by _reflect_class) after every
+ *    ffk_field_set / ffk_object_set_field / ffk_field_init, from Python (tp_setattro, the
+ *    Field descriptors), C or Rust, on any thread: the hook takes the GIL, finds the
+ *    wrapper and reloads the slot from C. It reloads rather than storing the value it was
+ *    told, so that of two racing writers the last reload sees the last write; a reader
+ *    (under the GIL) sees a whole old or new Python value. The wrapper registers itself
+ *    before reading its fields and a writer stores before it checks for a wrapper, each
+ *    with a full fence between (Dekker): a write racing a wrapper's creation is either
+ *    read by the fill or reloaded by the hook. py_class fields are laid out by ffikit and
+ *    reached only through the field API, which is what makes the hook see every write;
+ *    a c_class type's own C code may write its struct directly, so it is not tracked.
+ *    A wrapper whose handle a C constructor returns already wrapped is that wrapper.
+ *    A write from Python (obj.x = v) writes C, then stores the slot itself under the GIL,
+ *    and the hook skips that one write (t_py_writing, thread-local). A failed reload in
+ *    the hook (a MemoryError) is reported as unraisable and keeps the old value: CPython's
+ *    slot read cannot fall back to C without losing LOAD_ATTR_SLOT for every read.
  */
 #include "ffikit_py.h"
 
@@ -112,8 +132,15 @@ static PyObject *field_descr_get(PyObject *self, PyObject *obj, PyObject *type) 
   return ffkpy_from_any_steal(&v);
 }
 
-/* obj.<f> = value (or del obj.<f> when value is NULL), decided by C: 0, or -1 with C's error. */
-static int set_field(const ffk_field_info *f, PyObject *obj, PyObject *value) {
+/* The C object whose field this thread is writing from a cached slot's setter, which
+   updates the slot itself: the write hook skips that one write (see cached_setattro).
+   Set only around ffk_field_set of a POD field, which runs no Python code. */
+static _Thread_local const ffk_object *t_py_writing;
+
+/* obj.<f> = value (or del obj.<f> when value is NULL), decided by C: 0, or -1 with C's
+   error. `quiet`: the write hook does not reload obj's slot for this write (the caller
+   does). */
+static int set_field_as(const ffk_field_info *f, PyObject *obj, PyObject *value, int quiet) {
   if (value == NULL) {
     PyErr_Format(PyExc_AttributeError, "cannot delete field `%s` of `%s`", f->name, ffk_type_key(f->owner_index));
     return -1;
@@ -124,9 +151,18 @@ static int set_field(const ffk_field_info *f, PyObject *obj, PyObject *value) {
   ffkpy_temps_init(&temps);
   ffk_any v;
   int rc = ffkpy_to_any(value, &v, &temps);
-  if (rc == 0 && ffk_field_set(f, h, &v) != 0) rc = ffkpy_raise_from_ffk_int();
+  if (rc == 0) {
+    const ffk_object *outer = t_py_writing;
+    if (quiet) t_py_writing = h;
+    if (ffk_field_set(f, h, &v) != 0) rc = ffkpy_raise_from_ffk_int();
+    t_py_writing = outer;
+  }
   ffkpy_temps_release(&temps);
   return rc;
+}
+
+static int set_field(const ffk_field_info *f, PyObject *obj, PyObject *value) {
+  return set_field_as(f, obj, value, 0);
 }
 
 static int field_descr_set(PyObject *self, PyObject *obj, PyObject *value) {
@@ -247,7 +283,10 @@ static PyObject *field_descr_new(const ffk_field_info *f) {
 
 /* ---- Read-only POD fields in wrapper slots ----------------------------------------------- */
 
-#define CACHE_CAPSULE "ffikit.field_cache"
+/* The capsule's name, recognized by address: cache_of runs on every write and reload, and
+   PyCapsule_IsValid / GetPointer compare names with strcmp. The pointer is also the
+   capsule's context, which PyCapsule_GetContext returns without comparing names. */
+static const char CACHE_CAPSULE[] = "ffikit.field_cache";
 
 typedef struct {
   Py_ssize_t offset;           /* of the PyObject * in the wrapper */
@@ -258,45 +297,110 @@ typedef struct {
 /* A class's cached fields, inherited ones included. Never freed: the member descriptors
    keep pointers into the PyMemberDefs, and a descriptor may outlive its class. */
 typedef struct {
+  int tracked; /* a py_class: writable fields cached too, one wrapper per object */
   Py_ssize_t n;
   cache_slot slots[];
 } field_cache;
 
 static const field_cache *cache_of(PyTypeObject *type) {
   PyObject *cap = _PyType_Lookup(type, g_str_cache);
-  if (cap == NULL || !PyCapsule_IsValid(cap, CACHE_CAPSULE)) return NULL;
-  return PyCapsule_GetPointer(cap, CACHE_CAPSULE);
+  if (cap == NULL || !PyCapsule_CheckExact(cap) || PyCapsule_GetName(cap) != CACHE_CAPSULE) return NULL;
+  return PyCapsule_GetContext(cap);
+}
+
+/* Loads slot `s` of wrapper `self` from C. 0, or -1 with a Python exception (the slot
+   keeps its old value). */
+static int load_cached(PyObject *self, ffk_object *h, const cache_slot *s) {
+  ffk_any v;
+  if (ffk_field_get(s->field, h, &v) != 0) return ffkpy_raise_from_ffk_int();
+  PyObject *value = ffkpy_from_any_steal(&v);
+  if (value == NULL) return -1;
+  Py_XSETREF(*(PyObject **)((char *)self + s->offset), value);
+  return 0;
 }
 
 int ffkpy_reflect_fill(PyObject *self) {
   const field_cache *c = cache_of(Py_TYPE(self));
   ffk_object *h = ((ffkpy_Object *)self)->obj;
   if (c == NULL || h == NULL) return 0;
-  for (Py_ssize_t i = 0; i < c->n; ++i) {
-    ffk_any v;
-    if (ffk_field_get(c->slots[i].field, h, &v) != 0) return ffkpy_raise_from_ffk_int();
-    PyObject *value = ffkpy_from_any_steal(&v);
-    if (value == NULL) return -1;
-    Py_XSETREF(*(PyObject **)((char *)self + c->slots[i].offset), value);
+  if (c->tracked) {
+    PyObject *other = ffkpy_identity_find(h);
+    if (other != NULL && other != self) {
+      PyErr_Format(PyExc_TypeError, "this `%s` object already has a Python wrapper (a %s); a py_class object "
+                   "has one wrapper, so no second one can take its handle", ffk_type_key(h->type_index),
+                   Py_TYPE(other)->tp_name);
+      return -1;
+    }
+    if (other == NULL && ffkpy_identity_add(h, self) != 0) return -1; /* before the reads */
   }
+  for (Py_ssize_t i = 0; i < c->n; ++i)
+    if (load_cached(self, h, &c->slots[i]) != 0) return -1;
   return 0;
 }
 
 void ffkpy_reflect_clear(PyObject *self) {
   const field_cache *c = cache_of(Py_TYPE(self));
+  if (c != NULL && c->tracked) ffkpy_identity_remove(((ffkpy_Object *)self)->obj, self);
   for (Py_ssize_t i = 0; c != NULL && i < c->n; ++i) Py_CLEAR(*(PyObject **)((char *)self + c->slots[i].offset));
 }
 
-/* tp_setattro of a class with cached fields: a write to one goes to C (which raises its
-   read-only error); everything else is the generic path. */
+static int interpreter_finalizing(void) {
+#if PY_VERSION_HEX >= 0x030D0000
+  return Py_IsFinalizing();
+#else
+  return _Py_IsFinalizing();
+#endif
+}
+
+/* The field write hook of tracked types (ffk_type_set_field_write_hook): on the writer's
+   thread, with or without the GIL; reloads the slot of obj's wrapper, if it has one and
+   its class caches the field. A failed reload (a MemoryError making the Python value) is
+   reported as unraisable and keeps the old value. Nothing while the interpreter exits. */
+static void field_written(ffk_object *obj, const ffk_field_info *field) {
+  if (obj == t_py_writing) return; /* cached_setattro's own write: it sets the slot */
+  if (!ffkpy_identity_maybe(obj) || !Py_IsInitialized() || interpreter_finalizing()) return;
+  PyGILState_STATE g = PyGILState_Ensure(); /* reentrant for a writer holding it already */
+  PyObject *w = ffkpy_identity_find(obj);
+  const field_cache *c = w != NULL ? cache_of(Py_TYPE(w)) : NULL;
+  for (Py_ssize_t i = 0; c != NULL && i < c->n; ++i) {
+    const ffk_field_info *f = c->slots[i].field;
+    if (f != field && (f->owner_index != field->owner_index || f->position != field->position)) continue;
+    PyObject *exc_type, *exc_value, *exc_tb; /* the writer's own pending error, if any, stays */
+    PyErr_Fetch(&exc_type, &exc_value, &exc_tb);
+    if (load_cached(w, obj, &c->slots[i]) != 0) PyErr_WriteUnraisable(w);
+    PyErr_Restore(exc_type, exc_value, exc_tb);
+    break;
+  }
+  PyGILState_Release(g);
+}
+
+/* tp_setattro of a class with cached fields: a write to one goes to C, which raises its
+   read-only error or writes and calls the write hook that reloads the slot (a tracked
+   class; an untracked one caches only read-only fields); everything else is the generic
+   path. */
 static int cached_setattro(PyObject *self, PyObject *name, PyObject *value) {
   PyObject *d = _PyType_Lookup(Py_TYPE(self), name);
   if (d != NULL && Py_IS_TYPE(d, &PyMemberDescr_Type)) {
     const field_cache *c = cache_of(Py_TYPE(self));
     for (Py_ssize_t i = 0; c != NULL && i < c->n; ++i) {
-      if (c->slots[i].member != ((PyMemberDescrObject *)d)->d_member) continue;
-      /* A cached field is read-only: C refuses the write with its own error. */
-      return set_field(c->slots[i].field, self, value);
+      const cache_slot *s = &c->slots[i];
+      if (s->member != ((PyMemberDescrObject *)d)->d_member) continue;
+      if (!c->tracked || value == NULL || !(s->field->flags & FFK_FIELD_WRITABLE))
+        return set_field(s->field, self, value); /* C's errors; a tracked write reloads by the hook */
+      /* C first (conversion, checks, errors), then the slot, under the GIL throughout: a
+         racing write from another thread reloads the slot after this (its hook waits for
+         the GIL). A value of the field's exact Python type is what C stored; another
+         (3 for a float field, True for an int one) is read back converted. */
+      if (set_field_as(s->field, self, value, 1) != 0) return -1;
+      PyObject **slot = (PyObject **)((char *)self + s->offset);
+      int32_t st = s->field->storage;
+      if ((st == FFK_FIELD_STORAGE_INT && PyLong_CheckExact(value)) ||
+          (st == FFK_FIELD_STORAGE_FLOAT && PyFloat_CheckExact(value)) ||
+          (st == FFK_FIELD_STORAGE_BOOL && PyBool_Check(value))) {
+        Py_XSETREF(*slot, Py_NewRef(value));
+        return 0;
+      }
+      return load_cached(self, ((ffkpy_Object *)self)->obj, s);
     }
   }
   return PyObject_GenericSetAttr(self, name, value);
@@ -332,10 +436,10 @@ static int install_setattro(PyTypeObject *cls, PyObject *dict) {
   return 0;
 }
 
-static int cacheable(const ffk_field_info *f) {
-  return !(f->flags & FFK_FIELD_WRITABLE) && (f->storage == FFK_FIELD_STORAGE_INT ||
-                                              f->storage == FFK_FIELD_STORAGE_FLOAT ||
-                                              f->storage == FFK_FIELD_STORAGE_BOOL);
+static int cacheable(const ffk_field_info *f, int tracked) {
+  return (tracked || !(f->flags & FFK_FIELD_WRITABLE)) &&
+         (f->storage == FFK_FIELD_STORAGE_INT || f->storage == FFK_FIELD_STORAGE_FLOAT ||
+          f->storage == FFK_FIELD_STORAGE_BOOL);
 }
 
 static int cached_by(const field_cache *c, const char *name) {
@@ -344,41 +448,47 @@ static int cached_by(const field_cache *c, const char *name) {
   return 0;
 }
 
-/* Adds slots for the read-only POD fields of `index` that cls does not cache yet (see the
- * top of this file). 1 when cls caches fields after the call, 0 when it cannot (it has
- * subclasses, or is not a plain heap class), -1 with an exception. */
-static int add_cache(PyTypeObject *cls, PyObject *dict, int32_t index, int32_t nf) {
+/* Adds slots for the read-only POD fields of `index` (all POD fields when `tracked`) that
+ * cls does not cache yet (see the top of this file), and marks a tracked class. 1 when
+ * cls has a cache after the call, 0 when it cannot (it has subclasses, or is not a plain
+ * heap class), -1 with an exception. */
+static int add_cache(PyTypeObject *cls, PyObject *dict, int32_t index, int32_t nf, int tracked) {
   const field_cache *base = cache_of(cls);
   if (PyDict_GetItemWithError(dict, g_str_cache) != NULL) return 1; /* bound before */
   if (PyErr_Occurred()) return -1;
+  int retrack = tracked && (base == NULL || !base->tracked); /* a capsule of its own even without new slots */
   const ffk_field_info *fresh[64];
   Py_ssize_t nfresh = 0;
   for (int32_t i = 0; i < nf && nfresh < 64; ++i) {
     const ffk_field_info *f = ffk_type_field_at(index, i);
     if (f == NULL) return ffkpy_raise_from_ffk_int();
-    if (!cacheable(f) || cached_by(base, f->name)) continue;
+    if (!cacheable(f, tracked) || cached_by(base, f->name)) continue;
     PyObject *key = PyUnicode_FromString(f->name);
     int own = key != NULL ? PyDict_Contains(dict, key) : -1;
     Py_XDECREF(key);
     if (own < 0) return -1;
     if (!own) fresh[nfresh++] = f; /* what the class body defines itself stays */
   }
-  if (nfresh == 0) return base != NULL;
-  if (!(cls->tp_flags & Py_TPFLAGS_HEAPTYPE) || cls->tp_itemsize != 0) return base != NULL;
-  PyObject *subs = PyObject_CallMethod((PyObject *)cls, "__subclasses__", NULL);
-  if (subs == NULL) return -1;
-  Py_ssize_t nsubs = PyList_GET_SIZE(subs);
-  Py_DECREF(subs);
-  if (nsubs != 0) return base != NULL; /* their layouts follow the current size */
+  if (nfresh == 0 && !retrack) return base != NULL;
+  if (!(cls->tp_flags & Py_TPFLAGS_HEAPTYPE) || cls->tp_itemsize != 0) nfresh = 0;
+  if (nfresh != 0) {
+    PyObject *subs = PyObject_CallMethod((PyObject *)cls, "__subclasses__", NULL);
+    if (subs == NULL) return -1;
+    Py_ssize_t nsubs = PyList_GET_SIZE(subs);
+    Py_DECREF(subs);
+    if (nsubs != 0) nfresh = 0; /* their layouts follow the current size */
+  }
+  if (nfresh == 0 && !retrack) return base != NULL;
   Py_ssize_t nbase = base != NULL ? base->n : 0;
   field_cache *c = PyMem_RawMalloc(sizeof(field_cache) + sizeof(cache_slot) * (size_t)(nbase + nfresh));
-  PyMemberDef *defs = PyMem_RawCalloc((size_t)nfresh, sizeof(PyMemberDef));
+  PyMemberDef *defs = PyMem_RawCalloc((size_t)(nfresh > 0 ? nfresh : 1), sizeof(PyMemberDef));
   if (c == NULL || defs == NULL) {
     PyMem_RawFree(c);
     PyMem_RawFree(defs);
     PyErr_NoMemory();
     return -1;
   }
+  c->tracked = tracked || (base != NULL && base->tracked);
   c->n = nbase + nfresh;
   for (Py_ssize_t i = 0; i < nbase; ++i) c->slots[i] = base->slots[i];
   Py_ssize_t at = (cls->tp_basicsize + (Py_ssize_t)sizeof(PyObject *) - 1) & ~(Py_ssize_t)(sizeof(PyObject *) - 1);
@@ -388,12 +498,15 @@ static int add_cache(PyTypeObject *cls, PyObject *dict, int32_t index, int32_t n
     c->slots[nbase + j] = (cache_slot){offset, fresh[j], &defs[j]};
   }
   PyObject *cap = PyCapsule_New(c, CACHE_CAPSULE, NULL);
-  if (cap == NULL) return -1; /* c and defs stay allocated: harmless */
+  if (cap == NULL || PyCapsule_SetContext(cap, c) != 0) {
+    Py_XDECREF(cap);
+    return -1; /* c and defs stay allocated: harmless */
+  }
   /* From here on the class's instances are larger; no instance or subclass exists yet. */
-  cls->tp_basicsize = at + nfresh * (Py_ssize_t)sizeof(PyObject *);
+  if (nfresh > 0) cls->tp_basicsize = at + nfresh * (Py_ssize_t)sizeof(PyObject *);
   int rc = PyObject_SetAttr((PyObject *)cls, g_str_cache, cap);
   Py_DECREF(cap);
-  if (rc == 0 && base == NULL) rc = install_setattro(cls, dict);
+  if (rc == 0 && nfresh > 0 && (base == NULL || base->n == 0)) rc = install_setattro(cls, dict);
   for (Py_ssize_t j = 0; rc == 0 && j < nfresh; ++j) {
     PyObject *d = PyDescr_NewMember(cls, &defs[j]);
     rc = d != NULL ? PyObject_SetAttrString((PyObject *)cls, defs[j].name, d) : -1;
@@ -537,6 +650,12 @@ static ffk_object *create_object_tuple(int32_t index, PyObject *args, PyObject *
 /* A wrapper of class `type` around obj (steals it, also on failure). */
 static PyObject *wrap_as(PyTypeObject *type, ffk_object *obj) {
   if (obj == NULL) return NULL;
+  PyObject *existing = ffkpy_identity_find(obj); /* a py_class object keeps its one wrapper */
+  if (existing != NULL) {
+    Py_INCREF(existing);
+    ffk_object_release(obj);
+    return existing;
+  }
   ffkpy_Object *self = (ffkpy_Object *)type->tp_alloc(type, 0);
   if (self == NULL) {
     ffk_object_release(obj);
@@ -558,6 +677,7 @@ int ffkpy_reflect_init(PyObject *self, int32_t index, PyObject *args, PyObject *
   ffk_object *obj = create_object_tuple(index, args, kwds);
   if (obj == NULL) return -1;
   ffk_object *old = ((ffkpy_Object *)self)->obj;
+  if (old != NULL) ffkpy_identity_remove(old, self);
   ((ffkpy_Object *)self)->obj = obj;
   ffk_object_release(old);
   return ffkpy_reflect_fill(self);
@@ -826,15 +946,18 @@ static int set_unless_own(PyObject *cls, PyObject *dict, PyObject *name, PyObjec
   return PyObject_SetAttr(cls, name, value);
 }
 
-/* _reflect_class(cls, type_index): installs on cls (not over what its own body defines),
- * for a reflected type, a descriptor per field
- * (inherited ones too) and the methods (static ones as static methods); and
- * __ffi_type_index__ (None for a type without reflection: such a class constructs nothing). */
+/* _reflect_class(cls, type_index, tracked=False): installs on cls (not over what its own
+ * body defines), for a reflected type, a descriptor per field (inherited ones too) and the
+ * methods (static ones as static methods); and __ffi_type_index__ (None for a type without
+ * reflection: such a class constructs nothing). `tracked` (py_class types, whose fields
+ * only the field API writes): one wrapper per object, writable POD fields cached too, and
+ * the type's field write hook set. The first call decides; a class bound again keeps its
+ * cache. (__copy__/__deepcopy__/__reduce__ live on the Object base, structural.c.) */
 static PyObject *reflect_class(PyObject *mod, PyObject *args) {
   (void)mod;
   PyObject *cls;
-  int index;
-  if (!PyArg_ParseTuple(args, "O!i:_reflect_class", &PyType_Type, &cls, &index)) return NULL;
+  int index, tracked = 0;
+  if (!PyArg_ParseTuple(args, "O!i|p:_reflect_class", &PyType_Type, &cls, &index, &tracked)) return NULL;
   if (!PyType_IsSubtype((PyTypeObject *)cls, &ffkpy_ObjectType))
     return PyErr_Format(PyExc_TypeError, "_reflect_class: %R is not a subclass of ffikit.Object", cls);
   if (!ffk_type_exists(index)) return PyErr_Format(PyExc_ValueError, "unknown type index %d", index);
@@ -845,8 +968,9 @@ static PyObject *reflect_class(PyObject *mod, PyObject *args) {
   }
   int32_t nf = ffk_type_num_fields(index), nm = ffk_type_num_methods(index);
   if (nf < 0 || nm < 0) return ffkpy_raise_from_ffk();
-  int cached = add_cache((PyTypeObject *)cls, dict, index, nf);
+  int cached = add_cache((PyTypeObject *)cls, dict, index, nf, tracked);
   if (cached < 0) return NULL;
+  if (tracked && ffk_type_set_field_write_hook(index, field_written) != 0) return ffkpy_raise_from_ffk();
   const field_cache *cache = cached ? cache_of((PyTypeObject *)cls) : NULL;
   for (int32_t i = 0; i < nf; ++i) {
     const ffk_field_info *f = ffk_type_field_at(index, i);

@@ -1000,3 +1000,159 @@ def test_class_body_structural_hooks_become_type_attributes():
     assert structural_equal(Loose("Ab"), Loose("aB")) and not structural_equal(Loose("a"), Loose("b"))
     assert structural_hash(Loose("Ab")) == structural_hash(Loose("aB"))
     assert "__s_equal__" not in {m.name for m in Loose.__tvm_ffi_type_info__.methods}
+
+
+# ---- cached writable fields: one wrapper per object, coherent with every write ------------
+
+
+def _cached_class() -> type:
+    @py_class(_key("Cached"))
+    class Cached(Object):
+        n: int = 0
+        f: float = 0.5
+        b: bool = False
+        s: str = ""
+        ro: int = field(default=1, frozen=True)
+
+    return Cached
+
+
+def test_writable_pod_fields_are_slots_and_c_writes_show_at_once():
+    Cached = _cached_class()
+    for name in ("n", "f", "b", "ro"):  # read by CPython's slot read, no call
+        assert type(Cached.__dict__[name]).__name__ == "member_descriptor", name
+    assert type(Cached.__dict__["s"]).__name__ == "Field"  # a str field: read from C each time
+    c = Cached()
+    get, put = _testing("object_get_field"), _testing("object_set_field")
+    put(c, "n", 41)
+    put(c, "f", 2.25)
+    put(c, "b", True)
+    assert (c.n, c.f, c.b) == (41, 2.25, True)
+    assert type(c.n) is int and type(c.f) is float and type(c.b) is bool
+    put(c, "n", 2**62)  # a value outside the small-int cache
+    assert c.n == 2**62
+    for i in range(200):  # reads in between writes, each seen at once
+        put(c, "n", i)
+        assert c.n == i
+    # Python writes go to C first, then the slot; C's errors leave both unchanged.
+    c.n = 7
+    c.f = 3  # converted by C to the field's type
+    assert (c.n, get(c, "n"), c.f, type(c.f)) == (7, 7, 3.0, float)
+    c.n = True  # stored by C as 1: the slot holds what C holds, not the value given
+    assert type(c.n) is int and c.n == 1
+    c.n = 7
+    with pytest.raises(TypeError, match="Mismatched type on field `n`"):
+        c.n = "seven"
+    assert (c.n, get(c, "n")) == (7, 7)
+    with pytest.raises(AttributeError, match="field `ro` of `.*` is read-only"):
+        c.ro = 2
+    with pytest.raises(AttributeError, match="cannot delete field `n`"):
+        del c.n
+    assert c.ro == 1 and c.n == 7
+    # The type's Field descriptors write through C too.
+    (n_field,) = [f for f in Cached.__tvm_ffi_type_info__.fields if f.name == "n"]
+    n_field.set(c, 11)
+    assert c.n == 11 and n_field.get(c) == 11
+
+
+def test_inherited_and_own_writable_fields_stay_coherent_in_a_py_class_child():
+    Parent = _cached_class()
+
+    @py_class(_key("CachedChild"))
+    class Child(Parent):
+        m: int = 5
+
+    put = _testing("object_set_field")
+    c = Child(n=1, m=2)
+    assert type(Child.__dict__["m"]).__name__ == "member_descriptor"
+    put(c, "n", 10)
+    put(c, "m", 20)
+    assert (c.n, c.m) == (10, 20)
+    c.m = 21
+    assert c.m == 21 and _testing("object_get_field")(c, "m") == 21
+
+
+def test_c_writes_from_other_threads_with_reads_in_between():
+    import threading
+
+    Cached = _cached_class()
+    c = Cached()
+    put = _testing("object_set_field")  # a Function: it releases the GIL around the C call
+    rounds, nthreads = 300, 4
+    start = threading.Barrier(nthreads + 1)
+
+    def writer(t: int) -> None:
+        start.wait()
+        for i in range(rounds):
+            put(c, "n", t * rounds + i)
+            put(c, "f", float(i))
+
+    threads = [threading.Thread(target=writer, args=(t,)) for t in range(nthreads)]
+    for th in threads:
+        th.start()
+    start.wait()
+    seen = set()
+    while any(th.is_alive() for th in threads):
+        v, f = c.n, c.f
+        assert type(v) is int and 0 <= v < nthreads * rounds
+        assert type(f) is float and 0.0 <= f < rounds
+        seen.add(v)
+    for th in threads:
+        th.join()
+    get = _testing("object_get_field")
+    assert c.n == get(c, "n") and c.f == get(c, "f")  # the last reload saw the last write
+    assert len(seen) >= 1
+
+
+def test_one_wrapper_per_object_through_echo_and_containers():
+    Cached = _cached_class()
+    c = Cached(n=3)
+    echo = ffikit.get_global_func("testing.echo")
+    assert echo(c) is c
+    assert Array([c, c])[1] is c
+    assert List([c])[0] is c
+    assert Map({"k": c})["k"] is c
+    assert Dict({"k": c})["k"] is c
+    made = ffikit.testing.create_object(type(c).__tvm_ffi_type_info__.type_key, n=4)
+    assert echo(made) is made
+    # copies are new objects with wrappers of their own
+    c2, c3 = copy.copy(c), copy.deepcopy(c)
+    assert c2 is not c and c3 is not c and (c2.n, c3.n) == (3, 3)
+    c.n = 9
+    assert (c.n, c2.n, c3.n) == (9, 3, 3)
+    back = pickle.loads(pickle.dumps(c))
+    assert back is not c and back.n == 9 and echo(back) is back
+
+
+def test_a_dead_wrappers_object_comes_back_with_a_new_wrapper_and_fresh_values():
+    import gc
+    import weakref
+
+    Cached = _cached_class()
+    arr = Array([Cached(n=1)])
+    put = _testing("object_set_field")
+    first = arr[0]
+    ref = weakref.ref(first)
+    assert arr[0] is first
+    del first
+    gc.collect()
+    assert ref() is None
+    put(arr[0], "n", 5)  # a wrapper made for the call, gone after it
+    put(arr[0], "f", 1.5)
+    again = arr[0]
+    assert (again.n, again.f) == (5, 1.5)
+    put(again, "n", 6)
+    assert again.n == 6 and arr[0] is again
+
+
+def test_a_constructor_handle_already_wrapped_is_refused():
+    Cached = _cached_class()
+    c = Cached(n=2)
+
+    class Again(Cached):
+        def __init__(self) -> None:
+            self.__init_handle_by_constructor__(lambda: c)
+
+    with pytest.raises(TypeError, match="already has a Python wrapper"):
+        Again()
+    assert c.n == 2

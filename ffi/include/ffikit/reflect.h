@@ -385,6 +385,20 @@ FFK_API ffk_object *ffk_object_shallow_copy(const ffk_object *obj);
  */
 FFK_API bool ffk_object_is_reflection_made(const ffk_object *obj);
 
+/*
+ * Field write notification: `hook` (NULL removes it) is called after every successful
+ * ffk_field_set, ffk_object_set_field and ffk_field_init on an object of type
+ * `type_index` or of a subtype without a hook of its own (the nearest type's hook wins),
+ * with the object and the field written (both borrowed for the call). It runs on the
+ * writer's thread, after the value is stored, with no ffikit lock held; it must not fail
+ * and may be called concurrently from several threads. Writes a library makes to its own
+ * struct members (p->x = 1) and constructors filling a fresh object are not seen. A
+ * binding uses it to keep copies of field values (Python's cached field slots) coherent.
+ * Returns 0, or -1 with a ValueError for a type index that is not registered.
+ */
+typedef void (*ffk_field_write_hook)(ffk_object *obj, const ffk_field_info *field);
+FFK_API int ffk_type_set_field_write_hook(int32_t type_index, ffk_field_write_hook hook);
+
 FFK_EXTERN_C_END
 
 #endif /* FFIKIT_REFLECT_H */
