@@ -380,6 +380,46 @@ FFK_API void ffk_read_section_exit(void *section);
 FFK_API int ffk_field_peek(const ffk_field_info *field, const ffk_object *obj, ffk_any *out);
 
 /*
+ * ffk_field_peek without its checks, inline, for walks that read many fields of objects
+ * whose types they have already checked (structural equality and hash): `obj` must be an
+ * instance of the field's owner type (not NULL), `field` and `out` not NULL, and the
+ * calling thread inside a read section. Reads as ffk_field_peek does: int/float/bool
+ * fields as atomic words, object fields with the load the lock-free writers pair with
+ * (0, *out borrowed, None for NULL); a writable field of ffk_any storage goes to
+ * ffk_field_peek (1, *out a new reference). Breaking the preconditions is undefined.
+ */
+static inline int ffk_field_peek_unchecked(const ffk_field_info *field, const ffk_object *obj, ffk_any *out) {
+  const char *p = (const char *)obj + field->offset;
+  switch (field->storage) {
+    case FFK_FIELD_STORAGE_INT:
+      *out = ffk_any_int(__atomic_load_n((const int64_t *)p, __ATOMIC_RELAXED));
+      return 0;
+    case FFK_FIELD_STORAGE_FLOAT: {
+      double d;
+      __atomic_load((const double *)p, &d, __ATOMIC_RELAXED);
+      *out = ffk_any_float(d);
+      return 0;
+    }
+    case FFK_FIELD_STORAGE_BOOL:
+      *out = ffk_any_bool(__atomic_load_n((const bool *)p, __ATOMIC_RELAXED));
+      return 0;
+    case FFK_FIELD_STORAGE_OBJECT: {
+      ffk_object *o = __atomic_load_n((ffk_object *const *)p, __ATOMIC_SEQ_CST);
+      *out = ffk_any_none();
+      if (o != NULL) {
+        out->type_index = o->type_index;
+        out->v_obj = o;
+      }
+      return 0;
+    }
+    default:
+      if (field->flags & FFK_FIELD_WRITABLE) return ffk_field_peek(field, obj, out);
+      *out = *(const ffk_any *)p;
+      return 0;
+  }
+}
+
+/*
  * Writes `value` (borrowed) to field `field` of `obj`, converting it to the field's type.
  * Returns 0, or -1 with the field unchanged and an AttributeError for a read-only field
  * ("field `v_f64` of `testing.TestObjectBase` is read-only"), a TypeError for a value of
