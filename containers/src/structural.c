@@ -28,40 +28,20 @@
 #include <string.h>
 
 /*
- * Reads field `f` of the reflected object `o` for a walk that holds `o`, inside the
- * walk's read section. A read-only field never changes once the object is published
- * (only a constructor filling a fresh object it alone holds writes one), so it is read
- * in place and borrowed (*owned false). A writable field may be rewritten by another
- * thread at any moment: ffk_field_peek reads it, borrowed too (the section keeps a
- * replaced value alive) except for ffk_any storage, which it returns as a new reference
+ * Reads field `f` of the reflected object `o` (an instance of f's owner: the walk's
+ * type_info lists o's own type's fields) for a walk that holds `o`, inside the walk's
+ * read section, with ffk_field_peek_unchecked. Every field is borrowed (*owned false): a
+ * read-only one never changes once the object is published, and a writable one that
+ * another thread replaces stays alive until the section ends. Only a writable field of
+ * ffk_any storage (two words, read whole under its lock) comes back as a new reference
  * (*owned true, the caller releases it). So a walk over a tree makes no reference-count
  * traffic and leaves every node's use count as it found it. 0, or -1 with
  * ffk_field_peek's error.
  */
-static int read_field(const ffk_field_info *f, const ffk_object *o, ffk_any *out, bool *owned) {
-  *owned = false;
-  if (f->flags & FFK_FIELD_WRITABLE) {
-    int rc = ffk_field_peek(f, o, out);
-    *owned = rc == 1;
-    return rc < 0 ? -1 : 0;
-  }
-  const char *at = (const char *)o + f->offset;
-  switch (f->storage) {
-    case FFK_FIELD_STORAGE_INT: *out = ffk_any_int(*(const int64_t *)at); break;
-    case FFK_FIELD_STORAGE_FLOAT: *out = ffk_any_float(*(const double *)at); break;
-    case FFK_FIELD_STORAGE_BOOL: *out = ffk_any_bool(*(const bool *)at); break;
-    case FFK_FIELD_STORAGE_OBJECT: { /* a borrowed view; NULL is None */
-      ffk_object *x = *(ffk_object *const *)at;
-      *out = ffk_any_none();
-      if (x != NULL) {
-        out->type_index = x->type_index;
-        out->v_obj = x;
-      }
-      break;
-    }
-    default: *out = *(const ffk_any *)at; break;
-  }
-  return 0;
+static inline int read_field(const ffk_field_info *f, const ffk_object *o, ffk_any *out, bool *owned) {
+  int rc = ffk_field_peek_unchecked(f, o, out);
+  *owned = rc == 1;
+  return rc < 0 ? -1 : 0;
 }
 
 static void drop_field(ffk_any *v, bool owned) {
@@ -499,15 +479,6 @@ static int equal_mappings(walk *w, ffk_object *a, ffk_object *b) {
 
 /* Field `f` of two objects of its type: 1, 0 or -1. Fields are borrowed (see read_field). */
 static inline int equal_field(walk *w, const ffk_field_info *f, const ffk_object *a, const ffk_object *b) {
-  if (!(f->flags & FFK_FIELD_WRITABLE)) { /* the common cases inline */
-    const char *pa = (const char *)a + f->offset, *pb = (const char *)b + f->offset;
-    if (f->storage == FFK_FIELD_STORAGE_INT) return *(const int64_t *)pa == *(const int64_t *)pb;
-    if (f->storage == FFK_FIELD_STORAGE_OBJECT) {
-      const ffk_object *oa = *(ffk_object *const *)pa, *ob = *(ffk_object *const *)pb;
-      if (oa == ob) return 1; /* one object (or both None) equals itself */
-      if (oa == NULL || ob == NULL) return 0;
-    }
-  }
   ffk_any fa, fb;
   bool owned_a, owned_b;
   if (read_field(f, a, &fa, &owned_a) != 0) return -1;
