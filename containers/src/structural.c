@@ -480,6 +480,18 @@ static int equal_mappings(walk *w, ffk_object *a, ffk_object *b) {
 /* Field `f` of two objects of its type: 1, 0 or -1. Fields are borrowed (see read_field). */
 static inline int equal_field(walk *w, const ffk_field_info *f, const ffk_object *a, const ffk_object *b) {
   ffk_any fa, fb;
+  if (f->storage == FFK_FIELD_STORAGE_INT || f->storage == FFK_FIELD_STORAGE_OBJECT) { /* the common cases inline */
+    (void)ffk_field_peek_unchecked(f, a, &fa); /* 0, borrowed: these storages cannot fail */
+    (void)ffk_field_peek_unchecked(f, b, &fb);
+    if (f->storage == FFK_FIELD_STORAGE_INT) return fa.v_int == fb.v_int;
+    if (fa.v_obj == fb.v_obj) return 1; /* one object (or both None) equals itself */
+    if (fa.type_index == FFK_TYPE_NONE || fb.type_index == FFK_TYPE_NONE) return 0;
+    if (fa.type_index == FFK_TYPE_STRING && fb.type_index == FFK_TYPE_STRING) { /* ffk_any_equal's answer, inline */
+      const ffk_string *sa = (const ffk_string *)fa.v_obj, *sb = (const ffk_string *)fb.v_obj;
+      return sa->size == sb->size && memcmp(sa->data, sb->data, sa->size) == 0;
+    }
+    return equal(w, &fa, &fb);
+  }
   bool owned_a, owned_b;
   if (read_field(f, a, &fa, &owned_a) != 0) return -1;
   if (read_field(f, b, &fb, &owned_b) != 0) {
