@@ -24,6 +24,18 @@
 //                      the value of the node the walk visits last (the whole tree is walked,
 //                      then the two access paths, 13 steps each, are built and released) / c_recursive:
 //                      the recursive compare of two plain trees differing the same way
+//   structural_equal_10k_writable, structural_hash_10k_writable
+//                      the same walks over trees whose fields are all writable (what
+//                      Python's py_class makes by default): read borrowed inside the walk's
+//                      read section (reflect.h "Read sections") / c_recursive as above
+//   field_get_object_writable
+//                      ffk_field_get of a writable str field (read section, load, retain)
+//                      and the release of the value, on one of 16 objects in turn / c_load:
+//                      an acquire load of a pointer field of one of 16 plain structs
+//   field_set_object_writable
+//                      ffk_field_set of a writable str field to one of two strings in turn
+//                      (retain, exchange, retire the old value through the epoch) /
+//                      c_xchg: an atomic exchange of a pointer field
 //
 // Items: one field read, one object, or one node visited (SetItemsProcessed), so ratios are
 // per item. Nothing that builds inputs is timed.
@@ -36,6 +48,7 @@
 
 #include <cstddef>
 #include <cstdint>
+#include <cstdio>
 #include <cstdlib>
 #include <vector>
 
@@ -84,6 +97,42 @@ int32_t NodeType() {
   def.instance_size = sizeof(BNode);
   def.fields = fields;
   def.nfields = 3;
+  return ffk_type_define(&def);
+}
+
+// The same node with writable fields.
+int32_t WritableNodeType() {
+  static const ffk_field_def fields[] = {
+      {"value", offsetof(BNode, value), "int", FFK_FIELD_WRITABLE, ffk_any_none(), nullptr},
+      {"left", offsetof(BNode, left), "Optional<bench.reflect.WNode>", FFK_FIELD_WRITABLE | FFK_FIELD_HAS_DEFAULT,
+       ffk_any_none(), nullptr},
+      {"right", offsetof(BNode, right), "Optional<bench.reflect.WNode>", FFK_FIELD_WRITABLE | FFK_FIELD_HAS_DEFAULT,
+       ffk_any_none(), nullptr},
+  };
+  ffk_type_def def = {};
+  def.key = "bench.reflect.WNode";
+  def.parent_index = FFK_TYPE_OBJECT;
+  def.instance_size = sizeof(BNode);
+  def.fields = fields;
+  def.nfields = 3;
+  return ffk_type_define(&def);
+}
+
+struct BLabel {
+  ffk_object header;
+  ffk_object *name;
+};
+
+int32_t LabelType() {
+  static const ffk_field_def fields[] = {
+      {"name", offsetof(BLabel, name), "str", FFK_FIELD_WRITABLE, ffk_any_none(), nullptr},
+  };
+  ffk_type_def def = {};
+  def.key = "bench.reflect.Label";
+  def.parent_index = FFK_TYPE_OBJECT;
+  def.instance_size = sizeof(BLabel);
+  def.fields = fields;
+  def.nfields = 1;
   return ffk_type_define(&def);
 }
 
@@ -185,6 +234,92 @@ void field_get_handle_c_load(benchmark::State &state) {
 }
 BENCHMARK(field_get_handle_c_load)->Name("field_get_handle/c_load");
 
+// ---- field_get_object_writable / field_set_object_writable. --------------------------------
+
+// 16 Labels named "label-0"..."label-15" (str objects: the names are longer than 7 bytes). Empty on failure.
+std::vector<ffk_object *> MakeLabels() {
+  std::vector<ffk_object *> objs;
+  int32_t t = LabelType();
+  for (int i = 0; t >= 0 && i < 16; ++i) {
+    char name[32];
+    snprintf(name, sizeof name, "label-%02d-long", i);
+    ffk_any arg = ffk_any_raw_str(name);
+    ffk_object *o = nullptr;
+    if (ffk_object_create(t, &arg, 1, nullptr, 0, &o) != 0) break;
+    objs.push_back(o);
+  }
+  if (objs.size() != 16) {
+    for (ffk_object *o : objs) ffk_object_release(o);
+    objs.clear();
+  }
+  return objs;
+}
+
+void field_get_object_writable_ffikit(benchmark::State &state) {
+  const ffk_field_info *f = nullptr;
+  std::vector<ffk_object *> objs = MakeLabels();
+  if (objs.empty() || ffk_type_find_field(LabelType(), "name", &f) != 1)
+    return ffk_bench::SkipWithFfkError(state, "define");
+  unsigned k = 0;
+  for (auto _ : state) {
+    ffk_any v;
+    ffk_field_get(f, objs[k++ & 15], &v);
+    benchmark::DoNotOptimize(v.v_obj);
+    ffk_any_release(&v);
+  }
+  for (ffk_object *o : objs) ffk_object_release(o);
+  state.SetItemsProcessed(state.iterations());
+}
+BENCHMARK(field_get_object_writable_ffikit)->Name("field_get_object_writable/ffikit");
+
+void field_get_object_writable_c_load(benchmark::State &state) {
+  BLabel labels[16];
+  for (int i = 0; i < 16; ++i) labels[i].name = &labels[i].header;
+  unsigned k = 0;
+  for (auto _ : state) {
+    ffk_object *v = __atomic_load_n(&labels[k++ & 15].name, __ATOMIC_ACQUIRE);
+    benchmark::DoNotOptimize(v);
+  }
+  state.SetItemsProcessed(state.iterations());
+}
+BENCHMARK(field_get_object_writable_c_load)->Name("field_get_object_writable/c_load");
+
+void field_set_object_writable_ffikit(benchmark::State &state) {
+  const ffk_field_info *f = nullptr;
+  std::vector<ffk_object *> objs = MakeLabels();
+  if (objs.empty() || ffk_type_find_field(LabelType(), "name", &f) != 1)
+    return ffk_bench::SkipWithFfkError(state, "define");
+  ffk_any names[2] = {ffk_any_none(), ffk_any_none()};
+  if (ffk_any_str("first name, long", 16, &names[0]) != 0 || ffk_any_str("second name, long", 17, &names[1]) != 0)
+    return ffk_bench::SkipWithFfkError(state, "str");
+  unsigned k = 0;
+  for (auto _ : state) {
+    if (ffk_field_set(f, objs[k & 15], &names[(k >> 4) & 1]) != 0) {
+      ffk_bench::SkipWithFfkError(state, "set");
+      break;
+    }
+    ++k;
+  }
+  for (ffk_object *o : objs) ffk_object_release(o);
+  ffk_any_release(&names[0]);
+  ffk_any_release(&names[1]);
+  state.SetItemsProcessed(state.iterations());
+}
+BENCHMARK(field_set_object_writable_ffikit)->Name("field_set_object_writable/ffikit");
+
+void field_set_object_writable_c_xchg(benchmark::State &state) {
+  BLabel labels[16];
+  for (int i = 0; i < 16; ++i) labels[i].name = nullptr;
+  unsigned k = 0;
+  for (auto _ : state) {
+    ffk_object *old = __atomic_exchange_n(&labels[k & 15].name, &labels[(k + 1) & 15].header, __ATOMIC_SEQ_CST);
+    benchmark::DoNotOptimize(old);
+    ++k;
+  }
+  state.SetItemsProcessed(state.iterations());
+}
+BENCHMARK(field_set_object_writable_c_xchg)->Name("field_set_object_writable/c_xchg");
+
 // ---- create_2int. ---------------------------------------------------------------------------
 
 void create_2int_ffikit(benchmark::State &state) {
@@ -224,8 +359,7 @@ BENCHMARK(create_2int_c_malloc)->Name("create_2int/c_malloc");
 
 // ---- structural_equal_10k / structural_hash_10k. ------------------------------------------
 
-void structural_equal_10k_ffikit(benchmark::State &state) {
-  int32_t t = NodeType();
+void structural_equal_10k(benchmark::State &state, int32_t t) {
   ffk_object *x = t < 0 ? nullptr : BuildTree(t, 0, kTreeNodes);
   ffk_object *y = t < 0 ? nullptr : BuildTree(t, 0, kTreeNodes);
   if (x == nullptr || y == nullptr) return ffk_bench::SkipWithFfkError(state, "build");
@@ -241,7 +375,11 @@ void structural_equal_10k_ffikit(benchmark::State &state) {
   ffk_object_release(y);
   state.SetItemsProcessed(state.iterations() * kTreeNodes);
 }
+void structural_equal_10k_ffikit(benchmark::State &state) { structural_equal_10k(state, NodeType()); }
 BENCHMARK(structural_equal_10k_ffikit)->Name("structural_equal_10k/ffikit");
+
+void structural_equal_10k_writable_ffikit(benchmark::State &state) { structural_equal_10k(state, WritableNodeType()); }
+BENCHMARK(structural_equal_10k_writable_ffikit)->Name("structural_equal_10k_writable/ffikit");
 
 void structural_equal_10k_c_recursive(benchmark::State &state) {
   CNode *x = BuildCTree(0, kTreeNodes), *y = BuildCTree(0, kTreeNodes);
@@ -254,9 +392,9 @@ void structural_equal_10k_c_recursive(benchmark::State &state) {
   state.SetItemsProcessed(state.iterations() * kTreeNodes);
 }
 BENCHMARK(structural_equal_10k_c_recursive)->Name("structural_equal_10k/c_recursive");
+BENCHMARK(structural_equal_10k_c_recursive)->Name("structural_equal_10k_writable/c_recursive");
 
-void structural_hash_10k_ffikit(benchmark::State &state) {
-  int32_t t = NodeType();
+void structural_hash_10k(benchmark::State &state, int32_t t) {
   ffk_object *x = t < 0 ? nullptr : BuildTree(t, 0, kTreeNodes);
   if (x == nullptr) return ffk_bench::SkipWithFfkError(state, "build");
   ffk_any a = ffk_any_object(x);
@@ -271,7 +409,11 @@ void structural_hash_10k_ffikit(benchmark::State &state) {
   ffk_object_release(x);
   state.SetItemsProcessed(state.iterations() * kTreeNodes);
 }
+void structural_hash_10k_ffikit(benchmark::State &state) { structural_hash_10k(state, NodeType()); }
 BENCHMARK(structural_hash_10k_ffikit)->Name("structural_hash_10k/ffikit");
+
+void structural_hash_10k_writable_ffikit(benchmark::State &state) { structural_hash_10k(state, WritableNodeType()); }
+BENCHMARK(structural_hash_10k_writable_ffikit)->Name("structural_hash_10k_writable/ffikit");
 
 void structural_hash_10k_c_recursive(benchmark::State &state) {
   CNode *x = BuildCTree(0, kTreeNodes);
@@ -283,6 +425,7 @@ void structural_hash_10k_c_recursive(benchmark::State &state) {
   state.SetItemsProcessed(state.iterations() * kTreeNodes);
 }
 BENCHMARK(structural_hash_10k_c_recursive)->Name("structural_hash_10k/c_recursive");
+BENCHMARK(structural_hash_10k_c_recursive)->Name("structural_hash_10k_writable/c_recursive");
 
 // ---- structural_first_mismatch_10k. ---------------------------------------------------------
 

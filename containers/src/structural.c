@@ -6,6 +6,9 @@
  * (ffikit/reflect.h) and objects of registered types with a structural hook (the type
  * attributes FFK_ATTR_S_EQUAL / FFK_ATTR_S_HASH). A reflected object's fields are read
  * one at a time (read_field), so a concurrent field write is seen whole or not at all.
+ * Each walk runs inside one read section (ffikit/reflect.h), hooks included: fields are
+ * borrowed, never retained, and a value a concurrent writer replaces stays alive until
+ * the walk ends, and so does everything the walk reached through it.
  * Each walk keeps the stack of nodes it is inside, which is how cycles end, and a depth
  * limit so that deep nesting is an error rather than a stack overflow.
  *
@@ -25,34 +28,20 @@
 #include <string.h>
 
 /*
- * Reads field `f` of the reflected object `o` for a walk that holds `o`. A read-only
- * field never changes once the object is published (only a constructor filling a fresh
- * object it alone holds writes one), so it is read in place and borrowed (*owned false):
- * a walk over a tree of read-only nodes makes no reference-count traffic. A writable field
- * may be rewritten by another thread at any moment, so it is read with ffk_field_get: a
- * new reference (*owned true, the caller releases it) that keeps the value alive while it
- * is walked. 0, or -1 with ffk_field_get's error.
+ * Reads field `f` of the reflected object `o` (an instance of f's owner: the walk's
+ * type_info lists o's own type's fields) for a walk that holds `o`, inside the walk's
+ * read section, with ffk_field_peek_unchecked. Every field is borrowed (*owned false): a
+ * read-only one never changes once the object is published, and a writable one that
+ * another thread replaces stays alive until the section ends. Only a writable field of
+ * ffk_any storage (two words, read whole under its lock) comes back as a new reference
+ * (*owned true, the caller releases it). So a walk over a tree makes no reference-count
+ * traffic and leaves every node's use count as it found it. 0, or -1 with
+ * ffk_field_peek's error.
  */
-static int read_field(const ffk_field_info *f, const ffk_object *o, ffk_any *out, bool *owned) {
-  *owned = (f->flags & FFK_FIELD_WRITABLE) != 0;
-  if (*owned) return ffk_field_get(f, o, out);
-  const char *at = (const char *)o + f->offset;
-  switch (f->storage) {
-    case FFK_FIELD_STORAGE_INT: *out = ffk_any_int(*(const int64_t *)at); break;
-    case FFK_FIELD_STORAGE_FLOAT: *out = ffk_any_float(*(const double *)at); break;
-    case FFK_FIELD_STORAGE_BOOL: *out = ffk_any_bool(*(const bool *)at); break;
-    case FFK_FIELD_STORAGE_OBJECT: { /* a borrowed view; NULL is None */
-      ffk_object *x = *(ffk_object *const *)at;
-      *out = ffk_any_none();
-      if (x != NULL) {
-        out->type_index = x->type_index;
-        out->v_obj = x;
-      }
-      break;
-    }
-    default: *out = *(const ffk_any *)at; break;
-  }
-  return 0;
+static inline int read_field(const ffk_field_info *f, const ffk_object *o, ffk_any *out, bool *owned) {
+  int rc = ffk_field_peek_unchecked(f, o, out);
+  *owned = rc == 1;
+  return rc < 0 ? -1 : 0;
 }
 
 static void drop_field(ffk_any *v, bool owned) {
@@ -72,9 +61,13 @@ static void drop_field(ffk_any *v, bool owned) {
  * without adding one) is reached only through that parent, which is itself walked once,
  * and cannot be on the stack when reached (a path back to it would be a second
  * reference). Recording it or scanning the stack for it would only cost time and memory
- * (in a tree of 10,000 nodes, most of the walk's). A snapshot or ffk_field_get adds a
- * reference, so what it reads counts as shareable, which is merely conservative; so is
- * a count another thread raises meanwhile.
+ * (in a tree of 10,000 nodes, most of the walk's). Fields, writable ones included, are
+ * borrowed (read_field), so a tree node reached through a field still counts 1. A
+ * snapshot (List, Dict) or a writable ffk_any field read owned adds a reference, so what
+ * it reads counts as shareable, which is merely conservative; so is a count another
+ * thread raises meanwhile. A node whose last field reference a writer drops while the walk
+ * is inside it is kept alive by the walk's read section, and is no longer reachable from
+ * the values walked, so it cannot be met again either.
  */
 typedef struct memo_slot {
   const ffk_object *a, *b;
@@ -484,25 +477,30 @@ static int equal_mappings(walk *w, ffk_object *a, ffk_object *b) {
   return rc;
 }
 
-/* Field `f` of two objects of its type: 1, 0 or -1. Read-only fields are read in place (see read_field). */
+/* Field `f` of two objects of its type: 1, 0 or -1. Fields are borrowed (see read_field). */
 static inline int equal_field(walk *w, const ffk_field_info *f, const ffk_object *a, const ffk_object *b) {
-  if (!(f->flags & FFK_FIELD_WRITABLE)) { /* the common cases inline */
-    const char *pa = (const char *)a + f->offset, *pb = (const char *)b + f->offset;
-    if (f->storage == FFK_FIELD_STORAGE_INT) return *(const int64_t *)pa == *(const int64_t *)pb;
-    if (f->storage == FFK_FIELD_STORAGE_OBJECT) {
-      const ffk_object *oa = *(ffk_object *const *)pa, *ob = *(ffk_object *const *)pb;
-      if (oa == ob) return 1; /* one object (or both None) equals itself */
-      if (oa == NULL || ob == NULL) return 0;
-    }
-  }
   ffk_any fa, fb;
+  if (f->storage == FFK_FIELD_STORAGE_INT || f->storage == FFK_FIELD_STORAGE_OBJECT) { /* the common cases inline */
+    (void)ffk_field_peek_unchecked(f, a, &fa); /* 0, borrowed: these storages cannot fail */
+    (void)ffk_field_peek_unchecked(f, b, &fb);
+    if (f->storage == FFK_FIELD_STORAGE_INT) return fa.v_int == fb.v_int;
+    if (fa.v_obj == fb.v_obj) return 1; /* one object (or both None) equals itself */
+    if (fa.type_index == FFK_TYPE_NONE || fb.type_index == FFK_TYPE_NONE) return 0;
+    if (fa.type_index == FFK_TYPE_STRING && fb.type_index == FFK_TYPE_STRING) { /* ffk_any_equal's answer, inline */
+      const ffk_string *sa = (const ffk_string *)fa.v_obj, *sb = (const ffk_string *)fb.v_obj;
+      return sa->size == sb->size && memcmp(sa->data, sb->data, sa->size) == 0;
+    }
+    return equal(w, &fa, &fb);
+  }
   bool owned_a, owned_b;
   if (read_field(f, a, &fa, &owned_a) != 0) return -1;
   if (read_field(f, b, &fb, &owned_b) != 0) {
     drop_field(&fa, owned_a);
     return -1;
   }
-  int rc = equal(w, &fa, &fb);
+  int rc = fa.type_index == fb.type_index && fa.type_index >= FFK_TYPE_OBJECT_BEGIN && fa.v_obj == fb.v_obj
+               ? 1 /* one object equals itself */
+               : equal(w, &fa, &fb);
   drop_field(&fa, owned_a);
   drop_field(&fb, owned_b);
   return rc;
@@ -583,10 +581,12 @@ static int equal(walk *w, const ffk_any *x, const ffk_any *y) {
 
 int ffk_structural_equal(const ffk_any *a, const ffk_any *b) {
   if (a == NULL || b == NULL) return ffk_error_set(FFK_ERR_VALUE, "ffk_structural_equal: a value is NULL");
+  void *section = ffk_read_section_enter();
+  if (section == NULL) return -1;
   walk *w = walk_new(false);
-  if (w == NULL) return -1;
-  int rc = equal(w, a, b);
-  walk_free(w);
+  int rc = w == NULL ? -1 : equal(w, a, b);
+  if (w != NULL) walk_free(w);
+  ffk_read_section_exit(section);
   return rc;
 }
 
@@ -617,12 +617,14 @@ int ffk_structural_first_mismatch(const ffk_any *a, const ffk_any *b, ffk_object
   if (a == NULL || b == NULL || lhs_path == NULL || rhs_path == NULL)
     return ffk_error_set(FFK_ERR_VALUE, "ffk_structural_first_mismatch: the %s is NULL",
                          a == NULL || b == NULL ? "value" : "path out");
+  void *section = ffk_read_section_enter();
+  if (section == NULL) return -1;
   walk *w = walk_new(true);
-  if (w == NULL) return -1;
-  int rc = equal(w, a, b);
+  int rc = w == NULL ? -1 : equal(w, a, b);
   if (rc == 0) rc = build_paths(w, lhs_path, rhs_path) == 0 ? 1 : -1;
   else if (rc == 1) rc = 0;
-  walk_free(w);
+  if (w != NULL) walk_free(w);
+  ffk_read_section_exit(section);
   return rc;
 }
 
@@ -747,9 +749,11 @@ static int hash(walk *w, const ffk_any *v, uint64_t *out) {
 int ffk_structural_hash(const ffk_any *v, uint64_t *out) {
   if (v == NULL || out == NULL) return ffk_error_set(FFK_ERR_VALUE, "ffk_structural_hash: the %s is NULL", v == NULL ? "value" : "out");
   *out = 0;
+  void *section = ffk_read_section_enter();
+  if (section == NULL) return -1;
   walk *w = walk_new(false);
-  if (w == NULL) return -1;
-  int rc = hash(w, v, out);
-  walk_free(w);
+  int rc = w == NULL ? -1 : hash(w, v, out);
+  if (w != NULL) walk_free(w);
+  ffk_read_section_exit(section);
   return rc;
 }

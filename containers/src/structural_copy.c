@@ -2,7 +2,9 @@
  * structural_copy.c - deep copy (ffk_deep_copy, ffikit/structural.h): every List and Dict
  * reachable from a value is copied, immutable containers only when something below them
  * changed, and reflected objects made by reflection field by field; sharing and cycles
- * are kept through a memo from each source node to its copy.
+ * are kept through a memo from each source node to its copy. The memo holds a reference
+ * to each source node it names, so that under concurrent writers a node dropped from the
+ * source during the copy cannot be freed and its address reused by another node.
  *
  * Objects of types without reflection, and reflected objects their library allocated
  * itself (ffk_object_is_reflection_made false), are leaves: shared by the copy.
@@ -36,10 +38,15 @@ static bool memo_get(copier *c, const ffk_object *o, ffk_any *out) {
   return true;
 }
 
-/* Remembers o -> copy (retained by the memo). 0, or -1 with a MemoryError. */
+/*
+ * Remembers o -> copy (both retained by the memo: a source node another thread drops
+ * while the copy runs must not die and leave its address to a new node, which the memo
+ * would take for it). 0, or -1 with a MemoryError.
+ */
 static int memo_put(copier *c, const ffk_object *o, const ffk_any *copy_value) {
   if (ffk_table__reserve(&c->memo, 1) != 0) return -1;
   ffk_any key = ffk_any_ptr((void *)o), value = *copy_value;
+  ffk_object_retain((ffk_object *)o);
   ffk_any_retain(&value);
   ffk_table__append(&c->memo, ffk_any_hash(&key), key, value);
   return 0;
@@ -282,6 +289,8 @@ int ffk_deep_copy(const ffk_any *v, ffk_any *out) {
   c.depth = 0;
   int rc = copy(&c, v, out);
   if (rc != 0) unlink_partial(&c);
+  int64_t pos = 0;
+  for (ffk_table_entry *e; (e = ffk_table__next(&c.memo, &pos)) != NULL;) ffk_object_release(e->key.v_ptr);
   ffk_table__free(&c.memo);
   return rc;
 }

@@ -25,9 +25,17 @@
  * So a structure protected this way must be loaded and unpublished with
  * __ATOMIC_SEQ_CST.
  *
- * Read sections nest, must not be held across a call into user code, and do not
- * survive fork() in the child for threads other than the forking one (their records
- * are reset there).
+ * Read sections nest, and do not survive fork() in the child for threads other than the
+ * forking one (their records are reset there). A section may be held across a call into
+ * user code (structural walks call hooks inside the section that keeps their borrowed
+ * field values alive, reflect.h "Read sections"). That is safe: no thread ever waits
+ * for a reader (retire stamps, queues and returns; reclaim frees only what no open
+ * section can see), so user code that blocks, enters sections of its own (they nest:
+ * only the outermost exit announces the end) or retires items (they wait in the list)
+ * cannot deadlock or corrupt anything; it only delays the reclamation of every item
+ * retired while the section is open, in all threads, by as long as it runs. Reclaim
+ * callbacks run in whichever thread leaves last, so the outermost exit may run
+ * deleters: leave a section with no lock held that a deleter might take.
  */
 #ifndef FFIKIT_FFI_EPOCH_H
 #define FFIKIT_FFI_EPOCH_H

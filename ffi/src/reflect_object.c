@@ -7,15 +7,24 @@
  *  - A field holds a value already converted to its type, in its storage: int64_t,
  *    double, bool, an owning ffk_object * (NULL only for an Optional type, or before a
  *    supplied constructor fills it) or an owning ffk_any.
- *  - POD fields are read and written with atomic word accesses. Object and ffk_any
- *    fields that are writable are read and swapped under a striped spin lock chosen by
- *    the field's address; readers retain under the lock, writers release the old value
- *    after unlocking, so no lock is held while a deleter runs. Read-only fields change
- *    only while their object is private to its constructor and are read without a lock.
+ *  - POD fields are read and written with atomic word accesses. Writable object fields
+ *    are lock-free (the epoch scheme of epoch.h): a writer retains the new value,
+ *    swaps the slot with a seq_cst exchange and retires the old pointer, whose
+ *    reference is dropped once no read section that could have loaded it is open; a
+ *    reader loads the slot seq_cst inside a read section and either retains the value
+ *    (ffk_field_get) or borrows it until its section ends (ffk_field_peek). The retire
+ *    record is allocated before the swap, so a MemoryError leaves the field unchanged;
+ *    a slot that holds NULL (a fresh object, None) is filled by a CAS and retires
+ *    nothing. Writable ffk_any fields (two words) are read and swapped under a striped
+ *    spin lock chosen by the field's address; readers retain under the lock, writers
+ *    release the old value after unlocking, so no lock is held while a deleter runs.
+ *    Read-only fields change only while their object is private to its constructor and
+ *    are read without a lock.
  *  - An object under construction carries `unfinished_deleter`, which releases the
  *    fields but runs no finalize hook; the finished object gets `reflect_deleter`,
  *    which runs the finalize hooks (most derived first) and then releases the fields.
  */
+#include "epoch.h"
 #include "reflect_internal.h"
 
 #include <stdio.h>
@@ -84,39 +93,78 @@ static void reflect_deleter(void *self, int which) {
   if (which & FFK_DELETER_FREE) ffk_object_free(obj);
 }
 
+/* ---- Lock-free object fields ---------------------------------------------------------------- */
+
+/* An old field value waiting for the read sections that may still borrow it to end. */
+typedef struct retired_value {
+  ffk_epoch__retired item; /* first */
+  ffk_object *value;       /* the field's former reference */
+} retired_value;
+
+static void reclaim_value(ffk_epoch__retired *item) {
+  retired_value *r = (retired_value *)item;
+  ffk_object_release(r->value);
+  ffk_mem_free(r);
+}
+
+/*
+ * Writes `nv` (owned, may be NULL) into the writable object slot `p`, taking it over.
+ * 0, or -1 with a MemoryError and the slot unchanged (nv is then still the caller's).
+ */
+static int exchange_object_slot(ffk_object **p, ffk_object *nv) {
+  ffk_object *expected = NULL;
+  if (__atomic_load_n(p, __ATOMIC_SEQ_CST) == NULL &&
+      __atomic_compare_exchange_n(p, &expected, nv, false, __ATOMIC_SEQ_CST, __ATOMIC_SEQ_CST))
+    return 0; /* nothing to retire */
+  retired_value *r = ffk_mem_alloc(sizeof *r);
+  if (r == NULL) return -1;
+  ffk_object *old = __atomic_exchange_n(p, nv, __ATOMIC_SEQ_CST);
+  if (old == NULL) {
+    ffk_mem_free(r);
+    return 0;
+  }
+  r->value = old;
+  ffk_epoch__retire(&r->item, reclaim_value);
+  return 0;
+}
+
+/* The value of a writable object slot, for a thread inside a read section (borrowed). */
+static inline ffk_object *peek_object_slot(const char *p) {
+  return __atomic_load_n((ffk_object *const *)p, __ATOMIC_SEQ_CST);
+}
+
 /*
  * Stores an owned value (as ffk_reflect__convert makes it) into a field, taking it over.
- * `locked` fields swap under the stripe; the old value is released after unlocking.
+ * `locked` (writable) object fields swap lock-free and retire the old value, ffk_any ones
+ * swap under the stripe and release the old value after unlocking. 0, or -1 with a
+ * MemoryError (locked object fields only), *v then still owned by the caller and the
+ * field unchanged.
  */
-static void store_slot(ffk_object *obj, const ffk_field_info *f, ffk_any *v, bool locked) {
+static int store_slot(ffk_object *obj, const ffk_field_info *f, ffk_any *v, bool locked) {
   char *p = slot_at(obj, f);
   switch (f->storage) {
     case FFK_FIELD_STORAGE_INT:
       __atomic_store_n((int64_t *)p, v->v_int, __ATOMIC_RELAXED);
-      return;
+      return 0;
     case FFK_FIELD_STORAGE_FLOAT: {
       double d = v->v_float;
       __atomic_store((double *)p, &d, __ATOMIC_RELAXED);
-      return;
+      return 0;
     }
     case FFK_FIELD_STORAGE_BOOL:
       __atomic_store_n((bool *)p, v->v_int != 0, __ATOMIC_RELAXED);
-      return;
+      return 0;
     case FFK_FIELD_STORAGE_OBJECT: {
-      ffk_object *nv = ffk_any_is_object(v) ? v->v_obj : NULL, *old;
+      ffk_object *nv = ffk_any_is_object(v) ? v->v_obj : NULL;
       if (locked) {
-        int *l = stripe_for(p);
-        stripe_lock(l);
-        old = *(ffk_object **)p;
-        *(ffk_object **)p = nv;
-        stripe_unlock(l);
+        if (exchange_object_slot((ffk_object **)p, nv) != 0) return -1;
       } else {
-        old = *(ffk_object **)p;
+        ffk_object *old = *(ffk_object **)p;
         *(ffk_object **)p = nv;
+        ffk_object_release(old);
       }
-      ffk_object_release(old);
       *v = ffk_any_none();
-      return;
+      return 0;
     }
     default: {
       ffk_any old;
@@ -132,41 +180,44 @@ static void store_slot(ffk_object *obj, const ffk_field_info *f, ffk_any *v, boo
       }
       ffk_any_release(&old);
       *v = ffk_any_none();
-      return;
+      return 0;
     }
   }
 }
 
-/* Reads a field into *out (a new reference). */
-static void load_slot(const ffk_object *obj, const ffk_field_info *f, ffk_any *out) {
+/* Reads a field into *out (a new reference). 0, or -1 with *out None and a MemoryError
+ * (a writable object field read by a thread whose first read section cannot begin). */
+static int load_slot(const ffk_object *obj, const ffk_field_info *f, ffk_any *out) {
   const char *p = slot_at(obj, f);
   bool locked = (f->flags & FFK_FIELD_WRITABLE) != 0;
   switch (f->storage) {
     case FFK_FIELD_STORAGE_INT:
       *out = ffk_any_int(__atomic_load_n((const int64_t *)p, __ATOMIC_RELAXED));
-      return;
+      return 0;
     case FFK_FIELD_STORAGE_FLOAT: {
       double d;
       __atomic_load((const double *)p, &d, __ATOMIC_RELAXED);
       *out = ffk_any_float(d);
-      return;
+      return 0;
     }
     case FFK_FIELD_STORAGE_BOOL:
       *out = ffk_any_bool(__atomic_load_n((const bool *)p, __ATOMIC_RELAXED));
-      return;
+      return 0;
     case FFK_FIELD_STORAGE_OBJECT: {
-      ffk_object *o;
       if (locked) {
-        int *l = stripe_for(p);
-        stripe_lock(l);
-        o = *(ffk_object *const *)p;
+        ffk_epoch__reader *r = ffk_epoch__enter();
+        if (FFK_UNLIKELY(r == NULL)) {
+          *out = ffk_any_none();
+          return -1;
+        }
+        ffk_object *o = peek_object_slot(p);
         if (o != NULL) ffk_object_retain(o);
-        stripe_unlock(l);
+        ffk_epoch__exit(r);
         *out = ffk_any_object_steal(o);
       } else {
         *out = ffk_any_object(*(ffk_object *const *)p);
       }
-      return;
+      return 0;
     }
     default:
       if (locked) {
@@ -179,7 +230,7 @@ static void load_slot(const ffk_object *obj, const ffk_field_info *f, ffk_any *o
         ffk_any__copy(out, (const ffk_any *)p);
         ffk_any_retain(out);
       }
-      return;
+      return 0;
   }
 }
 
@@ -274,7 +325,7 @@ static int fill_default(ffk_object *obj, const ffk_rtype *rt, const ffk_field_in
     ffk_any__copy(&v, &f->default_value);
     ffk_any_retain(&v);
   }
-  store_slot(obj, f, &v, false);
+  (void)store_slot(obj, f, &v, false); /* unlocked: cannot fail */
   return 0;
 }
 
@@ -361,7 +412,7 @@ static int create_from_fields(const ffk_rtype *rt, const ffk_any *args, int32_t 
     }
     ffk_any v;
     if (ffk_reflect__convert(f, key, bound[i], &v) != 0) goto done;
-    store_slot(obj, f, &v, false);
+    (void)store_slot(obj, f, &v, false); /* unlocked: cannot fail */
   }
   obj->deleter = reflect_deleter;
   *out = obj;
@@ -417,8 +468,7 @@ int ffk_field_get(const ffk_field_info *field, const ffk_object *obj, ffk_any *o
     *out = ffk_any_none();
     return not_instance(field, obj);
   }
-  load_slot(obj, field, out);
-  return 0;
+  return load_slot(obj, field, out);
 }
 
 static int set_field(const ffk_field_info *field, ffk_object *obj, const ffk_any *value, bool check_writable) {
@@ -431,7 +481,10 @@ static int set_field(const ffk_field_info *field, ffk_object *obj, const ffk_any
     return ffk_error_set(FFK_ERR_ATTRIBUTE, "field `%s` of `%s` is read-only", field->name, key);
   ffk_any v;
   if (ffk_reflect__convert(field, key, value, &v) != 0) return -1;
-  store_slot(obj, field, &v, (field->flags & FFK_FIELD_WRITABLE) != 0);
+  if (store_slot(obj, field, &v, (field->flags & FFK_FIELD_WRITABLE) != 0) != 0) {
+    ffk_any_release(&v);
+    return -1;
+  }
   ffk_reflect__field_written(obj, field); /* the type's write hook, no lock held */
   return 0;
 }
@@ -459,8 +512,7 @@ int ffk_object_get_field(const ffk_object *obj, const char *name, ffk_any *out) 
                          obj == NULL ? "object" : name == NULL ? "name" : "out");
   const ffk_field_info *f;
   if (find_named_field(obj, name, &f) != 0) return -1;
-  load_slot(obj, f, out);
-  return 0;
+  return load_slot(obj, f, out);
 }
 
 int ffk_object_set_field(ffk_object *obj, const char *name, const ffk_any *value) {
@@ -518,8 +570,11 @@ ffk_object *ffk_object_shallow_copy(const ffk_object *obj) {
   if (copy == NULL) return NULL;
   for (int32_t i = 0; i < rt->nfields; ++i) {
     ffk_any v;
-    load_slot(obj, rt->fields[i], &v);
-    store_slot(copy, rt->fields[i], &v, false);
+    if (load_slot(obj, rt->fields[i], &v) != 0) {
+      ffk_object_release(copy);
+      return NULL;
+    }
+    (void)store_slot(copy, rt->fields[i], &v, false); /* unlocked: cannot fail */
   }
   copy->deleter = reflect_deleter;
   return copy;
@@ -527,4 +582,60 @@ ffk_object *ffk_object_shallow_copy(const ffk_object *obj) {
 
 bool ffk_object_is_reflection_made(const ffk_object *obj) {
   return obj != NULL && obj->deleter == reflect_deleter && ffk_reflect__type(obj->type_index) != NULL;
+}
+
+/* ---- Read sections and borrowed reads ----------------------------------------------------- */
+
+void *ffk_read_section_enter(void) { return ffk_epoch__enter(); }
+
+void ffk_read_section_exit(void *section) {
+  if (section != NULL) ffk_epoch__exit(section);
+}
+
+int ffk_field_peek(const ffk_field_info *field, const ffk_object *obj, ffk_any *out) {
+  if (out == NULL || field == NULL) {
+    if (out != NULL) *out = ffk_any_none();
+    return ffk_error_set(FFK_ERR_VALUE, "ffk_field_peek: the %s is NULL", out == NULL ? "out" : "field");
+  }
+  if (FFK_UNLIKELY(obj == NULL ||
+                   (obj->type_index != field->owner_index && !ffk_type_is_instance(obj->type_index, field->owner_index)))) {
+    *out = ffk_any_none();
+    return not_instance(field, obj);
+  }
+  const char *p = slot_at(obj, field);
+  bool writable = (field->flags & FFK_FIELD_WRITABLE) != 0;
+  switch (field->storage) {
+    case FFK_FIELD_STORAGE_OBJECT: {
+      ffk_object *o;
+      if (writable) {
+        ffk_epoch__reader *self = ffk_epoch__self;
+        if (FFK_UNLIKELY(self == NULL || self->depth == 0)) {
+          *out = ffk_any_none();
+          return ffk_error_set(FFK_ERR_RUNTIME,
+                               "ffk_field_peek: field `%s` of `%s` is writable and must be read inside a read section "
+                               "(ffk_read_section_enter)",
+                               field->name, ffk_type_key(field->owner_index));
+        }
+        o = peek_object_slot(p);
+      } else {
+        o = *(ffk_object *const *)p;
+      }
+      *out = ffk_any_none();
+      if (o != NULL) {
+        out->type_index = o->type_index;
+        out->v_obj = o;
+      }
+      return 0;
+    }
+    case FFK_FIELD_STORAGE_ANY:
+      if (writable) {
+        (void)load_slot(obj, field, out); /* two words, read whole under the stripe lock; cannot fail */
+        return 1;
+      }
+      *out = *(const ffk_any *)p;
+      return 0;
+    default:
+      (void)load_slot(obj, field, out); /* a POD field: one atomic word, nothing to own; cannot fail */
+      return 0;
+  }
 }

@@ -1434,4 +1434,140 @@ TEST_F(Structural, NestedTypesSharingACacheSlotKeepTheirFields) {
   EXPECT_EQ(H(o1.v), H(o3.v));
 }
 
+
+// ---- Walks inside a read section ----------------------------------------------------------
+
+// A reflected type with hooks that watch their arguments: they record the use counts of
+// the objects they receive, may replace the field that led the walk to them (so the
+// object being compared is retired in the middle of the hook), and compare `v`.
+struct SWatched {
+  ffk_object header;
+  int64_t v;
+};
+
+struct SHolder {
+  ffk_object header;
+  ffk_object* item;  // writable
+};
+
+uint32_t g_seen_counts[2];
+ffk_object* g_rewrite;  // a Holder whose item the hooks replace, or nullptr
+
+int32_t WatchedType();
+int32_t HolderType();
+
+// Replaces g_rewrite's item with a new Watched of the same v.
+void RewriteHolder(const SWatched* like) {
+  if (g_rewrite == nullptr) return;
+  ffk_any v = ffk_any_int(like->v);
+  ffk_object* fresh = nullptr;
+  ASSERT_EQ(ffk_object_create(WatchedType(), &v, 1, nullptr, 0, &fresh), 0) << FetchError();
+  ffk_any item = ffk_any_object_steal(fresh);
+  EXPECT_EQ(ffk_object_set_field(g_rewrite, "item", &item), 0) << FetchError();
+  ffk_any_release(&item);
+}
+
+int WatchedEqual(void*, const ffk_any* args, int32_t, ffk_any* result) {
+  const SWatched* a = reinterpret_cast<const SWatched*>(args[0].v_obj);
+  const SWatched* b = reinterpret_cast<const SWatched*>(args[1].v_obj);
+  g_seen_counts[0] = ffk_object_use_count(&a->header);
+  g_seen_counts[1] = ffk_object_use_count(&b->header);
+  RewriteHolder(a);
+  *result = ffk_any_bool(a->v == b->v);  // a was retired, not freed: the walk's section keeps it
+  return 0;
+}
+
+int WatchedHash(void*, const ffk_any* args, int32_t, ffk_any* result) {
+  const SWatched* a = reinterpret_cast<const SWatched*>(args[0].v_obj);
+  g_seen_counts[0] = ffk_object_use_count(&a->header);
+  RewriteHolder(a);
+  *result = ffk_any_int(a->v);
+  return 0;
+}
+
+int32_t WatchedType() {
+  static int32_t t = [] {
+    int32_t i = Define("test.structural.Watched", FFK_TYPE_OBJECT, sizeof(SWatched),
+                       {Field("v", offsetof(SWatched, v), "int")});
+    SetHook(i, FFK_ATTR_S_EQUAL, WatchedEqual);
+    SetHook(i, FFK_ATTR_S_HASH, WatchedHash);
+    return i;
+  }();
+  return t;
+}
+
+int32_t HolderType() {
+  static int32_t t = Define("test.structural.Holder", FFK_TYPE_OBJECT, sizeof(SHolder),
+                            {Field("item", offsetof(SHolder, item), "Object", FFK_FIELD_WRITABLE)});
+  return t;
+}
+
+ffk_any Holder(int64_t v) {
+  OwnedAny w(Create(WatchedType(), {I(v)}));
+  return Create(HolderType(), {w.v});
+}
+
+TEST_F(Structural, WalksBorrowWritableFieldsAndKeepAValueAHookReplacesAlive) {
+  OwnedAny a(Holder(5)), b(Holder(5)), c(Holder(6));
+  // Borrowed: the hooks see the objects with the field's reference only.
+  g_rewrite = nullptr;
+  EXPECT_EQ(Eq(a.v, b.v), 1);
+  EXPECT_EQ(g_seen_counts[0], 1u);
+  EXPECT_EQ(g_seen_counts[1], 1u);
+  uint64_t h5 = H(a.v);
+  EXPECT_EQ(g_seen_counts[0], 1u);
+  EXPECT_EQ(Eq(a.v, c.v), 0);
+
+  // The hook replaces the field that led to its object: the walk's read section keeps the
+  // old object alive until the walk ends (ASan checks the hook's read after the write),
+  // and then it is gone.
+  ffk_object* old = reinterpret_cast<SHolder*>(a.v.v_obj)->item;
+  ffk_weak_retain(old);
+  g_rewrite = a.v.v_obj;
+  EXPECT_EQ(Eq(a.v, b.v), 1) << FetchError();
+  ffk_object* back = ffk_weak_lock(old);
+  EXPECT_EQ(back, nullptr) << "reclaimed when the walk's section ended";
+  ffk_object_release(back);
+  ffk_weak_release(old);
+  EXPECT_NE(reinterpret_cast<SHolder*>(a.v.v_obj)->item, old);
+  old = reinterpret_cast<SHolder*>(a.v.v_obj)->item;
+  ffk_weak_retain(old);
+  uint64_t h = 0;
+  EXPECT_EQ(ffk_structural_hash(&a.v, &h), 0) << FetchError();
+  EXPECT_EQ(h, h5);
+  back = ffk_weak_lock(old);
+  EXPECT_EQ(back, nullptr);
+  ffk_object_release(back);
+  ffk_weak_release(old);
+  ffk_object *lhs = nullptr, *rhs = nullptr;
+  EXPECT_EQ(ffk_structural_first_mismatch(&a.v, &c.v, &lhs, &rhs), 1) << FetchError();
+  ffk_object_release(lhs);
+  ffk_object_release(rhs);
+  g_rewrite = nullptr;
+  EXPECT_EQ(Eq(a.v, b.v), 1);
+}
+
+TEST_F(Structural, ChainsOfWritableFieldsWalkWithoutTakingReferences) {
+  // 900 nodes linked through a writable field: every node is held by its predecessor only,
+  // and stays so during and after the walks.
+  auto chain = [](int n, int64_t bottom) {
+    ffk_any t = Node(bottom);
+    for (int k = 1; k < n; ++k) {
+      ffk_any next = Node(k);
+      SetField(next, "next", t);
+      ffk_any_release(&t);
+      t = next;
+    }
+    return t;
+  };
+  OwnedAny a(chain(900, 0)), b(chain(900, 0)), c(chain(900, 1));
+  EXPECT_EQ(Eq(a.v, b.v), 1);
+  EXPECT_EQ(Eq(a.v, c.v), 0);
+  EXPECT_EQ(H(a.v), H(b.v));
+  EXPECT_NE(H(a.v), H(c.v));
+  EXPECT_EQ(Mismatch(a.v, c.v), Mismatch(b.v, c.v));
+  const ffk_object* second = FieldObject(a.v, "next");
+  EXPECT_EQ(ffk_object_use_count(second), 1u);
+}
+
 }  // namespace

@@ -1477,4 +1477,129 @@ TEST_F(Reflect, WriteHooksRunOnTheWritersThreadsConcurrently) {
   ffk_object_release(p);
 }
 
+// ---- Read sections and borrowed reads -------------------------------------------------------
+
+TEST_F(Reflect, PeekBorrowsWhereItCanAndOwnsAWritableAny) {
+  int32_t t = BagType();
+  ffk_object* bag = nullptr;
+  ASSERT_EQ(ffk_object_create(t, nullptr, 0, nullptr, 0, &bag), 0) << FetchError();
+  const ffk_field_info *items, *hidden, *label, *on, *anything, *ints;
+  ASSERT_EQ(ffk_type_find_field(t, "items", &items), 1);
+  ASSERT_EQ(ffk_type_find_field(t, "hidden", &hidden), 1);
+  ASSERT_EQ(ffk_type_find_field(t, "label", &label), 1);
+  ASSERT_EQ(ffk_type_find_field(t, "on", &on), 1);
+  ASSERT_EQ(ffk_type_find_field(t, "anything", &anything), 1);
+  ASSERT_EQ(ffk_type_find_field(t, "ints", &ints), 1);
+  ffk_any s = ffk_any_raw_str("a label longer than seven");
+  ASSERT_EQ(ffk_field_set(label, bag, &s), 0) << FetchError();
+  ffk_any seven = ffk_any_int(7);
+  ASSERT_EQ(ffk_field_set(anything, bag, &seven), 0) << FetchError();
+  Bag* b = reinterpret_cast<Bag*>(bag);
+
+  void* section = ffk_read_section_enter();
+  ASSERT_NE(section, nullptr) << FetchError();
+  ffk_any v;
+  ASSERT_EQ(ffk_field_peek(items, bag, &v), 0);  // read-only object: in place
+  EXPECT_EQ(v.v_obj, b->items);
+  EXPECT_EQ(ffk_object_use_count(b->items), 1u);  // borrowed: no reference taken
+  ASSERT_EQ(ffk_field_peek(ints, bag, &v), 0);    // writable object: borrowed too
+  EXPECT_EQ(v.type_index, FFK_TYPE_ARRAY);
+  EXPECT_EQ(v.v_obj, b->ints);
+  EXPECT_EQ(ffk_object_use_count(b->ints), 1u);
+  ASSERT_EQ(ffk_field_peek(label, bag, &v), 0);
+  const char* text = nullptr;
+  size_t size = 0;
+  ASSERT_EQ(ffk_any_as_str(&v, &text, &size), 0);
+  EXPECT_EQ(std::string(text, size), "a label longer than seven");
+  ASSERT_EQ(ffk_field_peek(hidden, bag, &v), 0);
+  EXPECT_EQ(v.type_index, FFK_TYPE_INT);
+  EXPECT_EQ(v.v_int, 7);
+  ASSERT_EQ(ffk_field_peek(on, bag, &v), 0);
+  EXPECT_EQ(v.type_index, FFK_TYPE_BOOL);
+  OwnedAny any;
+  ASSERT_EQ(ffk_field_peek(anything, bag, &any.v), 1);  // writable Any: a new reference
+  EXPECT_EQ(any.v.type_index, FFK_TYPE_INT);
+  EXPECT_EQ(any.v.v_int, 7);
+  ffk_any none = ffk_any_none();
+  ASSERT_EQ(ffk_field_set(label, bag, &none), 0);
+  ASSERT_EQ(ffk_field_peek(label, bag, &v), 0);  // a None Optional
+  EXPECT_EQ(v.type_index, FFK_TYPE_NONE);
+  ffk_read_section_exit(section);
+  ffk_read_section_exit(nullptr);  // ignored
+  ffk_object_release(bag);
+}
+
+TEST_F(Reflect, PeekRefusesAWritableObjectFieldOutsideASectionAndBadArguments) {
+  int32_t t = BagType();
+  ffk_object* bag = nullptr;
+  ASSERT_EQ(ffk_object_create(t, nullptr, 0, nullptr, 0, &bag), 0) << FetchError();
+  const ffk_field_info *ints, *items;
+  ASSERT_EQ(ffk_type_find_field(t, "ints", &ints), 1);
+  ASSERT_EQ(ffk_type_find_field(t, "items", &items), 1);
+  ffk_any v = ffk_any_int(5);
+  EXPECT_EQ(ffk_field_peek(ints, bag, &v), -1);
+  EXPECT_EQ(v.type_index, FFK_TYPE_NONE);
+  EXPECT_TRUE(PendingError("RuntimeError", {"field `ints` of `test.reflect.Bag`", "read section"}));
+  EXPECT_EQ(ffk_field_peek(items, bag, &v), 0);  // a read-only field needs no section
+  ffk_array* arr = ffk_array_new(nullptr, 0);
+  void* section = ffk_read_section_enter();
+  ASSERT_NE(section, nullptr) << FetchError();
+  EXPECT_EQ(ffk_field_peek(ints, Obj(arr), &v), -1);
+  EXPECT_TRUE(PendingError("TypeError", {"field `ints` belongs to `test.reflect.Bag`, not to a `Array`"}));
+  EXPECT_EQ(ffk_field_peek(ints, nullptr, &v), -1);
+  EXPECT_TRUE(PendingError("TypeError", {"None"}));
+  EXPECT_EQ(ffk_field_peek(nullptr, bag, &v), -1);
+  EXPECT_TRUE(PendingError("ValueError", {"field is NULL"}));
+  EXPECT_EQ(ffk_field_peek(ints, bag, nullptr), -1);
+  EXPECT_TRUE(PendingError("ValueError", {"out is NULL"}));
+  ffk_read_section_exit(section);
+  ffk_object_release(Obj(arr));
+  ffk_object_release(bag);
+}
+
+TEST_F(Reflect, AValueReplacedUnderAReadSectionLivesUntilTheOutermostSectionEnds) {
+  int32_t t = BagType();
+  ffk_object* bag = nullptr;
+  ASSERT_EQ(ffk_object_create(t, nullptr, 0, nullptr, 0, &bag), 0) << FetchError();
+  const ffk_field_info* ints;
+  ASSERT_EQ(ffk_type_find_field(t, "ints", &ints), 1);
+  ffk_object* old = reinterpret_cast<Bag*>(bag)->ints;
+  ffk_weak_retain(old);
+  ffk::test::OwnedAny fresh(ffk_any_object_steal(Obj(ffk_array_new(nullptr, 0))));
+
+  void* outer = ffk_read_section_enter();
+  ASSERT_NE(outer, nullptr) << FetchError();
+  void* inner = ffk_read_section_enter();  // sections nest
+  ASSERT_NE(inner, nullptr) << FetchError();
+  ffk_any seen;
+  ASSERT_EQ(ffk_field_peek(ints, bag, &seen), 0);
+  ASSERT_EQ(seen.v_obj, old);
+  ASSERT_EQ(ffk_field_set(ints, bag, &fresh.v), 0) << FetchError();  // retires `old`, does not free it
+  EXPECT_EQ(reinterpret_cast<Bag*>(bag)->ints, fresh.v.v_obj);
+  EXPECT_EQ(ffk_object_use_count(old), 1u);  // the retired reference
+  EXPECT_EQ(ffk_array_size(reinterpret_cast<ffk_array*>(seen.v_obj)), 0);
+  ffk_read_section_exit(inner);
+  EXPECT_EQ(ffk_object_use_count(old), 1u);  // the outer section may still use it
+  ffk_read_section_exit(outer);
+  ffk_object* back = ffk_weak_lock(old);  // reclaimed when the last section ended
+  EXPECT_EQ(back, nullptr);
+  ffk_object_release(back);
+  ffk_weak_release(old);
+
+  // Outside any section a write releases the old value at once, and ffk_field_get retains.
+  ffk::test::OwnedAny got;
+  ASSERT_EQ(ffk_field_get(ints, bag, &got.v), 0);
+  EXPECT_EQ(ffk_object_use_count(got.v.v_obj), 3u);  // the field's, fresh's, got's
+  ffk_any none = ffk_any_none();
+  const ffk_field_info* label;
+  ASSERT_EQ(ffk_type_find_field(t, "label", &label), 1);
+  ffk::test::OwnedAny s;
+  ASSERT_EQ(ffk_any_str("a label longer than seven", 25, &s.v), 0);
+  ASSERT_EQ(ffk_field_set(label, bag, &s.v), 0);  // None -> a str: nothing to retire
+  EXPECT_EQ(ffk_object_use_count(s.v.v_obj), 2u);
+  ASSERT_EQ(ffk_field_set(label, bag, &none), 0);
+  EXPECT_EQ(ffk_object_use_count(s.v.v_obj), 1u);
+  ffk_object_release(bag);
+}
+
 }  // namespace

@@ -64,9 +64,13 @@
  * its description with release order; later readers take no lock. Any number of threads
  * may read fields of a shared object while others write its writable fields: a reader
  * sees the old or the new value, never a torn or freed one (POD fields are atomic words;
- * object and ffk_any fields are swapped under a small striped lock, and the old value is
- * released after the swap). Code that reads a field through a struct pointer directly
- * (p->x) gets no such guarantee for a writable field; ffk_field_get does.
+ * object fields are swapped without a lock, the old value's reference being dropped
+ * once no read section that may have seen it is open; ffk_any fields are swapped under a
+ * small striped lock, and the old value is released after the swap). Code that reads a
+ * field through a struct pointer directly (p->x) gets no such guarantee for a writable
+ * field; ffk_field_get and ffk_field_peek do. A writable object field's old value may
+ * therefore outlive ffk_field_set for as long as another thread's read section (below)
+ * lasts: its deleter then runs on the thread that leaves the last such section.
  */
 #ifndef FFIKIT_REFLECT_H
 #define FFIKIT_REFLECT_H
@@ -333,9 +337,87 @@ FFK_API int ffk_object_create(int32_t type_index, const ffk_any *args, int32_t n
 /*
  * Reads field `field` of `obj` (borrowed) into *out (a new reference: containers are not
  * copied). Returns 0, or -1 with *out None and a TypeError when obj is NULL or not an
- * instance of the field's owner type.
+ * instance of the field's owner type, or a MemoryError when a writable object field is
+ * read on a thread whose first read section (below) cannot register its record.
  */
 FFK_API int ffk_field_get(const ffk_field_info *field, const ffk_object *obj, ffk_any *out);
+
+/*
+ * Read sections: borrowed field reads for walks over many objects (structural equality,
+ * hash, first mismatch). Inside a section, ffk_field_peek reads a field without taking a
+ * reference or a lock, and the value it returns stays alive until the section ends even
+ * if another thread rewrites the field meanwhile (the writer retires the old value; its
+ * reference is dropped when every section that could have seen it has ended). What is
+ * reached from a borrowed value (its read-only fields, Array/Tuple/Map elements, further
+ * peeks) is kept alive the same way, by its holder.
+ *
+ * ffk_read_section_enter begins a section on the calling thread and returns its handle
+ * (NULL with a MemoryError when the thread's first section cannot register its record;
+ * never fails afterwards). ffk_read_section_exit(handle) ends it, on the same thread; NULL
+ * is ignored. Sections nest (an inner exit ends only the inner one) and cost two
+ * uncontended atomic stores. A section may span calls into user code (a structural hook,
+ * a Python callback): no thread ever waits for a reader, so a long call only delays the
+ * reclamation of values retired meanwhile; code that may run long (or block) should still
+ * not sit in one needlessly. The thread leaving the last section that held back retired
+ * values drops their references, so their deleters may run inside
+ * ffk_read_section_exit: call it with no lock held that a deleter might need.
+ */
+FFK_API void *ffk_read_section_enter(void);
+FFK_API void ffk_read_section_exit(void *section);
+
+/*
+ * Reads field `field` of `obj` (borrowed) into *out without taking a reference where it
+ * can. Returns 0 with *out borrowed: valid while obj is, and for a writable object field
+ * until the calling thread's read section ends (calling it outside a section is a
+ * RuntimeError naming the field). Read-only fields are read in place (they change only
+ * while a constructor fills an object it alone holds), int/float/bool fields as atomic
+ * words. Returns 1 with *out a new reference for a writable field of ffk_any storage
+ * (Any, Optional<int>, Device...): two words are read whole only under the field's lock,
+ * so the value is retained there as ffk_field_get does, and the caller releases it.
+ * -1 with *out None: a TypeError when obj is NULL or not an instance of the field's owner
+ * type, a ValueError for a NULL field or out, or the RuntimeError above.
+ */
+FFK_API int ffk_field_peek(const ffk_field_info *field, const ffk_object *obj, ffk_any *out);
+
+/*
+ * ffk_field_peek without its checks, inline, for walks that read many fields of objects
+ * whose types they have already checked (structural equality and hash): `obj` must be an
+ * instance of the field's owner type (not NULL), `field` and `out` not NULL, and the
+ * calling thread inside a read section. Reads as ffk_field_peek does: int/float/bool
+ * fields as atomic words, object fields with the load the lock-free writers pair with
+ * (0, *out borrowed, None for NULL); a writable field of ffk_any storage goes to
+ * ffk_field_peek (1, *out a new reference). Breaking the preconditions is undefined.
+ */
+static inline int ffk_field_peek_unchecked(const ffk_field_info *field, const ffk_object *obj, ffk_any *out) {
+  const char *p = (const char *)obj + field->offset;
+  switch (field->storage) {
+    case FFK_FIELD_STORAGE_INT:
+      *out = ffk_any_int(__atomic_load_n((const int64_t *)p, __ATOMIC_RELAXED));
+      return 0;
+    case FFK_FIELD_STORAGE_FLOAT: {
+      double d;
+      __atomic_load((const double *)p, &d, __ATOMIC_RELAXED);
+      *out = ffk_any_float(d);
+      return 0;
+    }
+    case FFK_FIELD_STORAGE_BOOL:
+      *out = ffk_any_bool(__atomic_load_n((const bool *)p, __ATOMIC_RELAXED));
+      return 0;
+    case FFK_FIELD_STORAGE_OBJECT: {
+      ffk_object *o = __atomic_load_n((ffk_object *const *)p, __ATOMIC_SEQ_CST);
+      *out = ffk_any_none();
+      if (o != NULL) {
+        out->type_index = o->type_index;
+        out->v_obj = o;
+      }
+      return 0;
+    }
+    default:
+      if (field->flags & FFK_FIELD_WRITABLE) return ffk_field_peek(field, obj, out);
+      *out = *(const ffk_any *)p;
+      return 0;
+  }
+}
 
 /*
  * Writes `value` (borrowed) to field `field` of `obj`, converting it to the field's type.
