@@ -561,7 +561,11 @@ static int equal(walk *w, const ffk_any *x, const ffk_any *y) {
   if (kx < 0) return -1;
   int ky = y->type_index == x->type_index ? kx : node_kind(w, y, false, &info_y); /* one type, one kind */
   if (ky < 0) return -1;
-  if (kx == 0 && ky == 0) return ffk_any_equal(x, y);
+  if (kx == 0 && ky == 0) {
+    if (x->type_index == FFK_TYPE_SHAPE && y->type_index == FFK_TYPE_SHAPE) /* a value: by its dimensions */
+      return ffk_shape_equal((const ffk_shape *)x->v_obj, (const ffk_shape *)y->v_obj);
+    return ffk_any_equal(x, y);
+  }
   if (kx != ky || x->type_index != y->type_index) return 0; /* another kind or another type */
   ffk_object *a = x->v_obj, *b = y->v_obj;
   if (a == b) return 1;
@@ -718,6 +722,11 @@ static int hash(walk *w, const ffk_any *v, uint64_t *out) {
   int kind = node_kind(w, v, true, &info);
   if (kind < 0) return -1;
   if (kind == 0) {
+    if (v->type_index == FFK_TYPE_SHAPE) { /* by its dimensions, as equal() compares it */
+      const ffk_shape *sh = (const ffk_shape *)v->v_obj;
+      *out = ffk_hash_bytes(sh->data, sh->size * sizeof(int64_t)) ^ 0x5348415045ull; /* "SHAPE" */
+      return 0;
+    }
     *out = ffk_any_hash(v);
     return 0;
   }

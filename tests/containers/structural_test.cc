@@ -90,6 +90,18 @@ TEST_F(Structural, ScalarsFollowKeySemantics) {
   EXPECT_EQ(H(heap.v), H(ffk_any_raw_str("a string longer than 7")));
 }
 
+TEST_F(Structural, ShapesCompareByTheirDimensions) {
+  const int64_t d23[] = {2, 3}, d32[] = {3, 2};
+  OwnedAny a, b, c;
+  a.v = ffk_any_object_steal(reinterpret_cast<ffk_object*>(ffk_shape_new(d23, 2)));
+  b.v = ffk_any_object_steal(reinterpret_cast<ffk_object*>(ffk_shape_new(d23, 2)));
+  c.v = ffk_any_object_steal(reinterpret_cast<ffk_object*>(ffk_shape_new(d32, 2)));
+  EXPECT_EQ(Eq(a.v, b.v), 1);
+  EXPECT_EQ(Eq(a.v, c.v), 0);
+  EXPECT_EQ(H(a.v), H(b.v));
+  EXPECT_NE(H(a.v), H(c.v));
+}
+
 TEST_F(Structural, SequencesCompareElementWiseWithinOneType) {
   OwnedAny a(ArrayOf({I(1), ffk_any_float(NAN), ffk_any_raw_str("x")}));
   OwnedAny b(ArrayOf({I(1), ffk_any_float(NAN), ffk_any_raw_str("x")}));

@@ -85,11 +85,13 @@ def test_unequal_values(a, b):
     assert get_first_structural_mismatch(a, b) is not None
 
 
-@pytest.mark.xfail(strict=True, reason="ffikit's C walk compares a Shape by identity (structural.h: objects of "
-                   "types without reflection); tvm_ffi 0.1.15 compares Shapes by content. Reported to core.")
 def test_shapes_compare_by_content_as_in_tvm_ffi():
-    equal = structural_equal(ffikit.Shape((2, 3)), ffikit.Shape((2, 3)))  # no Shape left in the traceback
-    assert equal
+    assert structural_equal(ffikit.Shape((2, 3)), ffikit.Shape((2, 3)))
+    assert not structural_equal(ffikit.Shape((2, 3)), ffikit.Shape((3, 2)))
+    assert structural_hash(ffikit.Shape((2, 3))) == structural_hash(ffikit.Shape((2, 3)))
+    assert structural_equal(Array([ffikit.Shape((1,))]), Array([ffikit.Shape((1,))]))
+    assert get_first_structural_mismatch(Array([ffikit.Shape((1,))]), Array([ffikit.Shape((2,))]))[0] == \
+        AccessPath.root().array_item(0)
 
 
 def test_python_values_convert_like_function_arguments():

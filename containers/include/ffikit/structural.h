@@ -13,6 +13,8 @@
  *    FFK_FIELD_COMPARE_OFF is structurally equal, in field order (inherited fields
  *    included). A type with no compared field makes all its objects equal. Fields are
  *    read as ffk_field_get reads them, so a concurrent write is seen whole or not at all.
+ *  - Two Shapes are equal when they have the same dimensions (a Shape is a value, as in
+ *    tvm_ffi), and hash by them.
  *  - Everything else compares with ffk_any_equal: 1, True and 1.0 stay distinct, NaN
  *    equals NaN, -0.0 equals 0.0, strings compare by content, other objects (those of
  *    types without reflection: functions, tensors, opaque handles) by identity.
