@@ -221,13 +221,16 @@ static int decode_container(reader *r, size_t i, ffk_json_kind kind, const char 
       items[idx] = r->values[j];
   }
   int64_t m = (int64_t)n;
+  /* items is NULL before the scratch buffer first grows (an empty container first):
+     no arithmetic on it then */
+  const ffk_any *values = items != NULL ? items + m / 2 : NULL;
   ffk_object *made;
   switch (kind) {
     case FFK_JSON_ARRAY: made = (ffk_object *)ffk_array_new(items, m); break;
     case FFK_JSON_TUPLE: made = (ffk_object *)ffk_tuple_new(m, items); break;
     case FFK_JSON_LIST: made = (ffk_object *)ffk_list_from_items(items, m); break;
-    case FFK_JSON_MAP: made = (ffk_object *)ffk_map_from_pairs(items, items + m / 2, m / 2); break;
-    default: made = (ffk_object *)ffk_dict_from_pairs(items, items + m / 2, m / 2); break;
+    case FFK_JSON_MAP: made = (ffk_object *)ffk_map_from_pairs(items, values, m / 2); break;
+    default: made = (ffk_object *)ffk_dict_from_pairs(items, values, m / 2); break;
   }
   if (made == NULL) return -1;
   *out = ffk_any_object_steal(made);
