@@ -106,14 +106,24 @@ typedef struct {
 static id_entry *g_ids;
 static size_t g_ids_cap, g_ids_used, g_ids_live; /* used counts removed entries too */
 static uint32_t g_id_maybe[ID_MAYBE];           /* atomic access */
+/*
+ * Orders a wrapper's registration against a field write on another thread (a Dekker
+ * pair): the registering thread bumps g_id_maybe, then does a seq_cst RMW on g_id_order,
+ * then reads the fields; the writing thread stores the field, does the same RMW, then
+ * reads g_id_maybe. RMWs on one word are totally ordered and each reads the one before
+ * it, so whichever comes second synchronizes with the first: either the registering
+ * thread reads the new field value, or the writer sees the count and reloads the slot.
+ * (An RMW rather than a fence, which ThreadSanitizer does not model.)
+ */
+static uint32_t g_id_order;
 
 static inline size_t id_hash(const ffk_object *obj) {
   return (size_t)(((uintptr_t)obj >> 4) * UINT64_C(0x9E3779B97F4A7C15) >> 24);
 }
 
 int ffkpy_identity_maybe(const ffk_object *obj) {
-  __atomic_thread_fence(__ATOMIC_SEQ_CST); /* pairs with ffkpy_identity_add: see reflect.c */
-  return __atomic_load_n(&g_id_maybe[id_hash(obj) & (ID_MAYBE - 1)], __ATOMIC_RELAXED) != 0;
+  __atomic_fetch_add(&g_id_order, 0, __ATOMIC_SEQ_CST); /* pairs with ffkpy_identity_add (g_id_order) */
+  return __atomic_load_n(&g_id_maybe[id_hash(obj) & (ID_MAYBE - 1)], __ATOMIC_SEQ_CST) != 0;
 }
 
 PyObject *ffkpy_identity_find(const ffk_object *obj) {
@@ -155,7 +165,7 @@ int ffkpy_identity_add(ffk_object *obj, PyObject *wrapper) {
   g_ids[i] = (id_entry){obj, wrapper};
   ++g_ids_live;
   __atomic_add_fetch(&g_id_maybe[id_hash(obj) & (ID_MAYBE - 1)], 1, __ATOMIC_SEQ_CST);
-  __atomic_thread_fence(__ATOMIC_SEQ_CST); /* before the caller reads the fields */
+  __atomic_fetch_add(&g_id_order, 0, __ATOMIC_SEQ_CST); /* before the caller reads the fields (g_id_order) */
   return 0;
 }
 

@@ -44,7 +44,8 @@
  *    told, so that of two racing writers the last reload sees the last write; a reader
  *    (under the GIL) sees a whole old or new Python value. The wrapper registers itself
  *    before reading its fields and a writer stores before it checks for a wrapper, each
- *    with a full fence between (Dekker): a write racing a wrapper's creation is either
+ *    with a seq_cst RMW on one shared word between (a Dekker pair; object.c, g_id_order):
+ *    a write racing a wrapper's creation is either
  *    read by the fill or reloaded by the hook. py_class fields are laid out by ffikit and
  *    reached only through the field API, which is what makes the hook see every write;
  *    a c_class type's own C code may write its struct directly, so it is not tracked.
