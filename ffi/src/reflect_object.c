@@ -192,17 +192,9 @@ static int load_slot(const ffk_object *obj, const ffk_field_info *f, ffk_any *ou
   bool locked = (f->flags & FFK_FIELD_WRITABLE) != 0;
   switch (f->storage) {
     case FFK_FIELD_STORAGE_INT:
-      *out = ffk_any_int(__atomic_load_n((const int64_t *)p, __ATOMIC_RELAXED));
-      return 0;
-    case FFK_FIELD_STORAGE_FLOAT: {
-      double d;
-      __atomic_load((const double *)p, &d, __ATOMIC_RELAXED);
-      *out = ffk_any_float(d);
-      return 0;
-    }
+    case FFK_FIELD_STORAGE_FLOAT:
     case FFK_FIELD_STORAGE_BOOL:
-      *out = ffk_any_bool(__atomic_load_n((const bool *)p, __ATOMIC_RELAXED));
-      return 0;
+      return ffk_field_peek_unchecked(f, obj, out); /* atomic words: by value, no section needed */
     case FFK_FIELD_STORAGE_OBJECT: {
       if (locked) {
         ffk_epoch__reader *r = ffk_epoch__enter();

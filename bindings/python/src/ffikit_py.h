@@ -92,6 +92,10 @@ extern ffkpy_state ffkpy_g;
 /* A new wrapper for `obj` (steals the reference, also on failure) of the class that the
  * type registry maps its type index to. NULL with a Python exception. */
 PyObject *ffkpy_wrap_steal(ffk_object *obj);
+/* A wrapper of class `type` (a class bound to obj's type) around obj (steals it, also on
+   failure; NULL obj: NULL, the error already set); a py_class object keeps its one wrapper
+   (reflect.c). */
+PyObject *ffkpy_wrap_as(PyTypeObject *type, ffk_object *obj);
 
 /* The handle of a wrapper (borrowed), or NULL when `o` is not one (no exception set). */
 static inline ffk_object *ffkpy_handle(PyObject *o) {

@@ -648,8 +648,9 @@ static ffk_object *create_object_tuple(int32_t index, PyObject *args, PyObject *
   return obj;
 }
 
-/* A wrapper of class `type` around obj (steals it, also on failure). */
-static PyObject *wrap_as(PyTypeObject *type, ffk_object *obj) {
+/* A wrapper of class `type` around obj (steals it, also on failure; NULL obj: NULL, the error
+   already set). A py_class object keeps its one wrapper. Declared in ffikit_py.h. */
+PyObject *ffkpy_wrap_as(PyTypeObject *type, ffk_object *obj) {
   if (obj == NULL) return NULL;
   PyObject *existing = ffkpy_identity_find(obj); /* a py_class object keeps its one wrapper */
   if (existing != NULL) {
@@ -671,7 +672,7 @@ static PyObject *wrap_as(PyTypeObject *type, ffk_object *obj) {
 }
 
 PyObject *ffkpy_reflect_new(PyTypeObject *type, int32_t index, PyObject *args, PyObject *kwds) {
-  return wrap_as(type, create_object_tuple(index, args, kwds));
+  return ffkpy_wrap_as(type, create_object_tuple(index, args, kwds));
 }
 
 int ffkpy_reflect_init(PyObject *self, int32_t index, PyObject *args, PyObject *kwds) {
@@ -715,7 +716,7 @@ PyObject *ffkpy_reflect_class_vectorcall(PyObject *callable, PyObject *const *ar
   }
   Py_ssize_t n = PyVectorcall_NARGS(nargsf);
   Py_ssize_t nkw = kwnames != NULL ? PyTuple_GET_SIZE(kwnames) : 0;
-  return wrap_as(type, create_object(index, args, n, nkw ? &PyTuple_GET_ITEM(kwnames, 0) : NULL, nkw));
+  return ffkpy_wrap_as(type, create_object(index, args, n, nkw ? &PyTuple_GET_ITEM(kwnames, 0) : NULL, nkw));
 }
 
 /* ---- Method descriptors ---------------------------------------------------------------- */

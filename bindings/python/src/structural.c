@@ -247,17 +247,7 @@ static PyObject *wrap_like(PyObject *like, ffk_object *obj) {
   if (h == NULL || obj->type_index != h->type_index || obj->type_index < FFK_TYPE_STATIC_END ||
       !(tp->tp_flags & Py_TPFLAGS_HEAPTYPE) || PyType_IsSubtype(tp, &ffkpy_FunctionType))
     return ffkpy_wrap_steal(obj);
-  ffkpy_Object *self = (ffkpy_Object *)tp->tp_alloc(tp, 0);
-  if (self == NULL) {
-    ffk_object_release(obj);
-    return NULL;
-  }
-  self->obj = obj;
-  if (ffkpy_reflect_fill((PyObject *)self) != 0) {
-    Py_DECREF(self);
-    return NULL;
-  }
-  return (PyObject *)self;
+  return ffkpy_wrap_as(tp, obj);
 }
 
 /* _shallow_copy(obj) -> a new object of its type sharing its field values */
