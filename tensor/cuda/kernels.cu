@@ -9,8 +9,7 @@
  *
  * The kernels are grid-stride loops over a linear int64 index, turned into per-operand
  * offsets by layout.h's Offsets; one instantiation per word size (1, 2, 4, 8 bytes).
- * Every call synchronises the default stream before returning, so an error (a bad
- * address, a dead context) is reported by the call that caused it.
+ * Every call queues its work on the caller's stream and returns without waiting.
  */
 #include "kernels.h"
 
@@ -66,26 +65,22 @@ unsigned Blocks(int64_t n) {
   return static_cast<unsigned>(b < kMaxBlocks ? b : kMaxBlocks);
 }
 
-// Waits for the default stream after a launch or an asynchronous call that returned `e`.
-cudaError_t Finish(cudaError_t e) {
-  if (e != cudaSuccess) return e;
-  return cudaStreamSynchronize(0);
-}
 
 template <typename T>
-cudaError_t LaunchFill(void* dst, const Layout& l, int64_t n, const unsigned char* value, size_t elsize) {
+cudaError_t LaunchFill(void* dst, const Layout& l, int64_t n, const unsigned char* value, size_t elsize,
+                       cudaStream_t stream) {
   Pattern<T> p;
   std::memset(&p, 0, sizeof p);
   std::memcpy(p.word, value, elsize);
   p.period = static_cast<int32_t>(elsize / sizeof(T));
-  FillKernel<T><<<Blocks(n), kThreads>>>(static_cast<T*>(dst), l, n, p);
-  return Finish(cudaGetLastError());
+  FillKernel<T><<<Blocks(n), kThreads, 0, stream>>>(static_cast<T*>(dst), l, n, p);
+  return cudaGetLastError();
 }
 
 template <typename T>
-cudaError_t LaunchCopy(void* dst, const void* src, const Layout& l, int64_t n) {
-  CopyKernel<T><<<Blocks(n), kThreads>>>(static_cast<T*>(dst), static_cast<const T*>(src), l, n);
-  return Finish(cudaGetLastError());
+cudaError_t LaunchCopy(void* dst, const void* src, const Layout& l, int64_t n, cudaStream_t stream) {
+  CopyKernel<T><<<Blocks(n), kThreads, 0, stream>>>(static_cast<T*>(dst), static_cast<const T*>(src), l, n);
+  return cudaGetLastError();
 }
 
 bool BadLayout(int32_t ndim, const int64_t* shape, size_t elsize) {
@@ -95,7 +90,7 @@ bool BadLayout(int32_t ndim, const int64_t* shape, size_t elsize) {
 }  // namespace
 
 extern "C" cudaError_t ffk_kernels__fill(void* dst, int32_t ndim, const int64_t* shape, const int64_t* strides,
-                                         const void* value, size_t elsize) {
+                                         const void* value, size_t elsize, cudaStream_t stream) {
   if (BadLayout(ndim, shape, elsize) || elsize > FFK_KERNELS_MAX_FILL_ELSIZE || value == nullptr ||
       (ndim > 0 && strides == nullptr)) {
     return cudaErrorInvalidValue;
@@ -108,18 +103,18 @@ extern "C" cudaError_t ffk_kernels__fill(void* dst, int32_t ndim, const int64_t*
   const unsigned char* bytes = static_cast<const unsigned char*>(value);
   bool same_bytes = true;
   for (size_t i = 1; i < elsize; ++i) same_bytes = same_bytes && bytes[i] == bytes[0];
-  if (Dense(l, 1) && same_bytes) return Finish(cudaMemset(dst, bytes[0], static_cast<size_t>(n) * word));
+  if (Dense(l, 1) && same_bytes) return cudaMemsetAsync(dst, bytes[0], static_cast<size_t>(n) * word, stream);
   switch (word) {
-    case 8: return LaunchFill<unsigned long long>(dst, l, n, bytes, elsize);
-    case 4: return LaunchFill<uint32_t>(dst, l, n, bytes, elsize);
-    case 2: return LaunchFill<uint16_t>(dst, l, n, bytes, elsize);
-    default: return LaunchFill<uint8_t>(dst, l, n, bytes, elsize);
+    case 8: return LaunchFill<unsigned long long>(dst, l, n, bytes, elsize, stream);
+    case 4: return LaunchFill<uint32_t>(dst, l, n, bytes, elsize, stream);
+    case 2: return LaunchFill<uint16_t>(dst, l, n, bytes, elsize, stream);
+    default: return LaunchFill<uint8_t>(dst, l, n, bytes, elsize, stream);
   }
 }
 
 extern "C" cudaError_t ffk_kernels__copy(void* dst, const int64_t* dst_strides, const void* src,
                                          const int64_t* src_strides, int32_t ndim, const int64_t* shape,
-                                         size_t elsize) {
+                                         size_t elsize, cudaStream_t stream) {
   if (BadLayout(ndim, shape, elsize) || (ndim > 0 && (dst_strides == nullptr || src_strides == nullptr))) {
     return cudaErrorInvalidValue;
   }
@@ -128,11 +123,11 @@ extern "C" cudaError_t ffk_kernels__copy(void* dst, const int64_t* dst_strides, 
   const int64_t* const ops[2] = {dst_strides, src_strides};
   int64_t n = Simplify(&l, 2, ndim, shape, ops, elsize, word);
   if (n == 0) return cudaSuccess;
-  if (Dense(l, 2)) return Finish(cudaMemcpy(dst, src, static_cast<size_t>(n) * word, cudaMemcpyDefault));
+  if (Dense(l, 2)) return cudaMemcpyAsync(dst, src, static_cast<size_t>(n) * word, cudaMemcpyDefault, stream);
   switch (word) {
-    case 8: return LaunchCopy<unsigned long long>(dst, src, l, n);
-    case 4: return LaunchCopy<uint32_t>(dst, src, l, n);
-    case 2: return LaunchCopy<uint16_t>(dst, src, l, n);
-    default: return LaunchCopy<uint8_t>(dst, src, l, n);
+    case 8: return LaunchCopy<unsigned long long>(dst, src, l, n, stream);
+    case 4: return LaunchCopy<uint32_t>(dst, src, l, n, stream);
+    case 2: return LaunchCopy<uint16_t>(dst, src, l, n, stream);
+    default: return LaunchCopy<uint8_t>(dst, src, l, n, stream);
   }
 }

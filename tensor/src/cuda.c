@@ -236,3 +236,22 @@ int ffk_cuda__zero(DLDevice device, void *data, size_t nbytes) {
   ffk_cuda__leave(&g);
   return e == cudaSuccess ? 0 : fail(prefix, e, "cudaMemset");
 }
+
+int ffk_cuda__stream_order(DLDevice device, void *producer, void *consumer) {
+  char dev[FFK_DEVICE_STR_MAX], prefix[128];
+  ffk_device_format(device, dev, sizeof dev);
+  snprintf(prefix, sizeof prefix, "cannot order streams on device `%s`", dev);
+  device_guard g;
+  if (ffk_cuda__enter(prefix, device.device_id, &g) != 0) return -1;
+  cudaEvent_t ev;
+  const char *call = "cudaEventCreateWithFlags";
+  cudaError_t e = cudaEventCreateWithFlags(&ev, cudaEventDisableTiming);
+  if (e == cudaSuccess) {
+    call = "cudaEventRecord";
+    e = cudaEventRecord(ev, (cudaStream_t)producer);
+    if (e == cudaSuccess) call = "cudaStreamWaitEvent", e = cudaStreamWaitEvent((cudaStream_t)consumer, ev, 0);
+    (void)cudaEventDestroy(ev); /* released once the wait has happened */
+  }
+  ffk_cuda__leave(&g);
+  return e == cudaSuccess ? 0 : fail(prefix, e, call);
+}

@@ -19,7 +19,8 @@ int ffk_cuda__fill(ffk_tensor *t, const void *elem, size_t size) {
   snprintf(prefix, sizeof prefix, "cannot fill a tensor on device `%s`", dev);
   device_guard g;
   if (ffk_cuda__enter(prefix, t->dl.device.device_id, &g) != 0) return -1;
-  cudaError_t e = ffk_kernels__fill(ffk_tensor_data_ptr(t), t->dl.ndim, t->dl.shape, t->dl.strides, elem, size);
+  cudaError_t e = ffk_kernels__fill(ffk_tensor_data_ptr(t), t->dl.ndim, t->dl.shape, t->dl.strides, elem, size,
+                                    (cudaStream_t)ffk_stream_get(FFK_DEVICE_CUDA, t->dl.device.device_id));
   ffk_cuda__leave(&g);
   return e == cudaSuccess ? 0 : ffk_cuda__fail(prefix, e, "the fill kernel");
 }
@@ -31,7 +32,8 @@ int ffk_cuda__copy(ffk_tensor *dst, const ffk_tensor *src) {
   device_guard g;
   if (ffk_cuda__enter(prefix, dst->dl.device.device_id, &g) != 0) return -1;
   cudaError_t e = ffk_kernels__copy(ffk_tensor_data_ptr(dst), dst->dl.strides, ffk_tensor_data_ptr(src),
-                                    src->dl.strides, dst->dl.ndim, dst->dl.shape, ffk_dtype_itemsize(dst->dl.dtype));
+                                    src->dl.strides, dst->dl.ndim, dst->dl.shape, ffk_dtype_itemsize(dst->dl.dtype),
+                                    (cudaStream_t)ffk_stream_get(FFK_DEVICE_CUDA, dst->dl.device.device_id));
   ffk_cuda__leave(&g);
   return e == cudaSuccess ? 0 : ffk_cuda__fail(prefix, e, "the strided copy kernel");
 }

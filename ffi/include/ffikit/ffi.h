@@ -21,5 +21,6 @@
 #include <ffikit/module.h>
 #include <ffikit/opaque.h>
 #include <ffikit/reflect.h>
+#include <ffikit/stream.h>
 
 #endif /* FFIKIT_FFI_H */

@@ -67,6 +67,49 @@ FFK_API ffk_tensor *ffk_tensor_from_dlpack_versioned(DLManagedTensorVersioned *m
 /* True when the tensor came from a producer that marked it read-only (and its views). */
 FFK_API bool ffk_tensor_is_read_only(const ffk_tensor *t);
 
+/* ---- Streams: ordering work across producers and consumers ------------------------------- */
+
+/* Device types whose work runs on streams that the functions below order (CUDA's). */
+static inline bool ffk_device_has_streams(DLDevice d) {
+  int32_t t = ffk_device_type(d);
+  return t == FFK_DEVICE_CUDA || t == FFK_DEVICE_CUDA_MANAGED;
+}
+
+/*
+ * Makes the work queued so far on stream `producer` of `device` happen before any work
+ * queued later on stream `consumer` of the same device: on CUDA, an event recorded on
+ * producer that consumer waits for (cudaEventRecord + cudaStreamWaitEvent), without
+ * synchronising the host; legal inside a CUDA graph capture. Streams are handles as in
+ * ffikit/stream.h (NULL the legacy default stream, 1 cudaStreamLegacy, 2
+ * cudaStreamPerThread). Nothing to do (returns 0) when producer == consumer or the device
+ * has no streams (ffk_device_has_streams). 0, or -1 with a RuntimeError naming the device
+ * and the CUDA error (also "ffikit was built without CUDA" in a build without it).
+ */
+FFK_API int ffk_stream_order(DLDevice device, void *producer, void *consumer);
+
+/*
+ * The producer's side of the DLPack `stream` argument (the array API standard's
+ * __dlpack__(stream=...)) for exporting `t` (borrowed): validates the argument and makes
+ * ffikit's pending work on t's device (the calling thread's current stream,
+ * ffk_stream_get) visible to the consumer's stream. `has_stream` false means the consumer
+ * passed None. For a device with streams (ffk_device_has_streams): None means the legacy
+ * default stream, -1 asks for no synchronisation, 1 is the legacy default stream, 2 the
+ * per-thread default stream, and a value above 2 a stream handle; 0 (ambiguous) and other
+ * negative values are a ValueError naming the value and the device. For any other device
+ * the argument must be None or -1 (ValueError "stream must be None for a tensor on cpu,
+ * got 5"). 0, or -1 with that ValueError or ffk_stream_order's error.
+ */
+FFK_API int ffk_tensor_dlpack_export_stream(const ffk_tensor *t, bool has_stream, int64_t stream);
+
+/*
+ * The consumer's side: the `stream` value to pass to a producer's __dlpack__ for a tensor
+ * on `device`, so the producer orders its work before ffikit's current stream for that
+ * device (ffk_stream_get): true with *out set (1 for the legacy default stream, the
+ * handle as an integer otherwise) for a device with streams, false (pass None) for any
+ * other. Cannot fail.
+ */
+FFK_API bool ffk_dlpack_consumer_stream(DLDevice device, int64_t *out);
+
 FFK_EXTERN_C_END
 
 #endif /* FFIKIT_DLPACK_H */

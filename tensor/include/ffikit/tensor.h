@@ -200,7 +200,8 @@ FFK_API int ffk_tensor_copy_from(ffk_tensor *dst, const ffk_tensor *src);
  *    dtype can hold (rounded to the nearest); a finite value beyond its largest finite
  *    one is an OverflowError; NaN and infinities carry over;
  *  - into bool: an int, float or bool (nonzero is true).
- * Other dtypes (complex, float8 ...) are a TypeError. A read-only tensor is refused
+ * Complex dtypes take the value with an imaginary part of 0 (ffk_tensor_fill_complex sets
+ * both parts); other dtypes (float8 ...) are a TypeError. A read-only tensor is refused
  * (ValueError). On a CUDA device the fill kernel writes in place (cudaMemset when the
  * tensor is dense and the element's bytes are all equal) and has finished when the call
  * returns; on other devices the element is broadcast from the host through
@@ -208,6 +209,17 @@ FFK_API int ffk_tensor_copy_from(ffk_tensor *dst, const ffk_tensor *src);
  * or the device's error (a RuntimeError naming the device and the CUDA error).
  */
 FFK_API int ffk_tensor_fill(ffk_tensor *t, const ffk_any *value);
+
+/*
+ * Sets every element of `t` to the complex number real + imag*i. Into complex64 and
+ * complex128 the parts are rounded to the part's float type (a finite part beyond its
+ * range is an OverflowError); into a real float dtype only an imag of 0 is accepted (else
+ * a TypeError "fill: cannot put the complex value (1+2j) into float32"), then as
+ * ffk_tensor_fill with a Float; other dtypes are a TypeError. ffk_tensor_fill itself
+ * fills complex dtypes from an Int, Float or Bool (imaginary part 0). Same devices,
+ * read-only rule and errors as ffk_tensor_fill.
+ */
+FFK_API int ffk_tensor_fill_complex(ffk_tensor *t, double real, double imag);
 
 /*
  * The value of the only element of `t` (any device, any layout) into *out, a new
