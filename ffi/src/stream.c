@@ -33,7 +33,19 @@ static pthread_key_t k_more_key;
 static pthread_once_t k_more_once = PTHREAD_ONCE_INIT;
 static int k_more_key_made;
 
-static void free_more(void *p) { ffk_mem_free(p); }
+/*
+ * The key's destructor, run in the exiting thread: the table forgets the heap block
+ * (keeping its first FIXED entries), so a stream call from a later destructor of the same
+ * thread finds a consistent table and never reads freed memory.
+ */
+static void free_more(void *p) {
+  table *t = &t_streams;
+  if (t->more == p) {
+    if (t->count > FIXED) t->count = FIXED;
+    t->more = NULL, t->cap = 0;
+  }
+  ffk_mem_free(p);
+}
 static void make_key(void) { k_more_key_made = pthread_key_create(&k_more_key, free_more) == 0; }
 
 static entry *find(table *t, int32_t type, int32_t id) {
