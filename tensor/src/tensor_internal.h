@@ -129,6 +129,13 @@ int ffk_tensor__repr(ffk_object *self, ffk_repr_ctx *ctx);
  */
 int ffk_tensor__pack_value(const char *what, const ffk_any *value, DLDataType dtype, unsigned char *out);
 
+/*
+ * scalar.c: packs the complex number real + imag*i as one element of `dtype` into `out`
+ * (at least 16 bytes): complex64/complex128 take both parts, a real float dtype only an
+ * imag of 0 (ffk_tensor_fill_complex's rules). 0, or -1 with a TypeError or OverflowError.
+ */
+int ffk_tensor__pack_complex(const char *what, double real, double imag, DLDataType dtype, unsigned char *out);
+
 #ifdef FFK_HAS_CUDA
 /*
  * cuda.c (allocators, device count, zeroing) and cuda_kernels.c (fill, copy), in a build

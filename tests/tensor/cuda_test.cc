@@ -507,6 +507,42 @@ TEST_F(CudaDevice, FillOfAStridedViewTouchesOnlyItsElements) {
   }
 }
 
+// float16/bfloat16 (2-byte elements), complex64 (8) and complex128 (16) through the fill
+// kernel: the device's bytes equal the CPU's fill of the same value, dense and strided.
+TEST_F(CudaDevice, FillOfHalfAndComplexDtypesMatchesTheCpu) {
+  const DLDataType kF16 = {kDLFloat, 16, 1}, kBF16 = {kDLBfloat, 16, 1}, kC64 = {kDLComplex, 64, 1};
+  int64_t shape[2] = {33, 65};
+  for (DLDataType dt : {kF16, kBF16, kC64, kC128}) {
+    SCOPED_TRACE(testing::Message() << "code " << int(dt.code) << " bits " << int(dt.bits));
+    T dev(ffk_tensor_zeros(2, shape, dt, kCuda0));
+    T cpu(ffk_tensor_zeros(2, shape, dt, kCpu));
+    ASSERT_NE(dev.t, nullptr) << FetchError();
+    ASSERT_EQ(Fill(dev.t, ffk_any_float(-1.75)), 0) << FetchError();
+    ASSERT_EQ(Fill(cpu.t, ffk_any_float(-1.75)), 0) << FetchError();
+    EXPECT_EQ(Bytes(dev.t), Bytes(cpu.t));
+    // A strided view: every other row, transposed.
+    T dv1(ffk_tensor_slice(dev.t, 0, 1, 33, 2)), cv1(ffk_tensor_slice(cpu.t, 0, 1, 33, 2));
+    T dv(ffk_tensor_transpose(dv1.t, 0, 1)), cv(ffk_tensor_transpose(cv1.t, 0, 1));
+    ASSERT_NE(dv.t, nullptr) << FetchError();
+    bool complex = dt.code == kDLComplex;
+    ASSERT_EQ(ffk_tensor_fill_complex(dv.t, 0.1, complex ? -3.0 : 0.0), 0) << FetchError();
+    ASSERT_EQ(ffk_tensor_fill_complex(cv.t, 0.1, complex ? -3.0 : 0.0), 0) << FetchError();
+    EXPECT_EQ(Bytes(dev.t), Bytes(cpu.t));
+  }
+  T c(ffk_tensor_empty(1, std::vector<int64_t>{1000}.data(), kC64, kCuda0));
+  ASSERT_EQ(ffk_tensor_fill_complex(c.t, 1.5, -2.5), 0) << FetchError();
+  std::vector<float> parts = Values<float>(c.t);
+  ASSERT_EQ(parts.size(), 2000u);
+  for (size_t i = 0; i < parts.size(); i += 2) ASSERT_EQ(parts[i], 1.5f) << i;
+  for (size_t i = 1; i < parts.size(); i += 2) ASSERT_EQ(parts[i], -2.5f) << i;
+  // The same refusals as on the CPU, before any device work.
+  EXPECT_EQ(ffk_tensor_fill_complex(c.t, 1e300, 0), -1);
+  EXPECT_EQ(FetchError(), "OverflowError: fill: (1e+300+0j) is out of range for complex64");
+  T f(ffk_tensor_empty(1, std::vector<int64_t>{4}.data(), kF32, kCuda0));
+  EXPECT_EQ(ffk_tensor_fill_complex(f.t, 1, 2), -1);
+  EXPECT_EQ(FetchError(), "TypeError: fill: cannot put the complex value (1+2j) into float32");
+}
+
 // The same view of a CPU tensor and of its copy on the device.
 struct ViewCase {
   const char* name;

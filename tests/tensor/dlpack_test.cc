@@ -449,6 +449,8 @@ TEST_F(DLPack, WritersRefuseReadOnlyTensors) {
   EXPECT_EQ(FetchError(), "ValueError: fill: the tensor is read-only (its DLPack producer marked it so)");
   EXPECT_EQ(ffk_tensor_fill(v, &one), -1);
   EXPECT_TRUE(PendingError("ValueError", {"read-only"}));
+  EXPECT_EQ(ffk_tensor_fill_complex(v, 1, 0), -1);
+  EXPECT_EQ(FetchError(), "ValueError: fill: the tensor is read-only (its DLPack producer marked it so)");
   int64_t shape[2] = {3, 4};
   ffk_tensor* src = ffk_tensor_zeros(2, shape, kF32, kCpu);
   EXPECT_EQ(ffk_tensor_copy_from(t, src), -1);
