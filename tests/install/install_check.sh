@@ -15,8 +15,8 @@ out=$(${FFK_RUN_UNDER:-} "$prefix/hello")
 echo "$out"
 [ "$(echo "$out" | head -n 1)" = "ffikit $(pkg-config --modversion ffikit): [\"installed\", 7] ok" ]
 echo "$out" | grep -qx 'tuple: (1, 2, 3)'   # the containers' setup ran
-# Static: the archive plus the libraries ffikit.pc lists as private (with their -L and
-# rpath: cudart, in a build with CUDA, is not in the linker's default path).
+# Static: the archive plus the libraries ffikit.pc lists as private (with their -L: the
+# static CUDA runtime, in a build with CUDA, is not in the linker's default path).
 cc -std=c11 tests/install/hello.c $(pkg-config --cflags ffikit) "$prefix/lib/libffikit.a" \
    $(pkg-config --static --libs ffikit | sed 's/-lffikit\b//') -o "$prefix/hello_static"
 # The static program must behave exactly like the shared one (the containers' setup included).
