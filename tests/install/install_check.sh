@@ -22,6 +22,15 @@ cc -std=c11 tests/install/hello.c $(pkg-config --cflags ffikit) "$prefix/lib/lib
 # The static program must behave exactly like the shared one (the containers' setup included).
 ${FFK_RUN_UNDER:-} "$prefix/hello_static" > "$prefix/static.out"
 echo "$out" | diff -u - "$prefix/static.out"
+# No CUDA runtime library is needed at load time: a build with CUDA links the static one
+# (it loads the driver only at the first CUDA call), so both programs start without a driver.
+if readelf -d "$prefix/lib/libffikit.so" "$prefix/hello_static" | grep -q 'NEEDED.*libcudart'; then
+  echo "FAIL: libffikit.so or the static program needs a shared libcudart" >&2
+  exit 1
+fi
+if grep -q cudart "$PKG_CONFIG_PATH/ffikit.pc"; then
+  grep -q -- '-lcudart_static' "$PKG_CONFIG_PATH/ffikit.pc" || { echo "FAIL: ffikit.pc names a shared cudart" >&2; exit 1; }
+fi
 # One file under the one soname (no .so.0 link), and the program binds to it by that name.
 [ ! -e "$prefix/lib/libffikit.so.0" ]
 [[ "$(readelf -d "$prefix/hello")" == *"Shared library: [libffikit.so]"* ]]
