@@ -356,6 +356,8 @@ TEST_F(CudaNoDevice, StreamOrderingFailsWithTheDeviceError) {
   EXPECT_EQ(ffk_tensor_dlpack_export_stream(t.t, true, 2), -1);  // the legacy stream before the per-thread one
   EXPECT_TRUE(IsNoDeviceError(FetchError(), "cannot order streams on device `cuda:0`"));
   EXPECT_EQ(ffk_tensor_dlpack_export_stream(t.t, true, 1), 0) << "the same stream: nothing to do";
+  EXPECT_EQ(ffk_stream_order(kCuda0, nullptr, cudaStreamLegacy), 0) << "two names of one stream: " << FetchError();
+  EXPECT_EQ(ffk_stream_order(kCuda0, cudaStreamLegacy, nullptr), 0) << FetchError();
   EXPECT_EQ(ffk_tensor_dlpack_export_stream(t.t, true, -1), 0) << "no synchronisation asked";
 }
 
