@@ -1108,6 +1108,33 @@ TEST_F(CudaDevice, FillAndCopiesAreCapturedInACudaGraph) {
   EXPECT_EQ(cudaGraphDestroy(graph), cudaSuccess);
 }
 
+// ffikit left on the legacy default stream while a blocking stream captures: the legacy
+// stream is unusable then (CUDA's rule), and the error says what to do; the capture goes on.
+TEST_F(CudaDevice, TheLegacyStreamDuringAnotherStreamsCaptureIsAClearError) {
+  int64_t shape[1] = {16};
+  T dev(ffk_tensor_zeros(1, shape, kF32, kCuda0)), host(ffk_tensor_zeros(1, shape, kF32, kCpu));
+  ASSERT_NE(dev.t, nullptr) << FetchError();
+  ASSERT_EQ(cudaDeviceSynchronize(), cudaSuccess);
+  cudaStream_t blocking = nullptr;  // created without cudaStreamNonBlocking: ordered with the legacy stream
+  ASSERT_EQ(cudaStreamCreate(&blocking), cudaSuccess);
+  ASSERT_EQ(cudaStreamBeginCapture(blocking, cudaStreamCaptureModeGlobal), cudaSuccess);
+  EXPECT_EQ(ffk_tensor_copy_from(host.t, dev.t), -1);
+  EXPECT_TRUE(PendingError("RuntimeError", {"cannot copy 64 bytes from `cuda:0` to `cpu:0`",
+                                            "the legacy default stream cannot be used while another stream of the "
+                                            "device captures a CUDA graph",
+                                            "cudaErrorStreamCaptureImplicit 906"}));
+  cudaStreamCaptureStatus status = cudaStreamCaptureStatusNone;
+  EXPECT_EQ(cudaStreamIsCapturing(blocking, &status), cudaSuccess);
+  EXPECT_EQ(status, cudaStreamCaptureStatusActive);
+  cudaGraph_t graph = nullptr;
+  EXPECT_EQ(cudaStreamEndCapture(blocking, &graph), cudaSuccess);
+  if (graph != nullptr) {
+    EXPECT_EQ(cudaGraphDestroy(graph), cudaSuccess);
+  }
+  EXPECT_EQ(cudaStreamDestroy(blocking), cudaSuccess);
+  (void)cudaGetLastError();
+}
+
 // cudaStreamPerThread (2) as ffikit's stream: each thread's work on its own default stream,
 // ordered before a consumer's stream on export, and passed on as 2 to producers.
 TEST_F(CudaDevice, PerThreadDefaultStreamWorks) {
