@@ -977,8 +977,8 @@ TEST_F(CudaDevice, FillAndCopiesRunOnTheCurrentStreamWithoutWaiting) {
   EXPECT_FALSE(gate.timed_out.load()) << "ffikit waited for a blocked stream";
 }
 
-// New zeroed storage, contiguous and a host-to-device copy also go to the current stream
-// (these allocate, which CUDA does without waiting for streams).
+// The zeroing of new storage and contiguous also go to the current stream (both allocate,
+// which CUDA does without waiting for any stream).
 TEST_F(CudaDevice, ZeroingAndContiguousRunOnTheCurrentStream) {
   int64_t shape[2] = {32, 40};
   T src(ffk_tensor_zeros(2, shape, kI32, kCuda0));
