@@ -51,6 +51,8 @@
 //! | `TypeInfo`, `FieldInfo`, `MethodInfo` | yes | yes | C's type descriptions are immutable and live until exit |
 //! | `AccessPath`, `AccessStep` | yes | yes | a path is an immutable C object; a step is its kind and key |
 //! | a [`reflected_type!`] handle | yes | yes | C makes each field write atomic for readers; the getters load POD slots atomically and read the others through C |
+//! | `RawStream` | yes | yes | an opaque stream handle (a `cudaStream_t`), a value; ffikit never owns or destroys it |
+//! | `StreamGuard` | no | no | it restores the stream table of the thread that made it, and that table is per thread |
 //! | iterators (`ListIter`, `DictIter`, `array::Iter`) | no | no | they borrow their container and are meant for one thread |
 //!
 //! No safe API reaches the reference-count word or returns a borrowed pointer that can
@@ -93,6 +95,10 @@ pub use string::{Bytes, Shape, Str};
 pub use structural::{deep_copy, first_structural_mismatch, structural_eq, structural_hash};
 pub use tensor::{DLPack, Tensor};
 pub use types::{DataType, Device, Scalar};
+
+// Streams: the current stream per (thread, device) and ordering across streams.
+pub mod stream;
+pub use stream::{RawStream, StreamGuard};
 
 /// The ABI version of the loaded library (`major << 16 | minor`).
 ///
