@@ -130,6 +130,16 @@ fn a_guard_restores_the_previous_stream_and_guards_nest() {
             assert_eq!(stream::current(d), fake(0xa0));
         }
         assert_eq!(stream::current(d), RawStream::DEFAULT);
+        // A guard that sets the default on a device never set (C keeps no entry for it)
+        // still restores the default after an inner guard made one.
+        let fresh = cuda(66);
+        let outer = stream::use_raw_stream(fresh, RawStream::DEFAULT).unwrap();
+        let inner = stream::use_raw_stream(fresh, fake(0xf0)).unwrap();
+        assert_eq!((outer.previous(), inner.previous()), (RawStream::DEFAULT, RawStream::DEFAULT));
+        drop(inner);
+        assert_eq!(stream::current(fresh), RawStream::DEFAULT);
+        drop(outer);
+        assert_eq!(stream::current(fresh), RawStream::DEFAULT);
         // with_stream: the value of the closure, and the stream it ran under.
         let seen = stream::with_stream(d, fake(0xd0), || stream::with_stream(d, fake(0xe0), || stream::current(d)).unwrap());
         assert_eq!((seen.unwrap(), stream::current(d)), (fake(0xe0), RawStream::DEFAULT));
