@@ -358,8 +358,9 @@ fn exporting_a_cuda_tensor_checks_the_stream_value_in_c() {
     });
 }
 
-/// CUDA's runtime, reached through the dynamic loader (this crate has no CUDA bindings):
-/// libcudart.so.13 is the one a CUDA build of ffikit already loaded.
+/// CUDA's runtime, reached through the dynamic loader (this crate has no CUDA bindings).
+/// A stream is the driver's, so one made by this copy of the runtime is a stream of the
+/// same device to the copy ffikit links (statically or not).
 struct Cudart {
     create: CreateFn,
     synchronize: StreamFn,
@@ -378,7 +379,10 @@ impl Cudart {
         // SAFETY: NUL-terminated names; each symbol is cast to its documented C signature
         // (cudaStreamCreateWithFlags, cudaStreamSynchronize, cudaStreamDestroy).
         unsafe {
-            let h = dlopen(c"libcudart.so.13".as_ptr(), RTLD_NOW);
+            let mut h = dlopen(c"libcudart.so.13".as_ptr(), RTLD_NOW);
+            if h.is_null() {
+                h = dlopen(c"libcudart.so".as_ptr(), RTLD_NOW);
+            }
             if h.is_null() {
                 return None;
             }
@@ -401,7 +405,14 @@ fn cuda_work_runs_on_a_created_stream_and_is_ordered_back() {
     if skip_without_gpu("cuda_work_runs_on_a_created_stream_and_is_ordered_back") {
         return;
     }
-    let rt = Cudart::load().expect("a CUDA build of ffikit with a GPU has libcudart.so.13");
+    let Some(rt) = Cudart::load() else {
+        let _ = writeln!(
+            std::io::stderr(),
+            "SKIPPED stream::cuda_work_runs_on_a_created_stream_and_is_ordered_back: no libcudart.so.13 or \
+             libcudart.so to make a stream with (add the CUDA toolkit's lib directory to LD_LIBRARY_PATH)"
+        );
+        return;
+    };
     let mut raw = std::ptr::null_mut();
     const NON_BLOCKING: u32 = 1; // cudaStreamNonBlocking: no implicit sync with the legacy stream
     // SAFETY: a valid out pointer.
