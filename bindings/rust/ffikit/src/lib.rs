@@ -19,6 +19,9 @@
 //!   [`first_structural_mismatch`] with its [`AccessPath`]s, [`deep_copy`]) and the JSON
 //!   graph round trip ([`to_json_graph`], [`from_json_graph`]), TVM-FFI's format. Types
 //!   supply hooks as type attributes ([`TypeInfo::set_attr`]).
+//! * Streams ([`stream`]): the current stream per (thread, device) that ffikit's CUDA work
+//!   runs on ([`stream::use_raw_stream`] gives a [`StreamGuard`] that restores it),
+//!   ordering across streams, and DLPack's `stream` values on both sides.
 //!
 //! ```
 //! use ffikit::{Array, Dict, List};
