@@ -135,3 +135,26 @@ fn part_two_headers_are_bound() {
         assert!(l.is_null() && r.is_null());
     }
 }
+
+#[test]
+fn stream_headers_are_bound() {
+    unsafe {
+        // ffk_device_has_streams is a static inline helper: the shim defines it.
+        assert!(sys::ffk_device_has_streams(sys::ffk_device(sys::FFK_DEVICE_CUDA as i32, 0)));
+        assert!(!sys::ffk_device_has_streams(sys::ffk_device(sys::FFK_DEVICE_CPU as i32, 0)));
+        let cuda = sys::FFK_DEVICE_CUDA as i32;
+        let mut prev = 7 as *mut std::ffi::c_void;
+        assert_eq!(sys::ffk_stream_set(cuda, 5, 2 as *mut _, &mut prev), 0);
+        assert!(prev.is_null());
+        assert_eq!(sys::ffk_stream_get(cuda, 5) as usize, 2);
+        let mut out = 0i64;
+        assert!(sys::ffk_dlpack_consumer_stream(sys::ffk_device(cuda, 5), &mut out));
+        assert_eq!(out, 2);
+        assert_eq!(sys::ffk_stream_set(cuda, 5, std::ptr::null_mut(), std::ptr::null_mut()), 0);
+        assert_eq!(sys::ffk_stream_order(sys::ffk_device(cuda, 5), 1 as *mut _, 1 as *mut _), 0);
+        assert_eq!(sys::ffk_stream_set(cuda, -1, std::ptr::null_mut(), std::ptr::null_mut()), -1);
+        let e = sys::ffk_error_fetch();
+        assert_eq!(CStr::from_ptr(sys::ffk_error_kind(e)).to_str().unwrap(), "ValueError");
+        sys::ffk_object_release(e.cast());
+    }
+}

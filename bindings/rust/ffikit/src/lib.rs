@@ -19,6 +19,9 @@
 //!   [`first_structural_mismatch`] with its [`AccessPath`]s, [`deep_copy`]) and the JSON
 //!   graph round trip ([`to_json_graph`], [`from_json_graph`]), TVM-FFI's format. Types
 //!   supply hooks as type attributes ([`TypeInfo::set_attr`]).
+//! * Streams ([`stream`]): the current stream per (thread, device) that ffikit's CUDA work
+//!   runs on ([`stream::use_raw_stream`] gives a [`StreamGuard`] that restores it),
+//!   ordering across streams, and DLPack's `stream` values on both sides.
 //!
 //! ```
 //! use ffikit::{Array, Dict, List};
@@ -51,6 +54,8 @@
 //! | `TypeInfo`, `FieldInfo`, `MethodInfo` | yes | yes | C's type descriptions are immutable and live until exit |
 //! | `AccessPath`, `AccessStep` | yes | yes | a path is an immutable C object; a step is its kind and key |
 //! | a [`reflected_type!`] handle | yes | yes | C makes each field write atomic for readers; the getters load POD slots atomically and read the others through C |
+//! | `RawStream` | yes | yes | an opaque stream handle (a `cudaStream_t`), a value; ffikit never owns or destroys it |
+//! | `StreamGuard` | no | no | it restores the stream table of the thread that made it, and that table is per thread |
 //! | iterators (`ListIter`, `DictIter`, `array::Iter`) | no | no | they borrow their container and are meant for one thread |
 //!
 //! No safe API reaches the reference-count word or returns a borrowed pointer that can
@@ -93,6 +98,10 @@ pub use string::{Bytes, Shape, Str};
 pub use structural::{deep_copy, first_structural_mismatch, structural_eq, structural_hash};
 pub use tensor::{DLPack, Tensor};
 pub use types::{DataType, Device, Scalar};
+
+// Streams: the current stream per (thread, device) and ordering across streams.
+pub mod stream;
+pub use stream::{RawStream, StreamGuard};
 
 /// The ABI version of the loaded library (`major << 16 | minor`).
 ///
