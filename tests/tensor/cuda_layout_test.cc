@@ -353,7 +353,9 @@ TEST_F(CudaLayout, TheBenchmarkLayoutsTakeTheirFastPaths) {
 
 // Plans and emulates a fill through FillAt (the general kernel, also run on dense plans
 // here: FillDense is checked bytewise below). Each word gets 1000 + its place in the element.
-Plan CheckFill(const Case& c) {
+Plan CheckFill(const Case& fill) {
+  Case c = fill;
+  c.strides[1] = c.strides[0];  // ForEachElement walks two operands
   Plan p = MakePlan(c, 1);
   int64_t per = p.per, lo, hi;
   Extent(c, 0, &lo, &hi);
