@@ -17,11 +17,11 @@
  *              row pitch is padded by V elements against bank conflicts on the column reads.
  *              Without a tile every access of a transpose touches a different sector on
  *              one side, which is why the element-at-a-time kernel ran at 0.1-0.3x torch.
- *   rows       (copy) long rows on both sides (slices like [:, ::2], permutes that keep the
- *              last dimension): a block moves a chunk of one row, its offsets computed once
- *              per chunk rather than per element; a side with stride 1 whose rows are
- *              16-byte aligned moves 16-byte vectors, and each thread issues its 4 loads
- *              before its 4 stores.
+ *   rows       long rows (copies of slices like [:, ::2], permutes that keep the last
+ *              dimension; fills of such views): a block moves a chunk of one row, its
+ *              offsets computed once per chunk rather than per element; a side with
+ *              stride 1 whose rows are 16-byte aligned moves 16-byte vectors, and each
+ *              thread issues its 4 loads before its 4 stores.
  *   general    the rest: a grid-stride loop turning a linear index into offsets, with the
  *              index arithmetic unrolled over 4 dimensions when the layout has at most 4
  *              (after merging, almost all do) and over 33 otherwise.
@@ -90,6 +90,13 @@ __global__ void __launch_bounds__(kThreads) TileKernel(T* dst, const T* src, Til
 template <class T, int V>
 __global__ void __launch_bounds__(kThreads) RowsKernel(T* dst, const T* src, RowsArgs a) {
   for (int64_t c = blockIdx.x; c < a.chunks; c += gridDim.x) ffk_kernels::RowsChunk<T, V>(a, dst, src, c, threadIdx.x);
+}
+
+template <class T, int V>
+__global__ void __launch_bounds__(kThreads) RowsFillKernel(T* dst, RowsArgs a, T value) {
+  for (int64_t c = blockIdx.x; c < a.chunks; c += gridDim.x) {
+    ffk_kernels::RowsFillChunk<T, V>(a, dst, value, c, threadIdx.x);
+  }
 }
 
 template <class T, int kDims>
@@ -182,6 +189,26 @@ cudaError_t LaunchRows(void* dst, const void* src, const Plan& p, cudaStream_t s
 }
 
 template <size_t kWord>
+cudaError_t LaunchRowsFill(void* dst, const Plan& p, const unsigned char* value, cudaStream_t stream) {
+  using T = typename WordOf<kWord>::type;
+  constexpr int V = kWord < 16 ? static_cast<int>(16 / kWord) : 1;
+  RowsArgs a;
+  ffk_kernels::MakeRowsArgs(p, &a);
+  T v;
+  std::memcpy(&v, value, kWord);  // per == 1: the word is the element
+  unsigned grid;
+  cudaError_t e = Grid(a.chunks, &grid);
+  if (e != cudaSuccess) return e;
+  T* d = At<T>(dst, p.base[0]);
+  if (p.vec == V) {
+    RowsFillKernel<T, V><<<grid, kThreads, 0, stream>>>(d, a, v);
+  } else {
+    RowsFillKernel<T, 1><<<grid, kThreads, 0, stream>>>(d, a, v);
+  }
+  return cudaGetLastError();
+}
+
+template <size_t kWord>
 cudaError_t LaunchGeneralCopy(void* dst, const void* src, const Plan& p, cudaStream_t stream) {
   using T = typename WordOf<kWord>::type;
   unsigned grid;
@@ -266,6 +293,9 @@ extern "C" cudaError_t ffk_kernels__fill(void* dst, int32_t ndim, const int64_t*
     return cudaMemsetAsync(first, bytes[0], static_cast<size_t>(p.count) * p.word, stream);
   }
   if (ffk_kernels::FillDenseFits(p)) return LaunchFillDense(dst, p, bytes, stream);
+  if (p.kind == ffk_kernels::kRows) {
+    FFK_BY_SIZE(p.word, LaunchRowsFill, dst, p, bytes, stream)
+  }
   FFK_BY_SIZE(p.word, LaunchGeneralFill, dst, p, bytes, stream)
 }
 

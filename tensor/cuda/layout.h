@@ -21,8 +21,9 @@
 //   kDense    one run of words in every operand: cudaMemcpy / cudaMemset or the 16-byte fill;
 //   kTile     (copy) dst is contiguous along its innermost dimension i, src along another
 //             dimension j: a shared-memory tile transpose over (i, j), batched over the rest;
-//   kRows     (copy) rows of at least kMinRow words: a block moves a chunk of one row, the
-//             row's offsets computed once per chunk, with 16-byte vectors where aligned;
+//   kRows     rows of at least kMinRow words (for fill: of whole elements): a block moves
+//             (or fills) a chunk of one row, the row's offsets computed once per chunk,
+//             with 16-byte vectors where aligned;
 //   kGeneral  anything else: a grid-stride loop turning a linear index into offsets.
 //
 // Invariants the kernel bodies rely on (and the tests check): a vector access happens only
@@ -176,6 +177,14 @@ inline bool VectorsAligned(const Plan& p, int op, uintptr_t first, int contiguou
 // The elements per vector of a tile (so that a thread moves 4+ bytes per access).
 inline int32_t TileVec(size_t elsize) { return elsize >= 4 ? 1 : static_cast<int32_t>(4 / elsize); }
 
+// The words per vector of the row kernel for rows of n words: 16 bytes, except that
+// short rows keep one word per access, so that a chunk (kThreads * vec * kUnroll words)
+// is not mostly past the row's end.
+inline int32_t RowsVec(const Plan& p, int64_t n) {
+  int32_t v = p.word < 16 ? static_cast<int32_t>(16 / p.word) : 1;
+  return n < static_cast<int64_t>(kThreads) * v * kUnroll / 2 ? 1 : v;
+}
+
 // Plans a fill (ops = 1: strides[0], addresses[0]) or a copy (ops = 2) of `ndim`
 // dimensions (ndim <= kMaxTensorDims; strides in elements, any sign) of `elsize`-byte
 // elements. `addresses` are the operands' data pointers (only their alignment matters).
@@ -225,7 +234,16 @@ inline void PlanLayout(Plan* p, int ops, int32_t ndim, const int64_t* shape, con
     return;
   }
   p->kind = kGeneral;
-  if (ops != 2) return;
+  if (ops == 1) {
+    // A strided fill with long rows of whole elements: the row kernel's stores.
+    if (p->per == 1 && l->shape[last] >= kMinRow) {
+      int32_t v = RowsVec(*p, l->shape[last]);
+      p->kind = kRows;
+      p->vec_op[0] = l->stride[0][last] == 1 && VectorsAligned(*p, 0, first[0], last, v, p->word);
+      p->vec = p->vec_op[0] ? v : 1;
+    }
+    return;
+  }
   if (p->per == 1 && IsPow2Upto16(elsize) && l->ndim >= 2 && l->stride[0][last] == 1 && l->stride[1][last] != 1 &&
       l->shape[last] >= kMinTileDim) {
     for (int d = last - 1; d >= 0; --d) {
@@ -241,10 +259,7 @@ inline void PlanLayout(Plan* p, int ops, int32_t ndim, const int64_t* shape, con
   }
   if (l->shape[last] >= kMinRow) {
     p->kind = kRows;
-    int32_t v = p->word < 16 ? static_cast<int32_t>(16 / p->word) : 1;
-    // Short rows keep one word per access, so that a chunk (kThreads * vec * kUnroll words)
-    // is not mostly past the row's end.
-    if (l->shape[last] < static_cast<int64_t>(kThreads) * v * kUnroll / 2) v = 1;
+    int32_t v = RowsVec(*p, l->shape[last]);
     for (int op = 0; op < 2; ++op) {
       p->vec_op[op] = l->stride[op][last] == 1 && VectorsAligned(*p, op, first[op], last, v, p->word);
     }
@@ -469,10 +484,13 @@ inline void MakeRowsArgs(const Plan& p, RowsArgs* a) {
   int64_t rows = 1;
   a->n = l.shape[last];
   a->sd = l.stride[0][last];
-  a->ss = l.stride[1][last];
+  a->ss = p.ops == 2 ? l.stride[1][last] : 0;
   a->chunk = static_cast<int64_t>(kThreads) * p.vec * kUnroll;
   a->chunks_per_row = (a->n + a->chunk - 1) / a->chunk;
   RestOf(l, last, -1, &a->outer);
+  if (p.ops == 1) {
+    for (int d = 0; d < a->outer.ndim; ++d) a->outer.stride[1][d] = 0;  // no source
+  }
   for (int d = 0; d < a->outer.ndim; ++d) rows *= a->outer.shape[d];
   a->chunks = a->chunks_per_row * rows;
   a->vec_dst = p.vec_op[0];
@@ -507,6 +525,28 @@ FFK_LAYOUT_FN void RowsChunk(const RowsArgs& a, T* dst, const T* src, int64_t c,
     } else {
       for (int k = 0; k < V; ++k) {
         if (e + k < a.n) d[(e + k) * a.sd] = w[u].v[k];
+      }
+    }
+  }
+}
+
+// Thread `tid`'s share of chunk `c` of a fill (plans with per == 1: every word is `value`).
+template <class T, int V>
+FFK_LAYOUT_FN void RowsFillChunk(const RowsArgs& a, T* dst, const T& value, int64_t c, int tid) {
+  int64_t row = c / a.chunks_per_row, off[2];
+  OuterOffsets(a.outer, row, off);
+  T* d = dst + off[0];
+  int64_t e0 = (c - row * a.chunks_per_row) * a.chunk + static_cast<int64_t>(tid) * V;
+  Vec<T, V> w;
+  for (int k = 0; k < V; ++k) w.v[k] = value;
+  FFK_UNROLL
+  for (int u = 0; u < kUnroll; ++u) {
+    int64_t e = e0 + static_cast<int64_t>(u) * kThreads * V;
+    if (a.vec_dst && e + V <= a.n) {
+      StoreVec<T, V>(d + e, w);
+    } else {
+      for (int k = 0; k < V; ++k) {
+        if (e + k < a.n) d[(e + k) * a.sd] = value;
       }
     }
   }

@@ -351,8 +351,18 @@ TEST_F(CudaLayout, TheBenchmarkLayoutsTakeTheirFastPaths) {
 
 // ---- Fill --------------------------------------------------------------------------------
 
-// Plans and emulates a fill through FillAt (the general kernel, also run on dense plans
-// here: FillDense is checked bytewise below). Each word gets 1000 + its place in the element.
+template <int V>
+void EmulateRowsFill(const Plan& p, Tag* dst, const Tag& value) {
+  ffk_kernels::RowsArgs a;
+  ffk_kernels::MakeRowsArgs(p, &a);
+  for (int64_t c = 0; c < a.chunks; ++c) {
+    for (int t = 0; t < ffk_kernels::kThreads; ++t) ffk_kernels::RowsFillChunk<Tag, V>(a, dst, value, c, t);
+  }
+}
+
+// Plans and emulates a fill through the row kernel (kRows plans) or FillAt (the general
+// kernel, also run on dense plans here: FillDense is checked bytewise below). Each word
+// gets 1000 + its place in the element.
 Plan CheckFill(const Case& fill) {
   Case c = fill;
   c.strides[1] = c.strides[0];  // ForEachElement walks two operands
@@ -366,7 +376,16 @@ Plan CheckFill(const Case& fill) {
   for (int k = 0; k < ffk_kernels::kMaxPer; ++k) pat.word[k].v = 1000 + k;
   pat.period = static_cast<int32_t>(per);
   Tag* dst = arena.at + origin + p.base[0];
-  for (int64_t i = 0; i < p.count; ++i) {
+  if (p.kind == ffk_kernels::kRows) {
+    switch (p.vec) {
+      case 16: EmulateRowsFill<16>(p, dst, pat.word[0]); break;
+      case 8: EmulateRowsFill<8>(p, dst, pat.word[0]); break;
+      case 4: EmulateRowsFill<4>(p, dst, pat.word[0]); break;
+      case 2: EmulateRowsFill<2>(p, dst, pat.word[0]); break;
+      default: EmulateRowsFill<1>(p, dst, pat.word[0]); break;
+    }
+  }
+  for (int64_t i = 0; i < p.count && p.kind != ffk_kernels::kRows; ++i) {
     if (p.l.ndim <= ffk_kernels::kSmallDims) {
       ffk_kernels::FillAt<Tag, ffk_kernels::kSmallDims>(p.l, dst, pat, i);
     } else {
@@ -398,25 +417,39 @@ Plan CheckFill(const Case& fill) {
 TEST_F(CudaLayout, PlannedFillsWriteEveryWordOfTheViewOnceInMemoryOrder) {
   std::mt19937_64 rng(7);
   auto pick = [&](int64_t lo, int64_t hi) { return std::uniform_int_distribution<int64_t>(lo, hi)(rng); };
-  int dense = 0;
+  int dense = 0, rows = 0, vec_rows = 0;
   for (int iter = 0; iter < 1500; ++iter) {
     Case c;
-    int ndim = static_cast<int>(pick(0, 5));
-    for (int d = 0; d < ndim; ++d) c.shape.push_back(iter % 89 == 0 && d == 0 ? 0 : pick(1, 7));
+    bool long_rows = iter % 3 == 0;
+    int ndim = static_cast<int>(long_rows ? pick(1, 3) : pick(0, 5));
+    for (int d = 0; d < ndim; ++d) {
+      int64_t n = long_rows ? (d == ndim - 1 ? pick(500, 5000) : pick(1, 3)) : pick(1, 7);
+      c.shape.push_back(iter % 89 == 0 && d == 0 ? 0 : n);
+    }
     RandomStrides(rng, &c, 0, pick(0, 2) == 0);
     for (int64_t& s : c.strides[0]) s = pick(0, 6) == 0 ? 0 : s;  // broadcast dims: one element each
-    c.strides[1] = c.strides[0];
     c.elsize = kSizes[pick(0, 7)];
+    if (long_rows && ndim >= 2) {  // rows of a wider matrix (x[:, :n] or x[:, ::2]), maybe reversed
+      int64_t inner = pick(1, 4) == 1 ? 2 : 1, pitch = (c.shape[ndim - 1] + pick(1, 40)) * inner;
+      c.strides[0][ndim - 1] = inner;
+      for (int d = ndim - 2; d >= 0; --d, pitch *= c.shape[d + 1] + 1) c.strides[0][d] = pitch * (pick(0, 3) == 0 ? -1 : 1);
+      c.elsize = kSizes[pick(0, 4)];
+    }
+    c.strides[1] = c.strides[0];
     c.addr[0] += pick(0, 2) == 0 ? static_cast<uintptr_t>(pick(1, 15)) : 0;
     Plan p = CheckFill(c);
     if (HasFailure()) return;
     dense += p.kind == ffk_kernels::kDense;
+    rows += p.kind == ffk_kernels::kRows;
+    vec_rows += p.kind == ffk_kernels::kRows && p.vec > 1;
     if (p.kind == ffk_kernels::kEmpty) continue;
     // Memory order: the innermost dimension has the smallest stride, and none is negative.
     for (int d = 0; d + 1 < p.l.ndim; ++d) ASSERT_GE(p.l.stride[0][d], p.l.stride[0][d + 1]) << Describe(c);
     ASSERT_GE(p.l.stride[0][p.l.ndim - 1], 0);
   }
   EXPECT_GT(dense, 200);
+  EXPECT_GT(rows, 50);
+  EXPECT_GT(vec_rows, 10);
 }
 
 TEST_F(CudaLayout, FillOfATransposedViewIsOneDenseRun) {
