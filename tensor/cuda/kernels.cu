@@ -24,13 +24,14 @@
  *              thread issues its 4 loads before its 4 stores.
  *   general    the rest: a grid-stride loop turning a linear index into offsets, with the
  *              index arithmetic unrolled over 4 dimensions when the layout has at most 4
- *              (after merging, almost all do) and over 33 otherwise.
+ *              (after merging, almost all do), then in 32-bit arithmetic when every index
+ *              and offset fits (layout.h's Fits32), and over 33 dimensions otherwise.
  * Fills always run in dst's memory order (the plan sorts by stride), so a strided view's
  * stores coalesce and a transposed view is filled as the dense block it is.
  *
- * Offsets stay 64-bit (a 1 GiB u8 tensor is already 2^30 elements, and strided views of
- * larger storage reach further); the per-element work on the hot paths is one multiply-add
- * per side, the divisions happen once per tile or chunk. Grids are capped at 8 blocks of
+ * The tile and row kernels keep 64-bit offsets (a 1 GiB u8 tensor is already 2^30
+ * elements, and strided views of larger storage reach further): their per-element work is
+ * one multiply-add per side, the divisions happen once per tile or chunk. Grids are capped at 8 blocks of
  * 256 threads per SM (the SM count cached per device) and loop over the rest: full
  * occupancy without launching millions of blocks.
  */
@@ -99,19 +100,20 @@ __global__ void __launch_bounds__(kThreads) RowsFillKernel(T* dst, RowsArgs a, T
   }
 }
 
-template <class T, int kDims>
+// The loop counter stays 64-bit (i + step may pass 2^31 even where every index fits I).
+template <class T, int kDims, class I>
 __global__ void __launch_bounds__(kThreads) CopyKernel(T* dst, const T* src, Layout l, int64_t n) {
   int64_t step = static_cast<int64_t>(blockDim.x) * gridDim.x;
   for (int64_t i = blockIdx.x * static_cast<int64_t>(blockDim.x) + threadIdx.x; i < n; i += step) {
-    ffk_kernels::CopyAt<T, kDims>(l, dst, src, i);
+    ffk_kernels::CopyAt<T, kDims, I>(l, dst, src, static_cast<I>(i));
   }
 }
 
-template <class T, int kDims>
+template <class T, int kDims, class I>
 __global__ void __launch_bounds__(kThreads) FillKernel(T* dst, Layout l, int64_t n, Pattern<T> p) {
   int64_t step = static_cast<int64_t>(blockDim.x) * gridDim.x;
   for (int64_t i = blockIdx.x * static_cast<int64_t>(blockDim.x) + threadIdx.x; i < n; i += step) {
-    ffk_kernels::FillAt<T, kDims>(l, dst, p, i);
+    ffk_kernels::FillAt<T, kDims, I>(l, dst, p, static_cast<I>(i));
   }
 }
 
@@ -216,10 +218,12 @@ cudaError_t LaunchGeneralCopy(void* dst, const void* src, const Plan& p, cudaStr
   if (e != cudaSuccess) return e;
   T* d = At<T>(dst, p.base[0]);
   const T* s = At<T>(src, p.base[1]);
-  if (p.l.ndim <= kSmallDims) {
-    CopyKernel<T, kSmallDims><<<grid, kThreads, 0, stream>>>(d, s, p.l, p.count);
+  if (p.l.ndim > kSmallDims) {
+    CopyKernel<T, ffk_kernels::kMaxDims, int64_t><<<grid, kThreads, 0, stream>>>(d, s, p.l, p.count);
+  } else if (ffk_kernels::Fits32(p)) {
+    CopyKernel<T, kSmallDims, int32_t><<<grid, kThreads, 0, stream>>>(d, s, p.l, p.count);
   } else {
-    CopyKernel<T, ffk_kernels::kMaxDims><<<grid, kThreads, 0, stream>>>(d, s, p.l, p.count);
+    CopyKernel<T, kSmallDims, int64_t><<<grid, kThreads, 0, stream>>>(d, s, p.l, p.count);
   }
   return cudaGetLastError();
 }
@@ -235,10 +239,12 @@ cudaError_t LaunchGeneralFill(void* dst, const Plan& p, const unsigned char* val
   cudaError_t e = Grid(CeilDiv(p.count, kThreads), &grid);
   if (e != cudaSuccess) return e;
   T* d = At<T>(dst, p.base[0]);
-  if (p.l.ndim <= kSmallDims) {
-    FillKernel<T, kSmallDims><<<grid, kThreads, 0, stream>>>(d, p.l, p.count, pat);
+  if (p.l.ndim > kSmallDims) {
+    FillKernel<T, ffk_kernels::kMaxDims, int64_t><<<grid, kThreads, 0, stream>>>(d, p.l, p.count, pat);
+  } else if (ffk_kernels::Fits32(p)) {
+    FillKernel<T, kSmallDims, int32_t><<<grid, kThreads, 0, stream>>>(d, p.l, p.count, pat);
   } else {
-    FillKernel<T, ffk_kernels::kMaxDims><<<grid, kThreads, 0, stream>>>(d, p.l, p.count, pat);
+    FillKernel<T, kSmallDims, int64_t><<<grid, kThreads, 0, stream>>>(d, p.l, p.count, pat);
   }
   return cudaGetLastError();
 }

@@ -24,7 +24,8 @@
 //   kRows     rows of at least kMinRow words (for fill: of whole elements): a block moves
 //             (or fills) a chunk of one row, the row's offsets computed once per chunk,
 //             with 16-byte vectors where aligned;
-//   kGeneral  anything else: a grid-stride loop turning a linear index into offsets.
+//   kGeneral  anything else: a grid-stride loop turning a linear index into offsets
+//             (in 32-bit arithmetic where Fits32).
 //
 // Invariants the kernel bodies rely on (and the tests check): a vector access happens only
 // where the plan found its operand's start address and every stride but the contiguous
@@ -316,19 +317,39 @@ FFK_LAYOUT_FN void StoreVec(T* p, const Vec<T, V>& w) {
 // first kOps operands, for a layout of at most kDims dimensions. The fixed-bound unrolled
 // loop keeps the layout's arrays in parameter space on the device; the outermost
 // dimension needs no division, since what is left of the index is already below its size.
-template <int kOps, int kDims>
-FFK_LAYOUT_FN void Offsets(const Layout& l, int64_t i, int64_t* off) {
+// I is the index type: int64_t, or int32_t where Fits32 says every index and offset fits
+// (a 32-bit division is a fraction of the cost of a 64-bit one on the device).
+template <int kOps, int kDims, class I = int64_t>
+FFK_LAYOUT_FN void Offsets(const Layout& l, I i, I* off) {
   for (int op = 0; op < kOps; ++op) off[op] = 0;
   FFK_UNROLL
   for (int d = kDims - 1; d > 0; --d) {
     if (d < l.ndim) {
-      int64_t q = i / l.shape[d];
-      int64_t idx = i - q * l.shape[d];
+      I n = static_cast<I>(l.shape[d]);
+      I q = i / n;
+      I idx = i - q * n;
       i = q;
-      for (int op = 0; op < kOps; ++op) off[op] += idx * l.stride[op][d];
+      for (int op = 0; op < kOps; ++op) off[op] += idx * static_cast<I>(l.stride[op][d]);
     }
   }
-  for (int op = 0; op < kOps; ++op) off[op] += i * l.stride[op][0];
+  for (int op = 0; op < kOps; ++op) off[op] += i * static_cast<I>(l.stride[op][0]);
+}
+
+// True when the plan's word count and every partial offset sum of each operand are below
+// 2^31, so that the general kernels may compute in int32_t.
+inline bool Fits32(const Plan& p) {
+  const int64_t kMax = 0x7fffffff;
+  if (p.count > kMax) return false;
+  for (int op = 0; op < p.ops; ++op) {
+    int64_t reach = 0;
+    for (int d = 0; d < p.l.ndim; ++d) {
+      int64_t s = p.l.stride[op][d] < 0 ? -p.l.stride[op][d] : p.l.stride[op][d];
+      if (s > kMax || (p.l.shape[d] - 1) > kMax / (s > 0 ? s : 1)) return false;
+      reach += (p.l.shape[d] - 1) * s;
+      if (reach > kMax) return false;
+    }
+  }
+  return true;
 }
 
 // As Offsets, for an outer layout that may have no dimensions (then i is 0 and so are the offsets).
@@ -554,10 +575,10 @@ FFK_LAYOUT_FN void RowsFillChunk(const RowsArgs& a, T* dst, const T& value, int6
 
 // -- kGeneral: one word per index of a grid-stride loop. -------------------------------------
 
-template <class T, int kDims>
-FFK_LAYOUT_FN void CopyAt(const Layout& l, T* dst, const T* src, int64_t i) {
-  int64_t off[2];
-  Offsets<2, kDims>(l, i, off);
+template <class T, int kDims, class I = int64_t>
+FFK_LAYOUT_FN void CopyAt(const Layout& l, T* dst, const T* src, I i) {
+  I off[2];
+  Offsets<2, kDims, I>(l, i, off);
   dst[off[0]] = src[off[1]];
 }
 
@@ -571,15 +592,15 @@ struct Pattern {
 // Every element starts at a multiple of `period` words from dst (the plan's first word),
 // so a word's offset modulo period is its place in the element. After Normalize fill
 // offsets are never negative; the sign fix keeps the rule true for any layout.
-template <class T, int kDims>
-FFK_LAYOUT_FN void FillAt(const Layout& l, T* dst, const Pattern<T>& p, int64_t i) {
-  int64_t off[1];
-  Offsets<1, kDims>(l, i, off);
+template <class T, int kDims, class I = int64_t>
+FFK_LAYOUT_FN void FillAt(const Layout& l, T* dst, const Pattern<T>& p, I i) {
+  I off[1];
+  Offsets<1, kDims, I>(l, i, off);
   if (p.period == 1) {
     dst[off[0]] = p.word[0];
     return;
   }
-  int64_t w = off[0] % p.period;
+  I w = off[0] % static_cast<I>(p.period);
   w = w < 0 ? w + p.period : w;
   // A select, not p.word[w]: a dynamic index would copy the pattern to local memory.
   T v = p.word[0];

@@ -161,10 +161,12 @@ void EmulateCopy(const Plan& p, Tag* dst, const Tag* src) {
       }
     default:
       for (int64_t i = 0; i < p.count; ++i) {
-        if (p.l.ndim <= ffk_kernels::kSmallDims) {
-          ffk_kernels::CopyAt<Tag, ffk_kernels::kSmallDims>(p.l, dst, src, i);
+        if (p.l.ndim > ffk_kernels::kSmallDims) {
+          ffk_kernels::CopyAt<Tag, ffk_kernels::kMaxDims, int64_t>(p.l, dst, src, i);
+        } else if (ffk_kernels::Fits32(p)) {
+          ffk_kernels::CopyAt<Tag, ffk_kernels::kSmallDims, int32_t>(p.l, dst, src, static_cast<int32_t>(i));
         } else {
-          ffk_kernels::CopyAt<Tag, ffk_kernels::kMaxDims>(p.l, dst, src, i);
+          ffk_kernels::CopyAt<Tag, ffk_kernels::kSmallDims, int64_t>(p.l, dst, src, i);
         }
       }
   }
@@ -386,10 +388,12 @@ Plan CheckFill(const Case& fill) {
     }
   }
   for (int64_t i = 0; i < p.count && p.kind != ffk_kernels::kRows; ++i) {
-    if (p.l.ndim <= ffk_kernels::kSmallDims) {
-      ffk_kernels::FillAt<Tag, ffk_kernels::kSmallDims>(p.l, dst, pat, i);
+    if (p.l.ndim > ffk_kernels::kSmallDims) {
+      ffk_kernels::FillAt<Tag, ffk_kernels::kMaxDims, int64_t>(p.l, dst, pat, i);
+    } else if (ffk_kernels::Fits32(p)) {
+      ffk_kernels::FillAt<Tag, ffk_kernels::kSmallDims, int32_t>(p.l, dst, pat, static_cast<int32_t>(i));
     } else {
-      ffk_kernels::FillAt<Tag, ffk_kernels::kMaxDims>(p.l, dst, pat, i);
+      ffk_kernels::FillAt<Tag, ffk_kernels::kSmallDims, int64_t>(p.l, dst, pat, i);
     }
   }
   std::vector<bool> want(n, false);
@@ -544,6 +548,21 @@ TEST_F(CudaLayout, WordSizesAndEdgeLayouts) {
   p = CheckCopy(big);
   EXPECT_EQ(p.kind, ffk_kernels::kGeneral);
   EXPECT_EQ(p.l.ndim, 6);
+  // 32-bit arithmetic exactly while every index and offset stays below 2^31.
+  Case wide;
+  wide.shape = {2, 3};
+  wide.strides[0] = {3, 1};
+  wide.elsize = 1;
+  for (int64_t far : {int64_t{0x7fffffff}, int64_t{0x80000000}, int64_t{0x3fffffff} + 1}) {
+    wide.strides[1] = {far, 2};
+    Plan q = MakePlan(wide, 2);
+    ASSERT_EQ(q.kind, ffk_kernels::kGeneral);
+    EXPECT_EQ(ffk_kernels::Fits32(q), far + 4 <= 0x7fffffff) << far;
+  }
+  wide.strides[1] = {-0x7ffffff0, 2};  // reversed: the reach counts, not the sign
+  EXPECT_TRUE(ffk_kernels::Fits32(MakePlan(wide, 2)));
+  wide.strides[1] = {-0x7ffffffe, 2};
+  EXPECT_FALSE(ffk_kernels::Fits32(MakePlan(wide, 2)));
 }
 
 }  // namespace
