@@ -19,7 +19,7 @@ issue counts them: a copy of N bytes moves 2N, a fill of N bytes moves N.
 Before timing, each row checks once that ffikit's result equals torch's bit for bit; a
 mismatch is printed and makes the exit status 1. Timings never decide the exit status.
 Without torch, without a CUDA device, or with an ffikit built without CUDA, it prints why
-and exits 0 (nothing to measure here). `--device cpu` runs the same rows on the CPU at a
+and exits 0 (nothing to measure here); when ffikit cannot be imported at all, it exits 2. `--device cpu` runs the same rows on the CPU at a
 small --gib with wall-clock timing: a smoke test of this script (shapes, views, checks)
 on a machine without a GPU; its numbers mean nothing for the issue.
 """
@@ -216,8 +216,12 @@ def main(argv: list[str] | None = None) -> int:
         print(f"bench/gpu/kernels.py: no CUDA device (torch {torch.__version__}, "
               f"torch.cuda.is_available() is False); nothing to measure")
         return 0
-    import ffikit
-
+    try:
+        import ffikit
+    except ImportError as e:
+        print(f"bench/gpu/kernels.py: cannot import ffikit ({e}); install it or set PYTHONPATH "
+              f"(see bench/gpu/README.md)")
+        return 2
     try:
         ffikit.from_dlpack(torch.zeros(4, device=DEVICE)).fill_(1.0)
         if DEVICE == "cuda":
