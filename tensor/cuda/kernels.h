@@ -11,7 +11,7 @@
  * cudaGetLastError); errors of the work itself surface at a later synchronisation. Layouts are DLPack's: a shape and
  * strides counted in elements (any sign: a reversed view has negative ones), at most FFK_KERNELS_MAX_NDIM dimensions;
  * an element is `elsize` bytes of any alignment the pointers allow (the kernels move
- * 8, 4, 2 or 1-byte words, the widest that the pointers and elsize are multiples of).
+ * 16, 8, 4, 2 or 1-byte words, the widest that the pointers and elsize are multiples of).
  */
 #ifndef FFIKIT_TENSOR_CUDA_KERNELS_H
 #define FFIKIT_TENSOR_CUDA_KERNELS_H
