@@ -363,15 +363,9 @@ ffk_tensor *ffk_tensor_contiguous(const ffk_tensor *t) {
   return out;
 }
 
-int ffk_tensor_fill(ffk_tensor *t, const ffk_any *value) {
-  if (t == NULL || value == NULL)
-    return ffk_error_set(FFK_ERR_VALUE, "fill: the %s is NULL", t == NULL ? "tensor" : "value");
-  if (ffk_tensor_check_writable(t, "fill") != 0) return -1;
-  unsigned char elem[16];
-  if (ffk_tensor__pack_value("fill", value, t->dl.dtype, elem) != 0) return -1;
-  size_t size = ffk_dtype_itemsize(t->dl.dtype);
-  int64_t n = ffk_tensor_numel(t);
-  if (n == 0) return 0;
+/* Sets every element of `t` to the `size` packed bytes at `elem`. 0 or -1. */
+static int fill_packed(ffk_tensor *t, const unsigned char *elem, size_t size) {
+  if (ffk_tensor_numel(t) == 0) return 0;
   if (has_kernels(t->dl.device)) return kernel_fill(t, elem, size);
   /* One element on the host, broadcast with a zero stride through the ordinary copy. */
   ffk_tensor *one = ffk_tensor_empty(0, NULL, t->dl.dtype, kCpu);
@@ -384,4 +378,21 @@ int ffk_tensor_fill(ffk_tensor *t, const ffk_any *value) {
   int rc = ffk_tensor_copy_from(t, wide);
   ffk_object_release((ffk_object *)wide);
   return rc;
+}
+
+int ffk_tensor_fill(ffk_tensor *t, const ffk_any *value) {
+  if (t == NULL || value == NULL)
+    return ffk_error_set(FFK_ERR_VALUE, "fill: the %s is NULL", t == NULL ? "tensor" : "value");
+  if (ffk_tensor_check_writable(t, "fill") != 0) return -1;
+  unsigned char elem[16];
+  if (ffk_tensor__pack_value("fill", value, t->dl.dtype, elem) != 0) return -1;
+  return fill_packed(t, elem, ffk_dtype_itemsize(t->dl.dtype));
+}
+
+int ffk_tensor_fill_complex(ffk_tensor *t, double real, double imag) {
+  if (t == NULL) return ffk_error_set(FFK_ERR_VALUE, "fill: the tensor is NULL");
+  if (ffk_tensor_check_writable(t, "fill") != 0) return -1;
+  unsigned char elem[16];
+  if (ffk_tensor__pack_complex("fill", real, imag, t->dl.dtype, elem) != 0) return -1;
+  return fill_packed(t, elem, ffk_dtype_itemsize(t->dl.dtype));
 }

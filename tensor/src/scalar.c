@@ -5,9 +5,11 @@
  * The rule both directions keep: a value never changes silently. A fill value must be
  * representable in the dtype (integers in range, integral floats into integer dtypes,
  * finite floats within a float dtype's range; rounding to the nearest float is allowed,
- * as in every float conversion); item refuses what an ffk_any cannot hold (a uint64 above
+ * as in every float conversion; a complex value goes into a real dtype only with an
+ * imaginary part of 0); item refuses what an ffk_any cannot hold (a uint64 above
  * INT64_MAX, complex, the float8 family). float16 and bfloat16 are converted here with
- * round-to-nearest-even, since C11 has no type for them.
+ * round-to-nearest-even, since C11 has no type for them. A complex element is its two
+ * parts, real then imaginary, each packed as the float dtype of half its size.
  */
 #include "tensor_internal.h"
 
@@ -95,6 +97,72 @@ static int pack_integer(const char *what, bool negative, int64_t i, uint64_t u, 
   return 0;
 }
 
+/*
+ * Packs the float `f` (as the user wrote it: `text`) into a float dtype: float64,
+ * float32, float16 or bfloat16, rounded to the nearest. 0; -1 with an OverflowError for
+ * a finite value beyond the dtype's range (NaN and infinities carry over); 1 (nothing
+ * raised) when `dtype` is not one of those.
+ */
+static int pack_float(const char *what, double f, const char *text, DLDataType dtype, const char *name,
+                      unsigned char *out) {
+  bool fits = true;
+  switch (dtype.lanes == 1 ? dtype.code * 1000 + dtype.bits : 0) {
+    case FFK_DTYPE_FLOAT * 1000 + 64: memcpy(out, &f, sizeof f); return 0;
+    case FFK_DTYPE_FLOAT * 1000 + 32: {
+      float x = (float)f;
+      fits = isinf(x) == isinf(f);
+      memcpy(out, &x, sizeof x);
+      break;
+    }
+    case FFK_DTYPE_FLOAT * 1000 + 16: {
+      uint16_t x = half_from_float((float)f);
+      fits = isinf(f) || isnan(f) || fabs(f) < 65520.0; /* from 65520 it rounds to infinity */
+      memcpy(out, &x, sizeof x);
+      break;
+    }
+    case FFK_DTYPE_BFLOAT * 1000 + 16: {
+      float x = (float)f;
+      uint16_t b = bfloat_from_float(x);
+      fits = isinf(f) || !isinf(bfloat_to_double(b));
+      memcpy(out, &b, sizeof b);
+      break;
+    }
+    default: return 1;
+  }
+  if (!fits) return ffk_error_set(FFK_ERR_OVERFLOW, "%s: %s is out of range for %s", what, text, name);
+  return 0;
+}
+
+/*
+ * The complex number as Python's repr writes it: "(1+2j)", "(1.5-0.5j)", "(inf+nanj)",
+ * and "2j" for a real part of +0.
+ */
+static const char *format_complex(char *buf, size_t cap, double real, double imag) {
+  char re[40], im[40];
+  format_double(im, sizeof im, isnan(imag) ? NAN : fabs(imag));
+  if (real == 0.0 && !signbit(real)) {
+    snprintf(buf, cap, "%s%sj", signbit(imag) && !isnan(imag) ? "-" : "", im);
+  } else {
+    format_double(re, sizeof re, real);
+    snprintf(buf, cap, "(%s%s%sj)", re, signbit(imag) && !isnan(imag) ? "-" : "+", im);
+  }
+  return buf;
+}
+
+/*
+ * Packs real + imag*i into complex64 (two float32) or complex128 (two float64), each part
+ * rounded to the nearest; `text` is the value for messages. 0, or -1 with an
+ * OverflowError when a finite part is beyond the part's range.
+ */
+static int pack_complex_parts(const char *what, double real, double imag, const char *text, DLDataType dtype,
+                              const char *name, unsigned char *out) {
+  DLDataType part = {FFK_DTYPE_FLOAT, (uint8_t)(dtype.bits / 2), 1};
+  size_t half = dtype.bits / 16;
+  if (pack_float(what, real, text, part, name, out) != 0 || pack_float(what, imag, text, part, name, out + half) != 0)
+    return -1;
+  return 0;
+}
+
 int ffk_tensor__pack_value(const char *what, const ffk_any *value, DLDataType dtype, unsigned char *out) {
   char name[FFK_DTYPE_STR_MAX], text[64];
   ffk_dtype_format(dtype, name, sizeof name);
@@ -124,34 +192,26 @@ int ffk_tensor__pack_value(const char *what, const ffk_any *value, DLDataType dt
     out[0] = is_float ? f != 0.0 : i != 0; /* NaN is true, as in C and numpy */
     return 0;
   }
-  bool fits = true;
-  switch (dtype.lanes == 1 ? dtype.code * 1000 + dtype.bits : 0) {
-    case FFK_DTYPE_FLOAT * 1000 + 64: memcpy(out, &f, sizeof f); return 0;
-    case FFK_DTYPE_FLOAT * 1000 + 32: {
-      float x = (float)f;
-      fits = isinf(x) == isinf(f);
-      memcpy(out, &x, sizeof x);
-      break;
-    }
-    case FFK_DTYPE_FLOAT * 1000 + 16: {
-      uint16_t x = half_from_float((float)f);
-      fits = isinf(f) || fabs(f) < 65520.0; /* from 65520 it rounds to infinity */
-      memcpy(out, &x, sizeof x);
-      break;
-    }
-    case FFK_DTYPE_BFLOAT * 1000 + 16: {
-      float x = (float)f;
-      uint16_t b = bfloat_from_float(x);
-      fits = isinf(f) || !isinf(bfloat_to_double(b));
-      memcpy(out, &b, sizeof b);
-      break;
-    }
-    default:
-      return ffk_error_set(FFK_ERR_TYPE, "%s: cannot fill a %s tensor (fill takes integer, float and bool dtypes)",
-                           what, name);
-  }
-  if (!fits) return ffk_error_set(FFK_ERR_OVERFLOW, "%s: %s is out of range for %s", what, text, name);
-  return 0;
+  if (dtype.lanes == 1 && dtype.code == FFK_DTYPE_COMPLEX && (dtype.bits == 64 || dtype.bits == 128))
+    return pack_complex_parts(what, f, 0.0, text, dtype, name, out);
+  int rc = pack_float(what, f, text, dtype, name, out);
+  if (rc <= 0) return rc;
+  return ffk_error_set(FFK_ERR_TYPE, "%s: cannot fill a %s tensor (fill takes integer, float, complex and bool dtypes)",
+                       what, name);
+}
+
+int ffk_tensor__pack_complex(const char *what, double real, double imag, DLDataType dtype, unsigned char *out) {
+  char name[FFK_DTYPE_STR_MAX], text[96];
+  ffk_dtype_format(dtype, name, sizeof name);
+  format_complex(text, sizeof text, real, imag);
+  if (dtype.lanes == 1 && dtype.code == FFK_DTYPE_COMPLEX && (dtype.bits == 64 || dtype.bits == 128))
+    return pack_complex_parts(what, real, imag, text, dtype, name, out);
+  bool real_dtype = dtype.lanes == 1 && (dtype.code == FFK_DTYPE_FLOAT || dtype.code == FFK_DTYPE_BFLOAT);
+  if (!real_dtype || imag != 0.0) /* NaN is not 0 either */
+    return ffk_error_set(FFK_ERR_TYPE, "%s: cannot put the complex value %s into %s", what, text, name);
+  int rc = pack_float(what, real, text, dtype, name, out);
+  if (rc <= 0) return rc;
+  return ffk_error_set(FFK_ERR_TYPE, "%s: cannot put the complex value %s into %s", what, text, name);
 }
 
 /* ---- Reading one element -------------------------------------------------------------------- */

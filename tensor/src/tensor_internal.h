@@ -129,12 +129,20 @@ int ffk_tensor__repr(ffk_object *self, ffk_repr_ctx *ctx);
  */
 int ffk_tensor__pack_value(const char *what, const ffk_any *value, DLDataType dtype, unsigned char *out);
 
+/*
+ * scalar.c: packs the complex number real + imag*i as one element of `dtype` into `out`
+ * (at least 16 bytes): complex64/complex128 take both parts, a real float dtype only an
+ * imag of 0 (ffk_tensor_fill_complex's rules). 0, or -1 with a TypeError or OverflowError.
+ */
+int ffk_tensor__pack_complex(const char *what, double real, double imag, DLDataType dtype, unsigned char *out);
+
 #ifdef FFK_HAS_CUDA
 /*
  * cuda.c (allocators, device count, zeroing) and cuda_kernels.c (fill, copy), in a build
- * with the CUDA toolkit only. Each function makes the device current
- * for the call, has finished on the device when it returns, and fails with a
- * RuntimeError (MemoryError for out of memory) naming the device and the CUDA error.
+ * with the CUDA toolkit only. Each function makes the device current for the call,
+ * queues its work on the calling thread's current stream for the device without waiting
+ * (cuda.c's header says which copies wait), and fails with a RuntimeError (MemoryError
+ * for out of memory) naming the device and the CUDA error.
  */
 
 /* Stores the kDLCUDA and kDLCUDAHost allocators into the registry's `table` (indexed by device type). */

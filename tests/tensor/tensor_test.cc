@@ -7,6 +7,7 @@
 #include <atomic>
 #include <cstring>
 #include <thread>
+#include <utility>
 #include <vector>
 
 #include "tests/support/ffk_test.h"
@@ -543,9 +544,134 @@ TEST_F(Tensor, FillRefusesValuesTheDtypeCannotHold) {
   T bf16(ffk_tensor_zeros(1, std::vector<int64_t>{2}.data(), DLDataType{kDLBfloat, 16, 1}, kCpu));
   EXPECT_EQ(fill(bf16.t, ffk_any_float(-2.0)), 0);
   EXPECT_EQ(static_cast<uint16_t*>(ffk_tensor_data_ptr(bf16.t))[1], 0xc000);
-  T c64(ffk_tensor_zeros(1, std::vector<int64_t>{2}.data(), DLDataType{kDLComplex, 64, 1}, kCpu));
-  EXPECT_EQ(fill(c64.t, ffk_any_int(1)), -1);
-  EXPECT_EQ(FetchError(), "TypeError: fill: cannot fill a complex64 tensor (fill takes integer, float and bool dtypes)");
+  EXPECT_EQ(fill(f16.t, ffk_any_float(NAN)), 0);  // NaN carries over into float16 too
+  EXPECT_EQ(static_cast<uint16_t*>(ffk_tensor_data_ptr(f16.t))[0] & 0x7c00, 0x7c00);
+  EXPECT_NE(static_cast<uint16_t*>(ffk_tensor_data_ptr(f16.t))[0] & 0x3ff, 0);
+  T f8(ffk_tensor_zeros(1, std::vector<int64_t>{2}.data(), DLDataType{FFK_DTYPE_FLOAT8_E4M3FN, 8, 1}, kCpu));
+  EXPECT_EQ(fill(f8.t, ffk_any_int(1)), -1);
+  EXPECT_EQ(FetchError(),
+            "TypeError: fill: cannot fill a float8_e4m3fn tensor (fill takes integer, float, complex and bool dtypes)");
+}
+
+// Complex dtypes: ffk_tensor_fill puts a real value (imaginary part 0), ffk_tensor_fill_complex
+// both parts, each part rounded like a float of half the element's size.
+TEST_F(Tensor, FillOfComplexDtypesSetsBothParts) {
+  const DLDataType c64 = {kDLComplex, 64, 1}, c128 = {kDLComplex, 128, 1};
+  auto parts64 = [](const ffk_tensor* t, int64_t i) {
+    const float* p = static_cast<const float*>(ffk_tensor_data_ptr(t)) + 2 * i;
+    return std::make_pair(p[0], p[1]);
+  };
+  auto parts128 = [](const ffk_tensor* t, int64_t i) {
+    const double* p = static_cast<const double*>(ffk_tensor_data_ptr(t)) + 2 * i;
+    return std::make_pair(p[0], p[1]);
+  };
+  T a(ffk_tensor_zeros(1, std::vector<int64_t>{3}.data(), c64, kCpu));
+  ASSERT_EQ(ffk_tensor_fill_complex(a.t, 1.5, -2.25), 0) << FetchError();
+  for (int64_t i = 0; i < 3; ++i) EXPECT_EQ(parts64(a.t, i), std::make_pair(1.5f, -2.25f)) << i;
+  ASSERT_EQ(ffk_tensor_fill_complex(a.t, 0.1, 1.0 / 3), 0) << FetchError();  // rounded to float32 each
+  EXPECT_EQ(parts64(a.t, 2), std::make_pair(0.1f, 1.0f / 3));
+  ASSERT_EQ(ffk_tensor_fill_complex(a.t, INFINITY, NAN), 0) << FetchError();  // carried over
+  EXPECT_TRUE(std::isinf(parts64(a.t, 0).first) && std::isnan(parts64(a.t, 0).second));
+  ffk_any v = ffk_any_int(3);
+  ASSERT_EQ(ffk_tensor_fill(a.t, &v), 0) << FetchError();
+  EXPECT_EQ(parts64(a.t, 1), std::make_pair(3.0f, 0.0f));
+  v = ffk_any_bool(true);
+  ASSERT_EQ(ffk_tensor_fill(a.t, &v), 0) << FetchError();
+  EXPECT_EQ(parts64(a.t, 0), std::make_pair(1.0f, 0.0f));
+  // Out of range: an OverflowError naming the value, and nothing written.
+  EXPECT_EQ(ffk_tensor_fill_complex(a.t, 1e300, 0), -1);
+  EXPECT_EQ(FetchError(), "OverflowError: fill: (1e+300+0j) is out of range for complex64");
+  EXPECT_EQ(ffk_tensor_fill_complex(a.t, 1, -1e300), -1);
+  EXPECT_EQ(FetchError(), "OverflowError: fill: (1-1e+300j) is out of range for complex64");
+  v = ffk_any_float(-1e300);
+  EXPECT_EQ(ffk_tensor_fill(a.t, &v), -1);
+  EXPECT_EQ(FetchError(), "OverflowError: fill: -1e+300 is out of range for complex64");
+  for (int64_t i = 0; i < 3; ++i) EXPECT_EQ(parts64(a.t, i), std::make_pair(1.0f, 0.0f)) << i;
+  // complex128 keeps doubles exactly.
+  T b(ffk_tensor_zeros(2, std::vector<int64_t>{2, 2}.data(), c128, kCpu));
+  ASSERT_EQ(ffk_tensor_fill_complex(b.t, 0.1, 1e300), 0) << FetchError();
+  for (int64_t i = 0; i < 4; ++i) EXPECT_EQ(parts128(b.t, i), std::make_pair(0.1, 1e300)) << i;
+  v = ffk_any_float(-0.5);
+  ASSERT_EQ(ffk_tensor_fill(b.t, &v), 0) << FetchError();
+  EXPECT_EQ(parts128(b.t, 3), std::make_pair(-0.5, 0.0));
+  v = ffk_any_int(INT64_MAX);
+  ASSERT_EQ(ffk_tensor_fill(b.t, &v), 0) << FetchError();  // rounded to the nearest double
+  EXPECT_EQ(parts128(b.t, 0), std::make_pair(9223372036854775808.0, 0.0));
+  EXPECT_EQ(ffk_tensor_fill_complex(nullptr, 1, 0), -1);
+  EXPECT_EQ(FetchError(), "ValueError: fill: the tensor is NULL");
+}
+
+// A complex value goes into a real float dtype only with an imaginary part of 0.
+TEST_F(Tensor, FillComplexIntoRealDtypesNeedsAZeroImaginaryPart) {
+  T f32(ffk_tensor_zeros(1, std::vector<int64_t>{2}.data(), kF32, kCpu));
+  const float* p = static_cast<const float*>(ffk_tensor_data_ptr(f32.t));
+  ASSERT_EQ(ffk_tensor_fill_complex(f32.t, 2.5, 0.0), 0) << FetchError();
+  EXPECT_EQ(p[1], 2.5f);
+  ASSERT_EQ(ffk_tensor_fill_complex(f32.t, -1.0, -0.0), 0) << FetchError();  // -0 is 0
+  EXPECT_EQ(p[0], -1.0f);
+  EXPECT_EQ(ffk_tensor_fill_complex(f32.t, 1, 2), -1);
+  EXPECT_EQ(FetchError(), "TypeError: fill: cannot put the complex value (1+2j) into float32");
+  EXPECT_EQ(ffk_tensor_fill_complex(f32.t, 0, -2), -1);  // Python's repr: no real part when it is +0
+  EXPECT_EQ(FetchError(), "TypeError: fill: cannot put the complex value -2j into float32");
+  EXPECT_EQ(ffk_tensor_fill_complex(f32.t, 1, NAN), -1);
+  EXPECT_EQ(FetchError(), "TypeError: fill: cannot put the complex value (1+nanj) into float32");
+  EXPECT_EQ(ffk_tensor_fill_complex(f32.t, 1e300, 0), -1);
+  EXPECT_EQ(FetchError(), "OverflowError: fill: (1e+300+0j) is out of range for float32");
+  EXPECT_EQ(p[0], -1.0f) << "nothing was written";
+  T f16(ffk_tensor_zeros(1, std::vector<int64_t>{2}.data(), DLDataType{kDLFloat, 16, 1}, kCpu));
+  ASSERT_EQ(ffk_tensor_fill_complex(f16.t, 1.5, 0), 0) << FetchError();
+  EXPECT_EQ(static_cast<uint16_t*>(ffk_tensor_data_ptr(f16.t))[1], 0x3e00);
+  T bf16(ffk_tensor_zeros(1, std::vector<int64_t>{2}.data(), DLDataType{kDLBfloat, 16, 1}, kCpu));
+  ASSERT_EQ(ffk_tensor_fill_complex(bf16.t, -2, 0), 0) << FetchError();
+  EXPECT_EQ(static_cast<uint16_t*>(ffk_tensor_data_ptr(bf16.t))[0], 0xc000);
+  T f64(ffk_tensor_zeros(0, nullptr, DLDataType{kDLFloat, 64, 1}, kCpu));
+  ASSERT_EQ(ffk_tensor_fill_complex(f64.t, 0.1, 0), 0) << FetchError();
+  EXPECT_EQ(*static_cast<double*>(ffk_tensor_data_ptr(f64.t)), 0.1);
+  // Integer and bool dtypes take no complex value, even a real one.
+  T i32(ffk_tensor_zeros(1, std::vector<int64_t>{2}.data(), kI32x, kCpu));
+  EXPECT_EQ(ffk_tensor_fill_complex(i32.t, 3, 0), -1);
+  EXPECT_EQ(FetchError(), "TypeError: fill: cannot put the complex value (3+0j) into int32");
+  T b(ffk_tensor_zeros(1, std::vector<int64_t>{2}.data(), DLDataType{FFK_DTYPE_BOOL, 8, 1}, kCpu));
+  EXPECT_EQ(ffk_tensor_fill_complex(b.t, 1, 0), -1);
+  EXPECT_EQ(FetchError(), "TypeError: fill: cannot put the complex value (1+0j) into bool");
+  // Bool values into complex are 0 or 1.
+  T c(ffk_tensor_zeros(0, nullptr, DLDataType{kDLComplex, 128, 1}, kCpu));
+  ffk_any no = ffk_any_bool(false);
+  ASSERT_EQ(ffk_tensor_fill_complex(c.t, 5, 5), 0);
+  ASSERT_EQ(ffk_tensor_fill(c.t, &no), 0) << FetchError();
+  EXPECT_EQ(static_cast<double*>(ffk_tensor_data_ptr(c.t))[0], 0.0);
+  EXPECT_EQ(static_cast<double*>(ffk_tensor_data_ptr(c.t))[1], 0.0);
+}
+
+// fill_complex of a strided view writes its elements only (16-byte elements through the
+// host copy's generic path).
+TEST_F(Tensor, FillComplexOfAStridedViewSetsOnlyItsElements) {
+  for (DLDataType dt : {DLDataType{kDLComplex, 64, 1}, DLDataType{kDLComplex, 128, 1}}) {
+    T base(ffk_tensor_zeros(2, std::vector<int64_t>{7, 9}.data(), dt, kCpu));
+    T t(ffk_tensor_transpose(base.t, 0, 1));  // [9, 7]
+    T v(ffk_tensor_slice(t.t, 1, 1, 7, 2));   // columns 1, 3, 5 of it: rows 1, 3, 5 of base
+    ASSERT_NE(v.t, nullptr) << FetchError();
+    ASSERT_EQ(ffk_tensor_fill_complex(v.t, -1.0, 2.0), 0) << FetchError();
+    EXPECT_TRUE(OnlyViewWritten(base.t, v.t, 0));
+    for (int64_t r = 0; r < 7; ++r) {
+      for (int64_t c = 0; c < 9; ++c) {
+        double re, im;
+        const char* at = static_cast<const char*>(ffk_tensor_data_ptr(base.t)) + (r * 9 + c) * (dt.bits / 8);
+        if (dt.bits == 64) {
+          float x[2];
+          std::memcpy(x, at, sizeof x);
+          re = x[0], im = x[1];
+        } else {
+          double x[2];
+          std::memcpy(x, at, sizeof x);
+          re = x[0], im = x[1];
+        }
+        bool in = r % 2 == 1 && r < 6;
+        EXPECT_EQ(re, in ? -1.0 : 0.0) << r << ", " << c;
+        EXPECT_EQ(im, in ? 2.0 : 0.0) << r << ", " << c;
+      }
+    }
+  }
 }
 
 // item: the only element as a value, decoded in C for both bindings.

@@ -150,7 +150,6 @@ def test_int_float_bool_index_read_the_value_not_the_bytes():
         ("uint32", -1.0, OverflowError, "fill: -1 is out of range for uint32"),
         ("float32", 1e300, OverflowError, "fill: 1e+300 is out of range for float32"),
         ("float16", 1e5, OverflowError, "fill: 100000 is out of range for float16"),
-        ("complex64", 1, TypeError, "fill: cannot fill a complex64 tensor (fill takes integer, float and bool dtypes)"),
         ("int32", "3", TypeError, "fill: expected an int, float or bool but got str"),
     ],
 )
