@@ -272,13 +272,12 @@ CORE = Extension("ffikit._core", sources=extension_sources(),
 
 def cuda_static_link_flags():
     """What a static link of a CUDA build's libffikit.a adds (pkg-config's Libs.private, the
-    CMake config's ffikit::ffikit_static): the static CUDA runtime and what it needs, as the
-    Bazel build's root BUILD says; none without CUDA. The wheel ships no archive (its
-    libffikit.so holds the runtime), so these only keep the templates filled alike."""
+    CMake config's ffikit::ffikit_static): the static CUDA runtime and what it needs, the
+    same list as the root BUILD's CUDA_LIBS; none without CUDA. The wheel ships no archive
+    (its libffikit.so holds the runtime), so these only keep the two installs' files alike."""
     if not CUDA:
         return []
-    # -ldl -lrt -lpthread are in both templates already.
-    return ["-L" + os.path.dirname(CUDA.static_runtime), "-lcudart_static", "-lstdc++"]
+    return ["-L" + os.path.dirname(CUDA.static_runtime), "-lcudart_static"] + [f"-l{lib}" for lib in CUDA_SYSTEM_LIBS]
 
 
 def _fill(template, out, **values):
