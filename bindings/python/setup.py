@@ -75,9 +75,9 @@ STATIC_LIBS = ["dl", "pthread", "m", "rt"]
 TESTING = os.environ.get("FFIKIT_TESTING", "") == "1"
 
 # ---- CUDA -------------------------------------------------------------------------------
-# tensor/BUILD's CUDA_SRCS (the .c half) and its kernels_cu_o genrule's .cu sources; the
-# genrule's nvcc flags are read from NVCC_FLAGS there (test_packaging.py checks all three).
-CUDA_C_SOURCES = os.path.join("tensor", "src", "cuda*.c")
+# tensor/BUILD's CUDA_SRCS (the .c half: CUDA_ONLY_PREFIX above) and its kernels_cu_o
+# genrule's .cu sources; the genrule's nvcc flags are read from NVCC_FLAGS there
+# (test_packaging.py checks all three).
 CUDA_KERNEL_SOURCES = os.path.join("tensor", "cuda", "*.cu")
 CUDA_BUILD_FILE = os.path.join("tensor", "BUILD")
 DEFAULT_NVCC = "/usr/local/cuda/bin/nvcc"
@@ -154,7 +154,7 @@ def find_cuda(environ=None, default_nvcc=DEFAULT_NVCC):
         toolkit = _toolkit_of(nvcc)
         if toolkit:
             return toolkit
-        problems.append(f"{nvcc} has no include/cuda_runtime.h and {CUDA_STATIC_RUNTIME} beside it")
+        problems.append(f"{nvcc} has no include/cuda_runtime.h with a lib*/{CUDA_STATIC_RUNTIME} beside it")
     if mode == "1":
         raise SetupError("FFIKIT_CUDA=1 but no usable CUDA toolkit was found; looked at " + ", ".join(looked)
                          + "".join("; " + p for p in problems) + ". Set CUDA_HOME to the toolkit's directory.")
@@ -213,7 +213,7 @@ def _root_path(*parts):
 
 def library_sources(cuda=False):
     """The C library's sources as Bazel's globs give them (absolute paths); tensor's
-    CUDA-only ones (CUDA_C_SOURCES) only when `cuda`."""
+    CUDA-only ones (CUDA_ONLY_PREFIX) only when `cuda`."""
     srcs = []
     for comp in COMPONENTS:
         for path in sorted(glob.glob(_root_path(comp, "src", "*.c"))):
