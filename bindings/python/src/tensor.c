@@ -476,6 +476,10 @@ static PyMethodDef tensor_methods[] = {
      "A legacy capsule without max_version, a versioned one for max_version >= (1, 0);\n"
      "copy=True copies (and flags IS_COPIED); BufferError for moves to another device."},
     {"__dlpack_device__", ffkpy_tensor_dlpack_device, METH_NOARGS, "(device_type, device_id) as DLPack numbers them."},
+    {"__array__", (PyCFunction)(void (*)(void))ffkpy_tensor_array, METH_VARARGS | METH_KEYWORDS,
+     "__array__(dtype=None, copy=None) -> numpy.ndarray: numpy's view of a host tensor (cpu,\n"
+     "cuda_host), through the buffer protocol. TypeError for a tensor on a device (copy it to\n"
+     "the CPU first), BufferError for a dtype numpy has no buffer format for (bfloat16)."},
     {"numel", tensor_numel, METH_NOARGS, "numel() -> int: the number of elements."},
     {"nbytes", tensor_nbytes, METH_NOARGS, "nbytes() -> int: the bytes the elements span."},
     {"size", tensor_size, METH_O, "size(dim) -> int: the extent of one dimension (negative counts from the end)."},
