@@ -474,7 +474,12 @@ static PyMethodDef tensor_methods[] = {
     {"__dlpack__", (PyCFunction)(void (*)(void))ffkpy_tensor_dlpack, METH_FASTCALL | METH_KEYWORDS,
      "__dlpack__(*, stream=None, max_version=None, dl_device=None, copy=None) -> PyCapsule\n\n"
      "A legacy capsule without max_version, a versioned one for max_version >= (1, 0);\n"
-     "copy=True copies (and flags IS_COPIED); BufferError for moves to another device."},
+     "copy=True copies on the tensor's device (and flags IS_COPIED); BufferError for moves\n"
+     "to another device. stream is the consumer's, as the array API standard says: on CUDA\n"
+     "None or 1 the legacy default stream, 2 the per-thread one, a larger int a handle, -1\n"
+     "no ordering; ffikit's pending work on its current stream is made to happen before it.\n"
+     "Elsewhere only None or -1. TypeError for a stream that is not an int, ValueError for\n"
+     "a value the device does not take (0 is ambiguous)."},
     {"__dlpack_device__", ffkpy_tensor_dlpack_device, METH_NOARGS, "(device_type, device_id) as DLPack numbers them."},
     {"__array__", (PyCFunction)(void (*)(void))ffkpy_tensor_array, METH_VARARGS | METH_KEYWORDS,
      "__array__(dtype=None, copy=None) -> numpy.ndarray: numpy's view of a host tensor (cpu,\n"
