@@ -325,9 +325,21 @@ static PyObject *tensor_copy_(PyObject *self, PyObject *src) {
 
 /* C decides which values fit the dtype and refuses a read-only tensor. */
 static PyObject *tensor_fill_(PyObject *self, PyObject *value) {
+  int rc;
+  /* complex, and numbers with __complex__ that are not int or float (numpy.complex64):
+     both parts, to C's complex fill, which decides what each dtype takes. */
+  if (PyComplex_Check(value) || (!PyLong_Check(value) && !PyFloat_Check(value) &&
+                                 PyObject_HasAttrString((PyObject *)Py_TYPE(value), "__complex__"))) {
+    Py_complex c = PyComplex_AsCComplex(value);
+    if (c.real == -1.0 && PyErr_Occurred()) return NULL;
+    Py_BEGIN_ALLOW_THREADS;
+    rc = ffk_tensor_fill_complex(ffkpy_tensor_of(self), c.real, c.imag);
+    Py_END_ALLOW_THREADS;
+    if (rc != 0) return ffkpy_raise_from_ffk();
+    return Py_NewRef(self);
+  }
   ffk_any v;
   if (ffkpy_to_any(value, &v, NULL) != 0) return NULL;
-  int rc;
   Py_BEGIN_ALLOW_THREADS;
   rc = ffk_tensor_fill(ffkpy_tensor_of(self), &v);
   Py_END_ALLOW_THREADS;
@@ -503,10 +515,12 @@ static PyMethodDef tensor_methods[] = {
     {"contiguous", tensor_contiguous, METH_NOARGS, "contiguous() -> Tensor: self when contiguous, else a copy."},
     {"copy_", tensor_copy_, METH_O, "copy_(src) -> self: copies the elements of src (any DLPack producer)."},
     {"fill_", tensor_fill_, METH_O,
-     "fill_(value) -> self: sets every element to an int, float or bool. A value the dtype\n"
-     "cannot hold exactly is refused: OverflowError when out of range (2**40 into int32,\n"
-     "-1 into uint8), ValueError for NaN or a fraction into an integer dtype. ValueError\n"
-     "for a read-only tensor."},
+     "fill_(value) -> self: sets every element to an int, float, bool or complex. A value\n"
+     "the dtype cannot hold exactly is refused: OverflowError when out of range (2**40 into\n"
+     "int32, -1 into uint8), ValueError for NaN or a fraction into an integer dtype,\n"
+     "TypeError for a complex with an imaginary part into a real dtype. ValueError for a\n"
+     "read-only tensor. On a CUDA device the fill is queued on the current stream\n"
+     "(ffikit.stream) and the call returns without waiting for it."},
     {"select", tensor_select, METH_VARARGS,
      "select(dim, index) -> Tensor: the view at index along dim, without that dimension\n"
      "(t[i] is select(0, i)); negative dim and index count from the end. IndexError when\n"
