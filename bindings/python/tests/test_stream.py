@@ -78,10 +78,10 @@ def test_ctypes_handles_are_accepted():
         assert ffikit.get_raw_stream(CUDA) == 0xABC
 
 
-@pytest.mark.parametrize("bad", ["1", 1.5, None, True, object()])
-def test_use_raw_stream_takes_only_handles(bad):
-    with pytest.raises(ValueError, match="use_raw_stream only accepts an int or a ctypes.c_void_p.*use_torch_stream"):
-        ffikit.use_raw_stream(CUDA, bad)
+def test_use_raw_stream_takes_only_handles():
+    for bad in ["1", 1.5, None, True, object()]:
+        with pytest.raises(ValueError, match="use_raw_stream only accepts an int or a ctypes.c_void_p.*use_torch_stream"):
+            ffikit.use_raw_stream(CUDA, bad)
     assert ffikit.get_raw_stream(CUDA) == 0
 
 
@@ -96,7 +96,7 @@ def test_env_set_current_stream_returns_the_previous_one():
     assert _core._env_get_current_stream(t, i) == 0
 
 
-@pytest.mark.parametrize("args, exc, message", [
+BAD_SET_ARGUMENTS = [
     ((99, 0, 1), ValueError, "unknown device type 99"),
     ((2, -1, 1), ValueError, "device id -1 is negative"),
     ((2, 0, -1), ValueError, "stream handle -1 is negative"),
@@ -104,10 +104,13 @@ def test_env_set_current_stream_returns_the_previous_one():
     ((2, 0, "s"), TypeError, "a stream handle must be an int.*not str"),
     ((2.0, 0, 1), TypeError, "device_type must be an int, not float"),
     ((2, 2**40, 1), OverflowError, "device_id 1099511627776 is out of range"),
-])
-def test_env_set_current_stream_names_bad_arguments(args, exc, message):
-    with pytest.raises(exc, match=message):
-        _core._env_set_current_stream(*args)
+]
+
+
+def test_env_set_current_stream_names_bad_arguments():
+    for args, exc, message in BAD_SET_ARGUMENTS:
+        with pytest.raises(exc, match=message):
+            _core._env_set_current_stream(*args)
     assert ffikit.get_raw_stream(CUDA) == 0
 
 
@@ -245,24 +248,24 @@ def test_use_torch_stream_without_torch_is_an_import_error(monkeypatch):
 # ---- Export: __dlpack__(stream=) --------------------------------------------------------------
 
 
-@pytest.mark.parametrize("stream", [None, -1])
-def test_cpu_export_takes_none_or_minus_one(stream):
+def test_cpu_export_takes_none_or_minus_one():
     t = ffikit.from_dlpack(np.arange(3.0))
-    assert np.array_equal(np.from_dlpack(ffikit.from_dlpack(t.__dlpack__(stream=stream))), [0.0, 1.0, 2.0])
+    for stream in (None, -1):
+        assert np.array_equal(np.from_dlpack(ffikit.from_dlpack(t.__dlpack__(stream=stream))), [0.0, 1.0, 2.0])
 
 
-@pytest.mark.parametrize("stream", [0, 1, 2, 5, -2])
-def test_cpu_export_refuses_a_stream(stream):
+def test_cpu_export_refuses_a_stream():
     t = ffikit.from_dlpack(np.arange(3.0))
-    with pytest.raises(ValueError, match=f"^stream must be None for a tensor on cpu, got {stream}$"):
-        t.__dlpack__(stream=stream)
+    for stream in (0, 1, 2, 5, -2):
+        with pytest.raises(ValueError, match=f"^stream must be None for a tensor on cpu, got {stream}$"):
+            t.__dlpack__(stream=stream)
 
 
-@pytest.mark.parametrize("stream", ["x", 1.0, True, ctypes.c_void_p(1)])
-def test_export_stream_must_be_an_int(stream):
+def test_export_stream_must_be_an_int():
     t = ffikit.from_dlpack(np.arange(3.0))
-    with pytest.raises(TypeError, match=f"^__dlpack__: stream must be an int or None, not {type(stream).__name__}$"):
-        t.__dlpack__(stream=stream)
+    for stream in ("x", 1.0, True, ctypes.c_void_p(1)):
+        with pytest.raises(TypeError, match=f"^__dlpack__: stream must be an int or None, not {type(stream).__name__}$"):
+            t.__dlpack__(stream=stream)
 
 
 def test_export_stream_beyond_int64_is_out_of_range():
@@ -271,24 +274,22 @@ def test_export_stream_beyond_int64_is_out_of_range():
         t.__dlpack__(stream=2**70)
 
 
-@pytest.mark.parametrize("stream", [None, -1, 1])
-def test_cuda_export_with_nothing_to_order_needs_no_device(stream):
+def test_cuda_export_with_nothing_to_order_needs_no_device():
     # None and 1 are the legacy default stream, ffikit's current one here: no event needed.
     t, p = fake_cuda_tensor()
-    cap = t.__dlpack__(stream=stream, max_version=(1, 0))
-    assert "dltensor_versioned" in repr(cap)
+    for stream in (None, -1, 1):
+        cap = t.__dlpack__(stream=stream, max_version=(1, 0))
+        assert "dltensor_versioned" in repr(cap)
     del cap, t
     assert p.deleted == 1
 
 
-@pytest.mark.parametrize("stream, message", [
-    (0, r"stream 0 is not a valid DLPack stream for a tensor on `cuda:0` \(0 is ambiguous"),
-    (-2, r"stream -2 is not a valid DLPack stream for a tensor on `cuda:0`"),
-])
-def test_cuda_export_refuses_ambiguous_streams(stream, message):
+def test_cuda_export_refuses_ambiguous_streams():
     t, _ = fake_cuda_tensor()
-    with pytest.raises(ValueError, match=message):
-        t.__dlpack__(stream=stream)
+    with pytest.raises(ValueError, match=r"stream 0 is not a valid DLPack stream for a tensor on `cuda:0` \(0 is ambiguous"):
+        t.__dlpack__(stream=0)
+    with pytest.raises(ValueError, match=r"stream -2 is not a valid DLPack stream for a tensor on `cuda:0`"):
+        t.__dlpack__(stream=-2)
 
 
 # ---- Import: the stream= a producer is given ---------------------------------------------------
@@ -580,26 +581,45 @@ def test_gpu_use_torch_stream_follows_torch(gpu):
         assert torch.cuda.current_stream() == s1 and ffikit.get_raw_stream(dev) == 0
 
 
-def test_gpu_cuda_graph_captures_ffikit_work(gpu):
+def test_gpu_cuda_graph_captures_ffikit_copy_and_fill(gpu):
     src = torch.arange(4096, device="cuda", dtype=torch.float32).reshape(64, 64)
     dst = torch.zeros(64, 64, device="cuda")
-    strided = torch.zeros(64, 64, device="cuda")
-    fsrc, fdst, fstrided = ffikit.from_dlpack(src), ffikit.from_dlpack(dst), ffikit.from_dlpack(strided)
+    filled = torch.zeros(64, 64, device="cuda")
+    fsrc, fdst, ffilled = ffikit.from_dlpack(src), ffikit.from_dlpack(dst), ffikit.from_dlpack(filled)
     torch.cuda.synchronize()
     g = torch.cuda.CUDAGraph()
     with ffikit.use_torch_stream(torch.cuda.graph(g)):
-        fdst.copy_(fsrc)  # dense: no host sync, no allocation, so it can be captured
-        fstrided.transpose(0, 1).copy_(fsrc)  # the strided-copy kernel
+        assert ffikit.get_raw_stream("cuda:0") == torch.cuda.current_stream().cuda_stream != 0
+        fdst.copy_(fsrc)  # dense: no host sync and no allocation, so it can be captured
+        ffilled.fill_(2.5)
+    assert ffikit.get_raw_stream("cuda:0") == 0
     torch.cuda.synchronize()
-    assert int(dst.count_nonzero()) == 0 and int(strided.count_nonzero()) == 0  # captured, not run
+    assert int(dst.count_nonzero()) == 0 and int(filled.count_nonzero()) == 0  # captured, not run
     src.add_(1)
     g.replay()
     torch.cuda.synchronize()
-    assert torch.equal(dst, src) and torch.equal(strided, src.t())
+    assert torch.equal(dst, src) and bool((filled == 2.5).all())
     src.mul_(2)
+    filled.zero_()
     g.replay()
     torch.cuda.synchronize()
-    assert torch.equal(dst, src) and torch.equal(strided, src.t())
+    assert torch.equal(dst, src) and bool((filled == 2.5).all())
+
+
+def test_gpu_cuda_graph_captures_a_strided_ffikit_copy(gpu):
+    src = torch.arange(4096, device="cuda", dtype=torch.float32).reshape(64, 64)
+    dst = torch.zeros(64, 64, device="cuda")
+    fsrc, fdst = ffikit.from_dlpack(src), ffikit.from_dlpack(dst)
+    torch.cuda.synchronize()
+    g = torch.cuda.CUDAGraph()
+    with ffikit.use_torch_stream(torch.cuda.graph(g)):
+        fdst.transpose(0, 1).copy_(fsrc)  # the strided-copy kernel, its arguments by value
+    torch.cuda.synchronize()
+    assert int(dst.count_nonzero()) == 0
+    src.add_(1)
+    g.replay()
+    torch.cuda.synchronize()
+    assert torch.equal(dst, src.t())
 
 
 def test_gpu_dlpack_copy_true_copies_on_the_device(gpu):
