@@ -1,8 +1,9 @@
 """Detects the CUDA toolkit ($CUDA_PATH, default /usr/local/cuda).
 
-When nvcc and cuda_runtime.h are found, @cuda exposes headers and cudart and
-defs.bzl says HAS_CUDA = True; otherwise the same targets exist but are empty, and
-CUDA-only targets are marked incompatible (Bazel reports them as SKIPPED).
+When nvcc and cuda_runtime.h are found, @cuda exposes headers and cudart (ffikit links
+cudart_static, which loads the driver only at the first CUDA call; cudart_shared is for
+probes) and defs.bzl says HAS_CUDA = True; otherwise the same targets exist but are
+empty, and CUDA-only targets are marked incompatible (Bazel reports them as SKIPPED).
 """
 
 def _impl(ctx):

@@ -139,9 +139,10 @@ int ffk_tensor__pack_complex(const char *what, double real, double imag, DLDataT
 #ifdef FFK_HAS_CUDA
 /*
  * cuda.c (allocators, device count, zeroing) and cuda_kernels.c (fill, copy), in a build
- * with the CUDA toolkit only. Each function makes the device current
- * for the call, has finished on the device when it returns, and fails with a
- * RuntimeError (MemoryError for out of memory) naming the device and the CUDA error.
+ * with the CUDA toolkit only. Each function makes the device current for the call,
+ * queues its work on the calling thread's current stream for the device without waiting
+ * (cuda.c's header says which copies wait), and fails with a RuntimeError (MemoryError
+ * for out of memory) naming the device and the CUDA error.
  */
 
 /* Stores the kDLCUDA and kDLCUDAHost allocators into the registry's `table` (indexed by device type). */

@@ -15,13 +15,22 @@ out=$(${FFK_RUN_UNDER:-} "$prefix/hello")
 echo "$out"
 [ "$(echo "$out" | head -n 1)" = "ffikit $(pkg-config --modversion ffikit): [\"installed\", 7] ok" ]
 echo "$out" | grep -qx 'tuple: (1, 2, 3)'   # the containers' setup ran
-# Static: the archive plus the libraries ffikit.pc lists as private (with their -L and
-# rpath: cudart, in a build with CUDA, is not in the linker's default path).
+# Static: the archive plus the libraries ffikit.pc lists as private (with their -L: the
+# static CUDA runtime, in a build with CUDA, is not in the linker's default path).
 cc -std=c11 tests/install/hello.c $(pkg-config --cflags ffikit) "$prefix/lib/libffikit.a" \
    $(pkg-config --static --libs ffikit | sed 's/-lffikit\b//') -o "$prefix/hello_static"
 # The static program must behave exactly like the shared one (the containers' setup included).
 ${FFK_RUN_UNDER:-} "$prefix/hello_static" > "$prefix/static.out"
 echo "$out" | diff -u - "$prefix/static.out"
+# No CUDA runtime library is needed at load time: a build with CUDA links the static one
+# (it loads the driver only at the first CUDA call), so both programs start without a driver.
+if readelf -d "$prefix/lib/libffikit.so" "$prefix/hello_static" | grep -q 'NEEDED.*libcudart'; then
+  echo "FAIL: libffikit.so or the static program needs a shared libcudart" >&2
+  exit 1
+fi
+if grep -q cudart "$PKG_CONFIG_PATH/ffikit.pc"; then
+  grep -q -- '-lcudart_static' "$PKG_CONFIG_PATH/ffikit.pc" || { echo "FAIL: ffikit.pc names a shared cudart" >&2; exit 1; }
+fi
 # One file under the one soname (no .so.0 link), and the program binds to it by that name.
 [ ! -e "$prefix/lib/libffikit.so.0" ]
 [[ "$(readelf -d "$prefix/hello")" == *"Shared library: [libffikit.so]"* ]]

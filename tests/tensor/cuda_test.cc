@@ -14,8 +14,10 @@
 #include <ffikit/ffikit.h>
 
 #include <atomic>
+#include <chrono>
 #include <cstdint>
 #include <cstring>
+#include <fstream>
 #include <functional>
 #include <string>
 #include <thread>
@@ -169,6 +171,19 @@ TEST_F(CudaAnywhere, DeviceCountAgreesWithTheRuntime) {
   EXPECT_NE(a.copy, nullptr);
   ASSERT_EQ(ffk_allocator_get(kDLCUDAHost, &a), 1);
   EXPECT_STREQ(a.name, "cuda_host");
+}
+
+// The CUDA runtime is linked statically: no libcudart.so is mapped, even after CUDA calls
+// (it loads only the driver, libcuda.so.1, and only where one is installed).
+TEST_F(CudaAnywhere, TheCudaRuntimeIsLinkedStatically) {
+  (void)ffk_device_count(kDLCUDA);
+  int runtime = 0;
+  EXPECT_EQ(cudaRuntimeGetVersion(&runtime), cudaSuccess);
+  EXPECT_GT(runtime, 0);
+  std::ifstream maps("/proc/self/maps");
+  ASSERT_TRUE(maps.good());
+  std::string line;
+  while (std::getline(maps, line)) EXPECT_EQ(line.find("libcudart.so"), std::string::npos) << line;
 }
 
 TEST_F(CudaAnywhere, AlignmentOver256IsRefusedBeforeAnyCudaCall) {
@@ -326,6 +341,24 @@ TEST_F(CudaNoDevice, OperationsOnAnImportedCudaTensorFailBeforeTouchingIt) {
   ffk_object_release(Obj(t.t));
   t.t = nullptr;
   EXPECT_EQ(g_fake_deletes, 2);  // each import's deleter exactly once
+}
+
+// Ordering two streams needs the device too: the same error, named for the operation.
+TEST_F(CudaNoDevice, StreamOrderingFailsWithTheDeviceError) {
+  void* a = reinterpret_cast<void*>(uintptr_t{0x5000});
+  EXPECT_EQ(ffk_stream_order(kCuda0, a, nullptr), -1);
+  EXPECT_TRUE(IsNoDeviceError(FetchError(), "cannot order streams on device `cuda:0`"));
+  static int64_t shape[1] = {4};
+  DLManagedTensor m = {};
+  m.dl_tensor = {reinterpret_cast<void*>(uintptr_t{0x7f0000001000}), kCuda0, 1, kF32, shape, nullptr, 0};
+  T t(ffk_tensor_from_dlpack(&m, nullptr));
+  ASSERT_NE(t.t, nullptr) << FetchError();
+  EXPECT_EQ(ffk_tensor_dlpack_export_stream(t.t, true, 2), -1);  // the legacy stream before the per-thread one
+  EXPECT_TRUE(IsNoDeviceError(FetchError(), "cannot order streams on device `cuda:0`"));
+  EXPECT_EQ(ffk_tensor_dlpack_export_stream(t.t, true, 1), 0) << "the same stream: nothing to do";
+  EXPECT_EQ(ffk_stream_order(kCuda0, nullptr, cudaStreamLegacy), 0) << "two names of one stream: " << FetchError();
+  EXPECT_EQ(ffk_stream_order(kCuda0, cudaStreamLegacy, nullptr), 0) << FetchError();
+  EXPECT_EQ(ffk_tensor_dlpack_export_stream(t.t, true, -1), 0) << "no synchronisation asked";
 }
 
 // ---- With a device ---------------------------------------------------------------------------
@@ -815,6 +848,365 @@ TEST_F(CudaDevice, FourThreadsAllocateFillAndFree) {
   for (std::thread& t : threads) t.join();
   EXPECT_EQ(failures.load(), 0);
   EXPECT_TRUE(SameStats(ffk_storage_get_stats(kCuda0), before));
+}
+
+// ---- Streams --------------------------------------------------------------------------------
+//
+// ffikit queues its CUDA work on the thread's current stream (ffikit/stream.h) and does not
+// wait for it. The tests block a created stream with a host function (a Gate) until they
+// open it, queue ffikit work behind it, and check through a second stream, or through
+// CUDA's own calls, that nothing happened before the gate opened and everything did after.
+
+// A host function that holds a stream until Open() (or 30 s, so a wrong wait in ffikit
+// fails the test instead of hanging it). Must outlive the stream's work.
+struct Gate {
+  std::atomic<bool> open{false};
+  std::atomic<bool> timed_out{false};
+  static void CUDART_CB Hold(void* p) {
+    auto* g = static_cast<Gate*>(p);
+    auto deadline = std::chrono::steady_clock::now() + std::chrono::seconds(30);
+    while (!g->open.load()) {
+      if (std::chrono::steady_clock::now() > deadline) {
+        g->timed_out = true;
+        return;
+      }
+      std::this_thread::sleep_for(std::chrono::microseconds(200));
+    }
+  }
+  cudaError_t Block(cudaStream_t s) { return cudaLaunchHostFunc(s, Hold, this); }
+  void Open() { open = true; }
+};
+
+// A created non-blocking stream (no implicit order with the legacy default stream),
+// synchronised and destroyed at the end of its scope.
+struct OwnedStream {
+  cudaStream_t s = nullptr;
+  OwnedStream() { EXPECT_EQ(cudaStreamCreateWithFlags(&s, cudaStreamNonBlocking), cudaSuccess); }
+  OwnedStream(const OwnedStream&) = delete;
+  OwnedStream& operator=(const OwnedStream&) = delete;
+  ~OwnedStream() {
+    if (s != nullptr) {
+      (void)cudaStreamSynchronize(s);
+      (void)cudaStreamDestroy(s);
+    }
+  }
+  int64_t handle() const { return static_cast<int64_t>(reinterpret_cast<uintptr_t>(s)); }
+};
+
+// Makes `s` ffikit's current stream for cuda:0 for its scope, then restores the previous one.
+struct CurrentStream {
+  void* previous = nullptr;
+  explicit CurrentStream(cudaStream_t s) {
+    EXPECT_EQ(ffk_stream_set(kDLCUDA, 0, reinterpret_cast<void*>(s), &previous), 0) << FetchError();
+  }
+  CurrentStream(const CurrentStream&) = delete;
+  CurrentStream& operator=(const CurrentStream&) = delete;
+  ~CurrentStream() { EXPECT_EQ(ffk_stream_set(kDLCUDA, 0, previous, nullptr), 0) << FetchError(); }
+};
+
+// Pinned host floats: a device-to-host cudaMemcpyAsync into them returns at once (into
+// pageable memory it would wait for the copy, and so for whatever the stream waits for).
+struct PinnedFloats {
+  float* p = nullptr;
+  size_t n;
+  PinnedFloats(size_t count, float init) : n(count) {
+    EXPECT_EQ(cudaMallocHost(reinterpret_cast<void**>(&p), n * sizeof(float)), cudaSuccess);
+    if (p != nullptr)
+      for (size_t i = 0; i < n; ++i) p[i] = init;
+  }
+  PinnedFloats(const PinnedFloats&) = delete;
+  PinnedFloats& operator=(const PinnedFloats&) = delete;
+  ~PinnedFloats() {
+    if (p != nullptr) (void)cudaFreeHost(p);
+  }
+  std::vector<float> values() const { return p != nullptr ? std::vector<float>(p, p + n) : std::vector<float>(); }
+};
+
+// The bytes of a dense device tensor, read with CUDA's own copy on stream `side` (not
+// through ffikit, and not waiting for any other stream).
+template <typename V>
+std::vector<V> RawValues(const ffk_tensor* t, cudaStream_t side) {
+  std::vector<V> out(static_cast<size_t>(ffk_tensor_nbytes(t)) / sizeof(V));
+  EXPECT_EQ(cudaMemcpyAsync(out.data(), ffk_tensor_data_ptr(t), out.size() * sizeof(V), cudaMemcpyDeviceToHost, side),
+            cudaSuccess);
+  EXPECT_EQ(cudaStreamSynchronize(side), cudaSuccess);
+  return out;
+}
+
+template <typename V>
+bool AllEqual(const std::vector<V>& v, V x) {
+  for (const V& e : v)
+    if (!(e == x)) return false;
+  return !v.empty();
+}
+
+TEST_F(CudaDevice, FillAndCopiesRunOnTheCurrentStreamWithoutWaiting) {
+  int64_t shape[2] = {64, 48}, shape_t[2] = {48, 64};
+  T a(ffk_tensor_zeros(2, shape, kF32, kCuda0)), b(ffk_tensor_zeros(2, shape, kF32, kCuda0));
+  T c(ffk_tensor_zeros(2, shape_t, kF32, kCuda0)), d(ffk_tensor_zeros(2, shape, kF32, kCuda0));
+  ASSERT_NE(d.t, nullptr) << FetchError();
+  T at(ffk_tensor_transpose(a.t, 0, 1));
+  ASSERT_EQ(cudaDeviceSynchronize(), cudaSuccess);
+  Gate gate;
+  OwnedStream s, side;
+  {
+    CurrentStream current(s.s);
+    ASSERT_EQ(gate.Block(s.s), cudaSuccess);
+    // Queued behind the gate: none of it may have run when the calls return.
+    ASSERT_EQ(Fill(a.t, ffk_any_float(2.5)), 0) << FetchError();  // the fill kernel
+    ASSERT_EQ(ffk_tensor_copy_from(b.t, a.t), 0) << FetchError();  // dense: cudaMemcpyAsync
+    ASSERT_EQ(ffk_tensor_copy_from(c.t, at.t), 0) << FetchError();  // transposed: the copy kernel
+    ASSERT_EQ(Fill(d.t, ffk_any_int(0)), 0) << FetchError();  // equal bytes: cudaMemsetAsync
+    EXPECT_EQ(cudaStreamQuery(s.s), cudaErrorNotReady);
+    // d gets ones from another stream now; ffikit's zeros, queued earlier, land after them.
+    std::vector<float> ones(static_cast<size_t>(ffk_tensor_numel(d.t)), 1.0f);
+    ASSERT_EQ(cudaMemcpyAsync(ffk_tensor_data_ptr(d.t), ones.data(), ones.size() * sizeof(float),
+                              cudaMemcpyHostToDevice, side.s),
+              cudaSuccess);
+    EXPECT_TRUE(AllEqual(RawValues<float>(a.t, side.s), 0.0f)) << "the fill ran before its stream reached it";
+    EXPECT_TRUE(AllEqual(RawValues<float>(b.t, side.s), 0.0f));
+    EXPECT_TRUE(AllEqual(RawValues<float>(c.t, side.s), 0.0f));
+    EXPECT_TRUE(AllEqual(RawValues<float>(d.t, side.s), 1.0f));
+    gate.Open();
+    // A copy to the host waits for the current stream: every result is there when it returns.
+    EXPECT_TRUE(AllEqual(Values<float>(a.t), 2.5f));
+    EXPECT_TRUE(AllEqual(Values<float>(b.t), 2.5f));
+    EXPECT_TRUE(AllEqual(Values<float>(c.t), 2.5f));
+    EXPECT_TRUE(AllEqual(Values<float>(d.t), 0.0f));
+  }
+  EXPECT_FALSE(gate.timed_out.load()) << "ffikit waited for a blocked stream";
+}
+
+// The zeroing of new storage and contiguous also go to the current stream (both allocate,
+// which CUDA does without waiting for any stream).
+TEST_F(CudaDevice, ZeroingAndContiguousRunOnTheCurrentStream) {
+  int64_t shape[2] = {32, 40};
+  T src(ffk_tensor_zeros(2, shape, kI32, kCuda0));
+  ASSERT_NE(src.t, nullptr) << FetchError();
+  T view(ffk_tensor_transpose(src.t, 0, 1));
+  ASSERT_EQ(cudaDeviceSynchronize(), cudaSuccess);
+  Gate gate;
+  OwnedStream s, side;
+  {
+    CurrentStream current(s.s);
+    ASSERT_EQ(gate.Block(s.s), cudaSuccess);
+    T z(ffk_tensor_zeros(2, shape, kI32, kCuda0));  // cudaMalloc, then cudaMemsetAsync on s
+    ASSERT_NE(z.t, nullptr) << FetchError();
+    ASSERT_EQ(cudaMemsetAsync(ffk_tensor_data_ptr(z.t), 0x7f, static_cast<size_t>(ffk_tensor_nbytes(z.t)), side.s),
+              cudaSuccess);
+    ASSERT_EQ(cudaStreamSynchronize(side.s), cudaSuccess);
+    ASSERT_EQ(Fill(src.t, ffk_any_int(-9)), 0) << FetchError();
+    T dense(ffk_tensor_contiguous(view.t));  // the copy kernel, after the fill on the same stream
+    ASSERT_NE(dense.t, nullptr) << FetchError();
+    EXPECT_EQ(cudaStreamQuery(s.s), cudaErrorNotReady);
+    gate.Open();
+    EXPECT_TRUE(AllEqual(Values<int32_t>(z.t), 0)) << "the zeroing did not wait for its stream";
+    EXPECT_TRUE(AllEqual(Values<int32_t>(dense.t), -9)) << "contiguous ran before the fill it follows";
+  }
+  EXPECT_FALSE(gate.timed_out.load()) << "ffikit waited for a blocked stream";
+}
+
+// __dlpack__(stream=consumer) on the producer's side: the consumer's stream waits for what
+// ffikit queued on its own stream (an event), and the host does not.
+TEST_F(CudaDevice, ExportStreamOrdersFfikitsWorkBeforeTheConsumersStream) {
+  int64_t shape[1] = {4096};
+  T t(ffk_tensor_zeros(1, shape, kF32, kCuda0));
+  ASSERT_NE(t.t, nullptr) << FetchError();
+  ASSERT_EQ(cudaDeviceSynchronize(), cudaSuccess);
+  Gate gate;
+  PinnedFloats seen(4096, -1.0f);
+  OwnedStream s, consumer;
+  {
+    CurrentStream current(s.s);
+    ASSERT_EQ(gate.Block(s.s), cudaSuccess);
+    ASSERT_EQ(Fill(t.t, ffk_any_float(7.0)), 0) << FetchError();
+    ASSERT_EQ(ffk_tensor_dlpack_export_stream(t.t, true, consumer.handle()), 0) << FetchError();
+    // The consumer reads on its stream: it must wait for the gate, then see the fill.
+    ASSERT_EQ(cudaMemcpyAsync(seen.p, ffk_tensor_data_ptr(t.t), seen.n * sizeof(float), cudaMemcpyDeviceToHost,
+                              consumer.s),
+              cudaSuccess);
+    EXPECT_EQ(cudaStreamQuery(consumer.s), cudaErrorNotReady) << "the consumer did not wait for ffikit's stream";
+    gate.Open();
+    ASSERT_EQ(cudaStreamSynchronize(consumer.s), cudaSuccess);
+    EXPECT_TRUE(AllEqual(seen.values(), 7.0f));
+  }
+  EXPECT_FALSE(gate.timed_out.load());
+}
+
+TEST_F(CudaDevice, StreamOrderMakesTheConsumerWaitForTheProducer) {
+  Gate gate;
+  OwnedStream producer, consumer;
+  ASSERT_EQ(gate.Block(producer.s), cudaSuccess);
+  ASSERT_EQ(ffk_stream_order(kCuda0, producer.s, consumer.s), 0) << FetchError();
+  EXPECT_EQ(cudaStreamQuery(consumer.s), cudaErrorNotReady);  // the wait is queued, not done by the host
+  gate.Open();
+  EXPECT_EQ(cudaStreamSynchronize(consumer.s), cudaSuccess);
+  EXPECT_EQ(cudaStreamQuery(producer.s), cudaSuccess);
+  // The special handles are accepted as they are.
+  EXPECT_EQ(ffk_stream_order(kCuda0, nullptr, consumer.s), 0) << FetchError();
+  EXPECT_EQ(ffk_stream_order(kCuda0, cudaStreamPerThread, cudaStreamLegacy), 0) << FetchError();
+  EXPECT_EQ(cudaDeviceSynchronize(), cudaSuccess);
+  EXPECT_EQ(ffk_stream_order(DLDevice{kDLCUDA, 99}, producer.s, consumer.s), -1);
+  EXPECT_TRUE(PendingError("RuntimeError", {"cannot order streams on device `cuda:99`", "no such CUDA device"}));
+  EXPECT_FALSE(gate.timed_out.load());
+}
+
+// ffikit's fill and copies inside a CUDA graph capture on its current stream: recorded, not
+// run; the graph then runs them, each launch reading the inputs anew.
+TEST_F(CudaDevice, FillAndCopiesAreCapturedInACudaGraph) {
+  int64_t shape[2] = {96, 80}, shape_t[2] = {80, 96};
+  T src(ffk_tensor_zeros(2, shape, kF64, kCuda0)), dense(ffk_tensor_zeros(2, shape, kF64, kCuda0));
+  T transposed(ffk_tensor_zeros(2, shape_t, kF64, kCuda0)), filled(ffk_tensor_zeros(2, shape, kI16, kCuda0));
+  ASSERT_NE(filled.t, nullptr) << FetchError();
+  T src_t(ffk_tensor_transpose(src.t, 0, 1));
+  T host(ffk_tensor_zeros(2, shape, kF64, kCpu));
+  ASSERT_EQ(Fill(src.t, ffk_any_float(1.25)), 0) << FetchError();
+  ASSERT_EQ(cudaDeviceSynchronize(), cudaSuccess);
+  OwnedStream s;
+  cudaGraph_t graph = nullptr;
+  cudaGraphExec_t exec = nullptr;
+  {
+    CurrentStream current(s.s);
+    ASSERT_EQ(cudaStreamBeginCapture(s.s, cudaStreamCaptureModeGlobal), cudaSuccess);
+    EXPECT_EQ(ffk_tensor_copy_from(dense.t, src.t), 0) << FetchError();
+    EXPECT_EQ(ffk_tensor_copy_from(transposed.t, src_t.t), 0) << FetchError();
+    EXPECT_EQ(Fill(filled.t, ffk_any_int(-3)), 0) << FetchError();
+    // Copies with a host side would have to wait: refused, and the capture goes on.
+    EXPECT_EQ(ffk_tensor_copy_from(host.t, dense.t), -1);
+    EXPECT_EQ(FetchError(),
+              "RuntimeError: cannot copy 61440 bytes from `cuda:0` to `cpu:0`: the current stream is capturing a "
+              "CUDA graph, and a copy into host memory must wait for it (copy between host and device memory "
+              "outside the capture)");
+    EXPECT_EQ(ffk_tensor_copy_from(dense.t, host.t), -1);
+    EXPECT_TRUE(PendingError("RuntimeError", {"capturing a CUDA graph", "from `cpu:0` to `cuda:0`"}));
+    cudaStreamCaptureStatus status = cudaStreamCaptureStatusNone;
+    EXPECT_EQ(cudaStreamIsCapturing(s.s, &status), cudaSuccess);
+    EXPECT_EQ(status, cudaStreamCaptureStatusActive) << "the refusals must not invalidate the capture";
+    ASSERT_EQ(cudaStreamEndCapture(s.s, &graph), cudaSuccess);
+  }
+  size_t nodes = 0;
+  ASSERT_EQ(cudaGraphGetNodes(graph, nullptr, &nodes), cudaSuccess);
+  EXPECT_GE(nodes, 3u) << "a node (or more) per captured operation";
+  // Captured, not run.
+  EXPECT_TRUE(AllEqual(Values<double>(dense.t), 0.0));
+  EXPECT_TRUE(AllEqual(Values<double>(transposed.t), 0.0));
+  EXPECT_TRUE(AllEqual(Values<int16_t>(filled.t), int16_t{0}));
+  ASSERT_EQ(cudaGraphInstantiate(&exec, graph, 0), cudaSuccess);
+  ASSERT_EQ(cudaGraphLaunch(exec, s.s), cudaSuccess);
+  ASSERT_EQ(cudaStreamSynchronize(s.s), cudaSuccess);
+  EXPECT_TRUE(AllEqual(Values<double>(dense.t), 1.25));
+  EXPECT_TRUE(AllEqual(Values<double>(transposed.t), 1.25));
+  EXPECT_TRUE(AllEqual(Values<int16_t>(filled.t), int16_t{-3}));
+  // A second launch copies the source's new values.
+  ASSERT_EQ(Fill(src.t, ffk_any_float(-4.5)), 0) << FetchError();
+  ASSERT_EQ(cudaDeviceSynchronize(), cudaSuccess);
+  ASSERT_EQ(cudaGraphLaunch(exec, s.s), cudaSuccess);
+  ASSERT_EQ(cudaStreamSynchronize(s.s), cudaSuccess);
+  EXPECT_TRUE(AllEqual(Values<double>(dense.t), -4.5));
+  EXPECT_TRUE(AllEqual(Values<double>(transposed.t), -4.5));
+  EXPECT_EQ(cudaGraphExecDestroy(exec), cudaSuccess);
+  EXPECT_EQ(cudaGraphDestroy(graph), cudaSuccess);
+}
+
+// ffikit left on the legacy default stream while a blocking stream captures: the legacy
+// stream is unusable then (CUDA's rule), and the error says what to do; the capture goes on.
+TEST_F(CudaDevice, TheLegacyStreamDuringAnotherStreamsCaptureIsAClearError) {
+  int64_t shape[1] = {16};
+  T dev(ffk_tensor_zeros(1, shape, kF32, kCuda0)), host(ffk_tensor_zeros(1, shape, kF32, kCpu));
+  ASSERT_NE(dev.t, nullptr) << FetchError();
+  ASSERT_EQ(cudaDeviceSynchronize(), cudaSuccess);
+  cudaStream_t blocking = nullptr;  // created without cudaStreamNonBlocking: ordered with the legacy stream
+  ASSERT_EQ(cudaStreamCreate(&blocking), cudaSuccess);
+  ASSERT_EQ(cudaStreamBeginCapture(blocking, cudaStreamCaptureModeGlobal), cudaSuccess);
+  EXPECT_EQ(ffk_tensor_copy_from(host.t, dev.t), -1);
+  EXPECT_TRUE(PendingError("RuntimeError", {"cannot copy 64 bytes from `cuda:0` to `cpu:0`",
+                                            "the legacy default stream cannot be used while another stream of the "
+                                            "device captures a CUDA graph",
+                                            "cudaErrorStreamCaptureImplicit 906"}));
+  cudaStreamCaptureStatus status = cudaStreamCaptureStatusNone;
+  EXPECT_EQ(cudaStreamIsCapturing(blocking, &status), cudaSuccess);
+  EXPECT_EQ(status, cudaStreamCaptureStatusActive);
+  cudaGraph_t graph = nullptr;
+  EXPECT_EQ(cudaStreamEndCapture(blocking, &graph), cudaSuccess);
+  if (graph != nullptr) {
+    EXPECT_EQ(cudaGraphDestroy(graph), cudaSuccess);
+  }
+  EXPECT_EQ(cudaStreamDestroy(blocking), cudaSuccess);
+  (void)cudaGetLastError();
+}
+
+// cudaStreamPerThread (2) as ffikit's stream: each thread's work on its own default stream,
+// ordered before a consumer's stream on export, and passed on as 2 to producers.
+TEST_F(CudaDevice, PerThreadDefaultStreamWorks) {
+  std::atomic<int> failures{0};
+  std::vector<std::thread> threads;
+  for (int k = 0; k < 2; ++k) {
+    threads.emplace_back([k, &failures] {
+      if (ffk_stream_set(kDLCUDA, 0, cudaStreamPerThread, nullptr) != 0) ++failures;
+      int64_t out = 0;
+      if (!ffk_dlpack_consumer_stream(kCuda0, &out) || out != 2) ++failures;
+      int64_t shape[1] = {1000 + k};
+      ffk_tensor* t = ffk_tensor_zeros(1, shape, kI32, kCuda0);
+      ffk_any v = ffk_any_int(100 + k);
+      if (t == nullptr || ffk_tensor_fill(t, &v) != 0) {
+        ++failures;
+        ffk_error_clear();
+      } else {
+        for (int32_t x : Values<int32_t>(t))
+          if (x != 100 + k) ++failures;
+        // The consumer passes ffikit's own stream: nothing to order.
+        if (ffk_tensor_dlpack_export_stream(t, true, 2) != 0) ++failures;
+      }
+      ffk_object_release(Obj(t));
+      (void)ffk_stream_set(kDLCUDA, 0, nullptr, nullptr);
+    });
+  }
+  for (std::thread& t : threads) t.join();
+  EXPECT_EQ(failures.load(), 0);
+  // Blocked per-thread stream: an export to a created stream makes that stream wait.
+  int64_t shape[1] = {512};
+  T t(ffk_tensor_zeros(1, shape, kF32, kCuda0));
+  ASSERT_NE(t.t, nullptr) << FetchError();
+  ASSERT_EQ(cudaDeviceSynchronize(), cudaSuccess);
+  Gate gate;
+  PinnedFloats seen(512, 0.0f);
+  OwnedStream consumer;
+  {
+    CurrentStream current(cudaStreamPerThread);
+    ASSERT_EQ(gate.Block(cudaStreamPerThread), cudaSuccess);
+    ASSERT_EQ(Fill(t.t, ffk_any_float(3.0)), 0) << FetchError();
+    ASSERT_EQ(ffk_tensor_dlpack_export_stream(t.t, true, consumer.handle()), 0) << FetchError();
+    ASSERT_EQ(cudaMemcpyAsync(seen.p, ffk_tensor_data_ptr(t.t), seen.n * sizeof(float), cudaMemcpyDeviceToHost,
+                              consumer.s),
+              cudaSuccess);
+    EXPECT_EQ(cudaStreamQuery(consumer.s), cudaErrorNotReady);
+    gate.Open();
+    ASSERT_EQ(cudaStreamSynchronize(consumer.s), cudaSuccess);
+    EXPECT_TRUE(AllEqual(seen.values(), 3.0f));
+    ASSERT_EQ(cudaStreamSynchronize(cudaStreamPerThread), cudaSuccess);
+  }
+  EXPECT_FALSE(gate.timed_out.load());
+}
+
+// Between two devices the copy runs after the source's stream has written the source.
+TEST_F(CudaDevice, CopyBetweenDevicesWaitsForTheSourcesStream) {
+  if (ffk_device_count(kDLCUDA) < 2) GTEST_SKIP() << "needs two CUDA devices";
+  const DLDevice kCuda1 = {kDLCUDA, 1};
+  int64_t shape[1] = {2048};
+  T src(ffk_tensor_zeros(1, shape, kF32, kCuda0)), dst(ffk_tensor_zeros(1, shape, kF32, kCuda1));
+  ASSERT_NE(dst.t, nullptr) << FetchError();
+  ASSERT_EQ(cudaDeviceSynchronize(), cudaSuccess);
+  Gate gate;
+  OwnedStream s0;  // on device 0, the current device here
+  {
+    CurrentStream current(s0.s);
+    ASSERT_EQ(gate.Block(s0.s), cudaSuccess);
+    ASSERT_EQ(Fill(src.t, ffk_any_float(5.0)), 0) << FetchError();
+    ASSERT_EQ(ffk_tensor_copy_from(dst.t, src.t), 0) << FetchError();  // on cuda:1's (legacy) stream
+    gate.Open();
+    EXPECT_TRUE(AllEqual(Values<float>(dst.t), 5.0f)) << "the peer copy read the source before its fill";
+  }
+  EXPECT_FALSE(gate.timed_out.load());
 }
 
 }  // namespace

@@ -3,6 +3,7 @@
 // without anything freed.
 #include <ffikit/ffikit.h>
 
+#include <cstdint>
 #include <cstdlib>
 #include <cstring>
 #include <initializer_list>
@@ -534,6 +535,117 @@ TEST_F(DLPack, ExportAndImportSurviveEveryAllocationFailure) {
     return true;
   });
   ffk_object_release(Obj(t));
+}
+
+}  // namespace
+
+// ---- Streams: the DLPack `stream` argument on both sides, without a device --------------------
+
+namespace {
+
+// A made-up CUDA stream handle (never dereferenced: the cases below queue no device work).
+void* const kFakeStream = reinterpret_cast<void*>(uintptr_t{0x5000});
+
+// Sets (and on destruction restores) the thread's current CUDA stream for device 0.
+struct CurrentStream {
+  void* previous = nullptr;
+  explicit CurrentStream(void* s) { EXPECT_EQ(ffk_stream_set(FFK_DEVICE_CUDA, 0, s, &previous), 0) << FetchError(); }
+  ~CurrentStream() { EXPECT_EQ(ffk_stream_set(FFK_DEVICE_CUDA, 0, previous, nullptr), 0) << FetchError(); }
+};
+
+// On a device without streams the argument must be None or -1, whatever the integer.
+TEST_F(DLPack, ExportStreamOnTheCpuTakesNoneOrMinusOneOnly) {
+  int64_t shape[1] = {4};
+  ffk_tensor* t = ffk_tensor_zeros(1, shape, kF32, kCpu);
+  EXPECT_EQ(ffk_tensor_dlpack_export_stream(t, false, 0), 0) << FetchError();  // None
+  EXPECT_EQ(ffk_tensor_dlpack_export_stream(t, false, 12345), 0) << "the value is ignored with has_stream false";
+  EXPECT_EQ(ffk_tensor_dlpack_export_stream(t, true, -1), 0) << FetchError();
+  for (int64_t bad : {int64_t{0}, int64_t{1}, int64_t{2}, int64_t{5}, int64_t{-2}, INT64_MAX, INT64_MIN}) {
+    EXPECT_EQ(ffk_tensor_dlpack_export_stream(t, true, bad), -1) << bad;
+    EXPECT_EQ(FetchError(), "ValueError: stream must be None for a tensor on cpu, got " + std::to_string(bad));
+  }
+  // Host memory of CUDA (pinned) has no streams either.
+  DLDevice pinned = {kDLCUDAHost, 0};
+  int64_t out = 77;
+  EXPECT_FALSE(ffk_dlpack_consumer_stream(pinned, &out));
+  EXPECT_FALSE(ffk_dlpack_consumer_stream(kCpu, &out));
+  EXPECT_EQ(out, 77) << "left alone when there is nothing to pass";
+  ffk_object_release(Obj(t));
+}
+
+// A CUDA tensor's export validates its argument before any device work; the cases that
+// need no event (no synchronisation asked, the same stream on both sides) queue nothing,
+// so they hold on any machine, with or without a driver or CUDA in the build.
+TEST_F(DLPack, ExportStreamOnCudaValidatesAndSkipsWhatNeedsNoOrdering) {
+  Producer p;
+  Producer::deletes = 0;
+  p.legacy.dl_tensor.device = DLDevice{kDLCUDA, 0};  // never touched: no device work below
+  ffk_tensor* t = ffk_tensor_from_dlpack(&p.legacy, nullptr);
+  ASSERT_NE(t, nullptr) << FetchError();
+  EXPECT_EQ(ffk_tensor_dlpack_export_stream(t, true, 0), -1);
+  EXPECT_EQ(FetchError(),
+            "ValueError: stream 0 is not a valid DLPack stream for a tensor on `cuda:0` (0 is ambiguous: pass 1 for "
+            "the legacy default stream, 2 for the per-thread default stream)");
+  EXPECT_EQ(ffk_tensor_dlpack_export_stream(t, true, -7), -1);
+  EXPECT_EQ(FetchError(),
+            "ValueError: stream -7 is not a valid DLPack stream for a tensor on `cuda:0` (use None, -1, 1, 2 or a "
+            "stream handle)");
+  EXPECT_EQ(ffk_tensor_dlpack_export_stream(t, true, -1), 0) << FetchError();  // no synchronisation asked
+  // ffikit on the legacy default stream (none set): None and 1 name that same stream.
+  EXPECT_EQ(ffk_tensor_dlpack_export_stream(t, false, 0), 0) << FetchError();
+  EXPECT_EQ(ffk_tensor_dlpack_export_stream(t, true, 1), 0) << FetchError();
+  {
+    CurrentStream current(kFakeStream);  // the consumer passes ffikit's own stream back
+    EXPECT_EQ(ffk_tensor_dlpack_export_stream(t, true, static_cast<int64_t>(reinterpret_cast<uintptr_t>(kFakeStream))),
+              0)
+        << FetchError();
+    EXPECT_EQ(ffk_tensor_dlpack_export_stream(t, true, 0), -1) << "still validated first";
+    EXPECT_TRUE(PendingError("ValueError", {"stream 0"}));
+  }
+  {
+    CurrentStream current(reinterpret_cast<void*>(uintptr_t{1}));  // cudaStreamLegacy set explicitly
+    EXPECT_EQ(ffk_tensor_dlpack_export_stream(t, false, 0), 0) << FetchError();
+    EXPECT_EQ(ffk_tensor_dlpack_export_stream(t, true, 1), 0) << FetchError();
+  }
+  ffk_object_release(Obj(t));
+  EXPECT_EQ(Producer::deletes, 1);
+}
+
+// The consumer's side: the value ffikit passes to a producer's __dlpack__.
+TEST_F(DLPack, ConsumerStreamIsTheCurrentStreamOrOneForTheLegacyDefault) {
+  int64_t out = 0;
+  const DLDevice cuda0 = {kDLCUDA, 0}, cuda1 = {kDLCUDA, 1}, managed = {kDLCUDAManaged, 0};
+  ASSERT_TRUE(ffk_dlpack_consumer_stream(cuda0, &out));
+  EXPECT_EQ(out, 1) << "no stream set: the legacy default stream, passed as 1 (0 is ambiguous)";
+  ASSERT_TRUE(ffk_dlpack_consumer_stream(managed, &out));
+  EXPECT_EQ(out, 1);
+  {
+    CurrentStream current(kFakeStream);
+    ASSERT_TRUE(ffk_dlpack_consumer_stream(cuda0, &out));
+    EXPECT_EQ(out, static_cast<int64_t>(reinterpret_cast<uintptr_t>(kFakeStream)));
+    ASSERT_TRUE(ffk_dlpack_consumer_stream(cuda1, &out));
+    EXPECT_EQ(out, 1) << "device 1 keeps its own (default) stream";
+  }
+  {
+    CurrentStream current(reinterpret_cast<void*>(uintptr_t{2}));  // cudaStreamPerThread
+    ASSERT_TRUE(ffk_dlpack_consumer_stream(cuda0, &out));
+    EXPECT_EQ(out, 2);
+  }
+  ASSERT_TRUE(ffk_dlpack_consumer_stream(cuda0, &out));
+  EXPECT_EQ(out, 1) << "restored";
+}
+
+// ffk_stream_order has nothing to do (and calls no runtime) for one stream or a device
+// without streams.
+TEST_F(DLPack, StreamOrderWithNothingToOrderSucceeds) {
+  EXPECT_EQ(ffk_stream_order(kCpu, kFakeStream, nullptr), 0) << FetchError();
+  EXPECT_EQ(ffk_stream_order(DLDevice{kDLCUDAHost, 0}, kFakeStream, nullptr), 0) << FetchError();
+  EXPECT_EQ(ffk_stream_order(DLDevice{kDLCUDA, 0}, kFakeStream, kFakeStream), 0) << FetchError();
+  EXPECT_EQ(ffk_stream_order(DLDevice{kDLCUDA, 3}, nullptr, nullptr), 0) << FetchError();
+  EXPECT_TRUE(ffk_device_has_streams(DLDevice{kDLCUDA, 0}));
+  EXPECT_TRUE(ffk_device_has_streams(DLDevice{kDLCUDAManaged, 0}));
+  EXPECT_FALSE(ffk_device_has_streams(kCpu));
+  EXPECT_FALSE(ffk_device_has_streams(DLDevice{kDLCUDAHost, 0}));
 }
 
 }  // namespace

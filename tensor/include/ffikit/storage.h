@@ -18,14 +18,28 @@
  *    the call (the thread's current device is restored after). The bytes are aligned to
  *    256, and an alignment over 256 is refused with a ValueError ("cannot allocate on
  *    device `cuda:0`: alignment 512 is larger than the 256 bytes CUDA allocations are
- *    aligned to"), before any CUDA call. Zeroed storage is set with cudaMemset.
+ *    aligned to"), before any CUDA call. Zeroed storage is set with cudaMemsetAsync on
+ *    the calling thread's current stream for the device (ffikit/stream.h), without
+ *    waiting: work queued later on that stream sees the zeros, and so does the host
+ *    through ffikit's copies (below). Allocation and freeing (cudaMalloc, cudaFree) are
+ *    not permitted inside a CUDA graph capture: make tensors before capturing and
+ *    release them after. cudaFree waits for the device, so storage may be released
+ *    while work on it is still queued.
  *  - kDLCUDAHost, device `cuda_host:N`: page-locked host memory (cudaHostAlloc, portable
  *    to every device; cudaFreeHost), aligned as asked up to FFK_STORAGE_MAX_ALIGNMENT,
  *    readable and writable from the host like CPU memory and copied to and from devices
  *    by DMA. N must name an existing CUDA device (use 0).
  *  - Their copy routine moves dense bytes between cpu, cuda_host and cuda memory in any
- *    direction (cudaMemcpy, cudaMemcpyPeer between two devices) and has finished when it
- *    returns.
+ *    direction with cudaMemcpyAsync on the calling thread's current stream of the CUDA
+ *    side. A copy with a host side (to or from cpu or cuda_host memory) has finished
+ *    when it returns: it waits for that stream (cudaStreamSynchronize), so the host may
+ *    read the destination, or reuse or free the source, at once; while the stream is
+ *    capturing a CUDA graph it is refused before anything is queued ("RuntimeError:
+ *    cannot copy 64 bytes from `cuda:0` to `cpu:0`: the current stream is capturing a
+ *    CUDA graph, ..."). A copy within one device is queued without waiting. Between two
+ *    devices, cudaMemcpyPeerAsync runs on the destination's current stream after the
+ *    work queued so far on the source's current stream, and later work on the source's
+ *    stream waits for it (two events); the call returns without waiting.
  *  - Failures are RuntimeErrors naming the operation, the device and the CUDA error's
  *    name, number and text, worded for the usual causes: "cannot allocate on device
  *    `cuda:0`: no CUDA driver is installed (cudaErrorInsufficientDriver 35: CUDA driver

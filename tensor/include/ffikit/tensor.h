@@ -12,6 +12,15 @@
  * after creation, so any number of threads may read it; the elements are plain memory
  * with no synchronisation of their own.
  *
+ * Work on a CUDA device (zeroing new storage, fill, copies, contiguous) is queued on the
+ * calling thread's current stream for the device (ffk_stream_get in ffikit/stream.h;
+ * the legacy default stream when none was set) and the call returns without waiting,
+ * so it orders with the caller's own work on that stream and can be captured in a CUDA
+ * graph. The host sees the results through ffikit's copies into host memory, which wait
+ * for the stream (and are refused while it captures a graph). Work queued on another
+ * stream is not ordered with it: set that stream current, or order the two with
+ * ffk_stream_order (ffikit/dlpack.h).
+ *
  * Dimensions: at most FFK_TENSOR_MAX_NDIM. Strides may be negative (a reversed view, or
  * numpy's a[::-1] through DLPack): element [i0, i1, ...] is at data + byte_offset +
  * (i0*s0 + i1*s1 + ...) * itemsize, and every element still lies inside the storage.
@@ -181,8 +190,12 @@ FFK_API int ffk_tensor_check_writable(const ffk_tensor *t, const char *operation
  * own side: on the host by ffikit's loops, on a device by its kernels. In a build with
  * CUDA, two tensors on one CUDA device are copied by one strided-copy kernel whatever
  * their layouts; between two CUDA devices a strided side is staged on its own device and
- * the dense bytes move with cudaMemcpyPeer. CUDA copies have finished when the call
- * returns. A strided side on a device without kernels is a NotImplementedError. 0, or
+ * the dense bytes move with cudaMemcpyPeerAsync. CUDA work is queued on the current
+ * stream and not waited for, except that a copy to or from host memory (cpu,
+ * cuda_host) has finished when the call returns, so the host may read `dst` or reuse
+ * `src` at once; such a copy is refused (RuntimeError) while the current stream is
+ * capturing a CUDA graph. See ffikit/storage.h for the ordering between two devices.
+ * A strided side on a device without kernels is a NotImplementedError. 0, or
  * -1 with a ValueError naming the mismatch, a RuntimeError from the device (naming it
  * and the CUDA error), or a MemoryError (also for a temporary). Overlapping src and dst
  * give unspecified element values but never a crash.
@@ -202,9 +215,10 @@ FFK_API int ffk_tensor_copy_from(ffk_tensor *dst, const ffk_tensor *src);
  *  - into bool: an int, float or bool (nonzero is true).
  * Complex dtypes take the value with an imaginary part of 0 (ffk_tensor_fill_complex sets
  * both parts); other dtypes (float8 ...) are a TypeError. A read-only tensor is refused
- * (ValueError). On a CUDA device the fill kernel writes in place (cudaMemset when the
- * tensor is dense and the element's bytes are all equal) and has finished when the call
- * returns; on other devices the element is broadcast from the host through
+ * (ValueError). On a CUDA device the fill kernel writes in place (cudaMemsetAsync when
+ * the tensor is dense and the element's bytes are all equal), queued on the current
+ * stream without waiting (capturable in a CUDA graph); on other devices the element is
+ * broadcast from the host through
  * ffk_tensor_copy_from. 0, or -1 with a TypeError (value, dtype), ValueError, OverflowError
  * or the device's error (a RuntimeError naming the device and the CUDA error).
  */
