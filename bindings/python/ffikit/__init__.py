@@ -80,6 +80,11 @@ from .structural import structural_equal, structural_hash, get_first_structural_
 __all__ += ["access_path", "serialization", "structural", "structural_equal", "structural_hash",
             "get_first_structural_mismatch"]
 
+# The current stream per (thread, device), with tvm_ffi's names (ffikit.stream).
+from . import stream  # noqa: E402
+from .stream import StreamContext, get_raw_stream, use_raw_stream, use_torch_stream  # noqa: E402
+__all__ += ["stream", "StreamContext", "get_raw_stream", "use_raw_stream", "use_torch_stream"]
+
 # Submodules loaded on first use, so `import ffikit` stays cheap and `ffikit.cpp.load_inline`
 # works without importing ffikit.cpp first, as `tvm_ffi.cpp` does.
 _LAZY_SUBMODULES = ("cpp", "libinfo", "stubgen")

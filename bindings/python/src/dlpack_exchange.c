@@ -5,10 +5,19 @@
  * the protocol takes our tensors (and allocates through our allocators) without calling
  * __dlpack__ from Python. Consumer: a producer type that offers the capsule (PyTorch does)
  * is asked through it first; the table is looked up once per type and cached.
+ *
+ * Streams: the table's entry points do not synchronise ("no_sync"); each side reports the
+ * stream its pending work is on through current_work_stream (ours: ffk_stream_get, the
+ * calling thread's current stream), and the consumer orders it before its own. Importing
+ * a tensor on a device with streams, ffikit orders the producer's current_work_stream
+ * before its current stream with ffk_stream_order (an event, no host sync); a table
+ * without current_work_stream is not used for such a tensor (__dlpack__(stream=) is).
  */
 #include "ffikit_py.h"
 
 #include "dlpack_exchange.h"
+
+#include <ffikit/stream.h>
 
 /* ---- Producer --------------------------------------------------------------------- */
 
@@ -60,8 +69,7 @@ static int api_to_py(DLManagedTensorVersioned *m, void **out) {
 }
 
 static int api_current_stream(DLDeviceType device_type, int32_t device_id, void **out) {
-  (void)device_type, (void)device_id;
-  *out = NULL; /* ffikit keeps no stream of its own: the default stream */
+  *out = ffk_stream_get((int32_t)device_type, device_id); /* NULL: the default stream */
   return 0;
 }
 
@@ -112,6 +120,11 @@ const DLPackExchangeAPI *ffkpy_exchange_api_of(PyObject *o) {
   return cap == Py_None ? NULL : PyCapsule_GetPointer(cap, FFKPY_DLPACK_EXCHANGE_CAPSULE);
 }
 
+/* Gives a managed tensor back to its producer (the table's contract: it is ours to release). */
+static void give_back(DLManagedTensorVersioned *m) {
+  if (m->deleter != NULL) m->deleter(m);
+}
+
 int ffkpy_tensor_from_exchange_api(PyObject *o, const ffk_dlpack_requirements *req, ffk_tensor **out) {
   *out = NULL;
   const DLPackExchangeAPI *api = ffkpy_exchange_api_of(o);
@@ -122,10 +135,32 @@ int ffkpy_tensor_from_exchange_api(PyObject *o, const ffk_dlpack_requirements *r
     if (!PyErr_Occurred()) PyErr_SetString(PyExc_BufferError, "the producer's DLPack exchange API failed");
     return -1;
   }
+  DLDevice device = m->dl_tensor.device;
+  if (ffk_device_has_streams(device) && api->current_work_stream == NULL) {
+    give_back(m); /* no way to order its work: the Python protocol passes our stream instead */
+    return 0;
+  }
   ffk_tensor *t = ffk_tensor_from_dlpack_versioned(m, req);
   if (t == NULL) {
-    m->deleter(m); /* refused: we own it now, so give it back */
+    give_back(m); /* refused: we own it now, so give it back */
     return ffkpy_raise_from_ffk_int();
+  }
+  if (ffk_device_has_streams(device)) {
+    /* The producer's pending work (on its current stream) before anything on ours. */
+    void *producer = NULL;
+    if (api->current_work_stream((DLDeviceType)ffk_device_type(device), device.device_id, &producer) != 0) {
+      ffk_object_release((ffk_object *)t);
+      if (!PyErr_Occurred())
+        PyErr_Format(PyExc_BufferError, "the producer's DLPack exchange API could not name its current stream "
+                                        "for device (%d, %d)",
+                     (int)ffk_device_type(device), (int)device.device_id);
+      return -1;
+    }
+    void *ours = ffk_stream_get(ffk_device_type(device), device.device_id);
+    if (ffk_stream_order(device, producer, ours) != 0) {
+      ffk_object_release((ffk_object *)t);
+      return ffkpy_raise_from_ffk_int();
+    }
   }
   *out = t;
   return 1;

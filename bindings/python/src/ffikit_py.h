@@ -273,11 +273,14 @@ int ffkpy_function_types_init(PyObject *module);
 int ffkpy_tensor_types_init(PyObject *module);
 
 /* A Tensor for a DLPack producer, a capsule or an ffikit.Tensor (new reference), or NULL
- * with a Python exception; a capsule is consumed exactly once. */
+ * with a Python exception; a capsule is consumed exactly once. A producer's pending work
+ * is ordered before ffikit's current stream for the tensor's device (tensor_dlpack.c). */
 ffk_tensor *ffkpy_tensor_from_dlpack(PyObject *obj, const ffk_dlpack_requirements *req);
 
-/* Through the producer type's DLPack C exchange API: 1 with *out a new Tensor, 0 when the
- * type offers none (use __dlpack__), -1 with a Python exception. */
+/* Through the producer type's DLPack C exchange API: 1 with *out a new Tensor (the
+ * producer's current_work_stream ordered before ffikit's current stream), 0 when the type
+ * offers none or cannot name its stream for a device tensor (use __dlpack__), -1 with a
+ * Python exception. */
 int ffkpy_tensor_from_exchange_api(PyObject *o, const ffk_dlpack_requirements *req, ffk_tensor **out);
 /* Sets ffikit.Tensor.__dlpack_c_exchange_api__. 0 or -1. */
 int ffkpy_dlpack_exchange_init(void);

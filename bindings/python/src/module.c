@@ -14,6 +14,8 @@ extern PyMethodDef ffkpy_structural_methods[];
 int ffkpy_structural_init(PyObject *module);
 /* dataclass.c: types defined from Python (ffikit.dataclasses) */
 extern PyMethodDef ffkpy_dataclass_methods[];
+/* stream.c: the current stream per (thread, device) (ffikit.stream) */
+extern PyMethodDef ffkpy_stream_methods[];
 
 static PyObject *abi_version(PyObject *mod, PyObject *unused) {
   (void)mod, (void)unused;
@@ -53,6 +55,7 @@ PyMODINIT_FUNC PyInit__core(void) {
       add_methods(m, ffkpy_tensor_methods) < 0 || add_methods(m, ffkpy_module_meta_methods) < 0 ||
       add_methods(m, ffkpy_structural_methods) < 0 || ffkpy_structural_init(m) < 0 || /* structural.c */
       add_methods(m, ffkpy_dataclass_methods) < 0 || /* dataclass.c */
+      add_methods(m, ffkpy_stream_methods) < 0 ||    /* stream.c */
       PyModule_AddStringConstant(m, "__version__", ffk_version()) < 0 ||
       PyModule_AddIntConstant(m, "HOOKS_AVAILABLE", ffk_debug_hooks_available()) < 0) {
     Py_DECREF(m);

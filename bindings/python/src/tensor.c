@@ -325,9 +325,21 @@ static PyObject *tensor_copy_(PyObject *self, PyObject *src) {
 
 /* C decides which values fit the dtype and refuses a read-only tensor. */
 static PyObject *tensor_fill_(PyObject *self, PyObject *value) {
+  int rc;
+  /* complex, and numbers with __complex__ that are not int or float (numpy.complex64):
+     both parts, to C's complex fill, which decides what each dtype takes. */
+  if (PyComplex_Check(value) || (!PyLong_Check(value) && !PyFloat_Check(value) &&
+                                 PyObject_HasAttrString((PyObject *)Py_TYPE(value), "__complex__"))) {
+    Py_complex c = PyComplex_AsCComplex(value);
+    if (c.real == -1.0 && PyErr_Occurred()) return NULL;
+    Py_BEGIN_ALLOW_THREADS;
+    rc = ffk_tensor_fill_complex(ffkpy_tensor_of(self), c.real, c.imag);
+    Py_END_ALLOW_THREADS;
+    if (rc != 0) return ffkpy_raise_from_ffk();
+    return Py_NewRef(self);
+  }
   ffk_any v;
   if (ffkpy_to_any(value, &v, NULL) != 0) return NULL;
-  int rc;
   Py_BEGIN_ALLOW_THREADS;
   rc = ffk_tensor_fill(ffkpy_tensor_of(self), &v);
   Py_END_ALLOW_THREADS;
@@ -474,8 +486,17 @@ static PyMethodDef tensor_methods[] = {
     {"__dlpack__", (PyCFunction)(void (*)(void))ffkpy_tensor_dlpack, METH_FASTCALL | METH_KEYWORDS,
      "__dlpack__(*, stream=None, max_version=None, dl_device=None, copy=None) -> PyCapsule\n\n"
      "A legacy capsule without max_version, a versioned one for max_version >= (1, 0);\n"
-     "copy=True copies (and flags IS_COPIED); BufferError for moves to another device."},
+     "copy=True copies on the tensor's device (and flags IS_COPIED); BufferError for moves\n"
+     "to another device. stream is the consumer's, as the array API standard says: on CUDA\n"
+     "None or 1 the legacy default stream, 2 the per-thread one, a larger int a handle, -1\n"
+     "no ordering; ffikit's pending work on its current stream is made to happen before it.\n"
+     "Elsewhere only None or -1. TypeError for a stream that is not an int, ValueError for\n"
+     "a value the device does not take (0 is ambiguous)."},
     {"__dlpack_device__", ffkpy_tensor_dlpack_device, METH_NOARGS, "(device_type, device_id) as DLPack numbers them."},
+    {"__array__", (PyCFunction)(void (*)(void))ffkpy_tensor_array, METH_VARARGS | METH_KEYWORDS,
+     "__array__(dtype=None, copy=None) -> numpy.ndarray: numpy's view of a host tensor (cpu,\n"
+     "cuda_host), through the buffer protocol. TypeError for a tensor on a device (copy it to\n"
+     "the CPU first), BufferError for a dtype numpy has no buffer format for (bfloat16)."},
     {"numel", tensor_numel, METH_NOARGS, "numel() -> int: the number of elements."},
     {"nbytes", tensor_nbytes, METH_NOARGS, "nbytes() -> int: the bytes the elements span."},
     {"size", tensor_size, METH_O, "size(dim) -> int: the extent of one dimension (negative counts from the end)."},
@@ -494,10 +515,12 @@ static PyMethodDef tensor_methods[] = {
     {"contiguous", tensor_contiguous, METH_NOARGS, "contiguous() -> Tensor: self when contiguous, else a copy."},
     {"copy_", tensor_copy_, METH_O, "copy_(src) -> self: copies the elements of src (any DLPack producer)."},
     {"fill_", tensor_fill_, METH_O,
-     "fill_(value) -> self: sets every element to an int, float or bool. A value the dtype\n"
-     "cannot hold exactly is refused: OverflowError when out of range (2**40 into int32,\n"
-     "-1 into uint8), ValueError for NaN or a fraction into an integer dtype. ValueError\n"
-     "for a read-only tensor."},
+     "fill_(value) -> self: sets every element to an int, float, bool or complex. A value\n"
+     "the dtype cannot hold exactly is refused: OverflowError when out of range (2**40 into\n"
+     "int32, -1 into uint8), ValueError for NaN or a fraction into an integer dtype,\n"
+     "TypeError for a complex with an imaginary part into a real dtype. ValueError for a\n"
+     "read-only tensor. On a CUDA device the fill is queued on the current stream\n"
+     "(ffikit.stream) and the call returns without waiting for it."},
     {"select", tensor_select, METH_VARARGS,
      "select(dim, index) -> Tensor: the view at index along dim, without that dimension\n"
      "(t[i] is select(0, i)); negative dim and index count from the end. IndexError when\n"

@@ -2,7 +2,11 @@
  * tensor_buffer.c - the buffer protocol both ways for host tensors: a Tensor exports a
  * (possibly strided, possibly negatively strided) buffer, and Tensor.from_buffer wraps
  * any buffer as a zero-copy Tensor through the C DLPack import, which decides what a
- * tensor may be.
+ * tensor may be. Tensor.__array__ is numpy's conversion over the same buffer.
+ *
+ * Only host memory (cpu, cuda_host) is exported. numpy ignores a failing buffer export
+ * and goes on to __array__, and without it would wrap a device tensor in an object
+ * array; so __array__ refuses a device tensor with a TypeError that says what to do.
  */
 #include "ffikit_py.h"
 
@@ -29,10 +33,16 @@ static const char *buffer_format(DLDataType t) {
   }
 }
 
+/* Memory the host reads directly: what the buffer protocol and __array__ export. */
+static bool on_host(const DLTensor *dl) {
+  int32_t dev = ffk_device_type(dl->device);
+  return dev == FFK_DEVICE_CPU || dev == FFK_DEVICE_CUDA_HOST;
+}
+
 static int tensor_getbuffer(PyObject *self, Py_buffer *view, int flags) {
   const DLTensor *dl = ffkpy_dl_of(self);
   int32_t dev = ffk_device_type(dl->device);
-  if (dev != FFK_DEVICE_CPU && dev != FFK_DEVICE_CUDA_HOST) {
+  if (!on_host(dl)) {
     PyErr_Format(PyExc_BufferError, "only host tensors export a buffer; this one is on %s", ffk_device_type_name(dev));
     return -1;
   }
@@ -89,6 +99,39 @@ static void tensor_releasebuffer(PyObject *self, Py_buffer *view) {
 }
 
 PyBufferProcs ffkpy_tensor_as_buffer = {tensor_getbuffer, tensor_releasebuffer};
+
+/* ---- numpy's __array__ ---------------------------------------------------------------- */
+
+PyObject *ffkpy_tensor_array(PyObject *self, PyObject *args, PyObject *kwds) {
+  static char *kwlist[] = {"dtype", "copy", NULL};
+  PyObject *dtype = Py_None, *copy = Py_None;
+  if (!PyArg_ParseTupleAndKeywords(args, kwds, "|OO:__array__", kwlist, &dtype, &copy)) return NULL;
+  const DLTensor *dl = ffkpy_dl_of(self);
+  if (!on_host(dl)) {
+    char dev[FFK_DEVICE_STR_MAX];
+    ffk_device_format(dl->device, dev, sizeof dev);
+    return PyErr_Format(PyExc_TypeError,
+                        "cannot convert a tensor on %s to a numpy array: numpy arrays live in host memory. Copy "
+                        "it to the CPU first (ffikit.empty(t.shape, t.dtype).copy_(t)), or hand it to a library "
+                        "on that device through DLPack (torch.from_dlpack(t), cupy.from_dlpack(t))",
+                        dev);
+  }
+  PyObject *view = PyMemoryView_FromObject(self); /* BufferError for a dtype without a format */
+  if (view == NULL) return NULL;
+  PyObject *numpy = PyImport_ImportModule("numpy");
+  PyObject *asarray = numpy ? PyObject_GetAttrString(numpy, "asarray") : NULL;
+  PyObject *kw = asarray ? PyDict_New() : NULL, *r = NULL;
+  if (kw != NULL && (dtype == Py_None || PyDict_SetItemString(kw, "dtype", dtype) == 0) &&
+      (copy == Py_None || PyDict_SetItemString(kw, "copy", copy) == 0)) {
+    PyObject *pos[1] = {view};
+    r = PyObject_VectorcallDict(asarray, pos, 1, kw); /* the array's base keeps the view, which keeps self */
+  }
+  Py_XDECREF(kw);
+  Py_XDECREF(asarray);
+  Py_XDECREF(numpy);
+  Py_DECREF(view);
+  return r;
+}
 
 /* Tensor.from_buffer(obj): a zero-copy Tensor over any buffer (kept alive with it). */
 typedef struct {

@@ -8,6 +8,14 @@
  * the Tensor and every view are gone. Export (__dlpack__) follows the array API
  * standard's keywords. What a tensor may be (dtype, strides, bounds) is decided by the C
  * import (ffikit/dlpack.h); this file only moves capsules and keywords.
+ *
+ * Streams, as the array API standard has them: import passes `stream=` to the producer's
+ * __dlpack__ (ffk_dlpack_consumer_stream: ffikit's current stream for the device from
+ * __dlpack_device__, None for a device without streams), so the producer orders its
+ * pending work before ours; export hands the consumer's `stream` to
+ * ffk_tensor_dlpack_export_stream, which validates it and orders ffikit's current stream
+ * before it. The C exchange API path orders by the producer's current_work_stream
+ * instead (dlpack_exchange.c).
  */
 #include "ffikit_py.h"
 
@@ -80,18 +88,71 @@ static ffk_tensor *import_capsule(PyObject *capsule, const ffk_dlpack_requiremen
   return t;
 }
 
-static PyObject *g_max_version_kwnames; /* ("max_version",) */
-static PyObject *g_max_version;         /* (1, 1) */
+static PyObject *g_max_version_kwnames;        /* ("max_version",) */
+static PyObject *g_stream_max_version_kwnames; /* ("stream", "max_version") */
+static PyObject *g_stream_kwnames;             /* ("stream",) */
+static PyObject *g_max_version;                /* (1, 1) */
+static PyObject *str_dlpack_device;            /* "__dlpack_device__" */
 
-/* The capsule of an object with __dlpack__: versioned when the producer can. New reference or NULL. */
-static PyObject *capsule_of(PyObject *obj) {
-  PyObject *args[2] = {obj, g_max_version};
-  PyObject *capsule = PyObject_VectorcallMethod(ffkpy_g.str_dlpack, args, 1 | PY_VECTORCALL_ARGUMENTS_OFFSET,
-                                                g_max_version_kwnames);
-  if (capsule == NULL && PyErr_ExceptionMatches(PyExc_TypeError)) {
-    PyErr_Clear(); /* a producer older than DLPack 1.0 does not know max_version */
-    capsule = PyObject_VectorcallMethod(ffkpy_g.str_dlpack, args, 1 | PY_VECTORCALL_ARGUMENTS_OFFSET, NULL);
+/*
+ * The `stream` to pass to obj.__dlpack__ (a new reference): ffikit's current stream for
+ * the device obj.__dlpack_device__() names, as ffk_dlpack_consumer_stream gives it (an
+ * int), or None for a device without streams. NULL with *absent set (and no exception)
+ * when obj has no __dlpack_device__: the keyword is not passed then. NULL with an
+ * exception when __dlpack_device__ fails or returns something else than (type, id).
+ */
+static PyObject *consumer_stream(PyObject *obj, int *absent) {
+  *absent = 0;
+  PyObject *dev = PyObject_CallMethodNoArgs(obj, str_dlpack_device);
+  if (dev == NULL) {
+    if (!PyErr_ExceptionMatches(PyExc_AttributeError)) return NULL;
+    PyErr_Clear();
+    *absent = 1;
+    return NULL;
   }
+  int type, id;
+  int ok = PyTuple_Check(dev) && PyTuple_GET_SIZE(dev) == 2 && PyArg_ParseTuple(dev, "ii", &type, &id);
+  if (!ok) {
+    if (!PyErr_Occurred() || PyErr_ExceptionMatches(PyExc_TypeError)) {
+      PyErr_Clear();
+      PyErr_Format(PyExc_TypeError, "%.200s.__dlpack_device__() returned %R, not a (device_type, device_id) tuple",
+                   Py_TYPE(obj)->tp_name, dev);
+    }
+    Py_DECREF(dev);
+    return NULL;
+  }
+  Py_DECREF(dev);
+  int64_t stream;
+  if (!ffk_dlpack_consumer_stream(ffk_device(type, id), &stream)) return Py_NewRef(Py_None);
+  return PyLong_FromLongLong(stream);
+}
+
+/*
+ * The capsule of an object with __dlpack__: versioned when the producer can, made after
+ * the producer ordered its work before ffikit's current stream. Producers that predate
+ * DLPack 1.0 (no max_version) are asked again without it, and, when the stream is None
+ * anyway, ones that take no keyword at all. New reference or NULL.
+ */
+static PyObject *capsule_of(PyObject *obj) {
+  int absent;
+  PyObject *stream = consumer_stream(obj, &absent);
+  if (stream == NULL && !absent) return NULL;
+  PyObject *with_stream[3] = {obj, stream, g_max_version}, *without[2] = {obj, g_max_version};
+  const size_t nargsf = 1 | PY_VECTORCALL_ARGUMENTS_OFFSET;
+  PyObject *capsule = stream != NULL
+                          ? PyObject_VectorcallMethod(ffkpy_g.str_dlpack, with_stream, nargsf, g_stream_max_version_kwnames)
+                          : PyObject_VectorcallMethod(ffkpy_g.str_dlpack, without, nargsf, g_max_version_kwnames);
+  if (capsule == NULL && stream != NULL && PyErr_ExceptionMatches(PyExc_TypeError)) {
+    PyErr_Clear(); /* a producer older than DLPack 1.0 does not know max_version */
+    capsule = PyObject_VectorcallMethod(ffkpy_g.str_dlpack, with_stream, nargsf, g_stream_kwnames);
+  }
+  /* No keyword at all: a producer older than DLPack 1.0 without __dlpack_device__, or one
+     that takes no stream, which still serves a device without streams. */
+  if (capsule == NULL && (stream == NULL || stream == Py_None) && PyErr_ExceptionMatches(PyExc_TypeError)) {
+    PyErr_Clear();
+    capsule = PyObject_VectorcallMethod(ffkpy_g.str_dlpack, without, nargsf, NULL);
+  }
+  Py_XDECREF(stream);
   if (capsule != NULL && !PyCapsule_CheckExact(capsule)) {
     PyErr_Format(PyExc_TypeError, "%.200s.__dlpack__() returned %.200s, not a DLPack capsule", Py_TYPE(obj)->tp_name,
                  Py_TYPE(capsule)->tp_name);
@@ -190,20 +251,28 @@ PyObject *ffkpy_tensor_dlpack(PyObject *self, PyObject *const *args, Py_ssize_t 
   PyObject *stream = given[0], *max_version = given[1], *dl_device = given[2], *copy = given[3];
   const DLTensor *dl = ffkpy_dl_of(self);
   int32_t dev_type = ffk_device_type(dl->device);
-  if (stream != Py_None && (dev_type == FFK_DEVICE_CPU || dev_type == FFK_DEVICE_CUDA_HOST)) {
-    if (!PyLong_Check(stream) || PyLong_AsLong(stream) != -1) {
-      PyErr_Clear();
-      return PyErr_Format(PyExc_BufferError, "stream must be None for a tensor on %s, got %R",
-                          ffk_device_type_name(dev_type), stream);
-    }
+  /* The argument's type here; its value (None, -1, 1, 2, a handle) is C's to judge. */
+  bool has_stream = stream != Py_None;
+  int64_t stream_value = 0;
+  if (has_stream) {
+    if (PyBool_Check(stream) || !PyLong_Check(stream))
+      return PyErr_Format(PyExc_TypeError, "__dlpack__: stream must be an int or None, not %.200s",
+                          Py_TYPE(stream)->tp_name);
+    int overflow;
+    stream_value = PyLong_AsLongLongAndOverflow(stream, &overflow);
+    if (stream_value == -1 && PyErr_Occurred()) return NULL;
+    if (overflow != 0) return PyErr_Format(PyExc_ValueError, "__dlpack__: stream %R is out of range", stream);
   }
   if (dl_device != Py_None) {
     int t, id;
     if (!PyArg_ParseTuple(dl_device, "ii:dl_device", &t, &id)) return NULL;
-    if (t != dev_type || id != dl->device.device_id)
-      return PyErr_Format(PyExc_BufferError, "cannot export a tensor on %R to device (%d, %d): ffikit does not move "
-                                             "tensors between devices in __dlpack__",
-                          ffkpy_device_from_dl(dl->device), t, id);
+    if (t != dev_type || id != dl->device.device_id) {
+      char dev[FFK_DEVICE_STR_MAX];
+      ffk_device_format(dl->device, dev, sizeof dev);
+      return PyErr_Format(PyExc_BufferError, "cannot export a tensor on %s to device (%d, %d): ffikit does not move "
+                                             "tensors between devices in __dlpack__ (copy it with copy_ first)",
+                          dev, t, id);
+    }
   }
   long major, minor;
   if (read_version(max_version, &major, &minor) != 0) return NULL;
@@ -220,6 +289,11 @@ PyObject *ffkpy_tensor_dlpack(PyObject *self, PyObject *const *args, Py_ssize_t 
     }
     ffk_object_release((ffk_object *)t);
     t = fresh;
+  }
+  /* After the copy: the consumer's stream waits for it too. */
+  if (ffk_tensor_dlpack_export_stream(t, has_stream, stream_value) != 0) {
+    ffk_object_release((ffk_object *)t);
+    return ffkpy_raise_from_ffk();
   }
   PyObject *capsule;
   if (major >= 1) {
@@ -259,6 +333,12 @@ int ffkpy_tensor_dlpack_init(void) {
   kw_contiguous = PyUnicode_InternFromString("require_contiguous");
   if (!kw_stream || !kw_max_version || !kw_dl_device || !kw_copy || !kw_alignment || !kw_contiguous) return -1;
   g_max_version_kwnames = PyTuple_Pack(1, kw_max_version);
+  g_stream_max_version_kwnames = PyTuple_Pack(2, kw_stream, kw_max_version);
+  g_stream_kwnames = PyTuple_Pack(1, kw_stream);
   g_max_version = Py_BuildValue("(ii)", 1, 1);
-  return g_max_version_kwnames == NULL || g_max_version == NULL ? -1 : 0;
+  str_dlpack_device = PyUnicode_InternFromString("__dlpack_device__");
+  return g_max_version_kwnames == NULL || g_stream_max_version_kwnames == NULL || g_stream_kwnames == NULL ||
+                 g_max_version == NULL || str_dlpack_device == NULL
+             ? -1
+             : 0;
 }

@@ -26,4 +26,7 @@ int ffkpy_tensor_dlpack_init(void);
 extern PyBufferProcs ffkpy_tensor_as_buffer;
 PyObject *ffkpy_tensor_from_buffer(PyObject *cls, PyObject *obj);
 
+/* Tensor.__array__(dtype=None, copy=None): numpy's conversion, host tensors only. */
+PyObject *ffkpy_tensor_array(PyObject *self, PyObject *args, PyObject *kwds);
+
 #endif /* FFIKIT_PY_TENSOR_H */

@@ -1,4 +1,9 @@
-"""A DLPack producer written with ctypes, so tests control every field and count deleter calls."""
+"""A DLPack producer written with ctypes, so tests control every field and count deleter calls.
+
+A producer may claim any device (``device=(2, 0)``: CUDA) over host memory: ffikit imports
+such a tensor without touching the device, so tests of what a device tensor does without
+a GPU (refusing numpy, the DLPack stream protocol) need no GPU. Its memory must never be
+read or written through ffikit then."""
 from __future__ import annotations
 
 import ctypes
@@ -40,6 +45,7 @@ class Producer:
     def __init__(self, array: np.ndarray, **overrides):
         self.array = array
         self.deleted = 0
+        self.streams = []  # the `stream` each __dlpack__ call was given
         self.overrides = overrides
         self._keep = []  # structs and shape arrays live as long as the producer
         self._deleter = DELETER(self._on_delete)
@@ -72,7 +78,8 @@ class Producer:
         return _new_capsule(ctypes.addressof(self.managed()), name, None)
 
     def __dlpack__(self, stream=None, max_version=None, dl_device=None, copy=None):
+        self.streams.append(stream)
         return self.capsule()
 
     def __dlpack_device__(self):
-        return (1, 0)
+        return tuple(self.overrides.get("device", (1, 0)))

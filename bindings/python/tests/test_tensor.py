@@ -175,8 +175,8 @@ def test_export_keywords_follow_the_array_api():
     with pytest.raises(BufferError, match="another device|does not move"):
         t.__dlpack__(dl_device=(2, 0))
     assert "dltensor" in repr(t.__dlpack__(dl_device=(1, 0)))
-    with pytest.raises(BufferError, match="stream"):
-        t.__dlpack__(stream=5)
+    with pytest.raises(ValueError, match="stream must be None for a tensor on cpu, got 5"):
+        t.__dlpack__(stream=5)  # a bad argument, not data that cannot be exported: C's ValueError
     copied = np.from_dlpack(ffikit.from_dlpack(t.__dlpack__(max_version=(1, 0), copy=True)))
     assert copied.ctypes.data != t.data_ptr() and np.array_equal(copied, np.arange(6, dtype=np.float32))
 
@@ -292,6 +292,57 @@ def test_torch_dtypes_cross(dtype):
 def test_torch_tensor_as_an_argument():
     x = torch.ones(5)
     assert testing.schema_id_tensor(x).data_ptr() == x.data_ptr()
+
+
+def _fake_cuda_tensor():
+    """A float32 tensor that says it is on cuda:0 over host memory: ffikit imports it
+    without a GPU (its elements must never be touched)."""
+    p = Producer(np.arange(6, dtype=np.float32), device=(2, 0))
+    return ffikit.from_dlpack(p.capsule()), p
+
+
+# ---- numpy never wraps a device tensor in an object array --------------------------------------
+
+
+@pytest.mark.parametrize("convert", [np.asarray, np.array, np.ascontiguousarray])
+def test_numpy_refuses_a_cuda_tensor(convert):
+    t, _ = _fake_cuda_tensor()
+    with pytest.raises(TypeError, match=r"cannot convert a tensor on cuda:0 to a numpy array.*copy_\(t\)"):
+        convert(t)
+    with pytest.raises(BufferError, match="only host tensors export a buffer"):
+        memoryview(t)
+
+
+def test_numpy_conversion_of_host_tensors_is_unchanged():
+    x = np.arange(6, dtype=np.float32).reshape(2, 3)
+    t = ffikit.from_dlpack(x)
+    a = np.asarray(t)
+    assert a.ctypes.data == x.ctypes.data and np.array_equal(a, x)
+    b = t.__array__(np.float64)
+    assert b.dtype == np.float64 and np.array_equal(b, x)
+    c = t.__array__(copy=True)
+    assert c.ctypes.data != x.ctypes.data and np.array_equal(c, x)
+    with pytest.raises(BufferError, match="bfloat16 has no buffer-protocol format"):
+        np.asarray(ffikit.zeros((2,), "bfloat16"))
+
+
+def test_the_suggested_copy_to_the_cpu_works():
+    t = ffikit.from_dlpack(np.arange(4, dtype=np.int16))
+    c = ffikit.empty(t.shape, t.dtype).copy_(t)
+    assert np.array_equal(np.asarray(c), np.arange(4))
+
+
+def test_numpy_refuses_a_real_cuda_tensor():
+    if torch is None or not torch.cuda.is_available():
+        pytest.skip("no CUDA device on this machine: the fake cuda tensor above stands in for one")
+    try:
+        t = ffikit.zeros((3,), "float32", device="cuda")
+    except RuntimeError as e:
+        pytest.skip(f"ffikit cannot use the CUDA device: {e}")
+    with pytest.raises(TypeError, match="cannot convert a tensor on cuda:0 to a numpy array"):
+        np.asarray(t)
+    host = ffikit.empty(t.shape, t.dtype).copy_(t)  # the copy the message suggests
+    assert np.array_equal(np.asarray(host), [0, 0, 0])
 
 
 def test_gpu_round_trips_skip_without_a_device():

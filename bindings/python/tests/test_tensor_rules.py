@@ -170,6 +170,95 @@ def test_fill_stores_what_fits():
     assert np.isinf(np.from_dlpack(ffikit.zeros((1,), "float32").fill_(float("inf")))).all()
 
 
+# ---- fill: complex, float16 and bfloat16 values as numpy and torch store them --------------------
+
+COMPLEX_FILLS = [1 + 2j, -0.5 - 3.25j, complex(0.1, 1 / 3), complex(1e30, -1e-30), complex(-0.0, 0.0),
+                 complex(float("inf"), -float("inf")), 3, -2.5, True, np.complex64(1.5 - 2j), np.complex128(-1j)]
+
+
+@pytest.mark.parametrize("dtype", ["complex64", "complex128"])
+def test_complex_fill_stores_numpy_bits(dtype):
+    t = ffikit.zeros((2, 3), dtype)
+    for value in COMPLEX_FILLS:
+        expected = np.full((2, 3), value, dtype=dtype)
+        assert np.from_dlpack(t.fill_(value)).tobytes() == expected.tobytes(), value  # bit for bit
+
+
+def test_complex_fill_of_strided_views_and_nan():
+    base = np.zeros((4, 6), dtype=np.complex128)
+    t = ffikit.from_dlpack(base)
+    t.transpose(0, 1)[::2].fill_(2 - 1j)  # rows 0, 2, 4 of the transpose: columns 0, 2, 4
+    expected = np.zeros((4, 6), dtype=np.complex128)
+    expected[:, ::2] = 2 - 1j
+    assert np.array_equal(base, expected)
+    nan = ffikit.zeros((2,), "complex64").fill_(complex(float("nan"), 1.0))
+    got = np.from_dlpack(nan)
+    assert np.isnan(got.real).all() and (got.imag == 1.0).all()
+
+
+COMPLEX_REFUSED = [
+    ("float32", 1 + 2j, TypeError, "fill: cannot put the complex value (1+2j) into float32"),
+    ("int32", 1 + 0j, TypeError, "fill: cannot put the complex value (1+0j) into int32"),
+    ("bool", 1j, TypeError, "fill: cannot put the complex value 1j into bool"),
+    ("complex64", 1e300 + 0j, OverflowError, "fill: (1e+300+0j) is out of range for complex64"),
+    ("complex64", complex(1, 1e39), OverflowError, "fill: (1+1e+39j) is out of range for complex64"),
+]
+
+
+def test_complex_fill_refuses_what_the_dtype_cannot_hold():
+    for dtype, value, exc, message in COMPLEX_REFUSED:
+        t = ffikit.zeros((2,), dtype)
+        with pytest.raises(exc) as e:
+            t.fill_(value)
+        assert str(e.value) == message
+        assert np.from_dlpack(t).tolist() == [0, 0]
+
+
+def test_complex_fill_with_a_zero_imaginary_part_fills_real_dtypes():
+    assert np.from_dlpack(ffikit.zeros((2,), "float64").fill_(2.5 + 0j)).tolist() == [2.5, 2.5]
+    assert np.from_dlpack(ffikit.zeros((2,), "float32").fill_(np.complex64(-1))).tolist() == [-1.0, -1.0]
+
+
+HALF_FILLS = [0.1, -2.75, 65504.0, 65519.0, 6e-8, 1e-9, -0.0, 1 / 3, float("inf"), -float("inf"), 3, True, -7]
+
+
+def _bits16(t: ffikit.Tensor) -> list[int]:
+    """The raw 16-bit elements of a host tensor (numpy has no bfloat16 to read them with)."""
+    return np.frombuffer(ctypes.string_at(t.data_ptr(), t.nbytes()), dtype=np.uint16).tolist()
+
+
+def _bfloat16_bits(v: float) -> int:
+    """float32's bits rounded to the upper 16, to nearest even (what torch stores)."""
+    b = int(np.array(v, dtype=np.float32).view(np.uint32))
+    return ((b + 0x7FFF + ((b >> 16) & 1)) >> 16) & 0xFFFF
+
+
+def test_float16_fill_stores_numpy_bits():
+    t = ffikit.zeros((3,), "float16")
+    for value in HALF_FILLS:
+        assert _bits16(t.fill_(value)) == [int(np.float16(value).view(np.uint16))] * 3, value
+
+
+def test_bfloat16_fill_rounds_to_nearest_even():
+    t = ffikit.zeros((3,), "bfloat16")
+    for value in HALF_FILLS:
+        assert _bits16(t.fill_(value)) == [_bfloat16_bits(float(value))] * 3, value
+        if torch is not None:  # and what torch itself stores
+            expected = torch.full((3,), float(value), dtype=torch.bfloat16).view(torch.int16)
+            assert torch.from_dlpack(t).view(torch.int16).tolist() == expected.tolist(), value
+
+
+def test_half_fills_of_nan_and_strided_views():
+    h = ffikit.zeros((4, 4), "float16")
+    h.transpose(0, 1)[1].fill_(1.5)  # column 1
+    expected = np.zeros((4, 4), dtype=np.float16)
+    expected[:, 1] = 1.5
+    assert np.array_equal(np.from_dlpack(h), expected)
+    assert np.isnan(np.from_dlpack(ffikit.zeros((2,), "float16").fill_(float("nan")))).all()
+    b = _bits16(ffikit.zeros((2,), "bfloat16").fill_(float("nan")))
+    assert all((x & 0x7F80) == 0x7F80 and (x & 0x7F) != 0 for x in b)  # a NaN: all-ones exponent, mantissa set
+
+
 # ---- Shared memory: a C constructor; a missing name is FileNotFoundError ------------------------
 
 
