@@ -135,7 +135,16 @@ void ffkpy_temps_init(ffkpy_temps *t) {
 }
 
 void ffkpy_temps_release(ffkpy_temps *t) {
-  for (Py_ssize_t i = 0; i < t->size; ++i) ffk_any_release(&t->items[i]);
+  if (t->size > 0) {
+    /* A release may run a producer's DLPack deleter written in Python (ctypes), which must
+       not run with the failed call's exception set: keep it aside meanwhile. PyErr_Fetch:
+       Python 3.10 lacks PyErr_GetRaisedException. */
+    PyObject *type = NULL, *exc = NULL, *tb = NULL;
+    bool pending = PyErr_Occurred() != NULL;
+    if (pending) PyErr_Fetch(&type, &exc, &tb);
+    for (Py_ssize_t i = 0; i < t->size; ++i) ffk_any_release(&t->items[i]);
+    if (pending) PyErr_Restore(type, exc, tb);
+  }
   if (t->items != t->inline_items) PyMem_Free(t->items);
   ffkpy_temps_init(t);
 }

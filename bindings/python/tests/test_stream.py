@@ -479,6 +479,96 @@ def test_exchange_api_without_current_work_stream_falls_back_to_dlpack():
     assert x.p.deleted == 2  # the table's tensor went back at once, the capsule's with t
 
 
+TO_PY = ctypes.PYFUNCTYPE(ctypes.c_int, ctypes.POINTER(DLManagedTensorVersioned), ctypes.POINTER(ctypes.c_void_p))
+_incref = ctypes.pythonapi.Py_IncRef
+_incref.restype, _incref.argtypes = None, [ctypes.py_object]
+
+
+def exchange_round_trip_type(streams):
+    """A framework whose table also converts results back (to_py); its current_work_stream
+    reports the next value of `streams` at each call. Returns (Framework, Result, log)."""
+    log, pending = [], list(streams)
+
+    class Result:
+        """The framework's tensor for a managed tensor ffikit handed over."""
+
+        def __init__(self, m):
+            self.m = m
+
+        def __del__(self):
+            self.m.contents.deleter(self.m)
+
+    def from_py(obj, out):
+        out[0] = ctypes.pointer(obj.p.managed())
+        log.append("from_py")
+        return 0
+
+    def to_py(m, out):
+        log.append("to_py")
+        r = Result(m)
+        _incref(r)  # out[0] is a new reference
+        out[0] = id(r)
+        return 0
+
+    def work_stream(device_type, device_id, out):
+        log.append(("current_work_stream", device_type, device_id))
+        out[0] = pending.pop(0)
+        return 0
+
+    table = ExchangeTable(major=1, minor=3, from_py=FROM_PY(from_py), current_work_stream=WORK_STREAM(work_stream))
+    to_py_fn = TO_PY(to_py)
+    table.to_py = ctypes.cast(to_py_fn, ctypes.c_void_p).value
+
+    class Framework:
+        __dlpack_c_exchange_api__ = _capsule_new(ctypes.addressof(table), b"dlpack_exchange_api", None)
+        _keep = (table, from_py, to_py_fn, work_stream)
+
+        def __init__(self, array, device):
+            self.p = Producer(array, device=device)
+
+        def __dlpack__(self, stream=None, max_version=None, dl_device=None, copy=None):
+            raise AssertionError("the exchange API is used, not __dlpack__")
+
+        def __dlpack_device__(self):
+            return self.p.__dlpack_device__()
+
+    return Framework, Result, log
+
+
+def test_exchange_api_results_on_the_same_stream_go_back_without_an_event():
+    Framework, Result, log = exchange_round_trip_type([0xABC, 0xABC])
+    x = Framework(np.arange(3, dtype=np.float32), (CUDA_TYPE, 0))
+    with ffikit.use_raw_stream(CUDA, 0xABC):
+        y = ffikit.testing.echo(x)
+    assert isinstance(y, Result)
+    assert log == ["from_py", ("current_work_stream", CUDA_TYPE, 0), ("current_work_stream", CUDA_TYPE, 0), "to_py"]
+    del y
+    assert x.p.deleted == 1
+
+
+def test_exchange_api_results_are_ordered_before_the_framework_stream():
+    Framework, Result, log = exchange_round_trip_type([0xABC, 0xDEF])
+    x = Framework(np.arange(3, dtype=np.float32), (CUDA_TYPE, 0))
+    if _cuda_usable():
+        pytest.skip("with a GPU, 0xDEF is no stream: the ordering is tested with real streams below")
+    # ffikit's stream (0xABC) must be ordered before the framework's (0xDEF) before the
+    # tensor is handed over: without a GPU the event fails, proving that it is attempted.
+    with ffikit.use_raw_stream(CUDA, 0xABC):
+        with pytest.raises(RuntimeError, match="cannot order streams on device `cuda:0`"):
+            ffikit.testing.echo(x)
+    assert log == ["from_py", ("current_work_stream", CUDA_TYPE, 0), ("current_work_stream", CUDA_TYPE, 0)]
+    assert x.p.deleted == 1
+
+
+def test_a_failed_call_runs_a_python_deleter_cleanly():
+    """A call that fails releases its argument tensors with its exception set aside, so a
+    producer's deleter written in Python (ctypes) runs and the call's own error comes out."""
+    p = Producer(np.arange(3, dtype=np.float32))
+    with pytest.raises(TypeError):
+        ffikit.testing.add_one(p)  # the tensor is no int: the C call fails after the import
+    assert p.deleted == 1
+
+
 def test_ffikit_exchange_api_reports_its_current_stream():
     addr = _capsule_pointer(ffikit.Tensor.__dlpack_c_exchange_api__, b"dlpack_exchange_api")
     fn = ExchangeTable.from_address(addr).current_work_stream
