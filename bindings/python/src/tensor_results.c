@@ -15,7 +15,11 @@
  *     that remember nothing), whatever it was given;
  *   - when the framework refuses a tensor (a dtype it has no type for), the result is the
  *     ffikit.Tensor, as tvm_ffi does; so is a tensor with negative strides, which PyTorch
- *     cannot hold (its import would end the process).
+ *     cannot hold (its import would end the process);
+ *   - on a device with streams, ffikit's current stream is ordered before the framework's
+ *     current_work_stream first (an event, no host wait), so the framework never reads
+ *     the tensor before ffikit's pending work on it; a table that cannot name its stream
+ *     gets the ffikit.Tensor instead, whose __dlpack__(stream=) orders.
  *
  * The table of the call being converted is kept in a thread-local slot that each call
  * sets around its argument conversion (and restores, so nested calls keep their own).
@@ -72,6 +76,20 @@ static PyObject *framework_tensor(ffk_tensor *t, const DLPackExchangeAPI *api) {
     ffk_object_retain((ffk_object *)t);
     return ffkpy_wrap_steal((ffk_object *)t);
   }
+  DLDevice device = ffk_tensor_dltensor_borrow(t)->device;
+  if (ffk_device_has_streams(device)) {
+    /* ffikit's pending work on the tensor (its current stream) before the framework's. A
+       table that cannot name its stream gets the ffikit.Tensor, whose __dlpack__ orders. */
+    void *consumer = NULL;
+    if (api->current_work_stream == NULL ||
+        api->current_work_stream((DLDeviceType)ffk_device_type(device), device.device_id, &consumer) != 0) {
+      PyErr_Clear();
+      ffk_object_retain((ffk_object *)t);
+      return ffkpy_wrap_steal((ffk_object *)t);
+    }
+    if (ffk_stream_order(device, ffk_stream_get(ffk_device_type(device), device.device_id), consumer) != 0)
+      return ffkpy_raise_from_ffk();
+  }
   DLManagedTensorVersioned *m = ffk_tensor_to_dlpack_versioned(t); /* holds its own reference */
   if (m == NULL) return ffkpy_raise_from_ffk();
   void *out = NULL;
@@ -87,8 +105,17 @@ PyObject *ffkpy_from_any_exchange_steal(ffk_any *v, const struct DLPackExchangeA
   int32_t type_index = v->v_obj->type_index;
   if (type_index == FFK_TYPE_TENSOR) {
     PyObject *r = framework_tensor((ffk_tensor *)v->v_obj, api);
+    if (r != NULL) {
+      ffk_any_release(v);
+      return r;
+    }
+    /* The release may run a producer's deleter written in Python (ctypes): not with our
+       exception set. PyErr_Fetch: Python 3.10 lacks PyErr_GetRaisedException. */
+    PyObject *type, *exc, *tb;
+    PyErr_Fetch(&type, &exc, &tb);
     ffk_any_release(v);
-    return r;
+    PyErr_Restore(type, exc, tb);
+    return NULL;
   }
   PyObject *r = ffkpy_from_any_steal(v);
   if (r != NULL && is_container(type_index) && PyObject_TypeCheck(r, &ffkpy_ObjectType))
