@@ -12,6 +12,10 @@
  * a tensor on a device with streams, ffikit orders the producer's current_work_stream
  * before its current stream with ffk_stream_order (an event, no host sync); a table
  * without current_work_stream is not used for such a tensor (__dlpack__(stream=) is).
+ * Inside a Function call's argument conversion, the first such tensor instead makes the
+ * producer's stream ffikit's current stream for the call (tvm_ffi's rule: a kernel called
+ * with torch tensors runs on torch's current stream), so nothing needs an event; the
+ * call puts the previous stream back when it returns (ffkpy_call_exchange).
  */
 #include "ffikit_py.h"
 
@@ -156,7 +160,18 @@ int ffkpy_tensor_from_exchange_api(PyObject *o, const ffk_dlpack_requirements *r
                      (int)ffk_device_type(device), (int)device.device_id);
       return -1;
     }
-    void *ours = ffk_stream_get(ffk_device_type(device), device.device_id);
+    int32_t type = ffk_device_type(device);
+    ffkpy_call_exchange *call = ffkpy_exchange_current();
+    if (call != NULL && !call->stream_set) {
+      /* The first such argument of a call: the call runs on the producer's stream (tvm_ffi's
+         rule), so nothing needs ordering; ffkpy_exchange_restore_stream undoes it. */
+      if (ffk_stream_set(type, device.device_id, producer, &call->previous_stream) != 0) {
+        ffk_object_release((ffk_object *)t);
+        return ffkpy_raise_from_ffk_int();
+      }
+      call->stream_set = true, call->stream_device_type = type, call->stream_device_id = device.device_id;
+    }
+    void *ours = ffk_stream_get(type, device.device_id);
     if (ffk_stream_order(device, producer, ours) != 0) {
       ffk_object_release((ffk_object *)t);
       return ffkpy_raise_from_ffk_int();

@@ -90,6 +90,8 @@ static FFK_NOINLINE PyObject *call_with_keywords(PyObject *self, PyObject *const
   ffkpy_temps temps;
   ffkpy_temps_init(&temps);
   PyObject *r = NULL;
+  ffkpy_call_exchange exchange;
+  exchange.stream_set = false; /* for `done` when a name fails before the conversion */
   for (Py_ssize_t j = 0; j < nkw; ++j) {
     PyObject *key = PyTuple_GET_ITEM(kwnames, j);
     Py_ssize_t size;
@@ -100,7 +102,6 @@ static FFK_NOINLINE PyObject *call_with_keywords(PyObject *self, PyObject *const
       goto done;
     }
   }
-  ffkpy_call_exchange exchange;
   ffkpy_call_exchange *outer = ffkpy_exchange_begin(&exchange);
   Py_ssize_t converted = 0;
   for (; converted < total; ++converted)
@@ -123,6 +124,7 @@ static FFK_NOINLINE PyObject *call_with_keywords(PyObject *self, PyObject *const
     r = ffkpy_from_any_exchange_steal(&result, ((ffkpy_Function *)self)->exchange_tensors ? exchange.api : NULL);
   }
 done:
+  ffkpy_exchange_restore_stream(&exchange);
   ffkpy_temps_release(&temps);
   if (argv != stack) PyMem_Free(argv);
   if (names != name_stack) PyMem_Free(names);
@@ -162,6 +164,7 @@ PyObject *ffkpy_function_vectorcall(PyObject *self, PyObject *const *args, size_
     r = ffkpy_from_any_exchange_steal(&result, ((ffkpy_Function *)self)->exchange_tensors ? exchange.api : NULL);
   }
 done:
+  ffkpy_exchange_restore_stream(&exchange);
   ffkpy_temps_release(&temps);
   if (argv != stack) PyMem_Free(argv);
   return r;

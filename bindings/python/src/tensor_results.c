@@ -35,9 +35,12 @@ static _Thread_local ffkpy_call_exchange *g_current;
 ffkpy_call_exchange *ffkpy_exchange_begin(ffkpy_call_exchange *call) {
   ffkpy_call_exchange *prev = g_current;
   call->api = NULL;
+  call->stream_set = false;
   g_current = call;
   return prev;
 }
+
+ffkpy_call_exchange *ffkpy_exchange_current(void) { return g_current; }
 
 void ffkpy_exchange_end(ffkpy_call_exchange *prev) { g_current = prev; }
 

@@ -560,6 +560,54 @@ def test_exchange_api_results_are_ordered_before_the_framework_stream():
     assert x.p.deleted == 1
 
 
+def test_a_call_with_framework_tensors_runs_on_the_framework_stream():
+    """tvm_ffi's rule: a Function given a framework's device tensors runs with the
+    framework's current stream as ffikit's (nothing to order), and the stream before comes
+    back after the call."""
+    Framework, Result, log = exchange_round_trip_type([0xABC, 0xABC])
+    seen = []
+
+    def kernel(t):
+        seen.append(ffikit.get_raw_stream(CUDA))
+        return t
+
+    f = ffikit.convert(kernel)
+    x = Framework(np.arange(3, dtype=np.float32), (CUDA_TYPE, 0))
+    assert ffikit.get_raw_stream(CUDA) == 0
+    y = f(x)
+    assert seen == [0xABC] and isinstance(y, Result)
+    assert ffikit.get_raw_stream(CUDA) == 0
+    assert log == ["from_py", ("current_work_stream", CUDA_TYPE, 0), ("current_work_stream", CUDA_TYPE, 0), "to_py"]
+    del y
+    assert x.p.deleted == 1
+
+
+def test_the_framework_stream_is_put_back_when_the_call_fails():
+    Framework, Result, log = exchange_round_trip_type([0x77])
+    seen = []
+
+    def kernel(t):
+        seen.append(ffikit.get_raw_stream(CUDA))
+        raise KeyError("inside")
+
+    f = ffikit.convert(kernel)
+    x = Framework(np.arange(3, dtype=np.float32), (CUDA_TYPE, 0))
+    with ffikit.use_raw_stream(CUDA, 0x55):
+        with pytest.raises(KeyError, match="inside"):
+            f(x)
+        assert seen == [0x77] and ffikit.get_raw_stream(CUDA) == 0x55
+    assert ffikit.get_raw_stream(CUDA) == 0 and x.p.deleted == 1
+
+
+def test_cpu_framework_tensors_leave_the_stream_alone():
+    Framework, Result, log = exchange_round_trip_type([])
+    seen = []
+    f = ffikit.convert(lambda t: seen.append(ffikit.get_raw_stream(CUDA)))
+    with ffikit.use_raw_stream(CUDA, 0x55):
+        f(Framework(np.arange(3, dtype=np.float32), (1, 0)))
+    assert seen == [0x55] and log == ["from_py"]
+
+
 def test_a_failed_call_runs_a_python_deleter_cleanly():
     """A call that fails releases its argument tensors with its exception set aside, so a
     producer's deleter written in Python (ctypes) runs and the call's own error comes out."""
@@ -656,6 +704,25 @@ def test_gpu_torch_sees_what_ffikit_wrote_on_a_side_stream(gpu):
         d.fill_(7.0)  # queued on side, after the sleep
         y = torch.from_dlpack(d)  # torch passes its current stream; ffikit orders side before it
         count = (y == 7).sum()  # on torch's current stream
+    torch.cuda.synchronize()
+    assert int(count) == N
+
+
+def test_gpu_a_function_given_torch_tensors_runs_on_torch_stream(gpu):
+    """Without use_torch_stream: a Function called with torch tensors runs on torch's current
+    stream, so its copy comes after torch's fill and before torch's read, all on `side`."""
+    if not hasattr(torch.Tensor, "__dlpack_c_exchange_api__"):
+        pytest.skip("this torch has no __dlpack_c_exchange_api__")
+    x = torch.zeros(N, device="cuda")
+    y = torch.zeros(N, device="cuda")
+    torch.cuda.synchronize()
+    f = ffikit.convert(lambda dst, src: dst.copy_(src) and None)
+    side = torch.cuda.Stream()
+    with torch.cuda.stream(side):
+        torch.cuda._sleep(SLEEP_CYCLES)
+        x.fill_(7.0)
+        f(y, x)
+        count = (y == 7).sum()
     torch.cuda.synchronize()
     assert int(count) == N
 
