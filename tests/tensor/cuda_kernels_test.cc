@@ -17,8 +17,16 @@
 
 #include "tensor/cuda/kernels.h"
 #include "tests/support/ffk_test.h"
+#include "tests/tensor/kernel_cases.h"
 
 namespace {
+
+using ffk_kernel_cases::Case;
+using ffk_kernel_cases::Describe;
+using ffk_kernel_cases::Extent;
+using ffk_kernel_cases::ForEachElement;
+using ffk_kernel_cases::kSizes;
+using ffk_kernel_cases::RandomStrides;
 
 std::string CudaText(cudaError_t e) {
   return std::string(cudaGetErrorName(e)) + " " + std::to_string(static_cast<int>(e)) + ": " + cudaGetErrorString(e);
@@ -56,51 +64,12 @@ struct DeviceBytes {
   ~DeviceBytes() { EXPECT_EQ(cudaFree(p), cudaSuccess); }
 };
 
-struct Case {
-  std::vector<int64_t> shape;
-  std::vector<int64_t> strides[2];
-  size_t elsize = 4;
-  size_t misalign[2] = {0, 0};
-};
-
-std::string Describe(const Case& c) {
-  std::string s = "shape (";
-  for (int64_t x : c.shape) s += std::to_string(x) + ",";
-  for (int op = 0; op < 2; ++op) {
-    s += op == 0 ? ") dst strides (" : ") src strides (";
-    for (int64_t x : c.strides[op]) s += std::to_string(x) + ",";
-  }
-  return s + ") elsize " + std::to_string(c.elsize) + " misalign " + std::to_string(c.misalign[0]) + "/" +
-         std::to_string(c.misalign[1]);
-}
-
 // Byte offsets of the lowest element and the byte count spanned, per operand.
 void Span(const Case& c, int op, int64_t* lo_bytes, size_t* bytes) {
   int64_t lo = 0, hi = 0;
-  for (size_t d = 0; d < c.shape.size(); ++d) {
-    int64_t far = (c.shape[d] - 1) * c.strides[op][d];
-    (far < 0 ? lo : hi) += far;
-  }
+  Extent(c, op, &lo, &hi);
   *lo_bytes = lo * static_cast<int64_t>(c.elsize);
   *bytes = static_cast<size_t>((hi - lo + 1) * static_cast<int64_t>(c.elsize));
-}
-
-template <class F>
-void ForEachElement(const Case& c, F f) {
-  int64_t n = 1;
-  for (int64_t s : c.shape) n *= s;
-  std::vector<int64_t> idx(c.shape.size(), 0);
-  for (int64_t e = 0; e < n; ++e) {
-    int64_t o[2] = {0, 0};
-    for (size_t d = 0; d < c.shape.size(); ++d) {
-      for (int op = 0; op < 2; ++op) o[op] += idx[d] * c.strides[op][d];
-    }
-    f(o[0], o[1]);
-    for (int d = static_cast<int>(c.shape.size()) - 1; d >= 0; --d) {
-      if (++idx[d] < c.shape[d]) break;
-      idx[d] = 0;
-    }
-  }
 }
 
 constexpr size_t kPad = 64;  // bytes before and after each operand's span, checked untouched
@@ -116,8 +85,8 @@ void Check(const Case& c, cudaStream_t stream, bool fill) {
   DeviceBytes dsrc(src.size()), ddst(want.size());
   ASSERT_EQ(cudaMemcpy(dsrc.p, src.data(), src.size(), cudaMemcpyHostToDevice), cudaSuccess);
   ASSERT_EQ(cudaMemcpy(ddst.p, want.data(), want.size(), cudaMemcpyHostToDevice), cudaSuccess);
-  int64_t origin[2] = {static_cast<int64_t>(kPad + c.misalign[0]) - lo[0],
-                       static_cast<int64_t>(kPad + c.misalign[1]) - lo[1]};
+  int64_t origin[2] = {static_cast<int64_t>(kPad + c.addr[0] % 16) - lo[0],
+                       static_cast<int64_t>(kPad + c.addr[1] % 16) - lo[1]};
   unsigned char value[16];
   for (size_t b = 0; b < 16; ++b) value[b] = static_cast<unsigned char>(0x30 + b);
   int64_t es = static_cast<int64_t>(c.elsize);
@@ -139,30 +108,6 @@ void Check(const Case& c, cudaStream_t stream, bool fill) {
   }
 }
 
-void RandomStrides(std::mt19937_64& rng, Case* c, int op, bool transpose) {
-  auto pick = [&](int64_t lo, int64_t hi) { return std::uniform_int_distribution<int64_t>(lo, hi)(rng); };
-  size_t ndim = c->shape.size();
-  std::vector<size_t> perm(ndim);
-  for (size_t d = 0; d < ndim; ++d) perm[d] = d;
-  if (transpose && ndim >= 2) {
-    while (perm.back() == ndim - 1) std::shuffle(perm.begin(), perm.end(), rng);
-  } else if (pick(0, 2) > 0) {
-    std::shuffle(perm.begin(), perm.end(), rng);
-  }
-  bool gaps = pick(0, 2) == 0;
-  c->strides[op].assign(ndim, 0);
-  int64_t s = 1;
-  for (size_t i = ndim; i-- > 0;) {
-    c->strides[op][perm[i]] = s;
-    s = s * c->shape[perm[i]] + (gaps && pick(0, 3) == 0 ? pick(1, 5) : 0);
-  }
-  if (pick(0, 3) == 0) {
-    for (int64_t& x : c->strides[op]) x = pick(0, 2) == 0 ? -x : x;
-  }
-}
-
-const size_t kSizes[] = {1, 2, 4, 8, 16, 3, 6, 12};
-
 TEST_F(CudaKernels, RandomLayoutsCopyAndFillLikeTheHostReference) {
   std::mt19937_64 rng(25);
   auto pick = [&](int64_t lo, int64_t hi) { return std::uniform_int_distribution<int64_t>(lo, hi)(rng); };
@@ -178,15 +123,15 @@ TEST_F(CudaKernels, RandomLayoutsCopyAndFillLikeTheHostReference) {
     int64_t total = 1;
     for (int64_t n : c.shape) total *= n;
     if (total > 200000) continue;
-    RandomStrides(rng, &c, 0, false);
+    RandomStrides(rng, &c, 0, pick(0, 2) == 0);
     c.strides[1] = c.strides[0];
     if (kind != 2 && pick(0, 5) == 0) {
       for (int64_t& s : c.strides[1]) s = pick(-3, 5);
     } else {
-      RandomStrides(rng, &c, 1, kind == 1 && pick(0, 1) == 0);
+      RandomStrides(rng, &c, 1, pick(0, 2) == 0, kind == 1 && pick(0, 1) == 0);
     }
     c.elsize = kSizes[pick(0, 7)];
-    for (size_t& m : c.misalign) m = pick(0, 2) == 0 ? static_cast<size_t>(pick(1, 15)) : 0;
+    for (uintptr_t& a : c.addr) a += pick(0, 2) == 0 ? static_cast<uintptr_t>(pick(1, 15)) : 0;
     Check(c, stream_, false);
     if (HasFailure()) return;
     for (int64_t& s : c.strides[0]) s = pick(0, 6) == 0 ? 0 : s;  // broadcast dims for the fill
@@ -206,7 +151,7 @@ TEST_F(CudaKernels, TheBenchmarkLayoutsAtTileAndChunkSizes) {
     std::swap(t.strides[0], t.strides[1]);
     Check(t, stream_, false);
     Check(t, stream_, true);  // fill of a transposed view
-    t.misalign[1] = elsize;   // an odd element offset: no vector loads
+    t.addr[1] += elsize;      // an odd element offset: no vector loads
     Check(t, stream_, false);
   }
   Case s;  // f32 x[:, ::2] -> contiguous
@@ -224,7 +169,7 @@ TEST_F(CudaKernels, TheBenchmarkLayoutsAtTileAndChunkSizes) {
   d.strides[0] = d.strides[1] = {1};
   for (size_t elsize : {2, 4, 8, 16}) {
     d.elsize = elsize;
-    d.misalign[0] = elsize;
+    d.addr[0] = 0x100000 + elsize;
     Check(d, stream_, true);
     Check(d, stream_, false);
   }

@@ -16,12 +16,19 @@
 
 #include "tensor/cuda/layout.h"
 #include "tests/support/ffk_test.h"
+#include "tests/tensor/kernel_cases.h"
 
 namespace {
 
 using ffk_kernels::Kind;
 using ffk_kernels::Layout;
 using ffk_kernels::Plan;
+using ffk_kernel_cases::Case;
+using ffk_kernel_cases::Describe;
+using ffk_kernel_cases::Extent;
+using ffk_kernel_cases::ForEachElement;
+using ffk_kernel_cases::kSizes;
+using ffk_kernel_cases::RandomStrides;
 
 class CudaLayout : public ffk::test::Test {};
 
@@ -56,52 +63,6 @@ struct Arena {
     at = &buf[k + (first / word) % 16];
   }
 };
-
-struct Case {
-  std::vector<int64_t> shape;
-  std::vector<int64_t> strides[2];
-  size_t elsize = 4;
-  uintptr_t addr[2] = {0x100000, 0x200000};
-};
-
-std::string Describe(const Case& c) {
-  std::string s = "shape (";
-  for (int64_t x : c.shape) s += std::to_string(x) + ",";
-  for (int op = 0; op < 2; ++op) {
-    s += op == 0 ? ") dst strides (" : ") src strides (";
-    for (int64_t x : c.strides[op]) s += std::to_string(x) + ",";
-  }
-  return s + ") elsize " + std::to_string(c.elsize) + " misalign " + std::to_string(c.addr[0] % 16) + "/" +
-         std::to_string(c.addr[1] % 16);
-}
-
-// The lowest and highest element offsets of operand op.
-void Extent(const Case& c, int op, int64_t* lo, int64_t* hi) {
-  *lo = *hi = 0;
-  for (size_t d = 0; d < c.shape.size(); ++d) {
-    int64_t far = (c.shape[d] - 1) * c.strides[op][d];
-    (far < 0 ? *lo : *hi) += far;
-  }
-}
-
-// Calls f(dst element offset, src element offset) for every element, row-major.
-template <class F>
-void ForEachElement(const Case& c, F f) {
-  int64_t n = 1;
-  for (int64_t s : c.shape) n *= s;
-  std::vector<int64_t> idx(c.shape.size(), 0);
-  for (int64_t e = 0; e < n; ++e) {
-    int64_t o[2] = {0, 0};
-    for (size_t d = 0; d < c.shape.size(); ++d) {
-      for (int op = 0; op < 2; ++op) o[op] += idx[d] * c.strides[op][d];
-    }
-    f(o[0], o[1]);
-    for (int d = static_cast<int>(c.shape.size()) - 1; d >= 0; --d) {
-      if (++idx[d] < c.shape[d]) break;
-      idx[d] = 0;
-    }
-  }
-}
 
 Plan MakePlan(const Case& c, int ops) {
   Plan p;
@@ -220,32 +181,6 @@ Plan CheckCopy(const Case& c) {
   }
   return p;
 }
-
-// A random non-overlapping layout for operand op: row-major over a permutation of the
-// dimensions, optionally with gaps, with some dimensions reversed.
-// With `transpose` (and ndim >= 2) the last dimension is never the innermost one.
-void RandomStrides(std::mt19937_64& rng, Case* c, int op, bool gaps, bool transpose = false) {
-  auto pick = [&](int64_t lo, int64_t hi) { return std::uniform_int_distribution<int64_t>(lo, hi)(rng); };
-  size_t ndim = c->shape.size();
-  std::vector<size_t> perm(ndim);
-  for (size_t d = 0; d < ndim; ++d) perm[d] = d;
-  if (transpose && ndim >= 2) {
-    while (perm.back() == ndim - 1) std::shuffle(perm.begin(), perm.end(), rng);
-  } else if (pick(0, 2) > 0) {
-    std::shuffle(perm.begin(), perm.end(), rng);
-  }
-  c->strides[op].assign(ndim, 0);
-  int64_t s = gaps && pick(0, 1) == 1 ? pick(1, 3) : 1;
-  for (size_t i = ndim; i-- > 0;) {
-    c->strides[op][perm[i]] = s;
-    s = s * c->shape[perm[i]] + (gaps && pick(0, 3) == 0 ? pick(1, 5) : 0);
-  }
-  if (pick(0, 3) == 0) {
-    for (int64_t& x : c->strides[op]) x = pick(0, 2) == 0 ? -x : x;
-  }
-}
-
-const size_t kSizes[] = {1, 2, 4, 8, 16, 3, 6, 12};
 
 TEST_F(CudaLayout, PlannedCopiesOfRandomLayoutsWriteEveryDstWordOnceFromItsSrcWord) {
   std::mt19937_64 rng(20261126);

@@ -21,6 +21,7 @@ What one thread sets is never seen by another: each thread starts with the defau
 """
 from __future__ import annotations
 
+import importlib
 import threading
 from ctypes import c_void_p
 from typing import Any
@@ -29,6 +30,12 @@ from . import _core
 from ._core import Device
 
 __all__ = ["StreamContext", "TorchStreamContext", "use_raw_stream", "use_torch_stream", "get_raw_stream"]
+
+
+def _torch() -> Any:
+    """torch, imported at first use (``import ffikit`` never loads it). Through importlib, so
+    that type checkers of programs using ffikit need no torch stubs."""
+    return importlib.import_module("torch")
 
 
 def _as_device(device: Any) -> Device:
@@ -103,7 +110,7 @@ class TorchStreamContext:
         self._saved = threading.local()
 
     def __enter__(self) -> TorchStreamContext:
-        import torch
+        torch = _torch()
 
         if self.torch_context is not None:
             self.torch_context.__enter__()
@@ -149,7 +156,7 @@ def use_torch_stream(context: Any = None) -> TorchStreamContext:
     is captured in ``g``. Raises ImportError when torch is not installed.
     """
     try:
-        import torch  # noqa: F401 - only to fail early and clearly
+        _torch()  # only to fail early and clearly
     except ImportError as exc:
         raise ImportError("use_torch_stream needs torch, which cannot be imported "
                           "(use use_raw_stream with a raw stream handle instead)") from exc
