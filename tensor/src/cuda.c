@@ -75,7 +75,7 @@ static int fail_detail(const char *prefix, cudaError_t e, const char *call, cons
       break;
     case cudaErrorStreamCaptureImplicit:
       snprintf(why, sizeof why, "the legacy default stream cannot be used while another stream of the device captures "
-                                "a CUDA graph (set a stream with ffk_stream_set)");
+                                "a CUDA graph (make another stream current for this device first)");
       break;
     case cudaErrorStreamCaptureUnsupported:
     case cudaErrorStreamCaptureInvalidated:
