@@ -313,9 +313,6 @@ int ffk_cuda__zero(DLDevice device, void *data, size_t nbytes) {
   return e == cudaSuccess ? 0 : fail(prefix, e, "cudaMemsetAsync");
 }
 
-/* True for the two names of the legacy default stream: NULL and cudaStreamLegacy. */
-static bool is_legacy(void *stream) { return stream == NULL || (cudaStream_t)stream == cudaStreamLegacy; }
-
 /*
  * An event recorded on `producer` that `consumer` waits for, created and destroyed here:
  * destroying it right after the wait is safe (CUDA releases it once the recorded work is
@@ -323,7 +320,6 @@ static bool is_legacy(void *stream) { return stream == NULL || (cudaStream_t)str
  * (where the wait joins the consumer to the capture, as CUDA's fork/join does).
  */
 int ffk_cuda__stream_order(DLDevice device, void *producer, void *consumer) {
-  if (is_legacy(producer) && is_legacy(consumer)) return 0; /* one stream under two names */
   char dev[FFK_DEVICE_STR_MAX], prefix[128];
   ffk_device_format(device, dev, sizeof dev);
   snprintf(prefix, sizeof prefix, "cannot order streams on device `%s`", dev);

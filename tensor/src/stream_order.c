@@ -8,8 +8,13 @@
 #include <ffikit/dlpack.h>
 #include <ffikit/stream.h>
 
+/* NULL and 1 (cudaStreamLegacy) both name the legacy default stream. */
+static bool same_stream(void *a, void *b) {
+  return a == b || ((a == NULL || a == (void *)1) && (b == NULL || b == (void *)1));
+}
+
 int ffk_stream_order(DLDevice device, void *producer, void *consumer) {
-  if (producer == consumer || !ffk_device_has_streams(device)) return 0;
+  if (same_stream(producer, consumer) || !ffk_device_has_streams(device)) return 0;
 #ifdef FFK_HAS_CUDA
   return ffk_cuda__stream_order(device, producer, consumer);
 #else
@@ -38,8 +43,6 @@ int ffk_tensor_dlpack_export_stream(const ffk_tensor *t, bool has_stream, int64_
   }
   void *consumer = (void *)(uintptr_t)(has_stream ? stream : 1); /* None: the legacy default stream */
   void *producer = ffk_stream_get(ffk_device_type(device), device.device_id);
-  /* NULL and cudaStreamLegacy (1) are the same stream; no event is needed between them. */
-  if ((producer == NULL || producer == (void *)1) && consumer == (void *)1) return 0;
   return ffk_stream_order(device, producer, consumer);
 }
 

@@ -160,7 +160,7 @@ int ffk_cuda__fill(ffk_tensor *t, const void *elem, size_t size);
 /* Copies `src` into `dst`, any strides, both on one CUDA device with the same shape and dtype. 0 or -1. */
 int ffk_cuda__copy(ffk_tensor *dst, const ffk_tensor *src);
 
-/* ffk_stream_order on a CUDA device (producer != consumer): event record + wait. 0 or -1. */
+/* ffk_stream_order on a CUDA device (two different streams): event record + wait. 0 or -1. */
 int ffk_cuda__stream_order(DLDevice device, void *producer, void *consumer);
 #endif
 

@@ -642,6 +642,11 @@ TEST_F(DLPack, StreamOrderWithNothingToOrderSucceeds) {
   EXPECT_EQ(ffk_stream_order(DLDevice{kDLCUDAHost, 0}, kFakeStream, nullptr), 0) << FetchError();
   EXPECT_EQ(ffk_stream_order(DLDevice{kDLCUDA, 0}, kFakeStream, kFakeStream), 0) << FetchError();
   EXPECT_EQ(ffk_stream_order(DLDevice{kDLCUDA, 3}, nullptr, nullptr), 0) << FetchError();
+  // NULL and 1 (cudaStreamLegacy) are two names of the legacy default stream: no event,
+  // so no runtime call either (without a driver one would fail).
+  void *legacy = reinterpret_cast<void *>(uintptr_t{1});
+  EXPECT_EQ(ffk_stream_order(DLDevice{kDLCUDA, 0}, nullptr, legacy), 0) << FetchError();
+  EXPECT_EQ(ffk_stream_order(DLDevice{kDLCUDA, 0}, legacy, nullptr), 0) << FetchError();
   EXPECT_TRUE(ffk_device_has_streams(DLDevice{kDLCUDA, 0}));
   EXPECT_TRUE(ffk_device_has_streams(DLDevice{kDLCUDAManaged, 0}));
   EXPECT_FALSE(ffk_device_has_streams(kCpu));

@@ -81,7 +81,8 @@ static inline bool ffk_device_has_streams(DLDevice d) {
  * producer that consumer waits for (cudaEventRecord + cudaStreamWaitEvent), without
  * synchronising the host; legal inside a CUDA graph capture. Streams are handles as in
  * ffikit/stream.h (NULL the legacy default stream, 1 cudaStreamLegacy, 2
- * cudaStreamPerThread). Nothing to do (returns 0) when producer == consumer or the device
+ * cudaStreamPerThread). Nothing to do (returns 0) when producer and consumer are the same
+ * stream (NULL and 1 are two names of the legacy default stream) or the device
  * has no streams (ffk_device_has_streams). 0, or -1 with a RuntimeError naming the device
  * and the CUDA error (also "ffikit was built without CUDA" in a build without it).
  */
