@@ -200,6 +200,7 @@ PyObject *ffkpy_function_vectorcall(PyObject *self, PyObject *const *args, size_
     rc = ffk_function_call(f, argv, (int32_t)n, &result);
   }
   if (rc != 0) return ffkpy_raise_from_ffk();
+  if (result.type_index == FFK_TYPE_NONE) Py_RETURN_NONE; /* the usual result, owning nothing */
   return ffkpy_from_any_steal(&result);
 }
 
