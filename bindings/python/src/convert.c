@@ -630,7 +630,7 @@ PyObject *ffkpy_from_any_steal(ffk_any *v) {
     *v = ffk_any_none();
     return r;
   }
-  if (ffk_any_is_object(v) && v->v_obj != NULL && v->v_obj->type_index != FFK_TYPE_STRING &&
+  if (v->v_obj != NULL && v->v_obj->type_index != FFK_TYPE_STRING &&
       v->v_obj->type_index != FFK_TYPE_BYTES && v->v_obj->type_index != FFK_TYPE_SHAPE &&
       v->v_obj->type_index != FFK_TYPE_ERROR && ffkpy_opaque_object(v->v_obj) == NULL) {
     r = ffkpy_wrap_steal(v->v_obj); /* hand the reference over: no count traffic */
