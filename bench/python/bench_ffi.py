@@ -5,7 +5,8 @@ Every case is named ``<case>/<impl>``: ``ffikit`` beside ``tvm_ffi`` (apache-tvm
 PyPI) and a builtin baseline (a Python function, ctypes, tuple/list/dict, numpy). The cases
 are the "Performance" sections of issues 12 (calls, callbacks, strings, errors), 14
 (containers) and 15 (tensors), and issue 22's keyword calls of a typed Function (``kw3``,
-beside a Python function; ``typed3`` is the same Function called positionally).
+beside a Python function; ``typed3`` is the same Function called positionally), and issue 27's
+``nop0``/``nop3`` beside nanobind (a module built from ``nb_peer.cpp`` on first use).
 Times are per statement (per element for iteration and appends), in the thread's CPU time. ``report.py`` turns the JSON output into the table of
 medians and ratios.
 
@@ -90,6 +91,43 @@ def typed_nop_module():
 
 def py_nop3(a, b, c):
     pass
+
+
+NB_PEER = os.path.join(os.path.dirname(os.path.abspath(__file__)), "nb_peer.cpp")
+
+
+def nanobind_peer():
+    """nb_peer.cpp as a Python module: nanobind's ``nop_args(*args)``, ``nop0()`` and
+    ``nop3(int, int, int)``. Built with g++ on first use against the nanobind wheel's own
+    sources (nb_combined.cpp, as nanobind's CMake build compiles them), cached in the temp dir
+    by a hash of the source, nanobind's version and the interpreter, like c_nop_library."""
+    import importlib.util
+    import sysconfig
+
+    import nanobind
+
+    with open(NB_PEER) as f:
+        source = f.read()
+    ext = sysconfig.get_config_var("EXT_SUFFIX")
+    key = f"{source}{nanobind.__version__}{sys.version}{ext}"
+    digest = hashlib.sha256(key.encode()).hexdigest()[:16]
+    name = "ffikit_bench_nb_peer"
+    path = os.path.join(tempfile.gettempdir(), f"ffikit_bench_nb_peer_{digest}", name + ext)
+    if not os.path.exists(path):
+        os.makedirs(os.path.dirname(path), exist_ok=True)
+        nb_dir = os.path.dirname(nanobind.include_dir())
+        includes = [nanobind.include_dir(), os.path.join(nb_dir, "ext", "robin_map", "include"),
+                    sysconfig.get_paths()["include"]]
+        with tempfile.TemporaryDirectory() as tmp:
+            out = os.path.join(tmp, name + ext)
+            subprocess.run(["g++", "-O2", "-std=c++17", "-fPIC", "-shared", "-fvisibility=hidden", "-DNDEBUG",
+                            *(f"-I{d}" for d in includes), os.path.join(nanobind.source_dir(), "nb_combined.cpp"),
+                            NB_PEER, "-o", out], check=True)
+            os.replace(out, path)  # atomic: concurrent workers never see half a file
+    spec = importlib.util.spec_from_file_location(name, path)
+    module = importlib.util.module_from_spec(spec)
+    spec.loader.exec_module(module)
+    return module
 
 
 class Suite:
@@ -188,6 +226,27 @@ def calls(s: Suite) -> None:
         s.add("raise[callback]", impl, CATCH.format("apply(bad, 1, 2)"), ns, dup=1)
     s.add("nop3", "ctypes", "nop(1, 2, 3)", {"nop": untyped})
     s.add("nop3", "ctypes_argtypes", "nop(1, 2, 3)", {"nop": typed})
+    # Issue 27: nop() and nop(1, 2, 3) beside nanobind (``nop(*args)`` taking nb::args, the target's
+    # peer, and fixed-arity functions, informational), tvm_ffi and a Python function. nanobind
+    # holds the GIL through its call; ffikit releases it unless release_gil is off:
+    # ``ffikit_gil_held`` is the same Function with release_gil = False (informational).
+    try:
+        nb = nanobind_peer()
+    except Exception as e:  # noqa: BLE001 (no nanobind, no g++: skip its rows)
+        nb, nb_reason = None, f"{type(e).__name__}: {e}"
+    held = ffikit.get_global_func("testing.nop")  # its own wrapper, so its switch is its own
+    held.release_gil = False
+    nop0_sides = {"ffikit": sides["ffikit"][0], "ffikit_gil_held": held, "tvm_ffi": sides["tvm_ffi"][0],
+                  "python": py_nop}
+    for impl, nop in nop0_sides.items():
+        s.add("nop0", impl, "nop()", {"nop": nop})
+    s.add("nop3", "ffikit_gil_held", "nop(1, 2, 3)", {"nop": held})
+    for impl, attr0, attr3 in (("nanobind_args", "nop_args", "nop_args"), ("nanobind_fixed", "nop0", "nop3")):
+        for case, stmt, attr in (("nop0", "nop()", attr0), ("nop3", "nop(1, 2, 3)", attr3)):
+            if nb is None:
+                s.skip(f"{case}/{impl}", nb_reason)
+            else:
+                s.add(case, impl, stmt, {"nop": getattr(nb, attr)})
     # Typed calls, positional and by keyword (C binds the names; tvm_ffi has no keywords).
     try:
         typed_nop = typed_nop_module().get_function("nop3")

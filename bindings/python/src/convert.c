@@ -18,6 +18,10 @@
  */
 #include "ffikit_py.h"
 
+#if PY_VERSION_HEX < 0x030B0000
+#include <longintrepr.h> /* PyLongObject's digits (Python.h includes it from 3.11) */
+#endif
+
 enum kind {
   K_UNKNOWN = 0,
   K_NONE,
@@ -175,7 +179,26 @@ static int overflow(PyObject *o) {
   return -1;
 }
 
+/* An exact int of one digit or none (nearly every int a call passes) read in place; 0 for
+ * any other int, which PyLong_AsLongLongAndOverflow reads. */
+static inline int compact_int(PyObject *o, long long *out) {
+#if PY_VERSION_HEX >= 0x030C0000
+  if (!PyUnstable_Long_IsCompact((PyLongObject *)o)) return 0;
+  *out = (long long)PyUnstable_Long_CompactValue((PyLongObject *)o);
+#else
+  Py_ssize_t size = Py_SIZE(o);
+  if (size < -1 || size > 1) return 0;
+  *out = (long long)size * (long long)((PyLongObject *)o)->ob_digit[0];
+#endif
+  return 1;
+}
+
 static int int_to_any(PyObject *o, ffk_any *out) {
+  long long small;
+  if (PyLong_CheckExact(o) && compact_int(o, &small)) {
+    *out = ffk_any_int(small);
+    return 0;
+  }
   int of;
   long long x = PyLong_AsLongLongAndOverflow(o, &of);
   if (of != 0) return overflow(o);
@@ -339,6 +362,41 @@ static int exception_to_any(PyObject *o, ffk_any *out, ffkpy_temps *temps) {
   ffk_object_retain(h);
   Py_DECREF(err);
   return new_object_to_any(h, out, temps);
+}
+
+/* One argument on the call's fast path: 1 with *out set when `o` is a value that converts
+ * without allocating, owning or telling the call's exchange state anything (None, an exact
+ * bool, an exact int that fits in one digit, an exact float, or a constructed wrapper with
+ * no exchange table, lent); 0 otherwise, *out untouched, for ffkpy_to_any to decide. The
+ * values it takes convert exactly as ffkpy_to_any converts them in argument mode. */
+static inline int to_any_plain(PyObject *o, ffk_any *out) {
+  PyTypeObject *tp = Py_TYPE(o);
+  long long small;
+  if (tp == &PyLong_Type) {
+    if (!compact_int(o, &small)) return 0;
+    *out = ffk_any_int(small);
+  } else if (tp == &PyFloat_Type) {
+    *out = ffk_any_float(PyFloat_AS_DOUBLE(o));
+  } else if (o == Py_None) {
+    *out = ffk_any_none();
+  } else if (tp == &PyBool_Type) {
+    *out = ffk_any_bool(o == Py_True);
+  } else if (tp == &ffkpy_FunctionType || tp == &ffkpy_ObjectType || PyType_IsSubtype(tp, &ffkpy_ObjectType)) {
+    const ffkpy_Object *w = (const ffkpy_Object *)o;
+    if (w->obj == NULL || w->dlpack_api != NULL) return 0; /* an error, or a table to lend the call */
+    *out = ffk_any_none();
+    out->type_index = w->obj->type_index;
+    out->v_obj = w->obj;
+  } else {
+    return 0;
+  }
+  return 1;
+}
+
+Py_ssize_t ffkpy_args_to_any_plain(PyObject *const *args, Py_ssize_t n, ffk_any *out) {
+  Py_ssize_t i = 0;
+  while (i < n && to_any_plain(args[i], &out[i])) ++i;
+  return i;
 }
 
 int ffkpy_to_any(PyObject *o, ffk_any *out, ffkpy_temps *temps) {
@@ -567,7 +625,12 @@ PyObject *ffkpy_from_any(const ffk_any *v) {
 
 PyObject *ffkpy_from_any_steal(ffk_any *v) {
   PyObject *r;
-  if (ffk_any_is_object(v) && v->v_obj != NULL && v->v_obj->type_index != FFK_TYPE_STRING &&
+  if (!ffk_any_is_object(v)) { /* owns nothing: no release to call */
+    r = ffkpy_from_any(v);
+    *v = ffk_any_none();
+    return r;
+  }
+  if (v->v_obj != NULL && v->v_obj->type_index != FFK_TYPE_STRING &&
       v->v_obj->type_index != FFK_TYPE_BYTES && v->v_obj->type_index != FFK_TYPE_SHAPE &&
       v->v_obj->type_index != FFK_TYPE_ERROR && ffkpy_opaque_object(v->v_obj) == NULL) {
     r = ffkpy_wrap_steal(v->v_obj); /* hand the reference over: no count traffic */

@@ -133,6 +133,12 @@ void ffkpy_temps_release(ffkpy_temps *t);
 /* Python -> Any (see the top of this file). 0, or -1 with a Python exception (*out None). */
 int ffkpy_to_any(PyObject *o, ffk_any *out, ffkpy_temps *temps);
 
+/* The call's fast path: converts args[0..n) while each is a plain value (None, exact bool,
+ * one-digit int, float, a constructed wrapper lent without an exchange table) and returns
+ * how many it converted; the rest is ffkpy_to_any's. The values it converts own nothing
+ * (no temps, no release), so a caller may drop them or convert them again. Cannot fail. */
+Py_ssize_t ffkpy_args_to_any_plain(PyObject *const *args, Py_ssize_t n, ffk_any *out);
+
 /* Any (borrowed) -> Python (new reference), or NULL with a Python exception. */
 PyObject *ffkpy_from_any(const ffk_any *v);
 

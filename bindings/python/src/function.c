@@ -2,7 +2,9 @@
  * function.c - ffikit.Function: calling C from Python (vectorcall) and Python from C.
  *
  * Python -> C: arguments are converted into a stack array in argument mode (no
- * allocation for up to 8 small values), the GIL is released around ffk_function_call
+ * allocation for up to 8 small values; plain values, the common case, on a fast path that
+ * skips the temps and the tensor exchange state, which only made objects and framework
+ * tensors need), the GIL is released around ffk_function_call
  * (ffk_function_call_kw when there are keywords: C binds them to the signature's
  * parameter names) unless the Function's release_gil is off, and the result is handed
  * to Python without reference-count traffic; given a framework's tensors (torch), its tensor results go
@@ -131,9 +133,12 @@ done:
   return r;
 }
 
-PyObject *ffkpy_function_vectorcall(PyObject *self, PyObject *const *args, size_t nargsf, PyObject *kwnames) {
-  if (kwnames != NULL && PyTuple_GET_SIZE(kwnames) > 0) return call_with_keywords(self, args, nargsf, kwnames);
-  Py_ssize_t n = PyVectorcall_NARGS(nargsf);
+/*
+ * Any positional call: converts with ffkpy_to_any inside the call's exchange state (a
+ * framework tensor argument sets the table its tensor results go back through, and the
+ * stream the call runs on), keeping what it makes in the temps until the call returns.
+ */
+static FFK_NOINLINE PyObject *call_converting(PyObject *self, PyObject *const *args, Py_ssize_t n) {
   if (n > INT32_MAX) return PyErr_Format(PyExc_ValueError, "too many arguments: %zd", n);
   ffk_any stack[8];
   ffk_any *argv = n <= 8 ? stack : PyMem_Malloc(sizeof(ffk_any) * (size_t)n);
@@ -168,6 +173,35 @@ done:
   ffkpy_temps_release(&temps);
   if (argv != stack) PyMem_Free(argv);
   return r;
+}
+
+/*
+ * f(...): the fast path first. When every argument is a plain value
+ * (ffkpy_args_to_any_plain: None, bool, small int, float, a wrapper without an exchange
+ * table), nothing is made for the call, so there are no temps to release, and no tensor
+ * can set a result table or a stream: the exchange state is not touched at all and the
+ * result converts as ffkpy_from_any_steal does (what the exchange path does with no
+ * table). Any other argument sends the whole call to call_converting, which converts all
+ * of them again (the plain ones own nothing, so dropping them costs nothing).
+ */
+PyObject *ffkpy_function_vectorcall(PyObject *self, PyObject *const *args, size_t nargsf, PyObject *kwnames) {
+  if (kwnames != NULL && PyTuple_GET_SIZE(kwnames) > 0) return call_with_keywords(self, args, nargsf, kwnames);
+  Py_ssize_t n = PyVectorcall_NARGS(nargsf);
+  ffk_any argv[8];
+  if (n > 8 || ffkpy_args_to_any_plain(args, n, argv) != n) return call_converting(self, args, n);
+  ffk_function *f = (ffk_function *)((ffkpy_Object *)self)->obj;
+  ffk_any result;
+  int rc;
+  if (((ffkpy_Function *)self)->release_gil) {
+    PyThreadState *ts = PyEval_SaveThread();
+    rc = ffk_function_call(f, argv, (int32_t)n, &result);
+    PyEval_RestoreThread(ts);
+  } else {
+    rc = ffk_function_call(f, argv, (int32_t)n, &result);
+  }
+  if (rc != 0) return ffkpy_raise_from_ffk();
+  if (result.type_index == FFK_TYPE_NONE) Py_RETURN_NONE; /* the usual result, owning nothing */
+  return ffkpy_from_any_steal(&result);
 }
 
 /* Sets a char switch from a Python truth value (a getset setter's body): 0, or -1 with a
