@@ -147,6 +147,27 @@ ffk_list *ffk_list_from_items(const ffk_any *items, int64_t n) {
   return l;
 }
 
+ffk_list *ffk_list_from_items_steal(ffk_any *items, int64_t n) {
+  if (n < 0 || (items == NULL && n > 0)) {
+    ffk_error_set(FFK_ERR_VALUE, "cannot make a List from %lld items at %p", (long long)n, (void *)items);
+    return NULL;
+  }
+  ffk_list *l = ffk_list_with_capacity(n);
+  if (l == NULL) {
+    for (int64_t i = 0; i < n; ++i) {
+      if (ffk_array__is_view(&items[i])) items[i] = ffk_any_none(); /* nothing to release */
+      ffk_any_release(&items[i]);
+    }
+    return NULL;
+  }
+  int64_t moved;
+  int rc = ffk_array__steal_into(l->data, items, n, &moved, "ffk_list_from_items_steal");
+  l->size = moved; /* not shared yet: no lock needed; on failure the List releases what moved */
+  if (rc == 0) return l;
+  ffk_object_release(&l->header);
+  return NULL;
+}
+
 ffk_list *ffk_list_from_array(const ffk_array *a) {
   if (a == NULL) {
     ffk_error_set(FFK_ERR_VALUE, "ffk_list_from_array: the array is NULL");
@@ -208,6 +229,22 @@ int ffk_list_index(ffk_list *l, const ffk_any *value, int64_t *out) {
 bool ffk_list_contains(ffk_list *l, const ffk_any *value) {
   if (l == NULL) return false;
   return ffk_list_index(l, value, NULL) == 1;
+}
+
+int ffk_list_find(ffk_list *l, const ffk_any *value, int64_t start, int64_t stop, int64_t *out) {
+  if (l == NULL) return null_handle("ffk_list_find");
+  if (value == NULL) return ffk_error_set(FFK_ERR_VALUE, "ffk_list_find: the value is NULL");
+  int64_t begin = start, end = stop;
+  ffk_lock__acquire(&l->lock);
+  ffk_array__clamp_bounds(l->size, &begin, &end);
+  int rc = ffk_array__find_leaf(l->data, begin, end, value, out); /* compares only: no foreign code */
+  ffk_lock__release(&l->lock);
+  if (rc != -2) return rc;
+  ffk_array *snapshot = ffk_list_to_array(l);
+  if (snapshot == NULL) return -1;
+  rc = ffk_array_find(snapshot, value, start, stop, out);
+  ffk_object_release(&snapshot->header);
+  return rc;
 }
 
 ffk_array *ffk_list_slice(ffk_list *l, int64_t start, int64_t stop, int64_t step) {

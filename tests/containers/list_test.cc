@@ -466,6 +466,69 @@ TEST_F(List, IndexAndContainsUseKeySemantics) {
   ffk_object_release(Obj(l));
 }
 
+// ffk_list_find: ffk_array_find on the List as it is (leaf values scanned under the lock,
+// containers walked on a snapshot), with Python's bounds.
+TEST_F(List, FindComparesStructurallyWithPythonBounds) {
+  ffk_array* inner = IntArray({1, 2});
+  ffk_any big;
+  ASSERT_EQ(ffk_any_cstr("a string long enough to be an object", &big), 0);
+  ffk_any items[5] = {ffk_any_int(1), ffk_any_bool(true), big, ffk_any_object(Obj(inner)), ffk_any_int(1)};
+  ffk_list* l = ffk_list_from_items(items, 5);
+  ffk_any_release(&items[3]);  // ffk_any_object's reference: the List holds its own
+  ASSERT_NE(l, nullptr);
+  int64_t at = -1;
+  ffk_any one = ffk_any_int(1), t = ffk_any_bool(true), view = ffk_any_raw_str("a string long enough to be an object");
+  EXPECT_EQ(ffk_list_find(l, &one, 0, INT64_MAX, &at), 1);
+  EXPECT_EQ(at, 0);
+  EXPECT_EQ(ffk_list_find(l, &t, 0, INT64_MAX, &at), 1);
+  EXPECT_EQ(at, 1) << "True is not 1";
+  EXPECT_EQ(ffk_list_find(l, &view, 0, INT64_MAX, &at), 1);
+  EXPECT_EQ(at, 2);
+  ffk_array* equal_inner = IntArray({1, 2});
+  OwnedAny needle(ffk_any_object_steal(Obj(equal_inner)));
+  EXPECT_EQ(ffk_list_find(l, &needle.v, 0, INT64_MAX, &at), 1);
+  EXPECT_EQ(at, 3) << "a container is found structurally";
+  EXPECT_EQ(ffk_list_find(l, &needle.v, 4, INT64_MAX, &at), 0) << "the walk honours the bounds";
+  EXPECT_EQ(ffk_list_find(l, &one, -2, INT64_MAX, &at), 1);
+  EXPECT_EQ(at, 4);
+  EXPECT_EQ(ffk_list_find(l, &one, 1, 4, &at), 0);
+  EXPECT_EQ(ffk_list_find(l, &one, 0, INT64_MAX, nullptr), 1);
+  EXPECT_EQ(ffk_list_find(nullptr, &one, 0, INT64_MAX, &at), -1);
+  EXPECT_TRUE(PendingError("ValueError"));
+  EXPECT_EQ(ffk_list_find(l, nullptr, 0, INT64_MAX, &at), -1);
+  EXPECT_TRUE(PendingError("ValueError", {"value"}));
+  ffk_any_release(&big);
+  ffk_object_release(Obj(inner));
+  ffk_object_release(Obj(l));
+}
+
+// ffk_list_from_items_steal moves owned values in (no retain, sources reset to None) and
+// refuses a view by position, releasing everything it was given.
+TEST_F(List, FromItemsStealMovesValuesAndRefusesViews) {
+  ffk_string* s = ffk_string_new("a string long enough to be an object", 36);
+  ffk_any items[3] = {ffk_any_int(7), ffk_any_object(&s->header), ffk_any_float(2.5)};
+  EXPECT_EQ(ffk_object_use_count(&s->header), 2u);
+  ffk_list* l = ffk_list_from_items_steal(items, 3);
+  ASSERT_NE(l, nullptr) << FetchError();
+  EXPECT_EQ(ffk_object_use_count(&s->header), 2u) << "moved, not retained";
+  for (const ffk_any& x : items) EXPECT_EQ(x.type_index, FFK_TYPE_NONE) << "sources reset to None";
+  EXPECT_EQ(ffk_list_size(l), 3);
+  ffk_object_release(Obj(l));
+  EXPECT_EQ(ffk_object_use_count(&s->header), 1u);
+  ffk_any bad[3] = {ffk_any_object(&s->header), ffk_any_raw_str("a view"), ffk_any_object(&s->header)};
+  EXPECT_EQ(ffk_list_from_items_steal(bad, 3), nullptr);
+  EXPECT_TRUE(PendingError("TypeError", {"item 1", "view"}));
+  EXPECT_EQ(ffk_object_use_count(&s->header), 1u) << "both stolen references released on failure";
+  for (const ffk_any& x : bad) EXPECT_EQ(x.type_index, FFK_TYPE_NONE);
+  ffk_list* empty = ffk_list_from_items_steal(nullptr, 0);
+  ASSERT_NE(empty, nullptr);
+  EXPECT_EQ(ffk_list_size(empty), 0);
+  ffk_object_release(Obj(empty));
+  EXPECT_EQ(ffk_list_from_items_steal(nullptr, 2), nullptr);
+  EXPECT_TRUE(PendingError("ValueError", {"2 items"}));
+  ffk_object_release(&s->header);
+}
+
 TEST_F(List, SliceFollowsPythonRules) {
   ffk_list* l = Ints({0, 1, 2, 3, 4, 5, 6, 7, 8, 9});
   struct {
@@ -1082,6 +1145,10 @@ TEST_F(List, OperationsFailCleanlyAtEveryAllocation) {
        }},
       {"clear", [&](ffk_list* l) { return ffk_list_clear(l); }},
       {"reverse", [&](ffk_list* l) { return ffk_list_reverse(l); }},
+      {"find a container (a snapshot)", [&](ffk_list* l) {
+         OwnedAny needle(ffk_any_object(Obj(arr)));
+         return ffk_list_find(l, &needle.v, 0, INT64_MAX, nullptr) < 0 ? -1 : 0;
+       }},
   };
   for (int size : {0, 1, 4, 8, 16, 100}) {
     for (const auto& op : ops) {
@@ -1125,6 +1192,15 @@ TEST_F(List, OperationsFailCleanlyAtEveryAllocation) {
       {"with_capacity", [] { return Obj(ffk_list_with_capacity(1000)); }},
       {"from_items", [&] { return Obj(ffk_list_from_items(items, 3)); }},
       {"from_array", [&] { return Obj(ffk_list_from_array(arr)); }},
+      {"from_items_steal", [&] {
+         ffk_any owned[3];
+         for (int i = 0; i < 3; ++i)
+           if (ffk_any_to_owned(&items[i], &owned[i]) != 0) {
+             while (i-- > 0) ffk_any_release(&owned[i]);
+             return static_cast<ffk_object*>(nullptr);
+           }
+         return Obj(ffk_list_from_items_steal(owned, 3));
+       }},
       {"from_array tuple", [&] { return Obj(ffk_list_from_array(tup)); }},
       {"to_array", [&] { return Obj(ffk_list_to_array(other)); }},
       {"slice", [&] { return Obj(ffk_list_slice(other, INT64_MAX, INT64_MIN, -1)); }},

@@ -46,6 +46,15 @@ FFK_API ffk_list *ffk_list_with_capacity(int64_t capacity);
  */
 FFK_API ffk_list *ffk_list_from_items(const ffk_any *items, int64_t n);
 
+/*
+ * Like ffk_list_from_items, but takes over the `n` owned values at `items` (steals them,
+ * even on failure: each is then released and reset to None; the buffer itself stays the
+ * caller's), so building a List from converted values copies them once. Views own
+ * nothing and are refused. New reference, or NULL with a ValueError (negative n, NULL
+ * items), a TypeError (a view, named with its position) or a MemoryError.
+ */
+FFK_API ffk_list *ffk_list_from_items_steal(ffk_any *items, int64_t n);
+
 /* A new List with the elements of an Array or Tuple (borrowed). New reference or NULL (ValueError, MemoryError). */
 FFK_API ffk_list *ffk_list_from_array(const ffk_array *a);
 
@@ -166,6 +175,17 @@ FFK_API int ffk_list_index(ffk_list *l, const ffk_any *value, int64_t *out);
 
 /* True when some element is key-equal to `value` (false for a NULL handle). */
 FFK_API bool ffk_list_contains(ffk_list *l, const ffk_any *value);
+
+/*
+ * ffk_array_find on the List as it is at the moment of the call (Python's `in` and
+ * index(value, start, stop)): the first index in [start, stop) (Python's bounds, clamped
+ * against the size at that moment) whose element is structurally equal to `value`.
+ * Returns 1 and sets *out (may be NULL), 0 when absent, -1 with an error (NULL `l` or
+ * `value`: ValueError; the walk's errors; MemoryError). A leaf value (see ffk_array_find)
+ * is found in one scan under the List's lock, with no copy; any other value is compared
+ * against a snapshot, with no lock held, since a structural walk may run hooks.
+ */
+FFK_API int ffk_list_find(ffk_list *l, const ffk_any *value, int64_t start, int64_t stop, int64_t *out);
 
 /*
  * The elements l[start:stop:step] (Python's slice rules, bounds normalised against the
