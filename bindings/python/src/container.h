@@ -25,6 +25,25 @@
 
 extern PyTypeObject ffkpy_ArrayBaseType, ffkpy_ListBaseType, ffkpy_MapBaseType, ffkpy_DictBaseType, ffkpy_IterType;
 
+/*
+ * An Array wrapper (ArrayBase and its Python subclasses). `cache` is filled lazily, one
+ * slot per element, with the Python object an element read gave, for elements whose
+ * Python form is an immutable scalar that can hold no reference back (int, float, str,
+ * bytes, ffikit.String/Bytes; see ffkpy_array__item): the C Array never changes while
+ * this wrapper holds it (copy-on-write), so the slot stays right for the wrapper's
+ * life, and a read hands out the same object again instead of making a new one (as
+ * tuple does). NULL until the first such read; `cache_size` is the element count it
+ * was made for. Slots are published with a compare-and-swap (release) and read with
+ * acquire, so two threads filling the same slot (free-threaded Python, or a conversion
+ * that let another thread run) keep one object and drop the other. Freed with the
+ * wrapper; the GC visits the slots (an ffikit.String could carry attributes).
+ */
+typedef struct {
+  ffkpy_Object base;
+  PyObject **cache;
+  Py_ssize_t cache_size;
+} ffkpy_Array;
+
 #define HANDLE(self) (((ffkpy_Object *)(self))->obj)
 #define ARR(self) ((ffk_array *)HANDLE(self))
 #define LST(self) ((ffk_list *)HANDLE(self))
@@ -53,6 +72,11 @@ ffk_array *ffkpy_container__seq_snapshot(PyObject *o);
 /* Owned Python -> Any for storing; a list/tuple becomes an Array, a dict a Map. 0 or -1. */
 static inline int ffkpy_container__owned(PyObject *o, ffk_any *out) { return ffkpy_to_any(o, out, NULL); }
 
+/* (convert.c) Owned values of the first `n` items of `seq` (a list or tuple from
+ * PySequence_Fast) into out[0, n), exact ints and floats read in the loop itself: 0, or
+ * -1 with an exception and nothing left owned. */
+int ffkpy_to_any_items(PyObject *seq, Py_ssize_t n, ffk_any *out);
+
 /* Checks a positional argument count like the builtins do: 1 fine, 0 with a TypeError. */
 int ffkpy_container__check_nargs(const char *name, Py_ssize_t nargs, Py_ssize_t lo, Py_ssize_t hi);
 
@@ -67,6 +91,22 @@ Py_hash_t ffkpy_container__hash(PyObject *self);
 
 /* __deepcopy__ of the four types: in C, sharing and cycles kept. */
 PyObject *ffkpy_container__deepcopy(PyObject *self, PyObject *memo);
+
+/* ---- sequence.c ------------------------------------------------------------------------ */
+
+/* ffkpy_array__item when the slot is empty: converts, and fills the slot when cacheable. */
+PyObject *ffkpy_array__item_slow(PyObject *self, int64_t i);
+
+/* Element i (0 <= i < size, unchecked) of an ArrayBase wrapper as a Python object (new
+ * reference; NULL with an exception), through the wrapper's element cache. */
+static inline PyObject *ffkpy_array__item(PyObject *self, int64_t i) {
+  PyObject **cache = __atomic_load_n(&((ffkpy_Array *)self)->cache, __ATOMIC_ACQUIRE);
+  if (cache != NULL) {
+    PyObject *hit = __atomic_load_n(&cache[i], __ATOMIC_ACQUIRE);
+    if (hit != NULL) return Py_NewRef(hit);
+  }
+  return ffkpy_array__item_slow(self, i);
+}
 
 /* ---- views.c ---------------------------------------------------------------------------- */
 

@@ -74,12 +74,12 @@ static PyObject *iter_next(PyObject *self) {
   switch (it->kind) {
     case FFKPY_IT_ARRAY: {
       const ffk_array *a = ARR(it->owner);
-      if (it->pos < a->size) return ffkpy_element(it->owner, &a->data[it->pos++]);
+      if (it->pos < a->size) return ffkpy_array__item(it->owner, it->pos++);
       break;
     }
     case FFKPY_IT_ARRAY_REV: {
       const ffk_array *a = ARR(it->owner);
-      if (it->pos >= 0 && it->pos < a->size) return ffkpy_element(it->owner, &a->data[it->pos--]);
+      if (it->pos >= 0 && it->pos < a->size) return ffkpy_array__item(it->owner, it->pos--);
       break;
     }
     case FFKPY_IT_MAP: {
@@ -94,7 +94,7 @@ static PyObject *iter_next(PyObject *self) {
     case FFKPY_IT_LIST: {
       ffk_any v;
       int rc = ffk_list_iter_next(&it->it.l, &v);
-      if (rc > 0) return ffkpy_element_steal(it->owner, &v);
+      if (rc > 0) return ffk_any_is_object(&v) ? ffkpy_element_steal(it->owner, &v) : ffkpy_from_any(&v);
       if (rc < 0) {
         Py_CLEAR(it->owner);
         return ffkpy_raise_from_ffk();
