@@ -5,6 +5,10 @@
  *  - data[0, size) are owned values (no views); data[size, capacity) is garbage.
  *  - Every read or write of data, size, capacity and version happens with the lock held.
  *  - version changes whenever an element is added, removed or moved; iterators compare it.
+ *  - stamp changes whenever any element changes at all (version's changes, and sets); it
+ *    is written under the lock with release order and may be read without the lock
+ *    (ffk_list_stamp, acquire): equal stamps mean the same elements, which lets a caller
+ *    reuse what it derived from them (the Python binding's converted objects).
  *  - The lock is never held while foreign code can run. Everything that could fail or
  *    call out (owned copies of views, raising errors, releasing values) happens before
  *    the lock is taken or after it is dropped: values leaving the List are moved to a
@@ -27,6 +31,7 @@ struct ffk_list {
   ffk_object header;
   ffk_lock lock;
   uint64_t version;
+  uint64_t stamp; /* atomic accesses only */
   ffk_any *data;
   int64_t size;
   int64_t capacity;
@@ -53,7 +58,14 @@ static void release_all(ffk_any *values, int64_t n) {
   for (int64_t i = 0; i < n; ++i) ffk_any_release(&values[i]);
 }
 
-static void bump(ffk_list *l) { ++l->version; }
+/* An element changed in place (lock held): the stamp moves, the version (shape) does not. */
+static void touch(ffk_list *l) { __atomic_store_n(&l->stamp, l->stamp + 1, __ATOMIC_RELEASE); }
+
+/* Elements were added, removed or moved (lock held). */
+static void bump(ffk_list *l) {
+  ++l->version;
+  touch(l);
+}
 
 /* Makes room for `need` elements. Lock held. 0, or -1 with nothing changed (the error is raised by the caller). */
 static int reserve_locked(ffk_list *l, int64_t need) {
@@ -211,6 +223,25 @@ int ffk_list_get(ffk_list *l, int64_t index, ffk_any *out) {
   return ok ? 0 : raise_index(index, size);
 }
 
+uint64_t ffk_list_stamp(ffk_list *l) { return __atomic_load_n(&l->stamp, __ATOMIC_ACQUIRE); }
+
+int ffk_list_get_stamped(ffk_list *l, int64_t index, ffk_any *out, uint64_t *stamp) {
+  *out = ffk_any_none();
+  *stamp = 0;
+  if (l == NULL) return null_handle("ffk_list_get_stamped");
+  int64_t i;
+  ffk_lock__acquire(&l->lock);
+  int64_t size = l->size;
+  bool ok = normalise(size, index, &i);
+  if (ok) {
+    *out = l->data[i];
+    ffk_any_retain(out);
+    *stamp = l->stamp;
+  }
+  ffk_lock__release(&l->lock);
+  return ok ? 0 : raise_index(index, size);
+}
+
 int ffk_list_index(ffk_list *l, const ffk_any *value, int64_t *out) {
   if (l == NULL) return null_handle("ffk_list_index");
   int found = 0;
@@ -275,6 +306,7 @@ int ffk_list_set(ffk_list *l, int64_t index, const ffk_any *value) {
   if (ok) {
     old = l->data[i];
     l->data[i] = owned; /* store the new value before the old one goes */
+    touch(l);
   }
   ffk_lock__release(&l->lock);
   if (!ok) {
@@ -465,6 +497,7 @@ static assign_rc assign_locked(ffk_list *l, int64_t start, int64_t stop, int64_t
     l->data[i] = src[j]; /* the old value is released only once the List is unlocked */
   }
   h->n = k;
+  if (k > 0) touch(l);
   return ASSIGNED; /* replacing elements moves none: iterators carry on, as with ffk_list_set */
 }
 
@@ -670,8 +703,9 @@ void ffk_list_iter_init(ffk_list_iter *it, ffk_list *l) {
   }
 }
 
-int ffk_list_iter_next(ffk_list_iter *it, ffk_any *out) {
+int ffk_list_iter_next_stamped(ffk_list_iter *it, ffk_any *out, uint64_t *stamp) {
   *out = ffk_any_none();
+  *stamp = 0;
   ffk_list *l = it->list;
   if (l == NULL) return null_handle("ffk_list_iter_next");
   ffk_lock__acquire(&l->lock);
@@ -682,9 +716,15 @@ int ffk_list_iter_next(ffk_list_iter *it, ffk_any *out) {
     ffk_any_retain(out);
     rc = 1;
   }
+  if (!changed) *stamp = l->stamp;
   ffk_lock__release(&l->lock);
   if (changed) return ffk_error_set(FFK_ERR_RUNTIME, "List changed during iteration");
   return rc;
+}
+
+int ffk_list_iter_next(ffk_list_iter *it, ffk_any *out) {
+  uint64_t stamp;
+  return ffk_list_iter_next_stamped(it, out, &stamp);
 }
 
 /* ---- repr: [1, 2, 3] -------------------------------------------------------------- */

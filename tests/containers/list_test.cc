@@ -529,6 +529,70 @@ TEST_F(List, FromItemsStealMovesValuesAndRefusesViews) {
   ffk_object_release(&s->header);
 }
 
+// The stamp moves with every change of any element (sets included) and with nothing else;
+// the stamped reads report the stamp their element was read at.
+TEST_F(List, StampMovesWithEveryChangeAndOnlyThen) {
+  ffk_list* l = Ints({0, 1, 2, 3, 4, 5});
+  ffk_any v = ffk_any_int(9), items[2] = {ffk_any_int(7), ffk_any_int(8)};
+  uint64_t seen = ffk_list_stamp(l);
+  auto moved = [&](const char* what) {
+    uint64_t now = ffk_list_stamp(l);
+    EXPECT_NE(now, seen) << what << " must move the stamp";
+    seen = now;
+  };
+  auto still = [&](const char* what) { EXPECT_EQ(ffk_list_stamp(l), seen) << what << " must not move the stamp"; };
+  ffk_any out;
+  uint64_t at = 0;
+  ASSERT_EQ(ffk_list_get_stamped(l, -1, &out, &at), 0);
+  EXPECT_EQ(out.v_int, 5);
+  EXPECT_EQ(at, seen);
+  ffk_array* snap = ffk_list_slice(l, 0, INT64_MAX, 2);
+  ffk_object_release(Obj(snap));
+  EXPECT_EQ(ffk_list_find(l, &v, 0, INT64_MAX, nullptr), 0);
+  still("reads");
+  ASSERT_EQ(ffk_list_set(l, 0, &v), 0);
+  moved("set");
+  ASSERT_EQ(ffk_list_append(l, &v), 0);
+  moved("append");
+  ASSERT_EQ(ffk_list_insert(l, 0, &v), 0);
+  moved("insert");
+  ASSERT_EQ(ffk_list_pop(l, -1, &out), 0);
+  moved("pop");
+  ASSERT_EQ(ffk_list_set_slice_step(l, 0, INT64_MAX, 4, items, 2), 0);  // 7 elements: [0] and [4]
+  moved("extended slice assignment (moves nothing)");
+  ASSERT_EQ(ffk_list_set_slice(l, 1, 2, items, 2), 0);
+  moved("slice assignment");
+  ASSERT_EQ(ffk_list_erase_slice(l, 0, INT64_MAX, 2), 0);
+  moved("erase_slice");
+  ASSERT_EQ(ffk_list_extend(l, items, 2), 0);
+  moved("extend");
+  ASSERT_EQ(ffk_list_reverse(l), 0);
+  moved("reverse");
+  ffk_list_iter it;
+  ffk_list_iter_init(&it, l);
+  ASSERT_EQ(ffk_list_iter_next_stamped(&it, &out, &at), 1);
+  EXPECT_EQ(at, seen) << "a step reports the stamp it read at";
+  ASSERT_EQ(ffk_list_set(l, 1, &v), 0);
+  moved("set during iteration");
+  ASSERT_EQ(ffk_list_iter_next_stamped(&it, &out, &at), 1) << "a set does not stop an iterator";
+  EXPECT_EQ(at, seen);
+  ASSERT_EQ(ffk_list_append(l, &v), 0);
+  moved("append during iteration");
+  EXPECT_EQ(ffk_list_iter_next_stamped(&it, &out, &at), -1);
+  EXPECT_TRUE(PendingError("RuntimeError", {"changed during iteration"}));
+  EXPECT_EQ(at, 0u) << "no stamp for a step that found the List changed";
+  ASSERT_EQ(ffk_list_clear(l), 0);
+  moved("clear");
+  ASSERT_EQ(ffk_list_clear(l), 0);
+  still("clearing an empty List");
+  EXPECT_EQ(ffk_list_get_stamped(l, 0, &out, &at), -1);
+  EXPECT_TRUE(PendingError("IndexError", {"index 0", "size 0"}));
+  EXPECT_EQ(at, 0u);
+  EXPECT_EQ(ffk_list_get_stamped(nullptr, 0, &out, &at), -1);
+  EXPECT_TRUE(PendingError("ValueError"));
+  ffk_object_release(Obj(l));
+}
+
 TEST_F(List, SliceFollowsPythonRules) {
   ffk_list* l = Ints({0, 1, 2, 3, 4, 5, 6, 7, 8, 9});
   struct {

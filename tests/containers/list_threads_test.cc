@@ -222,4 +222,47 @@ TEST_F(List, FindRacesAppendsPopsAndClears) {
   ffk_object_release(Obj(l));
 }
 
+// Stamped reads against a writer that sets, appends and pops: equal stamps always come
+// with equal elements (what the Python binding's List cache relies on), and the stamp
+// read without the lock never goes backwards.
+TEST_F(List, EqualStampsMeanEqualElementsUnderWriters) {
+  ffk_list* l = Ints({0, 1, 2, 3});
+  std::atomic<bool> done{false};
+  std::atomic<int64_t> checks{0};
+  auto reader = [&] {
+    uint64_t last = 0;
+    while (!done.load()) {
+      uint64_t before = ffk_list_stamp(l);
+      if (before < last) ADD_FAILURE() << "the stamp went backwards";
+      last = before;
+      ffk_any a, b;
+      uint64_t sa, sb;
+      if (ffk_list_get_stamped(l, 1, &a, &sa) != 0 || ffk_list_get_stamped(l, 1, &b, &sb) != 0) {
+        ADD_FAILURE() << FetchError();
+        return;
+      }
+      if (sa < before) ADD_FAILURE() << "a stamped read older than the stamp read before it";
+      if (sa == sb) {
+        if (a.v_int != b.v_int) ADD_FAILURE() << "equal stamps, different elements";
+        checks.fetch_add(1);
+      }
+    }
+  };
+  std::thread r1(reader), r2(reader);
+  for (int64_t k = 0; k < 20000 || (checks.load() < 100 && k < 20000000); ++k) {  // until the readers read
+    ffk_any v = ffk_any_int(k);
+    ASSERT_EQ(ffk_list_set(l, 1, &v), 0);
+    if (k % 7 == 0) {
+      ASSERT_EQ(ffk_list_append(l, &v), 0);
+      ffk_any out;
+      ASSERT_EQ(ffk_list_pop(l, -1, &out), 0);
+    }
+  }
+  done = true;
+  r1.join();
+  r2.join();
+  EXPECT_GT(checks.load(), 0);
+  ffk_object_release(Obj(l));
+}
+
 }  // namespace

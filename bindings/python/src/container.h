@@ -44,6 +44,33 @@ typedef struct {
   Py_ssize_t cache_size;
 } ffkpy_Array;
 
+/*
+ * A List wrapper (ListBase and its Python subclasses). A List is shared and mutable, so
+ * its cache is checked on every use: slot i holds the Python object l[i] became and the
+ * List's stamp then (ffk_list_get_stamped, ffk_list_iter_next_stamped); it is handed out
+ * again only while ffk_list_stamp still returns that stamp, which any change of any
+ * element, by any handle or thread, moves. A stale slot is replaced by the next read.
+ * Only the cacheable scalars of ffkpy_Array are kept. The slots cover the indices read
+ * so far (grown, never shrunk, freed with the wrapper). Without the GIL (a free-threaded
+ * build) there is no cache: two threads could fill one slot.
+ */
+typedef struct {
+  PyObject *obj; /* NULL: empty */
+  uint64_t stamp;
+} ffkpy_ListSlot;
+
+typedef struct {
+  ffkpy_Object base;
+  ffkpy_ListSlot *cache;
+  Py_ssize_t cache_size;
+} ffkpy_List;
+
+#ifndef Py_GIL_DISABLED
+#define FFKPY_LIST_CACHE 1
+#else
+#define FFKPY_LIST_CACHE 0
+#endif
+
 #define HANDLE(self) (((ffkpy_Object *)(self))->obj)
 #define ARR(self) ((ffk_array *)HANDLE(self))
 #define LST(self) ((ffk_list *)HANDLE(self))
@@ -106,6 +133,26 @@ static inline PyObject *ffkpy_array__item(PyObject *self, int64_t i) {
     if (hit != NULL) return Py_NewRef(hit);
   }
   return ffkpy_array__item_slow(self, i);
+}
+
+/* The Python object of element `v` (stolen: an owned value read from the List wrapper
+ * `self` at index i, 0 <= i, when the List's stamp was `stamp`), remembered in the
+ * wrapper's cache when cacheable. New reference, or NULL with an exception. */
+PyObject *ffkpy_list__element_steal(PyObject *self, int64_t i, ffk_any *v, uint64_t stamp);
+
+/* The cached object of l[i] (borrowed) when slot i is still valid at the List's current
+ * stamp, which must also be `want` unless want is UINT64_MAX; else NULL. No exception. */
+static inline PyObject *ffkpy_list__cached(PyObject *self, int64_t i, uint64_t want) {
+#if FFKPY_LIST_CACHE
+  ffkpy_List *w = (ffkpy_List *)self;
+  if (i < 0 || i >= w->cache_size || w->cache[i].obj == NULL) return NULL;
+  uint64_t now = ffk_list_stamp((ffk_list *)w->base.obj);
+  if (w->cache[i].stamp != now || (want != UINT64_MAX && want != now)) return NULL;
+  return w->cache[i].obj;
+#else
+  (void)self, (void)i, (void)want;
+  return NULL;
+#endif
 }
 
 /* ---- views.c ---------------------------------------------------------------------------- */

@@ -391,11 +391,65 @@ static PyObject *list_new(PyTypeObject *type, PyObject *args, PyObject *kwds) {
 
 static Py_ssize_t list_len(PyObject *self) { return (Py_ssize_t)ffk_list_size(LST(self)); }
 
+/* Makes room for slot i in a List wrapper's cache; false (nothing cached) when there is none. */
+static bool list_cache_room(ffkpy_List *w, int64_t i) {
+  if (i < w->cache_size) return true;
+  if (i >= PY_SSIZE_T_MAX / (Py_ssize_t)sizeof(ffkpy_ListSlot) / 2) return false;
+  Py_ssize_t n = (Py_ssize_t)ffk_list_size((ffk_list *)w->base.obj);
+  if (n <= i) n = (Py_ssize_t)i + 1;
+  if (n < 2 * w->cache_size) n = 2 * w->cache_size;
+  ffkpy_ListSlot *cache = PyMem_Realloc(w->cache, (size_t)n * sizeof(ffkpy_ListSlot));
+  if (cache == NULL) return false;
+  memset(&cache[w->cache_size], 0, (size_t)(n - w->cache_size) * sizeof(ffkpy_ListSlot));
+  w->cache = cache;
+  w->cache_size = n;
+  return true;
+}
+
+PyObject *ffkpy_list__element_steal(PyObject *self, int64_t i, ffk_any *v, uint64_t stamp) {
+  if (!cacheable(v)) return ffkpy_element_steal(self, v);
+  PyObject *x = ffkpy_from_any(v);
+  ffk_any_release(v);
+#if FFKPY_LIST_CACHE
+  ffkpy_List *w = (ffkpy_List *)self;
+  if (x != NULL && i >= 0 && list_cache_room(w, i)) {
+    Py_INCREF(x);
+    Py_XSETREF(w->cache[i].obj, x); /* a stale object goes (an immutable scalar: no code runs) */
+    w->cache[i].stamp = stamp;
+  }
+#else
+  (void)i, (void)stamp;
+#endif
+  return x;
+}
+
 static PyObject *list_item(PyObject *self, Py_ssize_t i) {
+  PyObject *hit = ffkpy_list__cached(self, i, UINT64_MAX);
+  if (hit != NULL) return Py_NewRef(hit);
   ffk_any v;
-  if (ffk_list_get(LST(self), i, &v) != 0) return ffkpy_raise_from_ffk();
-  if (!ffk_any_is_object(&v)) return ffkpy_from_any(&v); /* a plain value owns nothing */
-  return ffkpy_element_steal(self, &v);
+  uint64_t stamp;
+  if (ffk_list_get_stamped(LST(self), i, &v, &stamp) != 0) return ffkpy_raise_from_ffk();
+  return ffkpy_list__element_steal(self, i, &v, stamp);
+}
+
+static void list_dealloc(PyObject *self) {
+  ffkpy_List *w = (ffkpy_List *)self;
+  PyObject_GC_UnTrack(self);
+  ffkpy_ListSlot *cache = w->cache;
+  Py_ssize_t n = w->cache_size;
+  w->cache = NULL;
+  w->cache_size = 0;
+  if (cache != NULL) {
+    for (Py_ssize_t i = 0; i < n; ++i) Py_XDECREF(cache[i].obj);
+    PyMem_Free(cache);
+  }
+  ffkpy_ObjectType.tp_dealloc(self);
+}
+
+static int list_traverse(PyObject *self, visitproc visit, void *arg) {
+  ffkpy_List *w = (ffkpy_List *)self;
+  for (Py_ssize_t i = 0; w->cache != NULL && i < w->cache_size; ++i) Py_VISIT(w->cache[i].obj);
+  return ffkpy_object_traverse(self, visit, arg);
 }
 
 static PyObject *list_subscript(PyObject *self, PyObject *key) {
@@ -576,10 +630,11 @@ static PyMethodDef list_methods[] = {
 
 PyTypeObject ffkpy_ListBaseType = {
     PyVarObject_HEAD_INIT(NULL, 0).tp_name = "ffikit._core.ListBase",
-    .tp_basicsize = sizeof(ffkpy_Object),
+    .tp_basicsize = sizeof(ffkpy_List),
     .tp_flags = Py_TPFLAGS_DEFAULT | Py_TPFLAGS_BASETYPE | Py_TPFLAGS_HAVE_GC | Py_TPFLAGS_SEQUENCE,
     .tp_new = list_new,
-    .tp_traverse = ffkpy_object_traverse,
+    .tp_dealloc = list_dealloc,
+    .tp_traverse = list_traverse,
     .tp_as_number = &list_as_number,
     .tp_as_sequence = &list_as_sequence,
     .tp_as_mapping = &list_as_mapping,

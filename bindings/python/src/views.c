@@ -20,6 +20,7 @@ typedef struct {
   int kind;
   ffk_map_part what; /* keys, values or items, for the mapping iterators */
   int64_t pos;
+  uint64_t stamp; /* a List's stamp when this iterator last stepped under its lock */
   union {
     ffk_list_iter l;
     ffk_dict_iter d;
@@ -34,7 +35,10 @@ PyObject *ffkpy_iter__new(PyObject *owner, int kind, ffk_map_part what) {
   it->what = what;
   it->pos = 0;
   if (kind == FFKPY_IT_ARRAY_REV) it->pos = ARR(owner)->size - 1;
-  if (kind == FFKPY_IT_LIST) ffk_list_iter_init(&it->it.l, LST(owner));
+  if (kind == FFKPY_IT_LIST) { /* the stamp first: if it still holds later, init saw that List */
+    it->stamp = ffk_list_stamp(LST(owner));
+    ffk_list_iter_init(&it->it.l, LST(owner));
+  }
   if (kind == FFKPY_IT_DICT) ffk_dict_iter_init(&it->it.d, DCT(owner));
   PyObject_GC_Track(it);
   return (PyObject *)it;
@@ -92,9 +96,19 @@ static PyObject *iter_next(PyObject *self) {
       break;
     }
     case FFKPY_IT_LIST: {
+      int64_t i = it->it.l.index;
+      PyObject *hit = ffkpy_list__cached(it->owner, i, it->stamp); /* the List as the last step saw it */
+      if (hit != NULL) {
+        it->it.l.index = i + 1;
+        return Py_NewRef(hit);
+      }
       ffk_any v;
-      int rc = ffk_list_iter_next(&it->it.l, &v);
-      if (rc > 0) return ffk_any_is_object(&v) ? ffkpy_element_steal(it->owner, &v) : ffkpy_from_any(&v);
+      uint64_t stamp;
+      int rc = ffk_list_iter_next_stamped(&it->it.l, &v, &stamp);
+      if (rc > 0) {
+        it->stamp = stamp;
+        return ffkpy_list__element_steal(it->owner, i, &v, stamp);
+      }
       if (rc < 0) {
         Py_CLEAR(it->owner);
         return ffkpy_raise_from_ffk();

@@ -211,3 +211,96 @@ def test_list_reads_of_plain_and_object_elements():
     assert list(l) == [10**12, 2.5, None, True, "a str long enough to be an object", [1]]
     l[0] = 7
     assert l[0] == 7  # no cache: a List is shared and mutable
+
+
+# ---- List element cache (checked against the List's stamp on every use) --------------
+
+
+def test_list_reads_reuse_objects_until_any_handle_changes_the_list():
+    values = [10**12 + i for i in range(6)]
+    l = List(values)
+    other = Array([l])[0]  # another wrapper of the same C List
+    assert other is not l and other == l
+    first = l[2]
+    assert l[2] is first  # cached while nothing changed
+    other[2] = 10**13  # a change through the other handle moves the stamp
+    assert l[2] == 10**13
+    assert l[2] is l[2]
+    other.append(5)
+    assert l[2] == 10**13 and l[-1] == 5 and len(l) == 7
+    other.clear()
+    with pytest.raises(IndexError):
+        l[2]
+    other.extend([1.5, "a str long enough to be an object", 7])
+    assert [l[0], l[1], l[2]] == [1.5, "a str long enough to be an object", 7]
+    assert l[1] is l[1] and isinstance(l[1], ffikit.String)
+
+
+def test_list_iteration_uses_the_cache_and_still_sees_every_change():
+    l = List(range(10**9, 10**9 + 50))
+    assert list(l) == list(range(10**9, 10**9 + 50))  # fills the cache
+    cached = list(l)
+    assert all(x is y for x, y in zip(cached, l))
+    it = iter(l)
+    assert next(it) == 10**9
+    l[1] = -1  # a set is seen, as before
+    assert next(it) == -1
+    assert next(it) == 10**9 + 2
+    l.append(0)  # a change of shape is reported, cached slots or not
+    with pytest.raises(RuntimeError, match="changed during iteration"):
+        next(it)
+    it = iter(l)
+    next(it)
+    del l[0]
+    with pytest.raises(RuntimeError, match="changed during iteration"):
+        next(it)
+
+
+def test_list_cache_references_go_away_with_the_wrapper_and_with_replacement():
+    l = List([10**15 + 3, 2.5])
+    got = l[0]
+    n = sys.getrefcount(got)
+    l[0] = 1  # the stale slot keeps its object until the next read of index 0
+    assert l[0] == 1
+    after_read = sys.getrefcount(got)
+    assert after_read == n - 1  # replaced in the cache: only our reference is left
+    got2 = l[1]
+    m = sys.getrefcount(got2)
+    r = weakref.ref(l)
+    del l
+    gc.collect()
+    assert r() is None
+    after_del = sys.getrefcount(got2)
+    assert after_del == m - 1
+
+
+def test_list_reads_while_another_thread_changes_it_outside_the_gil():
+    l = List([0] * 8)
+    big = list(range(5000))  # extend of a List this large releases the GIL in C
+    stop = threading.Event()
+    errors: list[BaseException] = []
+
+    def write():
+        try:
+            for k in range(200):
+                l[0] = k
+                l.extend(List(big))
+                del l[8:]
+        except BaseException as e:  # noqa: BLE001
+            errors.append(e)
+        finally:
+            stop.set()
+
+    t = threading.Thread(target=write)
+    t.start()
+    last = -1
+    while not stop.is_set():
+        x = l[0]
+        assert isinstance(x, int) and 0 <= x < 200
+        assert x >= last  # never an older value than one already read
+        last = x
+        for y in l[1:8]:
+            assert y == 0
+    t.join()
+    assert not errors
+    assert l[0] == 199 and len(l) == 8
