@@ -121,6 +121,21 @@ PyObject *ffkpy_container__deepcopy(PyObject *self, PyObject *memo);
 
 /* ---- sequence.c ------------------------------------------------------------------------ */
 
+/* The value of an exact int subscript that fits one digit (most indices), read with no
+ * call: 1, else 0 (the caller takes the general path). */
+static inline int ffkpy_container__small_index(PyObject *key, Py_ssize_t *out) {
+  if (!PyLong_CheckExact(key)) return 0;
+#if PY_VERSION_HEX >= 0x030C0000
+  if (!PyUnstable_Long_IsCompact((PyLongObject *)key)) return 0;
+  *out = (Py_ssize_t)PyUnstable_Long_CompactValue((PyLongObject *)key);
+#else
+  Py_ssize_t size = Py_SIZE(key); /* the digit count, negative for negative ints */
+  if (size < -1 || size > 1) return 0;
+  *out = size == 0 ? 0 : size * (Py_ssize_t)((PyLongObject *)key)->ob_digit[0];
+#endif
+  return 1;
+}
+
 /* ffkpy_array__item when the slot is empty: converts, and fills the slot when cacheable. */
 PyObject *ffkpy_array__item_slow(PyObject *self, int64_t i);
 

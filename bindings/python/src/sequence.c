@@ -213,6 +213,12 @@ static PyObject *array_item(PyObject *self, Py_ssize_t i) {
 
 static PyObject *array_subscript(PyObject *self, PyObject *key) {
   const ffk_array *a = ARR(self);
+  Py_ssize_t k;
+  if (ffkpy_container__small_index(key, &k)) { /* a[i]: the common case first */
+    Py_ssize_t j = k < 0 ? k + (Py_ssize_t)a->size : k;
+    if (j < 0 || j >= a->size) return index_error(self, k, a->size);
+    return ffkpy_array__item(self, j);
+  }
   if (PySlice_Check(key)) {
     Py_ssize_t start, stop, step;
     if (PySlice_Unpack(key, &start, &stop, &step) < 0) return NULL;
@@ -453,6 +459,8 @@ static int list_traverse(PyObject *self, visitproc visit, void *arg) {
 }
 
 static PyObject *list_subscript(PyObject *self, PyObject *key) {
+  Py_ssize_t k;
+  if (ffkpy_container__small_index(key, &k)) return list_item(self, k); /* l[i]: the common case first */
   if (PySlice_Check(key)) {
     Py_ssize_t start, stop, step;
     if (PySlice_Unpack(key, &start, &stop, &step) < 0) return NULL;
