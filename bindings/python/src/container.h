@@ -14,6 +14,10 @@
  *    a change during iteration as RuntimeError. Every change is one C call, which C makes
  *    atomic; a rule about a value (an index, a slice's bounds, a part of the entries) is
  *    decided by that call, not here.
+ *  - Element caches: an Array wrapper keeps the Python objects its scalar elements became
+ *    (valid for the wrapper's life: the Array never changes under it); a List wrapper
+ *    keeps them with the List's stamp (ffk_list_stamp) and reuses one only while that
+ *    stamp holds, i.e. while no element of the List has changed (ffkpy_Array, ffkpy_List).
  *  - Keys and `in` follow the C semantics (ffk_any_equal): 1, True and 1.0 are distinct.
  *    Sequence `in`, index and count compare elements structurally (ffk_structural_equal),
  *    which is ffk_any_equal for everything but containers.

@@ -6,6 +6,13 @@
  * C: slice writes pass Python's bounds to ffk_list_erase_slice / ffk_list_set_slice_step,
  * which normalise them and apply list's rules; extend converts every element first, so it
  * is all or nothing. See container.h for the invariants.
+ *
+ * Reads as fast as tuple's and list's (issue 27): an element read hands out the Python
+ * object of an earlier read of that element when it is still right (the Array and List
+ * element caches, container.h); `in` and index() are one C call (ffk_array_find,
+ * ffk_list_find: ints and strs in one scan, a List's under its lock); building from a
+ * list or tuple reads exact ints and floats in one loop and moves the values into the C
+ * object once.
  */
 #include "container.h"
 

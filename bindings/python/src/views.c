@@ -5,8 +5,11 @@
  * An iterator holds its container's wrapper. Over an Array or Map it reads the borrowed
  * storage (never changed while shared, see container.h); over a List or Dict it steps
  * the C iterator, which reports a change of shape as RuntimeError, after which the
- * iterator is exhausted. Which part of a mapping's entries (keys, values, items) is C's
- * ffk_map_part, also what _list() takes.
+ * iterator is exhausted. Array and List iterators read through their wrapper's element
+ * cache (container.h); a List iterator takes a cached element only while the List's
+ * stamp is the one its last locked step saw (so a change is still noticed). Which part
+ * of a mapping's entries (keys, values, items) is C's ffk_map_part, also what _list()
+ * takes.
  */
 #include "container.h"
 
