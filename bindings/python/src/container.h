@@ -37,7 +37,7 @@ extern PyTypeObject ffkpy_ArrayBaseType, ffkpy_ListBaseType, ffkpy_MapBaseType, 
  * this wrapper holds it (copy-on-write), so the slot stays right for the wrapper's
  * life, and a read hands out the same object again instead of making a new one (as
  * tuple does). NULL until the first such read; `cache_size` is the element count it
- * was made for. Slots are published with a compare-and-swap (release) and read with
+ * was made for (at most FFKPY_ELEMENT_CACHE_MAX: later elements convert every time). Slots are published with a compare-and-swap (release) and read with
  * acquire, so two threads filling the same slot (free-threaded Python, or a conversion
  * that let another thread run) keep one object and drop the other. Freed with the
  * wrapper; the GC visits the slots (an ffikit.String could carry attributes).
@@ -49,13 +49,22 @@ typedef struct {
 } ffkpy_Array;
 
 /*
+ * The element caches' bound: an Array or List wrapper caches the elements at indices
+ * below this only. A cached element keeps its Python object alive (8 bytes of slot, 16
+ * for a List, plus some 32 for an int or 60 for a String, against 16 bytes an element in
+ * C): bounded, the cost stays below about 6 MB a wrapper, and a huge container read
+ * once does not keep a Python object for every element it holds.
+ */
+#define FFKPY_ELEMENT_CACHE_MAX ((Py_ssize_t)1 << 16)
+
+/*
  * A List wrapper (ListBase and its Python subclasses). A List is shared and mutable, so
  * its cache is checked on every use: slot i holds the Python object l[i] became and the
  * List's stamp then (ffk_list_get_stamped, ffk_list_iter_next_stamped); it is handed out
  * again only while ffk_list_stamp still returns that stamp, which any change of any
  * element, by any handle or thread, moves. A stale slot is replaced by the next read.
  * Only the cacheable scalars of ffkpy_Array are kept. The slots cover the indices read
- * so far (grown, never shrunk, freed with the wrapper). Without the GIL (a free-threaded
+ * so far, below FFKPY_ELEMENT_CACHE_MAX (grown, never shrunk, freed with the wrapper). Without the GIL (a free-threaded
  * build) there is no cache: two threads could fill one slot.
  */
 typedef struct {
@@ -147,7 +156,7 @@ PyObject *ffkpy_array__item_slow(PyObject *self, int64_t i);
  * reference; NULL with an exception), through the wrapper's element cache. */
 static inline PyObject *ffkpy_array__item(PyObject *self, int64_t i) {
   PyObject **cache = __atomic_load_n(&((ffkpy_Array *)self)->cache, __ATOMIC_ACQUIRE);
-  if (cache != NULL) {
+  if (cache != NULL && i < FFKPY_ELEMENT_CACHE_MAX) { /* the cache has min(size, bound) slots */
     PyObject *hit = __atomic_load_n(&cache[i], __ATOMIC_ACQUIRE);
     if (hit != NULL) return Py_NewRef(hit);
   }

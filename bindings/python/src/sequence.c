@@ -145,9 +145,11 @@ PyObject *ffkpy_array__item_slow(PyObject *self, int64_t i) {
   ffkpy_Array *w = (ffkpy_Array *)self;
   const ffk_any *v = &ARR(self)->data[i];
   if (!cacheable(v)) return ffkpy_element(self, v);
+  if (i >= FFKPY_ELEMENT_CACHE_MAX) return ffkpy_from_any(v); /* beyond the bound: converted each time */
   PyObject **cache = __atomic_load_n(&w->cache, __ATOMIC_ACQUIRE);
   if (cache == NULL) {
     Py_ssize_t n = (Py_ssize_t)ARR(self)->size;
+    if (n > FFKPY_ELEMENT_CACHE_MAX) n = FFKPY_ELEMENT_CACHE_MAX;
     PyObject **made = PyMem_Calloc((size_t)n, sizeof(PyObject *));
     if (made == NULL) return ffkpy_from_any(v); /* no room for a cache: convert every time */
     PyObject **expected = NULL;
@@ -407,10 +409,11 @@ static Py_ssize_t list_len(PyObject *self) { return (Py_ssize_t)ffk_list_size(LS
 /* Makes room for slot i in a List wrapper's cache; false (nothing cached) when there is none. */
 static bool list_cache_room(ffkpy_List *w, int64_t i) {
   if (i < w->cache_size) return true;
-  if (i >= PY_SSIZE_T_MAX / (Py_ssize_t)sizeof(ffkpy_ListSlot) / 2) return false;
+  if (i >= FFKPY_ELEMENT_CACHE_MAX) return false;
   Py_ssize_t n = (Py_ssize_t)ffk_list_size((ffk_list *)w->base.obj);
   if (n <= i) n = (Py_ssize_t)i + 1;
   if (n < 2 * w->cache_size) n = 2 * w->cache_size;
+  if (n > FFKPY_ELEMENT_CACHE_MAX) n = FFKPY_ELEMENT_CACHE_MAX;
   ffkpy_ListSlot *cache = PyMem_Realloc(w->cache, (size_t)n * sizeof(ffkpy_ListSlot));
   if (cache == NULL) return false;
   memset(&cache[w->cache_size], 0, (size_t)(n - w->cache_size) * sizeof(ffkpy_ListSlot));

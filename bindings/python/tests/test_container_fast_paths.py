@@ -304,3 +304,15 @@ def test_list_reads_while_another_thread_changes_it_outside_the_gil():
     t.join()
     assert not errors
     assert l[0] == 199 and len(l) == 8
+
+
+def test_elements_beyond_the_cache_bound_convert_every_time():
+    n = 70_000  # more than the 65,536 elements a wrapper caches
+    values = list(range(10**12, 10**12 + n))
+    for make in (Array, List):
+        s = make(values)
+        assert s[10] is s[10]  # below the bound: cached
+        assert s[n - 1] == values[-1] and s[n - 1] is not s[n - 1]  # beyond it: a new object each read
+        assert s[-1] == values[-1]
+        assert list(s) == values
+        assert sum(1 for x, y in zip(s, s) if x is y) == 65_536
