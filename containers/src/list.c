@@ -225,6 +225,8 @@ int ffk_list_get(ffk_list *l, int64_t index, ffk_any *out) {
 
 uint64_t ffk_list_stamp(ffk_list *l) { return __atomic_load_n(&l->stamp, __ATOMIC_ACQUIRE); }
 
+const uint64_t *ffk_list_stamp_address(ffk_list *l) { return l != NULL ? &l->stamp : NULL; }
+
 int ffk_list_get_stamped(ffk_list *l, int64_t index, ffk_any *out, uint64_t *stamp) {
   *out = ffk_any_none();
   *stamp = 0;

@@ -583,6 +583,10 @@ TEST_F(List, StampMovesWithEveryChangeAndOnlyThen) {
   EXPECT_EQ(at, 0u) << "no stamp for a step that found the List changed";
   ASSERT_EQ(ffk_list_clear(l), 0);
   moved("clear");
+  const uint64_t* word = ffk_list_stamp_address(l);
+  ASSERT_NE(word, nullptr);
+  EXPECT_EQ(__atomic_load_n(word, __ATOMIC_ACQUIRE), seen) << "the address is where ffk_list_stamp reads";
+  EXPECT_EQ(ffk_list_stamp_address(nullptr), nullptr);
   ASSERT_EQ(ffk_list_clear(l), 0);
   still("clearing an empty List");
   EXPECT_EQ(ffk_list_get_stamped(l, 0, &out, &at), -1);

@@ -76,6 +76,7 @@ typedef struct {
   ffkpy_Object base;
   ffkpy_ListSlot *cache;
   Py_ssize_t cache_size;
+  const uint64_t *stamp; /* ffk_list_stamp_address of the List, set with the cache */
 } ffkpy_List;
 
 #ifndef Py_GIL_DISABLED
@@ -174,7 +175,7 @@ static inline PyObject *ffkpy_list__cached(PyObject *self, int64_t i, uint64_t w
 #if FFKPY_LIST_CACHE
   ffkpy_List *w = (ffkpy_List *)self;
   if (i < 0 || i >= w->cache_size || w->cache[i].obj == NULL) return NULL;
-  uint64_t now = ffk_list_stamp((ffk_list *)w->base.obj);
+  uint64_t now = __atomic_load_n(w->stamp, __ATOMIC_ACQUIRE); /* set: the cache has an object */
   if (w->cache[i].stamp != now || (want != UINT64_MAX && want != now)) return NULL;
   return w->cache[i].obj;
 #else

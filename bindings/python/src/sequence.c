@@ -417,6 +417,7 @@ static bool list_cache_room(ffkpy_List *w, int64_t i) {
   ffkpy_ListSlot *cache = PyMem_Realloc(w->cache, (size_t)n * sizeof(ffkpy_ListSlot));
   if (cache == NULL) return false;
   memset(&cache[w->cache_size], 0, (size_t)(n - w->cache_size) * sizeof(ffkpy_ListSlot));
+  w->stamp = ffk_list_stamp_address((ffk_list *)w->base.obj);
   w->cache = cache;
   w->cache_size = n;
   return true;

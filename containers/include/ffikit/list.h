@@ -208,6 +208,14 @@ FFK_API ffk_array *ffk_list_slice(ffk_list *l, int64_t start, int64_t stop, int6
  * returns it, l[index] is still that element.
  */
 FFK_API uint64_t ffk_list_stamp(ffk_list *l);
+
+/*
+ * Where ffk_list_stamp reads: the address of the List's stamp word, valid while the
+ * caller holds `l`, to be read only with an atomic acquire load
+ * (__atomic_load_n(p, __ATOMIC_ACQUIRE)), never written. For a caller that checks the
+ * stamp on every read and cannot afford the call. NULL for a NULL `l`. Cannot fail.
+ */
+FFK_API const uint64_t *ffk_list_stamp_address(ffk_list *l);
 FFK_API int ffk_list_get_stamped(ffk_list *l, int64_t index, ffk_any *out, uint64_t *stamp);
 
 /*
