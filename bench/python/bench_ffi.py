@@ -301,6 +301,28 @@ def containers(s: Suite) -> None:
     s.add("append[List]", "list", "l = []\nfor i in ints:\n    l.append(i)", ns, dup=1, inner=N)
 
 
+def sequences(s: Suite) -> None:
+    """Issue 27: Array/List beside tuple/list for str elements, ``in``, and List building."""
+    ints = list(range(N))
+    strs = [f"key{i:07d}" for i in range(N)]  # 10 characters: ffikit String objects
+    sides = {"ffikit": (ffikit.Array, ffikit.List), "tvm_ffi": (tvm_ffi.Array, tvm_ffi.List)}
+    for impl, (array, list_) in sides.items():
+        seqs = {"Array": (array, "tuple", tuple), "List": (list_, "list", list)}
+        for kind, (make, peer, peer_make) in seqs.items():
+            for pimpl, obj in ((impl, make), (peer, peer_make)):
+                if pimpl == peer and impl != "ffikit":
+                    continue  # the builtin runs once, with ffikit's cases
+                for elem, values in (("", ints), (".str", strs)):
+                    ns = {"a": obj(values), "x": values[500]}
+                    if elem:
+                        s.add(f"getitem[{kind}{elem}]", pimpl, "a[500]", ns)
+                        s.add(f"iter[{kind}{elem}]", pimpl, "for _ in a:\n    pass", ns, dup=1, inner=N)
+                    s.add(f"contains[{kind}{elem}]", pimpl, "x in a", ns, dup=1)
+        ns = {"ints": ints, "List": list_}
+        s.add("build[List]", impl, "List(ints)", ns, dup=1)
+    s.add("build[List]", "list", "list(ints)", {"ints": ints}, dup=1)
+
+
 def tensors(s: Suite) -> None:
     """Issue 15: DLPack import, the round trip to numpy, arrays as arguments of a C no-op."""
     x = np.arange(16, dtype=np.float32)
@@ -345,6 +367,7 @@ def main() -> None:
     suite = Suite(runner, [c for c in args.cases.split(",") if c])
     calls(suite)
     containers(suite)
+    sequences(suite)
     tensors(suite)
 
 

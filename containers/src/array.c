@@ -13,6 +13,8 @@
  */
 #include "containers_internal.h"
 
+#include <ffikit/structural.h>
+
 #include <stdarg.h>
 #include <string.h>
 
@@ -143,30 +145,52 @@ bool ffk_array__is_view(const ffk_any *v) {
          v->type_index == FFK_TYPE_DLTENSOR_PTR;
 }
 
+/*
+ * Moves the `n` owned values at `items` into `dst` in one pass (each source reset to
+ * None); stops at the first view. Returns n, or the position of that view, with
+ * items[0, position) moved and the rest untouched.
+ */
+static int64_t move_owned(ffk_any *dst, ffk_any *items, int64_t n) {
+  for (int64_t i = 0; i < n; ++i) {
+    if (FFK_UNLIKELY(ffk_array__is_view(&items[i]))) return i;
+    dst[i] = items[i];
+    items[i] = ffk_any_none();
+  }
+  return n;
+}
+
+int ffk_array__steal_into(ffk_any *dst, ffk_any *items, int64_t n, int64_t *moved, const char *fn) {
+  int64_t k = move_owned(dst, items, n);
+  *moved = k;
+  if (k == n) return 0;
+  ffk_error_set(FFK_ERR_TYPE, "%s: item %lld is a borrowed %s view, which owns nothing", fn, (long long)k,
+                ffk_any_type_name(&items[k]));
+  items[k] = ffk_any_none(); /* nothing to release */
+  for (int64_t i = k + 1; i < n; ++i) {
+    if (ffk_array__is_view(&items[i])) items[i] = ffk_any_none();
+    ffk_any_release(&items[i]);
+  }
+  return -1;
+}
+
 ffk_array *ffk_array_new_steal(ffk_any *items, int64_t n) {
-  ffk_array *a = NULL;
   if (n < 0 || (items == NULL && n > 0)) {
     ffk_error_set(FFK_ERR_VALUE, "cannot make an Array from %lld items at %p", (long long)n, (void *)items);
     return NULL;
   }
-  for (int64_t i = 0; i < n; ++i) {
-    if (ffk_array__is_view(&items[i])) {
-      ffk_error_set(FFK_ERR_TYPE, "ffk_array_new_steal: item %lld is a borrowed %s view, which owns nothing",
-                    (long long)i, ffk_any_type_name(&items[i]));
-      goto fail;
+  ffk_array *a = alloc_array(FFK_TYPE_ARRAY, n);
+  if (a == NULL) {
+    for (int64_t i = 0; i < n; ++i) {
+      if (ffk_array__is_view(&items[i])) items[i] = ffk_any_none(); /* nothing to release */
+      ffk_any_release(&items[i]);
     }
+    return NULL;
   }
-  a = alloc_array(FFK_TYPE_ARRAY, n);
-  if (a == NULL) goto fail;
-  if (n > 0) memcpy(a->data, items, (size_t)n * sizeof(ffk_any));
-  a->size = n;
-  for (int64_t i = 0; i < n; ++i) items[i] = ffk_any_none();
-  return a;
-fail:
-  for (int64_t i = 0; i < n; ++i) {
-    if (ffk_array__is_view(&items[i])) items[i] = ffk_any_none(); /* nothing to release */
-    ffk_any_release(&items[i]);
-  }
+  int64_t moved;
+  int rc = ffk_array__steal_into(a->data, items, n, &moved, "ffk_array_new_steal");
+  a->size = moved; /* on failure the Array owns what moved, and releases it */
+  if (rc == 0) return a;
+  ffk_object_release(&a->header);
   return NULL;
 }
 
@@ -194,6 +218,95 @@ int ffk_array_index(const ffk_array *a, const ffk_any *value, int64_t *out) {
 }
 
 bool ffk_array_contains(const ffk_array *a, const ffk_any *value) { return ffk_array_index(a, value, NULL) == 1; }
+
+void ffk_array__clamp_bounds(int64_t size, int64_t *start, int64_t *stop) {
+  int64_t *bounds[2] = {start, stop};
+  for (int b = 0; b < 2; ++b) {
+    int64_t v = *bounds[b];
+    if (v < 0) v = v < -size ? 0 : v + size;
+    if (v > size) v = size;
+    *bounds[b] = v;
+  }
+}
+
+/* The text of a str or bytes value in any form; false for anything else. */
+static bool text_of(const ffk_any *v, const char **data, size_t *size) {
+  switch (v->type_index) {
+    case FFK_TYPE_SMALL_STR:
+    case FFK_TYPE_SMALL_BYTES:
+      *data = v->v_bytes;
+      *size = v->aux;
+      return true;
+    case FFK_TYPE_STRING:
+    case FFK_TYPE_BYTES:
+      if (v->v_obj == NULL) return false;
+      *data = ((const ffk_string *)v->v_obj)->data; /* ffk_bytes is ffk_string */
+      *size = ((const ffk_string *)v->v_obj)->size;
+      return true;
+    case FFK_TYPE_RAW_STR:
+      *data = v->v_ptr != NULL ? (const char *)v->v_ptr : "";
+      *size = strlen(*data);
+      return true;
+    case FFK_TYPE_BYTE_ARRAY_PTR: {
+      const ffk_byte_array *b = v->v_ptr;
+      *data = b != NULL ? b->data : "";
+      *size = b != NULL ? b->size : 0;
+      return true;
+    }
+    default:
+      return false;
+  }
+}
+
+int ffk_array__find_leaf(const ffk_any *data, int64_t start, int64_t stop, const ffk_any *value, int64_t *out) {
+  int32_t t = value->type_index;
+  if (ffk_any_is_object(value) && t != FFK_TYPE_STRING && t != FFK_TYPE_BYTES) return -2;
+  int64_t i = start;
+  if (t == FFK_TYPE_INT) { /* the common case: one compare of the type and one of the payload */
+    for (int64_t x = value->v_int; i < stop; ++i)
+      if (data[i].type_index == FFK_TYPE_INT && data[i].v_int == x) break;
+  } else {
+    const char *text;
+    size_t size;
+    if (text_of(value, &text, &size)) { /* str or bytes: the content once, then size and bytes */
+      bool is_str = t == FFK_TYPE_SMALL_STR || t == FFK_TYPE_STRING || t == FFK_TYPE_RAW_STR;
+      int32_t inline_t = is_str ? FFK_TYPE_SMALL_STR : FFK_TYPE_SMALL_BYTES;
+      int32_t object_t = is_str ? FFK_TYPE_STRING : FFK_TYPE_BYTES;
+      for (; i < stop; ++i) {
+        const ffk_any *e = &data[i];
+        if (e->type_index == inline_t) {
+          if (e->aux == size && memcmp(e->v_bytes, text, size) == 0) break;
+        } else if (e->type_index == object_t && e->v_obj != NULL) {
+          const ffk_string *s = (const ffk_string *)e->v_obj;
+          if (s->size == size && (s->data == text || memcmp(s->data, text, size) == 0)) break;
+        }
+      }
+    } else {
+      for (; i < stop; ++i)
+        if (ffk_any_equal(&data[i], value)) break;
+    }
+  }
+  if (i >= stop) return 0;
+  if (out) *out = i;
+  return 1;
+}
+
+int ffk_array_find(const ffk_array *a, const ffk_any *value, int64_t start, int64_t stop, int64_t *out) {
+  if (a == NULL || value == NULL)
+    return ffk_error_set(FFK_ERR_VALUE, "ffk_array_find: the %s is NULL", a == NULL ? "array" : "value");
+  ffk_array__clamp_bounds(a->size, &start, &stop);
+  int rc = ffk_array__find_leaf(a->data, start, stop, value, out);
+  if (rc != -2) return rc;
+  for (int64_t i = start; i < stop; ++i) {
+    int eq = ffk_structural_equal(&a->data[i], value);
+    if (eq < 0) return -1;
+    if (eq) {
+      if (out) *out = i;
+      return 1;
+    }
+  }
+  return 0;
+}
 
 ffk_array *ffk_array_concat(const ffk_array *a, const ffk_array *b) {
   ffk_array *c = alloc_array(FFK_TYPE_ARRAY, a->size + b->size);

@@ -20,10 +20,32 @@ struct ffk_map {
 bool ffk_array__is_view(const ffk_any *v);
 
 /*
+ * Moves the `n` owned values at `items` into `dst` in one pass, each source reset to
+ * None, and sets *moved to how many moved. A view stops it: a TypeError naming `fn` and
+ * the view's position, and every value not moved is released and reset to None (the
+ * moved ones are dst's). 0, or -1.
+ */
+int ffk_array__steal_into(ffk_any *dst, ffk_any *items, int64_t n, int64_t *moved, const char *fn);
+
+/*
  * Python's PySlice_AdjustIndices: normalises start/stop against `size` for `step` (not 0,
  * not INT64_MIN) and returns the number of elements of data[start:stop:step].
  */
 int64_t ffk_array__adjust_slice(int64_t size, int64_t *start, int64_t *stop, int64_t step);
+
+/*
+ * Python's bounds of index(value, start, stop) against `size`: negative ones count from
+ * the end, both clamped to [0, size].
+ */
+void ffk_array__clamp_bounds(int64_t size, int64_t *start, int64_t *stop);
+
+/*
+ * The first i in [start, stop) (already clamped) with data[i] structurally equal to the
+ * leaf `value` (no container or other object but a String or Bytes: then structural
+ * equality is ffk_any_equal, and no foreign code runs): 1 with *out set, 0 when absent,
+ * -2 when `value` is not a leaf (the caller walks). Cannot fail; safe under a List lock.
+ */
+int ffk_array__find_leaf(const ffk_any *data, int64_t start, int64_t stop, const ffk_any *value, int64_t *out);
 
 /* A new Array of data[start:stop:step] (Python's rules), elements retained; NULL (ValueError, MemoryError). */
 ffk_array *ffk_array__slice_items(const ffk_any *data, int64_t size, int64_t start, int64_t stop, int64_t step);

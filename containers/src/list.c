@@ -5,6 +5,10 @@
  *  - data[0, size) are owned values (no views); data[size, capacity) is garbage.
  *  - Every read or write of data, size, capacity and version happens with the lock held.
  *  - version changes whenever an element is added, removed or moved; iterators compare it.
+ *  - stamp changes whenever any element changes at all (version's changes, and sets); it
+ *    is written under the lock with release order and may be read without the lock
+ *    (ffk_list_stamp, acquire): equal stamps mean the same elements, which lets a caller
+ *    reuse what it derived from them (the Python binding's converted objects).
  *  - The lock is never held while foreign code can run. Everything that could fail or
  *    call out (owned copies of views, raising errors, releasing values) happens before
  *    the lock is taken or after it is dropped: values leaving the List are moved to a
@@ -27,6 +31,7 @@ struct ffk_list {
   ffk_object header;
   ffk_lock lock;
   uint64_t version;
+  uint64_t stamp; /* atomic accesses only */
   ffk_any *data;
   int64_t size;
   int64_t capacity;
@@ -53,7 +58,14 @@ static void release_all(ffk_any *values, int64_t n) {
   for (int64_t i = 0; i < n; ++i) ffk_any_release(&values[i]);
 }
 
-static void bump(ffk_list *l) { ++l->version; }
+/* An element changed in place (lock held): the stamp moves, the version (shape) does not. */
+static void touch(ffk_list *l) { __atomic_store_n(&l->stamp, l->stamp + 1, __ATOMIC_RELEASE); }
+
+/* Elements were added, removed or moved (lock held). */
+static void bump(ffk_list *l) {
+  ++l->version;
+  touch(l);
+}
 
 /* Makes room for `need` elements. Lock held. 0, or -1 with nothing changed (the error is raised by the caller). */
 static int reserve_locked(ffk_list *l, int64_t need) {
@@ -147,6 +159,27 @@ ffk_list *ffk_list_from_items(const ffk_any *items, int64_t n) {
   return l;
 }
 
+ffk_list *ffk_list_from_items_steal(ffk_any *items, int64_t n) {
+  if (n < 0 || (items == NULL && n > 0)) {
+    ffk_error_set(FFK_ERR_VALUE, "cannot make a List from %lld items at %p", (long long)n, (void *)items);
+    return NULL;
+  }
+  ffk_list *l = ffk_list_with_capacity(n);
+  if (l == NULL) {
+    for (int64_t i = 0; i < n; ++i) {
+      if (ffk_array__is_view(&items[i])) items[i] = ffk_any_none(); /* nothing to release */
+      ffk_any_release(&items[i]);
+    }
+    return NULL;
+  }
+  int64_t moved;
+  int rc = ffk_array__steal_into(l->data, items, n, &moved, "ffk_list_from_items_steal");
+  l->size = moved; /* not shared yet: no lock needed; on failure the List releases what moved */
+  if (rc == 0) return l;
+  ffk_object_release(&l->header);
+  return NULL;
+}
+
 ffk_list *ffk_list_from_array(const ffk_array *a) {
   if (a == NULL) {
     ffk_error_set(FFK_ERR_VALUE, "ffk_list_from_array: the array is NULL");
@@ -190,6 +223,27 @@ int ffk_list_get(ffk_list *l, int64_t index, ffk_any *out) {
   return ok ? 0 : raise_index(index, size);
 }
 
+uint64_t ffk_list_stamp(ffk_list *l) { return __atomic_load_n(&l->stamp, __ATOMIC_ACQUIRE); }
+
+const uint64_t *ffk_list_stamp_address(ffk_list *l) { return l != NULL ? &l->stamp : NULL; }
+
+int ffk_list_get_stamped(ffk_list *l, int64_t index, ffk_any *out, uint64_t *stamp) {
+  *out = ffk_any_none();
+  *stamp = 0;
+  if (l == NULL) return null_handle("ffk_list_get_stamped");
+  int64_t i;
+  ffk_lock__acquire(&l->lock);
+  int64_t size = l->size;
+  bool ok = normalise(size, index, &i);
+  if (ok) {
+    *out = l->data[i];
+    ffk_any_retain(out);
+    *stamp = l->stamp;
+  }
+  ffk_lock__release(&l->lock);
+  return ok ? 0 : raise_index(index, size);
+}
+
 int ffk_list_index(ffk_list *l, const ffk_any *value, int64_t *out) {
   if (l == NULL) return null_handle("ffk_list_index");
   int found = 0;
@@ -208,6 +262,22 @@ int ffk_list_index(ffk_list *l, const ffk_any *value, int64_t *out) {
 bool ffk_list_contains(ffk_list *l, const ffk_any *value) {
   if (l == NULL) return false;
   return ffk_list_index(l, value, NULL) == 1;
+}
+
+int ffk_list_find(ffk_list *l, const ffk_any *value, int64_t start, int64_t stop, int64_t *out) {
+  if (l == NULL) return null_handle("ffk_list_find");
+  if (value == NULL) return ffk_error_set(FFK_ERR_VALUE, "ffk_list_find: the value is NULL");
+  int64_t begin = start, end = stop;
+  ffk_lock__acquire(&l->lock);
+  ffk_array__clamp_bounds(l->size, &begin, &end);
+  int rc = ffk_array__find_leaf(l->data, begin, end, value, out); /* compares only: no foreign code */
+  ffk_lock__release(&l->lock);
+  if (rc != -2) return rc;
+  ffk_array *snapshot = ffk_list_to_array(l);
+  if (snapshot == NULL) return -1;
+  rc = ffk_array_find(snapshot, value, start, stop, out);
+  ffk_object_release(&snapshot->header);
+  return rc;
 }
 
 ffk_array *ffk_list_slice(ffk_list *l, int64_t start, int64_t stop, int64_t step) {
@@ -238,6 +308,7 @@ int ffk_list_set(ffk_list *l, int64_t index, const ffk_any *value) {
   if (ok) {
     old = l->data[i];
     l->data[i] = owned; /* store the new value before the old one goes */
+    touch(l);
   }
   ffk_lock__release(&l->lock);
   if (!ok) {
@@ -428,6 +499,7 @@ static assign_rc assign_locked(ffk_list *l, int64_t start, int64_t stop, int64_t
     l->data[i] = src[j]; /* the old value is released only once the List is unlocked */
   }
   h->n = k;
+  if (k > 0) touch(l);
   return ASSIGNED; /* replacing elements moves none: iterators carry on, as with ffk_list_set */
 }
 
@@ -633,8 +705,9 @@ void ffk_list_iter_init(ffk_list_iter *it, ffk_list *l) {
   }
 }
 
-int ffk_list_iter_next(ffk_list_iter *it, ffk_any *out) {
+int ffk_list_iter_next_stamped(ffk_list_iter *it, ffk_any *out, uint64_t *stamp) {
   *out = ffk_any_none();
+  *stamp = 0;
   ffk_list *l = it->list;
   if (l == NULL) return null_handle("ffk_list_iter_next");
   ffk_lock__acquire(&l->lock);
@@ -645,9 +718,15 @@ int ffk_list_iter_next(ffk_list_iter *it, ffk_any *out) {
     ffk_any_retain(out);
     rc = 1;
   }
+  if (!changed) *stamp = l->stamp;
   ffk_lock__release(&l->lock);
   if (changed) return ffk_error_set(FFK_ERR_RUNTIME, "List changed during iteration");
   return rc;
+}
+
+int ffk_list_iter_next(ffk_list_iter *it, ffk_any *out) {
+  uint64_t stamp;
+  return ffk_list_iter_next_stamped(it, out, &stamp);
 }
 
 /* ---- repr: [1, 2, 3] -------------------------------------------------------------- */

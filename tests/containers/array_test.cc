@@ -14,6 +14,7 @@ namespace {
 
 class Array : public ffk::test::Test {};
 using ffk::test::FetchError;
+using ffk::test::PendingError;
 using ffk::test::OwnedAny;
 using ffk::test::Repr;
 
@@ -309,6 +310,66 @@ TEST_F(Array, ConcatIndexAndContainsUseKeySemantics) {
   EXPECT_EQ(at, 3) << "2.0 is not 2";
   EXPECT_FALSE(ffk_array_contains(c, &three));
   for (ffk_array* x : {a, b, c}) ffk_object_release(Obj(x));
+}
+
+// ffk_array_find: Python's `in`/index(value, start, stop): structural equality, with leaf
+// values (ints, strs in every form, bytes) found in one scan and containers walked.
+TEST_F(Array, FindComparesStructurallyWithPythonBounds) {
+  ffk_any inner_items[2] = {ffk_any_int(1), ffk_any_int(2)};
+  ffk_array* inner = ffk_array_new(inner_items, 2);
+  ffk_any small, big, bytes;
+  ASSERT_EQ(ffk_any_cstr("abc", &small), 0);
+  ASSERT_EQ(ffk_any_cstr("a string long enough to be an object", &big), 0);
+  ASSERT_EQ(ffk_any_bytes("a string long enough to be an object", 36, &bytes), 0);
+  ffk_any items[8] = {ffk_any_int(1), ffk_any_bool(true), ffk_any_float(1.0), small, big, bytes,
+                      ffk_any_object(Obj(inner)), ffk_any_int(1)};
+  ffk_array* a = ffk_array_new(items, 8);
+  ffk_any_release(&items[6]);  // ffk_any_object's reference: the Array holds its own
+  ASSERT_NE(a, nullptr) << FetchError();
+  int64_t at = -1;
+  ffk_any one = ffk_any_int(1), t = ffk_any_bool(true), f = ffk_any_float(1.0), two = ffk_any_int(2);
+  EXPECT_EQ(ffk_array_find(a, &one, 0, INT64_MAX, &at), 1);
+  EXPECT_EQ(at, 0);
+  EXPECT_EQ(ffk_array_find(a, &t, 0, INT64_MAX, &at), 1);
+  EXPECT_EQ(at, 1) << "True is not 1";
+  EXPECT_EQ(ffk_array_find(a, &f, 0, INT64_MAX, &at), 1);
+  EXPECT_EQ(at, 2) << "1.0 is not 1";
+  EXPECT_EQ(ffk_array_find(a, &two, 0, INT64_MAX, &at), 0);
+  ffk_any small_view = ffk_any_raw_str("abc"), big_view = ffk_any_raw_str("a string long enough to be an object");
+  EXPECT_EQ(ffk_array_find(a, &small_view, 0, INT64_MAX, &at), 1);
+  EXPECT_EQ(at, 3) << "a raw view finds the inline str";
+  EXPECT_EQ(ffk_array_find(a, &big_view, 0, INT64_MAX, &at), 1);
+  EXPECT_EQ(at, 4) << "a raw view finds the String object by content";
+  ffk_string* other = ffk_string_new("a string long enough to be an object", 36);
+  OwnedAny other_v(ffk_any_object_steal(&other->header));
+  EXPECT_EQ(ffk_array_find(a, &other_v.v, 0, INT64_MAX, &at), 1);
+  EXPECT_EQ(at, 4) << "another String object with the same text";
+  ffk_byte_array view = {"a string long enough to be an object", 36};
+  ffk_any bytes_view = ffk_any_byte_array(&view);
+  EXPECT_EQ(ffk_array_find(a, &bytes_view, 0, INT64_MAX, &at), 1);
+  EXPECT_EQ(at, 5) << "bytes never equal str: the Bytes element, not the String";
+  ffk_array* equal_inner = ffk_array_new(inner_items, 2);
+  OwnedAny needle(ffk_any_object_steal(Obj(equal_inner)));
+  EXPECT_EQ(ffk_array_find(a, &needle.v, 0, INT64_MAX, &at), 1);
+  EXPECT_EQ(at, 6) << "a container is found structurally, not by identity";
+  // Python's bounds: negative from the end, clamped, an empty range finds nothing.
+  EXPECT_EQ(ffk_array_find(a, &one, 1, INT64_MAX, &at), 1);
+  EXPECT_EQ(at, 7);
+  EXPECT_EQ(ffk_array_find(a, &one, -1, INT64_MAX, &at), 1);
+  EXPECT_EQ(at, 7);
+  EXPECT_EQ(ffk_array_find(a, &one, 1, -1, &at), 0);
+  EXPECT_EQ(ffk_array_find(a, &one, -100, 1, &at), 1);
+  EXPECT_EQ(at, 0);
+  EXPECT_EQ(ffk_array_find(a, &one, 5, 2, &at), 0);
+  EXPECT_EQ(ffk_array_find(a, &one, INT64_MIN, INT64_MIN, &at), 0);
+  EXPECT_EQ(ffk_array_find(a, &one, 0, INT64_MAX, nullptr), 1) << "out may be NULL";
+  EXPECT_EQ(ffk_array_find(nullptr, &one, 0, INT64_MAX, &at), -1);
+  EXPECT_TRUE(PendingError("ValueError", {"array"}));
+  EXPECT_EQ(ffk_array_find(a, nullptr, 0, INT64_MAX, &at), -1);
+  EXPECT_TRUE(PendingError("ValueError", {"value"}));
+  for (ffk_any* x : {&small, &big, &bytes}) ffk_any_release(x);
+  ffk_object_release(Obj(inner));
+  ffk_object_release(Obj(a));
 }
 
 TEST_F(Array, NullHandleAndBadArgumentsAreErrorsNotCrashes) {

@@ -466,6 +466,137 @@ TEST_F(List, IndexAndContainsUseKeySemantics) {
   ffk_object_release(Obj(l));
 }
 
+// ffk_list_find: ffk_array_find on the List as it is (leaf values scanned under the lock,
+// containers walked on a snapshot), with Python's bounds.
+TEST_F(List, FindComparesStructurallyWithPythonBounds) {
+  ffk_array* inner = IntArray({1, 2});
+  ffk_any big;
+  ASSERT_EQ(ffk_any_cstr("a string long enough to be an object", &big), 0);
+  ffk_any items[5] = {ffk_any_int(1), ffk_any_bool(true), big, ffk_any_object(Obj(inner)), ffk_any_int(1)};
+  ffk_list* l = ffk_list_from_items(items, 5);
+  ffk_any_release(&items[3]);  // ffk_any_object's reference: the List holds its own
+  ASSERT_NE(l, nullptr);
+  int64_t at = -1;
+  ffk_any one = ffk_any_int(1), t = ffk_any_bool(true), view = ffk_any_raw_str("a string long enough to be an object");
+  EXPECT_EQ(ffk_list_find(l, &one, 0, INT64_MAX, &at), 1);
+  EXPECT_EQ(at, 0);
+  EXPECT_EQ(ffk_list_find(l, &t, 0, INT64_MAX, &at), 1);
+  EXPECT_EQ(at, 1) << "True is not 1";
+  EXPECT_EQ(ffk_list_find(l, &view, 0, INT64_MAX, &at), 1);
+  EXPECT_EQ(at, 2);
+  ffk_array* equal_inner = IntArray({1, 2});
+  OwnedAny needle(ffk_any_object_steal(Obj(equal_inner)));
+  EXPECT_EQ(ffk_list_find(l, &needle.v, 0, INT64_MAX, &at), 1);
+  EXPECT_EQ(at, 3) << "a container is found structurally";
+  EXPECT_EQ(ffk_list_find(l, &needle.v, 4, INT64_MAX, &at), 0) << "the walk honours the bounds";
+  EXPECT_EQ(ffk_list_find(l, &one, -2, INT64_MAX, &at), 1);
+  EXPECT_EQ(at, 4);
+  EXPECT_EQ(ffk_list_find(l, &one, 1, 4, &at), 0);
+  EXPECT_EQ(ffk_list_find(l, &one, 0, INT64_MAX, nullptr), 1);
+  EXPECT_EQ(ffk_list_find(nullptr, &one, 0, INT64_MAX, &at), -1);
+  EXPECT_TRUE(PendingError("ValueError"));
+  EXPECT_EQ(ffk_list_find(l, nullptr, 0, INT64_MAX, &at), -1);
+  EXPECT_TRUE(PendingError("ValueError", {"value"}));
+  ffk_any_release(&big);
+  ffk_object_release(Obj(inner));
+  ffk_object_release(Obj(l));
+}
+
+// ffk_list_from_items_steal moves owned values in (no retain, sources reset to None) and
+// refuses a view by position, releasing everything it was given.
+TEST_F(List, FromItemsStealMovesValuesAndRefusesViews) {
+  ffk_string* s = ffk_string_new("a string long enough to be an object", 36);
+  ffk_any items[3] = {ffk_any_int(7), ffk_any_object(&s->header), ffk_any_float(2.5)};
+  EXPECT_EQ(ffk_object_use_count(&s->header), 2u);
+  ffk_list* l = ffk_list_from_items_steal(items, 3);
+  ASSERT_NE(l, nullptr) << FetchError();
+  EXPECT_EQ(ffk_object_use_count(&s->header), 2u) << "moved, not retained";
+  for (const ffk_any& x : items) EXPECT_EQ(x.type_index, FFK_TYPE_NONE) << "sources reset to None";
+  EXPECT_EQ(ffk_list_size(l), 3);
+  ffk_object_release(Obj(l));
+  EXPECT_EQ(ffk_object_use_count(&s->header), 1u);
+  ffk_any bad[3] = {ffk_any_object(&s->header), ffk_any_raw_str("a view"), ffk_any_object(&s->header)};
+  EXPECT_EQ(ffk_list_from_items_steal(bad, 3), nullptr);
+  EXPECT_TRUE(PendingError("TypeError", {"item 1", "view"}));
+  EXPECT_EQ(ffk_object_use_count(&s->header), 1u) << "both stolen references released on failure";
+  for (const ffk_any& x : bad) EXPECT_EQ(x.type_index, FFK_TYPE_NONE);
+  ffk_list* empty = ffk_list_from_items_steal(nullptr, 0);
+  ASSERT_NE(empty, nullptr);
+  EXPECT_EQ(ffk_list_size(empty), 0);
+  ffk_object_release(Obj(empty));
+  EXPECT_EQ(ffk_list_from_items_steal(nullptr, 2), nullptr);
+  EXPECT_TRUE(PendingError("ValueError", {"2 items"}));
+  ffk_object_release(&s->header);
+}
+
+// The stamp moves with every change of any element (sets included) and with nothing else;
+// the stamped reads report the stamp their element was read at.
+TEST_F(List, StampMovesWithEveryChangeAndOnlyThen) {
+  ffk_list* l = Ints({0, 1, 2, 3, 4, 5});
+  ffk_any v = ffk_any_int(9), items[2] = {ffk_any_int(7), ffk_any_int(8)};
+  uint64_t seen = ffk_list_stamp(l);
+  auto moved = [&](const char* what) {
+    uint64_t now = ffk_list_stamp(l);
+    EXPECT_NE(now, seen) << what << " must move the stamp";
+    seen = now;
+  };
+  auto still = [&](const char* what) { EXPECT_EQ(ffk_list_stamp(l), seen) << what << " must not move the stamp"; };
+  ffk_any out;
+  uint64_t at = 0;
+  ASSERT_EQ(ffk_list_get_stamped(l, -1, &out, &at), 0);
+  EXPECT_EQ(out.v_int, 5);
+  EXPECT_EQ(at, seen);
+  ffk_array* snap = ffk_list_slice(l, 0, INT64_MAX, 2);
+  ffk_object_release(Obj(snap));
+  EXPECT_EQ(ffk_list_find(l, &v, 0, INT64_MAX, nullptr), 0);
+  still("reads");
+  ASSERT_EQ(ffk_list_set(l, 0, &v), 0);
+  moved("set");
+  ASSERT_EQ(ffk_list_append(l, &v), 0);
+  moved("append");
+  ASSERT_EQ(ffk_list_insert(l, 0, &v), 0);
+  moved("insert");
+  ASSERT_EQ(ffk_list_pop(l, -1, &out), 0);
+  moved("pop");
+  ASSERT_EQ(ffk_list_set_slice_step(l, 0, INT64_MAX, 4, items, 2), 0);  // 7 elements: [0] and [4]
+  moved("extended slice assignment (moves nothing)");
+  ASSERT_EQ(ffk_list_set_slice(l, 1, 2, items, 2), 0);
+  moved("slice assignment");
+  ASSERT_EQ(ffk_list_erase_slice(l, 0, INT64_MAX, 2), 0);
+  moved("erase_slice");
+  ASSERT_EQ(ffk_list_extend(l, items, 2), 0);
+  moved("extend");
+  ASSERT_EQ(ffk_list_reverse(l), 0);
+  moved("reverse");
+  ffk_list_iter it;
+  ffk_list_iter_init(&it, l);
+  ASSERT_EQ(ffk_list_iter_next_stamped(&it, &out, &at), 1);
+  EXPECT_EQ(at, seen) << "a step reports the stamp it read at";
+  ASSERT_EQ(ffk_list_set(l, 1, &v), 0);
+  moved("set during iteration");
+  ASSERT_EQ(ffk_list_iter_next_stamped(&it, &out, &at), 1) << "a set does not stop an iterator";
+  EXPECT_EQ(at, seen);
+  ASSERT_EQ(ffk_list_append(l, &v), 0);
+  moved("append during iteration");
+  EXPECT_EQ(ffk_list_iter_next_stamped(&it, &out, &at), -1);
+  EXPECT_TRUE(PendingError("RuntimeError", {"changed during iteration"}));
+  EXPECT_EQ(at, 0u) << "no stamp for a step that found the List changed";
+  ASSERT_EQ(ffk_list_clear(l), 0);
+  moved("clear");
+  const uint64_t* word = ffk_list_stamp_address(l);
+  ASSERT_NE(word, nullptr);
+  EXPECT_EQ(__atomic_load_n(word, __ATOMIC_ACQUIRE), seen) << "the address is where ffk_list_stamp reads";
+  EXPECT_EQ(ffk_list_stamp_address(nullptr), nullptr);
+  ASSERT_EQ(ffk_list_clear(l), 0);
+  still("clearing an empty List");
+  EXPECT_EQ(ffk_list_get_stamped(l, 0, &out, &at), -1);
+  EXPECT_TRUE(PendingError("IndexError", {"index 0", "size 0"}));
+  EXPECT_EQ(at, 0u);
+  EXPECT_EQ(ffk_list_get_stamped(nullptr, 0, &out, &at), -1);
+  EXPECT_TRUE(PendingError("ValueError"));
+  ffk_object_release(Obj(l));
+}
+
 TEST_F(List, SliceFollowsPythonRules) {
   ffk_list* l = Ints({0, 1, 2, 3, 4, 5, 6, 7, 8, 9});
   struct {
@@ -1082,6 +1213,10 @@ TEST_F(List, OperationsFailCleanlyAtEveryAllocation) {
        }},
       {"clear", [&](ffk_list* l) { return ffk_list_clear(l); }},
       {"reverse", [&](ffk_list* l) { return ffk_list_reverse(l); }},
+      {"find a container (a snapshot)", [&](ffk_list* l) {
+         OwnedAny needle(ffk_any_object(Obj(arr)));
+         return ffk_list_find(l, &needle.v, 0, INT64_MAX, nullptr) < 0 ? -1 : 0;
+       }},
   };
   for (int size : {0, 1, 4, 8, 16, 100}) {
     for (const auto& op : ops) {
@@ -1125,6 +1260,15 @@ TEST_F(List, OperationsFailCleanlyAtEveryAllocation) {
       {"with_capacity", [] { return Obj(ffk_list_with_capacity(1000)); }},
       {"from_items", [&] { return Obj(ffk_list_from_items(items, 3)); }},
       {"from_array", [&] { return Obj(ffk_list_from_array(arr)); }},
+      {"from_items_steal", [&] {
+         ffk_any owned[3];
+         for (int i = 0; i < 3; ++i)
+           if (ffk_any_to_owned(&items[i], &owned[i]) != 0) {
+             while (i-- > 0) ffk_any_release(&owned[i]);
+             return static_cast<ffk_object*>(nullptr);
+           }
+         return Obj(ffk_list_from_items_steal(owned, 3));
+       }},
       {"from_array tuple", [&] { return Obj(ffk_list_from_array(tup)); }},
       {"to_array", [&] { return Obj(ffk_list_to_array(other)); }},
       {"slice", [&] { return Obj(ffk_list_slice(other, INT64_MAX, INT64_MIN, -1)); }},

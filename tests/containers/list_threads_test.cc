@@ -169,4 +169,100 @@ TEST_F(List, ReadersNeverSeeHalfASliceOperation) {
   ffk_object_release(Obj(l));
 }
 
+// ffk_list_find (what Python's `in` and index call) while a writer appends past the
+// capacity (the buffer moves), pops String elements (released as they leave) and clears
+// (the buffer is freed): a reader scanning ints and strs under the lock, or walking a
+// snapshot for a container, never reads freed storage (ASan, TSan) and only reports
+// positions that exist.
+TEST_F(List, FindRacesAppendsPopsAndClears) {
+  ffk_list* l = ffk_list_new();
+  ASSERT_NE(l, nullptr);
+  ffk_array* pair = IntArray({5, 6});
+  std::atomic<bool> done{false};
+  std::atomic<int64_t> found{0};
+  auto reader = [&](int kind) {
+    ffk_any needle = kind == 0   ? ffk_any_int(150)
+                     : kind == 1 ? ffk_any_raw_str("a string long enough to be an object")
+                                 : ffk_any_object(Obj(pair));
+    OwnedAny hold(needle);  // releases the Array reference ffk_any_object took
+    while (!done.load()) {
+      int64_t at = -1;
+      int rc = ffk_list_find(l, &needle, 0, INT64_MAX, &at);
+      if (rc < 0) {
+        ADD_FAILURE() << FetchError();
+        return;
+      }
+      if (rc == 1) {
+        if (at < 0 || at > 300) ADD_FAILURE() << "found at " << at;
+        found.fetch_add(1);
+      }
+    }
+  };
+  std::thread r1(reader, 0), r2(reader, 1), r3(reader, 2);
+  ffk_any text;
+  ASSERT_EQ(ffk_any_cstr("a string long enough to be an object", &text), 0);
+  ffk_any pair_v = ffk_any_object(Obj(pair));
+  for (int cycle = 0; cycle < 300; ++cycle) {
+    for (int64_t i = 0; i < 200; ++i) {
+      ffk_any v = ffk_any_int(i);
+      ASSERT_EQ(ffk_list_append(l, i % 50 == 0 ? &text : &v), 0);
+    }
+    ASSERT_EQ(ffk_list_append(l, &pair_v), 0);
+    for (int k = 0; k < 60; ++k) ASSERT_EQ(ffk_list_erase_at(l, 0), 0);
+    ASSERT_EQ(ffk_list_clear(l), 0);
+  }
+  done = true;
+  r1.join();
+  r2.join();
+  r3.join();
+  ffk_any_release(&text);
+  ffk_any_release(&pair_v);
+  EXPECT_EQ(ffk_list_size(l), 0);
+  ffk_object_release(Obj(pair));
+  ffk_object_release(Obj(l));
+}
+
+// Stamped reads against a writer that sets, appends and pops: equal stamps always come
+// with equal elements (what the Python binding's List cache relies on), and the stamp
+// read without the lock never goes backwards.
+TEST_F(List, EqualStampsMeanEqualElementsUnderWriters) {
+  ffk_list* l = Ints({0, 1, 2, 3});
+  std::atomic<bool> done{false};
+  std::atomic<int64_t> checks{0};
+  auto reader = [&] {
+    uint64_t last = 0;
+    while (!done.load()) {
+      uint64_t before = ffk_list_stamp(l);
+      if (before < last) ADD_FAILURE() << "the stamp went backwards";
+      last = before;
+      ffk_any a, b;
+      uint64_t sa, sb;
+      if (ffk_list_get_stamped(l, 1, &a, &sa) != 0 || ffk_list_get_stamped(l, 1, &b, &sb) != 0) {
+        ADD_FAILURE() << FetchError();
+        return;
+      }
+      if (sa < before) ADD_FAILURE() << "a stamped read older than the stamp read before it";
+      if (sa == sb) {
+        if (a.v_int != b.v_int) ADD_FAILURE() << "equal stamps, different elements";
+        checks.fetch_add(1);
+      }
+    }
+  };
+  std::thread r1(reader), r2(reader);
+  for (int64_t k = 0; k < 20000 || (checks.load() < 100 && k < 20000000); ++k) {  // until the readers read
+    ffk_any v = ffk_any_int(k);
+    ASSERT_EQ(ffk_list_set(l, 1, &v), 0);
+    if (k % 7 == 0) {
+      ASSERT_EQ(ffk_list_append(l, &v), 0);
+      ffk_any out;
+      ASSERT_EQ(ffk_list_pop(l, -1, &out), 0);
+    }
+  }
+  done = true;
+  r1.join();
+  r2.join();
+  EXPECT_GT(checks.load(), 0);
+  ffk_object_release(Obj(l));
+}
+
 }  // namespace

@@ -14,6 +14,10 @@
  *    a change during iteration as RuntimeError. Every change is one C call, which C makes
  *    atomic; a rule about a value (an index, a slice's bounds, a part of the entries) is
  *    decided by that call, not here.
+ *  - Element caches: an Array wrapper keeps the Python objects its scalar elements became
+ *    (valid for the wrapper's life: the Array never changes under it); a List wrapper
+ *    keeps them with the List's stamp (ffk_list_stamp) and reuses one only while that
+ *    stamp holds, i.e. while no element of the List has changed (ffkpy_Array, ffkpy_List).
  *  - Keys and `in` follow the C semantics (ffk_any_equal): 1, True and 1.0 are distinct.
  *    Sequence `in`, index and count compare elements structurally (ffk_structural_equal),
  *    which is ffk_any_equal for everything but containers.
@@ -24,6 +28,62 @@
 #include "ffikit_py.h"
 
 extern PyTypeObject ffkpy_ArrayBaseType, ffkpy_ListBaseType, ffkpy_MapBaseType, ffkpy_DictBaseType, ffkpy_IterType;
+
+/*
+ * An Array wrapper (ArrayBase and its Python subclasses). `cache` is filled lazily, one
+ * slot per element, with the Python object an element read gave, for elements whose
+ * Python form is an immutable scalar that can hold no reference back (int, float, str,
+ * bytes, ffikit.String/Bytes; see ffkpy_array__item): the C Array never changes while
+ * this wrapper holds it (copy-on-write), so the slot stays right for the wrapper's
+ * life, and a read hands out the same object again instead of making a new one (as
+ * tuple does). NULL until the first such read; `cache_size` is the element count it
+ * was made for (at most FFKPY_ELEMENT_CACHE_MAX: later elements convert every time). Slots are published with a compare-and-swap (release) and read with
+ * acquire, so two threads filling the same slot (free-threaded Python, or a conversion
+ * that let another thread run) keep one object and drop the other. Freed with the
+ * wrapper; the GC visits the slots (an ffikit.String could carry attributes).
+ */
+typedef struct {
+  ffkpy_Object base;
+  PyObject **cache;
+  Py_ssize_t cache_size;
+} ffkpy_Array;
+
+/*
+ * The element caches' bound: an Array or List wrapper caches the elements at indices
+ * below this only. A cached element keeps its Python object alive (8 bytes of slot, 16
+ * for a List, plus some 32 for an int or 60 for a String, against 16 bytes an element in
+ * C): bounded, the cost stays below about 6 MB a wrapper, and a huge container read
+ * once does not keep a Python object for every element it holds.
+ */
+#define FFKPY_ELEMENT_CACHE_MAX ((Py_ssize_t)1 << 16)
+
+/*
+ * A List wrapper (ListBase and its Python subclasses). A List is shared and mutable, so
+ * its cache is checked on every use: slot i holds the Python object l[i] became and the
+ * List's stamp then (ffk_list_get_stamped, ffk_list_iter_next_stamped); it is handed out
+ * again only while ffk_list_stamp still returns that stamp, which any change of any
+ * element, by any handle or thread, moves. A stale slot is replaced by the next read.
+ * Only the cacheable scalars of ffkpy_Array are kept. The slots cover the indices read
+ * so far, below FFKPY_ELEMENT_CACHE_MAX (grown, never shrunk, freed with the wrapper). Without the GIL (a free-threaded
+ * build) there is no cache: two threads could fill one slot.
+ */
+typedef struct {
+  PyObject *obj; /* NULL: empty */
+  uint64_t stamp;
+} ffkpy_ListSlot;
+
+typedef struct {
+  ffkpy_Object base;
+  ffkpy_ListSlot *cache;
+  Py_ssize_t cache_size;
+  const uint64_t *stamp; /* ffk_list_stamp_address of the List, set with the cache */
+} ffkpy_List;
+
+#ifndef Py_GIL_DISABLED
+#define FFKPY_LIST_CACHE 1
+#else
+#define FFKPY_LIST_CACHE 0
+#endif
 
 #define HANDLE(self) (((ffkpy_Object *)(self))->obj)
 #define ARR(self) ((ffk_array *)HANDLE(self))
@@ -53,6 +113,11 @@ ffk_array *ffkpy_container__seq_snapshot(PyObject *o);
 /* Owned Python -> Any for storing; a list/tuple becomes an Array, a dict a Map. 0 or -1. */
 static inline int ffkpy_container__owned(PyObject *o, ffk_any *out) { return ffkpy_to_any(o, out, NULL); }
 
+/* (convert.c) Owned values of the first `n` items of `seq` (a list or tuple from
+ * PySequence_Fast) into out[0, n), exact ints and floats read in the loop itself: 0, or
+ * -1 with an exception and nothing left owned. */
+int ffkpy_to_any_items(PyObject *seq, Py_ssize_t n, ffk_any *out);
+
 /* Checks a positional argument count like the builtins do: 1 fine, 0 with a TypeError. */
 int ffkpy_container__check_nargs(const char *name, Py_ssize_t nargs, Py_ssize_t lo, Py_ssize_t hi);
 
@@ -67,6 +132,57 @@ Py_hash_t ffkpy_container__hash(PyObject *self);
 
 /* __deepcopy__ of the four types: in C, sharing and cycles kept. */
 PyObject *ffkpy_container__deepcopy(PyObject *self, PyObject *memo);
+
+/* ---- sequence.c ------------------------------------------------------------------------ */
+
+/* The value of an exact int subscript that fits one digit (most indices), read with no
+ * call: 1, else 0 (the caller takes the general path). */
+static inline int ffkpy_container__small_index(PyObject *key, Py_ssize_t *out) {
+  if (!PyLong_CheckExact(key)) return 0;
+#if PY_VERSION_HEX >= 0x030C0000
+  if (!PyUnstable_Long_IsCompact((PyLongObject *)key)) return 0;
+  *out = (Py_ssize_t)PyUnstable_Long_CompactValue((PyLongObject *)key);
+#else
+  Py_ssize_t size = Py_SIZE(key); /* the digit count, negative for negative ints */
+  if (size < -1 || size > 1) return 0;
+  *out = size == 0 ? 0 : size * (Py_ssize_t)((PyLongObject *)key)->ob_digit[0];
+#endif
+  return 1;
+}
+
+/* ffkpy_array__item when the slot is empty: converts, and fills the slot when cacheable. */
+PyObject *ffkpy_array__item_slow(PyObject *self, int64_t i);
+
+/* Element i (0 <= i < size, unchecked) of an ArrayBase wrapper as a Python object (new
+ * reference; NULL with an exception), through the wrapper's element cache. */
+static inline PyObject *ffkpy_array__item(PyObject *self, int64_t i) {
+  PyObject **cache = __atomic_load_n(&((ffkpy_Array *)self)->cache, __ATOMIC_ACQUIRE);
+  if (cache != NULL && i < FFKPY_ELEMENT_CACHE_MAX) { /* the cache has min(size, bound) slots */
+    PyObject *hit = __atomic_load_n(&cache[i], __ATOMIC_ACQUIRE);
+    if (hit != NULL) return Py_NewRef(hit);
+  }
+  return ffkpy_array__item_slow(self, i);
+}
+
+/* The Python object of element `v` (stolen: an owned value read from the List wrapper
+ * `self` at index i, 0 <= i, when the List's stamp was `stamp`), remembered in the
+ * wrapper's cache when cacheable. New reference, or NULL with an exception. */
+PyObject *ffkpy_list__element_steal(PyObject *self, int64_t i, ffk_any *v, uint64_t stamp);
+
+/* The cached object of l[i] (borrowed) when slot i is still valid at the List's current
+ * stamp, which must also be `want` unless want is UINT64_MAX; else NULL. No exception. */
+static inline PyObject *ffkpy_list__cached(PyObject *self, int64_t i, uint64_t want) {
+#if FFKPY_LIST_CACHE
+  ffkpy_List *w = (ffkpy_List *)self;
+  if (i < 0 || i >= w->cache_size || w->cache[i].obj == NULL) return NULL;
+  uint64_t now = __atomic_load_n(w->stamp, __ATOMIC_ACQUIRE); /* set: the cache has an object */
+  if (w->cache[i].stamp != now || (want != UINT64_MAX && want != now)) return NULL;
+  return w->cache[i].obj;
+#else
+  (void)self, (void)i, (void)want;
+  return NULL;
+#endif
+}
 
 /* ---- views.c ---------------------------------------------------------------------------- */
 

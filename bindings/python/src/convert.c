@@ -268,6 +268,61 @@ static ffk_object *cached_object(PyObject *o, int use_slot) {
   return h;
 }
 
+/*
+ * Owned values of the first `n` items of `seq` (a list or tuple, as PySequence_Fast gives)
+ * into out[0, n): 0, or -1 with an exception and nothing left owned. Exact ints and
+ * floats, the common homogeneous case, are read in this loop (an int that does not fit
+ * in 64 bits is the converter's OverflowError); everything else goes through
+ * ffkpy_to_any, holding the item, and since that may run Python code that changes a
+ * list, its items are read afresh each step and a list that shrank is a RuntimeError.
+ */
+/* An exact int's value when it has one digit (most ints), read without a call: 1, else 0. */
+static inline int small_int(PyObject *x, long long *out) {
+#if PY_VERSION_HEX >= 0x030C0000
+  if (!PyUnstable_Long_IsCompact((PyLongObject *)x)) return 0;
+  *out = (long long)PyUnstable_Long_CompactValue((PyLongObject *)x);
+  return 1;
+#else
+  Py_ssize_t size = Py_SIZE(x); /* the digit count, negative for negative ints */
+  if (size < -1 || size > 1) return 0;
+  *out = size == 0 ? 0 : (long long)size * (long long)((PyLongObject *)x)->ob_digit[0];
+  return 1;
+#endif
+}
+
+int ffkpy_to_any_items(PyObject *seq, Py_ssize_t n, ffk_any *out) {
+  if (Py_EnterRecursiveCall(" while converting a sequence to an ffikit Array") != 0) return -1;
+  Py_ssize_t i = 0;
+  int rc = 0;
+  for (; i < n; ++i) {
+    if (FFK_UNLIKELY(i >= PySequence_Fast_GET_SIZE(seq))) {
+      PyErr_SetString(PyExc_RuntimeError, "the list changed size while it was converted");
+      rc = -1;
+      break;
+    }
+    PyObject *x = PySequence_Fast_GET_ITEM(seq, i);
+    if (Py_IS_TYPE(x, &PyLong_Type)) {
+      long long v;
+      int of = 0;
+      if (small_int(x, &v) || ((v = PyLong_AsLongLongAndOverflow(x, &of)), of == 0 && !(v == -1 && PyErr_Occurred()))) {
+        out[i] = ffk_any_int(v);
+        continue;
+      }
+    } else if (Py_IS_TYPE(x, &PyFloat_Type)) {
+      out[i] = ffk_any_float(PyFloat_AS_DOUBLE(x));
+      continue;
+    }
+    Py_INCREF(x);
+    rc = ffkpy_to_any(x, &out[i], NULL);
+    Py_DECREF(x);
+    if (rc != 0) break;
+  }
+  Py_LeaveRecursiveCall();
+  if (rc != 0)
+    while (i-- > 0) ffk_any_release(&out[i]);
+  return rc;
+}
+
 static int seq_to_array(PyObject *o, ffk_any *out, ffkpy_temps *temps) {
   PyObject *seq = PySequence_Fast(o, "expected a sequence");
   if (seq == NULL) return -1;
@@ -279,21 +334,8 @@ static int seq_to_array(PyObject *o, ffk_any *out, ffkpy_temps *temps) {
     PyErr_NoMemory();
     return -1;
   }
-  Py_ssize_t i = 0;
-  int rc = 0;
-  if (Py_EnterRecursiveCall(" while converting a sequence to an ffikit Array") != 0) {
-    rc = -1;
-  } else {
-    for (; i < n; ++i)
-      if ((rc = ffkpy_to_any(PySequence_Fast_GET_ITEM(seq, i), &items[i], NULL)) != 0) break;
-    Py_LeaveRecursiveCall();
-  }
-  ffk_array *a = NULL;
-  if (rc == 0) {
-    a = ffk_array_new_steal(items, n); /* steals every item, also on failure */
-  } else {
-    while (i-- > 0) ffk_any_release(&items[i]);
-  }
+  int rc = ffkpy_to_any_items(seq, n, items);
+  ffk_array *a = rc == 0 ? ffk_array_new_steal(items, n) : NULL; /* steals every item, also on failure */
   if (items != stack) PyMem_Free(items);
   Py_DECREF(seq);
   if (rc != 0) return -1;

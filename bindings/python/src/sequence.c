@@ -6,6 +6,13 @@
  * C: slice writes pass Python's bounds to ffk_list_erase_slice / ffk_list_set_slice_step,
  * which normalise them and apply list's rules; extend converts every element first, so it
  * is all or nothing. See container.h for the invariants.
+ *
+ * Reads as fast as tuple's and list's (issue 27): an element read hands out the Python
+ * object of an earlier read of that element when it is still right (the Array and List
+ * element caches, container.h); `in` and index() are one C call (ffk_array_find,
+ * ffk_list_find: ints and strs in one scan, a List's under its lock); building from a
+ * list or tuple reads exact ints and floats in one loop and moves the values into the C
+ * object once.
  */
 #include "container.h"
 
@@ -47,13 +54,10 @@ static ffk_any *owned_items(PyObject *iterable, Py_ssize_t *n, const char *what)
     PyErr_NoMemory();
     return NULL;
   }
-  for (Py_ssize_t i = 0; i < size; ++i) {
-    if (ffkpy_container__owned(PySequence_Fast_GET_ITEM(seq, i), &items[i]) != 0) {
-      while (i-- > 0) ffk_any_release(&items[i]);
-      PyMem_Free(items);
-      Py_DECREF(seq);
-      return NULL;
-    }
+  if (ffkpy_to_any_items(seq, size, items) != 0) {
+    PyMem_Free(items);
+    Py_DECREF(seq);
+    return NULL;
   }
   Py_DECREF(seq);
   *n = size;
@@ -119,6 +123,77 @@ static PyObject *seq_richcompare(PyObject *self, PyObject *other, int op) {
 
 /* ---- Array ----------------------------------------------------------------------------- */
 
+/* Whether an element's Python form may be cached (container.h, ffkpy_Array): an immutable
+ * scalar made fresh by every conversion. Containers, tensors, functions and opaque
+ * objects are not: their wrappers keep the identity rules they have always had. */
+static int cacheable(const ffk_any *v) {
+  switch (v->type_index) {
+    case FFK_TYPE_INT:
+    case FFK_TYPE_FLOAT:
+    case FFK_TYPE_SMALL_STR:
+    case FFK_TYPE_SMALL_BYTES:
+      return 1;
+    case FFK_TYPE_STRING:
+    case FFK_TYPE_BYTES:
+      return v->v_obj != NULL;
+    default:
+      return 0;
+  }
+}
+
+PyObject *ffkpy_array__item_slow(PyObject *self, int64_t i) {
+  ffkpy_Array *w = (ffkpy_Array *)self;
+  const ffk_any *v = &ARR(self)->data[i];
+  if (!cacheable(v)) return ffkpy_element(self, v);
+  if (i >= FFKPY_ELEMENT_CACHE_MAX) return ffkpy_from_any(v); /* beyond the bound: converted each time */
+  PyObject **cache = __atomic_load_n(&w->cache, __ATOMIC_ACQUIRE);
+  if (cache == NULL) {
+    Py_ssize_t n = (Py_ssize_t)ARR(self)->size;
+    if (n > FFKPY_ELEMENT_CACHE_MAX) n = FFKPY_ELEMENT_CACHE_MAX;
+    PyObject **made = PyMem_Calloc((size_t)n, sizeof(PyObject *));
+    if (made == NULL) return ffkpy_from_any(v); /* no room for a cache: convert every time */
+    PyObject **expected = NULL;
+    if (__atomic_compare_exchange_n(&w->cache, &expected, made, false, __ATOMIC_ACQ_REL, __ATOMIC_ACQUIRE)) {
+      w->cache_size = n;
+      cache = made;
+    } else {
+      PyMem_Free(made); /* another thread's cache won */
+      cache = expected;
+    }
+  }
+  PyObject *x = ffkpy_from_any(v);
+  if (x == NULL) return NULL;
+  PyObject *expected = NULL;
+  Py_INCREF(x); /* the cache's reference */
+  if (!__atomic_compare_exchange_n(&cache[i], &expected, x, false, __ATOMIC_ACQ_REL, __ATOMIC_ACQUIRE)) {
+    Py_DECREF(x); /* another thread filled the slot first: hand out its object */
+    Py_DECREF(x);
+    return Py_NewRef(expected);
+  }
+  return x;
+}
+
+static void array_dealloc(PyObject *self) {
+  ffkpy_Array *w = (ffkpy_Array *)self;
+  PyObject_GC_UnTrack(self);
+  PyObject **cache = w->cache;
+  Py_ssize_t n = w->cache_size;
+  w->cache = NULL;
+  w->cache_size = 0;
+  if (cache != NULL) {
+    for (Py_ssize_t i = 0; i < n; ++i) Py_XDECREF(cache[i]);
+    PyMem_Free(cache);
+  }
+  ffkpy_ObjectType.tp_dealloc(self);
+}
+
+static int array_traverse(PyObject *self, visitproc visit, void *arg) {
+  ffkpy_Array *w = (ffkpy_Array *)self;
+  PyObject **cache = w->cache;
+  for (Py_ssize_t i = 0; cache != NULL && i < w->cache_size; ++i) Py_VISIT(cache[i]);
+  return ffkpy_object_traverse(self, visit, arg);
+}
+
 static PyObject *array_new(PyTypeObject *type, PyObject *args, PyObject *kwds) {
   PyObject *iterable = NULL;
   static char *kwlist[] = {"iterable", NULL};
@@ -142,11 +217,17 @@ static PyObject *index_error(PyObject *self, Py_ssize_t i, int64_t size) {
 static PyObject *array_item(PyObject *self, Py_ssize_t i) {
   const ffk_array *a = ARR(self);
   if (i < 0 || i >= a->size) return index_error(self, i, a->size);
-  return ffkpy_element(self, &a->data[i]);
+  return ffkpy_array__item(self, i);
 }
 
 static PyObject *array_subscript(PyObject *self, PyObject *key) {
   const ffk_array *a = ARR(self);
+  Py_ssize_t k;
+  if (ffkpy_container__small_index(key, &k)) { /* a[i]: the common case first */
+    Py_ssize_t j = k < 0 ? k + (Py_ssize_t)a->size : k;
+    if (j < 0 || j >= a->size) return index_error(self, k, a->size);
+    return ffkpy_array__item(self, j);
+  }
   if (PySlice_Check(key)) {
     Py_ssize_t start, stop, step;
     if (PySlice_Unpack(key, &start, &stop, &step) < 0) return NULL;
@@ -157,48 +238,59 @@ static PyObject *array_subscript(PyObject *self, PyObject *key) {
   if (read_index(self, key, &i) != 0) return NULL;
   Py_ssize_t j = i < 0 ? i + (Py_ssize_t)a->size : i;
   if (j < 0 || j >= a->size) return index_error(self, i, a->size);
-  return ffkpy_element(self, &a->data[j]);
+  return ffkpy_array__item(self, j);
 }
 
-/* The first index in items[0:n) structurally equal to `value`: 1 found, 0 not, -1 error. */
-static int find(const ffk_any *items, int64_t n, PyObject *value, int64_t from, int64_t *where, int64_t *count) {
+/* How many of items[0:n) are structurally equal to `value` in *count: 0, or -1 with an exception. */
+static int count_equal(const ffk_any *items, int64_t n, PyObject *value, int64_t *count) {
+  ffkpy_temps temps;
+  ffkpy_temps_init(&temps);
+  ffk_any v;
+  *count = 0;
+  if (ffkpy_to_any(value, &v, &temps) != 0) {
+    ffkpy_temps_release(&temps);
+    PyErr_Clear(); /* a value ffikit cannot hold is in no container */
+    return 0;
+  }
+  int rc = 0;
+  for (int64_t i = 0; i < n; ++i) {
+    int eq = ffk_structural_equal(&items[i], &v);
+    if (eq < 0) {
+      rc = -1;
+      ffkpy_raise_from_ffk();
+      break;
+    }
+    *count += eq;
+  }
+  ffkpy_temps_release(&temps);
+  return rc;
+}
+
+/*
+ * Where `value` first is in self[start:stop] (Python's bounds, which C clamps): 1 with
+ * *where, 0 when absent, -1 with an exception. C decides (ffk_array_find, ffk_list_find:
+ * ints and strs in one scan, a List's under its lock with no snapshot).
+ */
+static int seq_find(PyObject *self, PyObject *value, Py_ssize_t start, Py_ssize_t stop, int64_t *where) {
   ffkpy_temps temps;
   ffkpy_temps_init(&temps);
   ffk_any v;
   if (ffkpy_to_any(value, &v, &temps) != 0) {
     ffkpy_temps_release(&temps);
     PyErr_Clear(); /* a value ffikit cannot hold is in no container */
-    if (count) *count = 0;
     return 0;
   }
-  int found = 0;
-  for (int64_t i = from; i < n; ++i) {
-    int rc = ffk_structural_equal(&items[i], &v);
-    if (rc < 0) {
-      found = -1;
-      ffkpy_raise_from_ffk();
-      break;
-    }
-    if (rc) {
-      if (count == NULL) {
-        *where = i;
-        found = 1;
-        break;
-      }
-      ++*count;
-    }
-  }
+  ffk_object *h = HANDLE(self);
+  int rc = h->type_index == FFK_TYPE_LIST ? ffk_list_find((ffk_list *)h, &v, start, stop, where)
+                                          : ffk_array_find((ffk_array *)h, &v, start, stop, where);
+  if (rc < 0) ffkpy_raise_from_ffk();
   ffkpy_temps_release(&temps);
-  return found;
+  return rc;
 }
 
 static int seq_contains(PyObject *self, PyObject *value) {
-  ffk_array *a = ffkpy_container__seq_snapshot(self);
-  if (a == NULL) return ffkpy_raise_from_ffk_int();
   int64_t where;
-  int rc = find(a->data, a->size, value, 0, &where, NULL);
-  ffk_object_release(&a->header);
-  return rc;
+  return seq_find(self, value, 0, PY_SSIZE_T_MAX, &where);
 }
 
 /* index(value, start=0, stop=len) -> the first index; ValueError when absent. */
@@ -207,15 +299,8 @@ static PyObject *seq_index(PyObject *self, PyObject *const *args, Py_ssize_t nar
   if (!ffkpy_container__check_nargs("index", nargs, 1, 3)) return NULL;
   if (nargs > 1 && !slice_bound(args[1], &start)) return NULL;
   if (nargs > 2 && !slice_bound(args[2], &stop)) return NULL;
-  ffk_array *a = ffkpy_container__seq_snapshot(self);
-  if (a == NULL) return ffkpy_raise_from_ffk();
-  Py_ssize_t n = (Py_ssize_t)a->size;
-  if (start < 0 && (start += n) < 0) start = 0;
-  if (stop < 0 && (stop += n) < 0) stop = 0;
-  if (stop > n) stop = n;
   int64_t where = -1;
-  int rc = start < stop ? find(a->data, stop, args[0], start, &where, NULL) : 0;
-  ffk_object_release(&a->header);
+  int rc = seq_find(self, args[0], start, stop, &where);
   if (rc < 0) return NULL;
   if (rc == 0) return PyErr_Format(PyExc_ValueError, "%R is not in %s", args[0], Py_TYPE(self)->tp_name);
   return PyLong_FromLongLong(where);
@@ -224,8 +309,8 @@ static PyObject *seq_index(PyObject *self, PyObject *const *args, Py_ssize_t nar
 static PyObject *seq_count(PyObject *self, PyObject *value) {
   ffk_array *a = ffkpy_container__seq_snapshot(self);
   if (a == NULL) return ffkpy_raise_from_ffk();
-  int64_t count = 0, where;
-  int rc = find(a->data, a->size, value, 0, &where, &count);
+  int64_t count = 0;
+  int rc = count_equal(a->data, a->size, value, &count);
   ffk_object_release(&a->header);
   return rc < 0 ? NULL : PyLong_FromLongLong(count);
 }
@@ -283,10 +368,11 @@ static PyMethodDef array_methods[] = {
 
 PyTypeObject ffkpy_ArrayBaseType = {
     PyVarObject_HEAD_INIT(NULL, 0).tp_name = "ffikit._core.ArrayBase",
-    .tp_basicsize = sizeof(ffkpy_Object),
+    .tp_basicsize = sizeof(ffkpy_Array),
     .tp_flags = Py_TPFLAGS_DEFAULT | Py_TPFLAGS_BASETYPE | Py_TPFLAGS_HAVE_GC | Py_TPFLAGS_SEQUENCE,
     .tp_new = array_new,
-    .tp_traverse = ffkpy_object_traverse,
+    .tp_dealloc = array_dealloc,
+    .tp_traverse = array_traverse,
     .tp_as_number = &seq_as_number,
     .tp_as_sequence = &array_as_sequence,
     .tp_as_mapping = &array_as_mapping,
@@ -303,6 +389,14 @@ static PyObject *list_new(PyTypeObject *type, PyObject *args, PyObject *kwds) {
   static char *kwlist[] = {"iterable", NULL};
   if (!PyArg_ParseTupleAndKeywords(args, kwds, "|O:List", kwlist, &iterable)) return NULL;
   if (iterable == NULL) return ffkpy_container__wrap(type, (ffk_object *)ffk_list_new());
+  if (PyList_CheckExact(iterable) || PyTuple_CheckExact(iterable)) { /* converted once, moved in */
+    Py_ssize_t n;
+    ffk_any *items = owned_items(iterable, &n, "List() expects an iterable");
+    if (items == NULL) return NULL;
+    ffk_list *l = ffk_list_from_items_steal(items, n);
+    PyMem_Free(items);
+    return ffkpy_container__wrap(type, (ffk_object *)l);
+  }
   ffk_array *a = array_of(iterable, "List() expects an iterable");
   if (a == NULL) return NULL;
   ffk_list *l = ffk_list_from_array(a);
@@ -312,13 +406,72 @@ static PyObject *list_new(PyTypeObject *type, PyObject *args, PyObject *kwds) {
 
 static Py_ssize_t list_len(PyObject *self) { return (Py_ssize_t)ffk_list_size(LST(self)); }
 
+/* Makes room for slot i in a List wrapper's cache; false (nothing cached) when there is none. */
+static bool list_cache_room(ffkpy_List *w, int64_t i) {
+  if (i < w->cache_size) return true;
+  if (i >= FFKPY_ELEMENT_CACHE_MAX) return false;
+  Py_ssize_t n = (Py_ssize_t)ffk_list_size((ffk_list *)w->base.obj);
+  if (n <= i) n = (Py_ssize_t)i + 1;
+  if (n < 2 * w->cache_size) n = 2 * w->cache_size;
+  if (n > FFKPY_ELEMENT_CACHE_MAX) n = FFKPY_ELEMENT_CACHE_MAX;
+  ffkpy_ListSlot *cache = PyMem_Realloc(w->cache, (size_t)n * sizeof(ffkpy_ListSlot));
+  if (cache == NULL) return false;
+  memset(&cache[w->cache_size], 0, (size_t)(n - w->cache_size) * sizeof(ffkpy_ListSlot));
+  w->stamp = ffk_list_stamp_address((ffk_list *)w->base.obj);
+  w->cache = cache;
+  w->cache_size = n;
+  return true;
+}
+
+PyObject *ffkpy_list__element_steal(PyObject *self, int64_t i, ffk_any *v, uint64_t stamp) {
+  if (!cacheable(v)) return ffkpy_element_steal(self, v);
+  PyObject *x = ffkpy_from_any(v);
+  ffk_any_release(v);
+#if FFKPY_LIST_CACHE
+  ffkpy_List *w = (ffkpy_List *)self;
+  if (x != NULL && i >= 0 && list_cache_room(w, i)) {
+    Py_INCREF(x);
+    Py_XSETREF(w->cache[i].obj, x); /* a stale object goes (an immutable scalar: no code runs) */
+    w->cache[i].stamp = stamp;
+  }
+#else
+  (void)i, (void)stamp;
+#endif
+  return x;
+}
+
 static PyObject *list_item(PyObject *self, Py_ssize_t i) {
+  PyObject *hit = ffkpy_list__cached(self, i, UINT64_MAX);
+  if (hit != NULL) return Py_NewRef(hit);
   ffk_any v;
-  if (ffk_list_get(LST(self), i, &v) != 0) return ffkpy_raise_from_ffk();
-  return ffkpy_element_steal(self, &v);
+  uint64_t stamp;
+  if (ffk_list_get_stamped(LST(self), i, &v, &stamp) != 0) return ffkpy_raise_from_ffk();
+  return ffkpy_list__element_steal(self, i, &v, stamp);
+}
+
+static void list_dealloc(PyObject *self) {
+  ffkpy_List *w = (ffkpy_List *)self;
+  PyObject_GC_UnTrack(self);
+  ffkpy_ListSlot *cache = w->cache;
+  Py_ssize_t n = w->cache_size;
+  w->cache = NULL;
+  w->cache_size = 0;
+  if (cache != NULL) {
+    for (Py_ssize_t i = 0; i < n; ++i) Py_XDECREF(cache[i].obj);
+    PyMem_Free(cache);
+  }
+  ffkpy_ObjectType.tp_dealloc(self);
+}
+
+static int list_traverse(PyObject *self, visitproc visit, void *arg) {
+  ffkpy_List *w = (ffkpy_List *)self;
+  for (Py_ssize_t i = 0; w->cache != NULL && i < w->cache_size; ++i) Py_VISIT(w->cache[i].obj);
+  return ffkpy_object_traverse(self, visit, arg);
 }
 
 static PyObject *list_subscript(PyObject *self, PyObject *key) {
+  Py_ssize_t k;
+  if (ffkpy_container__small_index(key, &k)) return list_item(self, k); /* l[i]: the common case first */
   if (PySlice_Check(key)) {
     Py_ssize_t start, stop, step;
     if (PySlice_Unpack(key, &start, &stop, &step) < 0) return NULL;
@@ -496,10 +649,11 @@ static PyMethodDef list_methods[] = {
 
 PyTypeObject ffkpy_ListBaseType = {
     PyVarObject_HEAD_INIT(NULL, 0).tp_name = "ffikit._core.ListBase",
-    .tp_basicsize = sizeof(ffkpy_Object),
+    .tp_basicsize = sizeof(ffkpy_List),
     .tp_flags = Py_TPFLAGS_DEFAULT | Py_TPFLAGS_BASETYPE | Py_TPFLAGS_HAVE_GC | Py_TPFLAGS_SEQUENCE,
     .tp_new = list_new,
-    .tp_traverse = ffkpy_object_traverse,
+    .tp_dealloc = list_dealloc,
+    .tp_traverse = list_traverse,
     .tp_as_number = &list_as_number,
     .tp_as_sequence = &list_as_sequence,
     .tp_as_mapping = &list_as_mapping,

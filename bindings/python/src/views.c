@@ -5,8 +5,11 @@
  * An iterator holds its container's wrapper. Over an Array or Map it reads the borrowed
  * storage (never changed while shared, see container.h); over a List or Dict it steps
  * the C iterator, which reports a change of shape as RuntimeError, after which the
- * iterator is exhausted. Which part of a mapping's entries (keys, values, items) is C's
- * ffk_map_part, also what _list() takes.
+ * iterator is exhausted. Array and List iterators read through their wrapper's element
+ * cache (container.h); a List iterator takes a cached element only while the List's
+ * stamp is the one its last locked step saw (so a change is still noticed). Which part
+ * of a mapping's entries (keys, values, items) is C's ffk_map_part, also what _list()
+ * takes.
  */
 #include "container.h"
 
@@ -20,6 +23,7 @@ typedef struct {
   int kind;
   ffk_map_part what; /* keys, values or items, for the mapping iterators */
   int64_t pos;
+  uint64_t stamp; /* a List's stamp when this iterator last stepped under its lock */
   union {
     ffk_list_iter l;
     ffk_dict_iter d;
@@ -34,7 +38,10 @@ PyObject *ffkpy_iter__new(PyObject *owner, int kind, ffk_map_part what) {
   it->what = what;
   it->pos = 0;
   if (kind == FFKPY_IT_ARRAY_REV) it->pos = ARR(owner)->size - 1;
-  if (kind == FFKPY_IT_LIST) ffk_list_iter_init(&it->it.l, LST(owner));
+  if (kind == FFKPY_IT_LIST) { /* the stamp first: if it still holds later, init saw that List */
+    it->stamp = ffk_list_stamp(LST(owner));
+    ffk_list_iter_init(&it->it.l, LST(owner));
+  }
   if (kind == FFKPY_IT_DICT) ffk_dict_iter_init(&it->it.d, DCT(owner));
   PyObject_GC_Track(it);
   return (PyObject *)it;
@@ -74,12 +81,12 @@ static PyObject *iter_next(PyObject *self) {
   switch (it->kind) {
     case FFKPY_IT_ARRAY: {
       const ffk_array *a = ARR(it->owner);
-      if (it->pos < a->size) return ffkpy_element(it->owner, &a->data[it->pos++]);
+      if (it->pos < a->size) return ffkpy_array__item(it->owner, it->pos++);
       break;
     }
     case FFKPY_IT_ARRAY_REV: {
       const ffk_array *a = ARR(it->owner);
-      if (it->pos >= 0 && it->pos < a->size) return ffkpy_element(it->owner, &a->data[it->pos--]);
+      if (it->pos >= 0 && it->pos < a->size) return ffkpy_array__item(it->owner, it->pos--);
       break;
     }
     case FFKPY_IT_MAP: {
@@ -92,9 +99,19 @@ static PyObject *iter_next(PyObject *self) {
       break;
     }
     case FFKPY_IT_LIST: {
+      int64_t i = it->it.l.index;
+      PyObject *hit = ffkpy_list__cached(it->owner, i, it->stamp); /* the List as the last step saw it */
+      if (hit != NULL) {
+        it->it.l.index = i + 1;
+        return Py_NewRef(hit);
+      }
       ffk_any v;
-      int rc = ffk_list_iter_next(&it->it.l, &v);
-      if (rc > 0) return ffkpy_element_steal(it->owner, &v);
+      uint64_t stamp;
+      int rc = ffk_list_iter_next_stamped(&it->it.l, &v, &stamp);
+      if (rc > 0) {
+        it->stamp = stamp;
+        return ffkpy_list__element_steal(it->owner, i, &v, stamp);
+      }
       if (rc < 0) {
         Py_CLEAR(it->owner);
         return ffkpy_raise_from_ffk();

@@ -148,6 +148,19 @@ FFK_API int ffk_array_index(const ffk_array *a, const ffk_any *value, int64_t *o
 /* True when some element is key-equal to `value`. Cannot fail. */
 FFK_API bool ffk_array_contains(const ffk_array *a, const ffk_any *value);
 
+/*
+ * The first index in [start, stop) whose element is structurally equal
+ * (ffk_structural_equal) to `value` (borrowed; any form, views included): what Python's
+ * `in` and index(value, start, stop) mean. The bounds follow Python's: negative ones
+ * count from the end, both are clamped to [0, size] (0 and INT64_MAX: everything).
+ * Returns 1 and sets *out (which may be NULL), 0 when absent, -1 with the error of
+ * ffk_structural_equal (NULL `a` or `value`: a ValueError). A value that is neither a
+ * container nor an object other than a String or Bytes (an int, float, str, bytes,
+ * dtype, device...) is compared in one scan with no walk, as ffk_any_equal (1, True and
+ * 1.0 are different); other values walk each element with ffk_structural_equal.
+ */
+FFK_API int ffk_array_find(const ffk_array *a, const ffk_any *value, int64_t start, int64_t stop, int64_t *out);
+
 FFK_EXTERN_C_END
 
 #endif /* FFIKIT_ARRAY_H */

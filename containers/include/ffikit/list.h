@@ -46,6 +46,15 @@ FFK_API ffk_list *ffk_list_with_capacity(int64_t capacity);
  */
 FFK_API ffk_list *ffk_list_from_items(const ffk_any *items, int64_t n);
 
+/*
+ * Like ffk_list_from_items, but takes over the `n` owned values at `items` (steals them,
+ * even on failure: each is then released and reset to None; the buffer itself stays the
+ * caller's), so building a List from converted values copies them once. Views own
+ * nothing and are refused. New reference, or NULL with a ValueError (negative n, NULL
+ * items), a TypeError (a view, named with its position) or a MemoryError.
+ */
+FFK_API ffk_list *ffk_list_from_items_steal(ffk_any *items, int64_t n);
+
 /* A new List with the elements of an Array or Tuple (borrowed). New reference or NULL (ValueError, MemoryError). */
 FFK_API ffk_list *ffk_list_from_array(const ffk_array *a);
 
@@ -168,11 +177,46 @@ FFK_API int ffk_list_index(ffk_list *l, const ffk_any *value, int64_t *out);
 FFK_API bool ffk_list_contains(ffk_list *l, const ffk_any *value);
 
 /*
+ * ffk_array_find on the List as it is at the moment of the call (Python's `in` and
+ * index(value, start, stop)): the first index in [start, stop) (Python's bounds, clamped
+ * against the size at that moment) whose element is structurally equal to `value`.
+ * Returns 1 and sets *out (may be NULL), 0 when absent, -1 with an error (NULL `l` or
+ * `value`: ValueError; the walk's errors; MemoryError). A leaf value (see ffk_array_find)
+ * is found in one scan under the List's lock, with no copy; any other value is compared
+ * against a snapshot, with no lock held, since a structural walk may run hooks.
+ */
+FFK_API int ffk_list_find(ffk_list *l, const ffk_any *value, int64_t start, int64_t stop, int64_t *out);
+
+/*
  * The elements l[start:stop:step] (Python's slice rules, bounds normalised against the
  * size at that moment) as a new Array snapshot taken in one atomic step. New
  * reference, or NULL with a ValueError (step 0, NULL handle) or a MemoryError.
  */
 FFK_API ffk_array *ffk_list_slice(ffk_list *l, int64_t start, int64_t stop, int64_t step);
+
+/*
+ * Stamps, for a caller that keeps what it derived from the elements (the Python binding
+ * keeps the Python objects it converted them to) and wants to know it is still right.
+ * ffk_list_stamp returns a number that changes whenever any element changes (set,
+ * added, removed, moved, cleared, reversed), read without the lock (one acquire load):
+ * two reads that return the same value saw the same elements. A change another thread
+ * is making at that moment may not be visible yet: the read then counts as before it.
+ * Cannot fail; `l` must be valid.
+ *
+ * ffk_list_get_stamped is ffk_list_get that also sets *stamp to the stamp of the List
+ * the element was read from (one lock hold; 0 on failure): while ffk_list_stamp still
+ * returns it, l[index] is still that element.
+ */
+FFK_API uint64_t ffk_list_stamp(ffk_list *l);
+
+/*
+ * Where ffk_list_stamp reads: the address of the List's stamp word, valid while the
+ * caller holds `l`, to be read only with an atomic acquire load
+ * (__atomic_load_n(p, __ATOMIC_ACQUIRE)), never written. For a caller that checks the
+ * stamp on every read and cannot afford the call. NULL for a NULL `l`. Cannot fail.
+ */
+FFK_API const uint64_t *ffk_list_stamp_address(ffk_list *l);
+FFK_API int ffk_list_get_stamped(ffk_list *l, int64_t index, ffk_any *out, uint64_t *stamp);
 
 /*
  * Iteration that notices changes. The iterator borrows the List: the caller keeps it
@@ -190,6 +234,14 @@ typedef struct ffk_list_iter {
 
 FFK_API void ffk_list_iter_init(ffk_list_iter *it, ffk_list *l);
 FFK_API int ffk_list_iter_next(ffk_list_iter *it, ffk_any *out);
+
+/*
+ * ffk_list_iter_next that also sets *stamp to the List's stamp at that step when the
+ * shape had not changed (0 otherwise): while ffk_list_stamp still returns it, the List
+ * is exactly as this step saw it, so the iterator is still valid, and a caller holding
+ * what element it->index was at that stamp may take it and advance it->index itself.
+ */
+FFK_API int ffk_list_iter_next_stamped(ffk_list_iter *it, ffk_any *out, uint64_t *stamp);
 
 FFK_EXTERN_C_END
 
