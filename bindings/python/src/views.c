@@ -101,6 +101,11 @@ static PyObject *item(ffkpy_Iter *it, PyObject *k, PyObject *v) {
 #endif
 }
 
+/* A Dict's element (stolen): a String through the Dict's cache, the rest directly. */
+static inline PyObject *dict_element(PyObject *owner, ffk_any *v) {
+  return v->type_index == FFK_TYPE_STRING ? ffkpy_dict__element_steal(owner, v) : ffkpy_element_steal(owner, v);
+}
+
 static PyObject *iter_next(PyObject *self) {
   ffkpy_Iter *it = (ffkpy_Iter *)self;
   if (it->owner == NULL) return NULL;
@@ -139,14 +144,14 @@ static PyObject *iter_next(PyObject *self) {
       ffk_any k, v;
       int rc = ffk_dict_iter_next(&it->it.d, it->what == FFK_MAP_VALUES ? NULL : &k, it->what == FFK_MAP_KEYS ? NULL : &v);
       if (rc > 0) {
-        if (it->what == FFK_MAP_KEYS) return ffkpy_dict__element_steal(it->owner, &k);
-        if (it->what == FFK_MAP_VALUES) return ffkpy_dict__element_steal(it->owner, &v);
-        PyObject *pk = ffkpy_dict__element_steal(it->owner, &k);
+        if (it->what == FFK_MAP_KEYS) return dict_element(it->owner, &k);
+        if (it->what == FFK_MAP_VALUES) return dict_element(it->owner, &v);
+        PyObject *pk = dict_element(it->owner, &k);
         if (pk == NULL) {
           ffk_any_release(&v);
           return NULL;
         }
-        return item(it, pk, ffkpy_dict__element_steal(it->owner, &v));
+        return item(it, pk, dict_element(it->owner, &v));
       }
       if (rc < 0) {
         Py_CLEAR(it->owner);
