@@ -323,6 +323,44 @@ def sequences(s: Suite) -> None:
     s.add("build[List]", "list", "list(ints)", {"ints": ints}, dup=1)
 
 
+def mappings(s: Suite) -> None:
+    """Issue 27: Map and Dict reads beside dict's with int keys and str values too, key and items
+    iteration of both, and building from a dict (the str-key, int-value rows are containers()')."""
+    ints = list(range(N))
+    keys = [f"key{i:07d}" for i in range(N)]  # 10 characters
+    words = [f"val{i:07d}" for i in range(N)]  # 10 characters: String objects in C
+    sources = {"int": dict(zip(ints, ints)), "str->str": dict(zip(keys, words))}
+    by_key = dict(zip(keys, ints))
+    sides = {"ffikit": (ffikit.Map, ffikit.Dict), "tvm_ffi": (tvm_ffi.Map, tvm_ffi.Dict)}
+    for impl, (map_, dict_) in sides.items():
+        for kind, make in {"Map": map_, "Dict": dict_}.items():
+            for variant, src in sources.items():
+                k = 500 if variant == "int" else keys[500]
+                for pimpl, obj in ((impl, make(src)), ("dict", dict(src))):
+                    if pimpl == "dict" and impl != "ffikit":
+                        continue
+                    ns = {"d": obj, "k": k}
+                    s.add(f"getkey[{kind},{variant}]", pimpl, "d[k]", ns)
+                    s.add(f"get[{kind},{variant}]", pimpl, "d.get(k)", ns)
+                    s.add(f"contains[{kind},{variant}]", pimpl, "k in d", ns)
+            for variant, src in {"str": by_key, "str->str": sources["str->str"], "int": sources["int"]}.items():
+                for pimpl, obj in ((impl, make(src)), ("dict", dict(src))):
+                    if pimpl == "dict" and impl != "ffikit":
+                        continue
+                    ns = {"d": obj}
+                    s.add(f"iter[{kind}.keys,{variant}]", pimpl, "for _ in d:\n    pass", ns, dup=1, inner=N)
+                    s.add(f"iter[{kind}.items,{variant}]", pimpl, "for _ in d.items():\n    pass", ns, dup=1,
+                          inner=N)
+        for variant, src in {"str": by_key, "int": sources["int"]}.items():
+            ns = {"src": src, "Map": map_, "Dict": dict_}
+            s.add(f"build[Map,{variant}]", impl, "Map(src)", ns, dup=1)
+            s.add(f"build[Dict,{variant}]", impl, "Dict(src)", ns, dup=1)
+    for variant, src in {"str": by_key, "int": sources["int"]}.items():
+        ns = {"src": src}
+        s.add(f"build[Map,{variant}]", "dict", "dict(src)", ns, dup=1)
+        s.add(f"build[Dict,{variant}]", "dict", "dict(src)", ns, dup=1)
+
+
 def tensors(s: Suite) -> None:
     """Issue 15: DLPack import, the round trip to numpy, arrays as arguments of a C no-op."""
     x = np.arange(16, dtype=np.float32)
@@ -368,6 +406,7 @@ def main() -> None:
     calls(suite)
     containers(suite)
     sequences(suite)
+    mappings(suite)
     tensors(suite)
 
 

@@ -59,6 +59,10 @@ ffk_map *ffk_map__from_table(const ffk_table *t, int64_t extra);
 /* A new Array of the `part` of every entry of `t`, in order; NULL (ValueError for a bad part, MemoryError). */
 ffk_array *ffk_map__collect(const ffk_table *t, ffk_map_part part);
 
+/* The checks of the lookups by bytes (ffk_map_get_str, ffk_dict_get_str and the contains
+ * forms): 0, or -1 with a ValueError naming `fn` and the NULL `what` handle or data. */
+int ffk_map__check_str_args(const char *fn, const void *handle, const char *data, size_t size, const char *what);
+
 /* Prints the entries of `t` as {"a": 1, 3: 2}. */
 int ffk_map__repr_table(ffk_repr_ctx *ctx, const ffk_table *t);
 

@@ -103,9 +103,30 @@ int ffk_dict_get(ffk_dict *d, const ffk_any *key, ffk_any *out) {
 }
 
 bool ffk_dict_contains(ffk_dict *d, const ffk_any *key) {
-  uint64_t hash = ffk_any_hash(key);
+  bool is_int = key->type_index == FFK_TYPE_INT; /* an Int takes the inline hash and probe */
+  uint64_t hash = is_int ? ffk_any__hash_int(key->v_int) : ffk_any_hash(key);
   ffk_lock__acquire(&d->lock);
-  int64_t pos = ffk_table__find(&d->table, key, hash);
+  int64_t pos = is_int ? ffk_table__find_int(&d->table, key->v_int, hash) : ffk_table__find(&d->table, key, hash);
+  ffk_lock__release(&d->lock);
+  return pos >= 0;
+}
+
+int ffk_dict_get_str(ffk_dict *d, const char *data, size_t size, ffk_any *out) {
+  *out = ffk_any_none();
+  if (ffk_map__check_str_args("ffk_dict_get_str", d, data, size, "dict") != 0) return -1;
+  uint64_t hash = ffk_hash_str(data, size); /* outside the lock */
+  ffk_lock__acquire(&d->lock);
+  int64_t pos = ffk_table__find_str(&d->table, data, size, hash);
+  if (pos >= 0) ffk_table__value_at(&d->table, pos, out);
+  ffk_lock__release(&d->lock);
+  return pos >= 0;
+}
+
+int ffk_dict_contains_str(ffk_dict *d, const char *data, size_t size) {
+  if (ffk_map__check_str_args("ffk_dict_contains_str", d, data, size, "dict") != 0) return -1;
+  uint64_t hash = ffk_hash_str(data, size);
+  ffk_lock__acquire(&d->lock);
+  int64_t pos = ffk_table__find_str(&d->table, data, size, hash);
   ffk_lock__release(&d->lock);
   return pos >= 0;
 }

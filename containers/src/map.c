@@ -37,7 +37,47 @@ int ffk_map_get(const ffk_map *m, const ffk_any *key, ffk_any *out) {
 }
 
 bool ffk_map_contains(const ffk_map *m, const ffk_any *key) {
-  return ffk_table__find(&m->table, key, ffk_any_hash(key)) >= 0;
+  return ffk_table__lookup(&m->table, key) >= 0;
+}
+
+int ffk_map__check_str_args(const char *fn, const void *handle, const char *data, size_t size, const char *what) {
+  if (handle == NULL) return ffk_error_set(FFK_ERR_VALUE, "%s: the %s handle is NULL", fn, what);
+  if (data == NULL && size > 0) return ffk_error_set(FFK_ERR_VALUE, "%s: data is NULL but size is %zu", fn, size);
+  return 0;
+}
+
+int ffk_map_get_str(const ffk_map *m, const char *data, size_t size, ffk_any *out) {
+  *out = ffk_any_none();
+  if (ffk_map__check_str_args("ffk_map_get_str", m, data, size, "map") != 0) return -1;
+  int64_t pos = ffk_table__find_str(&m->table, data, size, ffk_hash_str(data, size));
+  if (pos < 0) return 0;
+  ffk_table__value_at(&m->table, pos, out);
+  return 1;
+}
+
+int ffk_map_contains_str(const ffk_map *m, const char *data, size_t size) {
+  if (ffk_map__check_str_args("ffk_map_contains_str", m, data, size, "map") != 0) return -1;
+  return ffk_table__find_str(&m->table, data, size, ffk_hash_str(data, size)) >= 0;
+}
+
+int64_t ffk_map_find(const ffk_map *m, const ffk_any *key) {
+  if (m == NULL || key == NULL) return -1;
+  return ffk_table__lookup(&m->table, key);
+}
+
+int64_t ffk_map_find_str(const ffk_map *m, const char *data, size_t size) {
+  if (m == NULL || (data == NULL && size > 0)) return -1;
+  return ffk_table__find_str(&m->table, data, size, ffk_hash_str(data, size));
+}
+
+int64_t ffk_map_slot_count(const ffk_map *m) { return m == NULL ? 0 : m->table.used; }
+
+bool ffk_map_entry(const ffk_map *m, int64_t slot, const ffk_any **key, const ffk_any **value) {
+  if (m == NULL || slot < 0 || slot >= m->table.used || m->table.entries[slot].key.type_index == TABLE_DELETED)
+    return false;
+  *key = &m->table.entries[slot].key;
+  *value = &m->table.entries[slot].value;
+  return true;
 }
 
 bool ffk_map_next(const ffk_map *m, int64_t *pos, const ffk_any **key, const ffk_any **value) {

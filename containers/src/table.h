@@ -15,6 +15,8 @@
 
 #include <ffikit/ffi.h>
 
+#include <string.h>
+
 #define TABLE_SMALL 8
 #define TABLE_DELETED (-1)
 
@@ -62,6 +64,41 @@ static inline int64_t ffk_table__find_int(const ffk_table *t, int64_t x, uint64_
     if (slot >= 0) {           /* else -2, a dummy */
       const ffk_table_entry *e = &t->entries[slot];
       if (e->hash == hash && e->key.type_index == FFK_TYPE_INT && e->key.v_int == x) return slot;
+    }
+    perturb >>= 5;
+    i = (i * 5 + perturb + 1) & mask;
+  }
+}
+
+/* Whether the stored (owned) key `k` is the str whose UTF-8 is data[0, size). */
+static inline bool ffk_table__is_str(const ffk_any *k, const char *data, size_t size) {
+  if (k->type_index == FFK_TYPE_SMALL_STR) return k->aux == size && (size == 0 || memcmp(k->v_bytes, data, size) == 0);
+  if (k->type_index != FFK_TYPE_STRING) return false;
+  const ffk_string *s = (const ffk_string *)k->v_obj;
+  return s->size == size && memcmp(s->data, data, size) == 0;
+}
+
+/*
+ * ffk_table__find for the str key whose UTF-8 is data[0, size), with hash
+ * ffk_hash_str(data, size): the same probe sequence, comparing hashes first and then
+ * the bytes of str keys (a stored key is SmallStr or String: keys are owned). Map and
+ * Dict lookups by bytes take it, without making a key value.
+ */
+static inline int64_t ffk_table__find_str(const ffk_table *t, const char *data, size_t size, uint64_t hash) {
+  if (t->index == NULL) {
+    for (int64_t i = 0; i < t->used; ++i) {
+      const ffk_table_entry *e = &t->entries[i];
+      if (e->hash == hash && ffk_table__is_str(&e->key, data, size)) return i; /* an erased key is no str */
+    }
+    return -1;
+  }
+  uint64_t mask = (uint64_t)t->index_size - 1, perturb = hash, i = hash & mask;
+  for (;;) {
+    int32_t slot = t->index[i];
+    if (slot == -1) return -1; /* empty */
+    if (slot >= 0) {           /* else -2, a dummy */
+      const ffk_table_entry *e = &t->entries[slot];
+      if (e->hash == hash && ffk_table__is_str(&e->key, data, size)) return slot;
     }
     perturb >>= 5;
     i = (i * 5 + perturb + 1) & mask;

@@ -202,6 +202,41 @@ TEST_F(Dict, StringKeysMatchAcrossForms) {
   ffk_object_release(Obj(d));
 }
 
+TEST_F(Dict, LookupsByBytesAgreeWithGetAndRejectNulls) {
+  ffk_dict* d = ffk_dict_new();
+  for (int i = 0; i < 100; ++i) {
+    std::string k = (i % 2 ? "k" : "a longer key ") + std::to_string(i);
+    ffk_any key;
+    ASSERT_EQ(ffk_any_str(k.data(), k.size(), &key), 0);
+    ASSERT_EQ(Set(d, key, ffk_any_int(i)), 0);
+    ffk_any_release(&key);
+  }
+  ffk_any bytes_key;
+  ASSERT_EQ(ffk_any_bytes("k1", 2, &bytes_key), 0);
+  ASSERT_EQ(Set(d, bytes_key, ffk_any_int(-1)), 0);
+  for (int i = 0; i < 100; ++i) {
+    std::string k = (i % 2 ? "k" : "a longer key ") + std::to_string(i);
+    OwnedAny v;
+    ASSERT_EQ(ffk_dict_get_str(d, k.data(), k.size(), &v.v), 1) << k;
+    EXPECT_EQ(v.v.v_int, i) << "the str key, not the bytes key of the same content";
+    EXPECT_EQ(ffk_dict_contains_str(d, k.data(), k.size()), 1);
+  }
+  OwnedAny v;
+  EXPECT_EQ(ffk_dict_get_str(d, "k1000", 5, &v.v), 0);
+  EXPECT_EQ(ffk_dict_contains_str(d, "k1\0", 3), 0);
+  EXPECT_EQ(ffk_dict_get_str(nullptr, "a", 1, &v.v), -1);
+  EXPECT_EQ(FetchError(), "ValueError: ffk_dict_get_str: the dict handle is NULL");
+  EXPECT_EQ(ffk_dict_contains_str(d, nullptr, 2), -1);
+  EXPECT_EQ(FetchError(), "ValueError: ffk_dict_contains_str: data is NULL but size is 2");
+  ffk_any one = ffk_any_int(1);
+  EXPECT_FALSE(ffk_dict_contains(d, &one));
+  ASSERT_EQ(Set(d, one, ffk_any_int(7)), 0);
+  EXPECT_TRUE(ffk_dict_contains(d, &one)) << "the int path of contains";
+  ffk_any big = ffk_any_int(1000);
+  EXPECT_FALSE(ffk_dict_contains(d, &big));
+  ffk_object_release(Obj(d));
+}
+
 TEST_F(Dict, UpdateKeepsPositionEraseKeepsOrderReinsertGoesLast) {
   ffk_dict* d = ffk_dict_new();
   for (int i = 0; i < 5; ++i) ASSERT_EQ(Set(d, ffk_any_int(i), ffk_any_int(i * 10)), 0);
@@ -1142,6 +1177,50 @@ TEST_F(Dict, RandomOperationsMatchAnOrderedModel) {
 // Threads sharing Dicts: sets from several threads all land; iteration during them
 // either works or reports the change; two threads updating two Dicts from each other
 // (lock order) finish.
+// Readers by bytes race writers that grow the table, erase and clear: a found value is
+// always the one stored with its key (no torn entry, no freed storage under TSan/ASan).
+TEST_F(Dict, LookupsByBytesRaceGrowingErasingAndClearing) {
+  ffk_dict* d = ffk_dict_new();
+  std::atomic<bool> done{false};
+  auto key_of = [](int i) { return "a str key number " + std::to_string(i); };
+  std::thread writer([&] {
+    for (int round = 0; round < 20; ++round) {
+      for (int i = 0; i < 300; ++i) {
+        std::string k = key_of(i);
+        ffk_any key, val = ffk_any_int(i);
+        if (ffk_any_str(k.data(), k.size(), &key) != 0 || ffk_dict_set(d, &key, &val) != 0) {
+          ADD_FAILURE() << FetchError();
+          return;
+        }
+        ffk_any_release(&key);
+        if (i % 3 == 0) {
+          ffk_any raw = ffk_any_raw_str(k.c_str());
+          ffk_dict_erase(d, &raw);
+        }
+      }
+      ffk_dict_clear(d);
+    }
+    done = true;
+  });
+  std::thread reader([&] {
+    while (!done.load()) {
+      for (int i = 0; i < 300; i += 7) {
+        std::string k = key_of(i);
+        ffk_any v;
+        int rc = ffk_dict_get_str(d, k.data(), k.size(), &v);
+        if (rc < 0) ADD_FAILURE() << FetchError();
+        if (rc == 1 && v.v_int != i) ADD_FAILURE() << "a torn entry for " << k;
+        ffk_any_release(&v);
+        if (ffk_dict_contains_str(d, k.data(), k.size()) < 0) ADD_FAILURE() << FetchError();
+      }
+    }
+  });
+  writer.join();
+  reader.join();
+  EXPECT_EQ(ffk_dict_size(d), 0);
+  ffk_object_release(Obj(d));
+}
+
 TEST_F(Dict, ThreadsShareADictSafely) {
   constexpr int kThreads = 4, kPer = 2000;
   ffk_dict* d = ffk_dict_new();

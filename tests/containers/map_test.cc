@@ -142,6 +142,105 @@ TEST_F(Map, StringKeysMatchAcrossForms) {
   ffk_object_release(Obj(m));
 }
 
+// The lookups by bytes agree with ffk_map_get on every form of str key, small and large
+// tables (the linear scan and the index), and never match bytes keys.
+TEST_F(Map, LookupsByBytesAgreeWithGetOnEveryStrForm) {
+  for (int n : {3, 200}) {
+    SCOPED_TRACE("entries " + std::to_string(n));
+    ffk_map* m = ffk_map_new();
+    for (int i = 0; i < n; ++i) {
+      std::string k = (i % 2 ? "k" : "a longer key ") + std::to_string(i);  // SmallStr and String keys
+      ffk_any key;
+      ASSERT_EQ(ffk_any_str(k.data(), k.size(), &key), 0);
+      ASSERT_EQ(Set(&m, key, ffk_any_int(i)), 0);
+      ffk_any_release(&key);
+    }
+    ffk_any bytes_key;
+    ASSERT_EQ(ffk_any_bytes("b1", 2, &bytes_key), 0);
+    ASSERT_EQ(Set(&m, bytes_key, ffk_any_int(-1)), 0);
+    for (int i = 0; i < n; ++i) {
+      std::string k = (i % 2 ? "k" : "a longer key ") + std::to_string(i);
+      OwnedAny v;
+      ASSERT_EQ(ffk_map_get_str(m, k.data(), k.size(), &v.v), 1) << k;
+      EXPECT_EQ(v.v.v_int, i);
+      EXPECT_EQ(ffk_map_contains_str(m, k.data(), k.size()), 1);
+      int64_t slot = ffk_map_find_str(m, k.data(), k.size());
+      ffk_any key = ffk_any_raw_str(k.c_str());
+      EXPECT_EQ(slot, ffk_map_find(m, &key)) << "one slot whichever way the key is given";
+      const ffk_any *pk, *pv;
+      ASSERT_TRUE(ffk_map_entry(m, slot, &pk, &pv));
+      EXPECT_TRUE(ffk_any_equal(pk, &key));
+      EXPECT_EQ(pv->v_int, i);
+    }
+    OwnedAny missing;
+    EXPECT_EQ(ffk_map_get_str(m, "b1", 2, &missing.v), 0) << "a str never finds a bytes key";
+    EXPECT_EQ(missing.v.type_index, FFK_TYPE_NONE);
+    EXPECT_EQ(ffk_map_contains_str(m, "k1\0", 3), 0) << "an embedded NUL is part of the key";
+    EXPECT_EQ(ffk_map_contains_str(m, "a longer key 0", 13), 0) << "a prefix is another key";
+    EXPECT_EQ(ffk_map_find_str(m, "nope", 4), -1);
+    EXPECT_EQ(ffk_map_contains_str(m, nullptr, 0), 0) << "the empty str, absent";
+    ffk_object_release(Obj(m));
+  }
+}
+
+TEST_F(Map, EmptyStrKeyAndEmbeddedNulsAreFoundByBytes) {
+  ffk_map* m = ffk_map_new();
+  ffk_any empty, nul;
+  ASSERT_EQ(ffk_any_str("", 0, &empty), 0);
+  ASSERT_EQ(ffk_any_str("a\0b-long-enough", 16, &nul), 0);
+  ASSERT_EQ(Set(&m, empty, ffk_any_int(1)), 0);
+  ASSERT_EQ(Set(&m, nul, ffk_any_int(2)), 0);
+  ffk_any_release(&nul);
+  OwnedAny v;
+  EXPECT_EQ(ffk_map_get_str(m, nullptr, 0, &v.v), 1);
+  EXPECT_EQ(v.v.v_int, 1);
+  OwnedAny w;
+  EXPECT_EQ(ffk_map_get_str(m, "a\0b-long-enough", 16, &w.v), 1);
+  EXPECT_EQ(w.v.v_int, 2);
+  EXPECT_EQ(ffk_map_contains_str(m, "a", 1), 0) << "not the C string's prefix";
+  ffk_object_release(Obj(m));
+}
+
+TEST_F(Map, SlotsFollowNextAndSkipErasedEntries) {
+  ffk_map* m = ffk_map_new();
+  for (int i = 0; i < 5; ++i) ASSERT_EQ(Set(&m, ffk_any_int(i), ffk_any_int(10 * i)), 0);
+  ffk_any two = ffk_any_int(2);
+  ASSERT_EQ(ffk_map_erase(&m, &two), 1);  // unique: erased in place, leaving a hole
+  EXPECT_EQ(ffk_map_slot_count(m), 5);
+  int64_t pos = 0;
+  const ffk_any *k, *v;
+  std::vector<int64_t> slots;
+  while (ffk_map_next(m, &pos, &k, &v)) {
+    const ffk_any *sk, *sv;
+    ASSERT_TRUE(ffk_map_entry(m, pos - 1, &sk, &sv));
+    EXPECT_EQ(sk, k) << "the slot of an entry is next's position less one";
+    EXPECT_EQ(ffk_map_find(m, k), pos - 1);
+    slots.push_back(pos - 1);
+  }
+  EXPECT_EQ(slots, (std::vector<int64_t>{0, 1, 3, 4}));
+  EXPECT_FALSE(ffk_map_entry(m, 2, &k, &v)) << "an erased slot";
+  EXPECT_FALSE(ffk_map_entry(m, 5, &k, &v));
+  EXPECT_FALSE(ffk_map_entry(m, -1, &k, &v));
+  EXPECT_EQ(ffk_map_find(m, &two), -1);
+  EXPECT_EQ(ffk_map_find(nullptr, &two), -1);
+  EXPECT_EQ(ffk_map_slot_count(nullptr), 0);
+  ffk_object_release(Obj(m));
+}
+
+TEST_F(Map, LookupsByBytesRejectNullArguments) {
+  OwnedAny v;
+  EXPECT_EQ(ffk_map_get_str(nullptr, "a", 1, &v.v), -1);
+  EXPECT_EQ(FetchError(), "ValueError: ffk_map_get_str: the map handle is NULL");
+  ffk_map* m = ffk_map_new();
+  EXPECT_EQ(ffk_map_contains_str(m, nullptr, 3), -1);
+  EXPECT_EQ(FetchError(), "ValueError: ffk_map_contains_str: data is NULL but size is 3");
+  EXPECT_EQ(ffk_map_get_str(m, nullptr, 3, &v.v), -1);
+  EXPECT_EQ(v.v.type_index, FFK_TYPE_NONE);
+  EXPECT_EQ(FetchError(), "ValueError: ffk_map_get_str: data is NULL but size is 3");
+  EXPECT_EQ(ffk_map_find_str(m, nullptr, 3), -1);
+  ffk_object_release(Obj(m));
+}
+
 TEST_F(Map, UpdateKeepsPositionEraseKeepsOrderReinsertGoesLast) {
   ffk_map* m = ffk_map_new();
   for (int i = 0; i < 5; ++i) Set(&m, ffk_any_int(i), ffk_any_int(i * 10));

@@ -543,6 +543,24 @@ TEST_F(String, HashBytesIsXxh3) {
   EXPECT_EQ(ffk_hash_bytes(nullptr, 0), XXH3_64bits("", 0));
 }
 
+TEST_F(String, HashStrIsWhatAnyHashGivesEveryStrForm) {
+  const std::vector<std::string> inputs = {"", "a", "1234567", "12345678", "a key longer than seven",
+                                           std::string("nul\0inside", 10)};
+  for (const std::string& in : inputs) {
+    OwnedAny v;  // SmallStr up to 7 bytes, else a String object
+    ASSERT_EQ(ffk_any_str(in.data(), in.size(), &v.v), 0);
+    EXPECT_EQ(ffk_hash_str(in.data(), in.size()), ffk_any_hash(&v.v)) << "size " << in.size();
+    if (in.find('\0') == std::string::npos) {
+      ffk_any raw = ffk_any_raw_str(in.c_str());
+      EXPECT_EQ(ffk_hash_str(in.data(), in.size()), ffk_any_hash(&raw));
+    }
+    OwnedAny b;
+    ASSERT_EQ(ffk_any_bytes(in.data(), in.size(), &b.v), 0);
+    EXPECT_NE(ffk_hash_str(in.data(), in.size()), ffk_any_hash(&b.v)) << "str and bytes hash apart";
+  }
+  EXPECT_EQ(ffk_hash_str(nullptr, 0), ffk_hash_str("", 0));
+}
+
 // ---- Repr --------------------------------------------------------------------------
 
 TEST_F(String, ReprQuotesAndEscapesStr) {

@@ -91,6 +91,31 @@ typedef struct {
 #define MAP(self) ((ffk_map *)HANDLE(self))
 #define DCT(self) ((ffk_dict *)HANDLE(self))
 
+/*
+ * The C layout of MapBase and DictBase instances, with a cache of the Python objects made
+ * for elements, so that reading the same entry again hands out the same object, as a dict
+ * hands out its stored ones (m[k], get, iteration).
+ *
+ * Map: a Map never changes while its wrapper holds it (copy-on-write), so every entry
+ * keeps its slot (ffk_map_find, ffk_map_entry). `cache` has 2 entries per slot (key,
+ * value), made on the first read of an int, float or String element; each entry is set
+ * once with a compare-and-swap and dropped only with the wrapper (or by the GC's
+ * tp_clear), so a reader may use it while it holds the wrapper, on any build.
+ *
+ * Dict: the entries change in place, so the cache is keyed by the C String object itself:
+ * `cache_size` entries (a power of two: 8 per entry of the Dict at the first read, 64 to
+ * 65536), each the ffikit.String last made for a C String whose address hashes there,
+ * reused when its _ffikit_object is still that very C object (a collision just makes one).
+ * It may keep up to cache_size Strings that left the Dict alive until their entry is
+ * reused, clear() is called, or the wrapper goes. Only with the GIL (a replaced entry is
+ * released under it); free-threaded builds read Dicts without it.
+ */
+typedef struct {
+  ffkpy_Object base;
+  PyObject **cache;
+  Py_ssize_t cache_size; /* Dict: the number of cache entries */
+} ffkpy_Mapping;
+
 /* Containers this large release the GIL around whole-container C work. */
 #define RELEASE_GIL_MIN 4096
 
@@ -183,6 +208,16 @@ static inline PyObject *ffkpy_list__cached(PyObject *self, int64_t i, uint64_t w
   return NULL;
 #endif
 }
+
+/* ---- mapping.c -------------------------------------------------------------------------- */
+
+/* The Python object for the key (part FFK_MAP_KEYS) or value (FFK_MAP_VALUES) `v` of slot
+ * `slot` of the Map wrapper `self` (v borrowed from the Map): a String through the cache,
+ * anything else by ffkpy_element. New reference, or NULL with an exception. */
+PyObject *ffkpy_map__element(PyObject *self, int64_t slot, ffk_map_part part, const ffk_any *v);
+
+/* ffkpy_element_steal for a Dict wrapper's element: a String through the Dict's cache. */
+PyObject *ffkpy_dict__element_steal(PyObject *self, ffk_any *v);
 
 /* ---- views.c ---------------------------------------------------------------------------- */
 

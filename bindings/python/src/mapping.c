@@ -10,6 +10,104 @@
 
 PyTypeObject ffkpy_MapBaseType, ffkpy_DictBaseType;
 
+/* ---- The caches of converted elements (container.h: ffkpy_Mapping) --------------------- */
+
+#define MAPPING(self) ((ffkpy_Mapping *)(self))
+
+/* Whether a value's Python form is worth keeping: immutable and made on every read. */
+static bool cacheable(const ffk_any *v) {
+  return v->type_index == FFK_TYPE_INT || v->type_index == FFK_TYPE_FLOAT ||
+         (v->type_index == FFK_TYPE_STRING && ffkpy_g.string_cls != NULL);
+}
+
+/* The cache of a Map wrapper, made on first use; NULL with an exception (MemoryError). */
+static PyObject **map_cache(PyObject *self) {
+  PyObject **cache = __atomic_load_n(&MAPPING(self)->cache, __ATOMIC_ACQUIRE);
+  if (cache != NULL) return cache;
+  int64_t n = ffk_map_slot_count(MAP(self));
+  PyObject **fresh = PyMem_Calloc((size_t)(2 * n + 1), sizeof(PyObject *));
+  if (fresh == NULL) return (PyObject **)PyErr_NoMemory();
+  PyObject **expected = NULL;
+  if (__atomic_compare_exchange_n(&MAPPING(self)->cache, &expected, fresh, false, __ATOMIC_ACQ_REL, __ATOMIC_ACQUIRE))
+    return fresh;
+  PyMem_Free(fresh); /* another thread made it first */
+  return expected;
+}
+
+PyObject *ffkpy_map__element(PyObject *self, int64_t slot, ffk_map_part part, const ffk_any *v) {
+  if (!cacheable(v) || HANDLE(self)->type_index != FFK_TYPE_MAP) return ffkpy_element(self, v);
+  PyObject **cache = map_cache(self);
+  if (cache == NULL) return NULL;
+  PyObject **at = &cache[2 * slot + (part == FFK_MAP_VALUES)];
+  PyObject *s = __atomic_load_n(at, __ATOMIC_ACQUIRE);
+  if (s != NULL) return Py_NewRef(s);
+  PyObject *made = ffkpy_from_any(v);
+  if (made == NULL) return NULL;
+  PyObject *expected = NULL;
+  if (!__atomic_compare_exchange_n(at, &expected, made, false, __ATOMIC_ACQ_REL, __ATOMIC_ACQUIRE)) {
+    Py_DECREF(made); /* another thread's is the slot's: every read gives one object */
+    return Py_NewRef(expected);
+  }
+  return Py_NewRef(made); /* one reference is the cache's */
+}
+
+PyObject *ffkpy_dict__element_steal(PyObject *self, ffk_any *v) {
+#ifndef Py_GIL_DISABLED
+  if (v->type_index == FFK_TYPE_STRING && ffkpy_g.string_cls != NULL && ffkpy_g.string_slot >= 0) {
+    ffkpy_Mapping *m = MAPPING(self);
+    if (m->cache == NULL) { /* sized once, 4 entries per key and value there are: more share them */
+      int64_t want = 8 * ffk_dict_size(DCT(self)), n = 64;
+      while (n < want && n < (INT64_C(1) << 16)) n *= 2;
+      if ((m->cache = PyMem_Calloc((size_t)n, sizeof(PyObject *))) == NULL) return PyErr_NoMemory();
+      m->cache_size = n;
+    }
+    uintptr_t id = (uintptr_t)v->v_obj;
+    PyObject **at = &m->cache[(Py_ssize_t)((id >> 4) * UINT64_C(0x9E3779B97F4A7C15) >> 40) & (m->cache_size - 1)];
+    PyObject *s = *at;
+    if (s != NULL && Py_TYPE(s) == (PyTypeObject *)ffkpy_g.string_cls) {
+      PyObject *w = *(PyObject **)((char *)s + ffkpy_g.string_slot);
+      if (w != NULL && ffkpy_handle(w) == v->v_obj) { /* the String made for this very C object */
+        ffk_any_release(v);
+        return Py_NewRef(s);
+      }
+    }
+    PyObject *made = ffkpy_from_any(v);
+    ffk_any_release(v);
+    if (made != NULL) Py_XSETREF(*at, Py_NewRef(made)); /* the slot's last String wins */
+    return made;
+  }
+#endif
+  return ffkpy_element_steal(self, v);
+}
+
+/* The number of entries of the cache: 2 per slot of a Map, cache_size for a Dict. */
+static int64_t cache_len(PyObject *self) {
+  if (MAPPING(self)->cache == NULL || HANDLE(self) == NULL) return 0;
+  return HANDLE(self)->type_index == FFK_TYPE_MAP ? 2 * ffk_map_slot_count(MAP(self)) : MAPPING(self)->cache_size;
+}
+
+static int map_traverse(PyObject *self, visitproc visit, void *arg) {
+  int64_t n = cache_len(self);
+  for (int64_t i = 0; i < n; ++i) Py_VISIT(MAPPING(self)->cache[i]); /* a String's _ffikit_object may be set to anything */
+  return ffkpy_object_traverse(self, visit, arg);
+}
+
+static int map_clear(PyObject *self) {
+  int64_t n = cache_len(self);
+  PyObject **cache = MAPPING(self)->cache;
+  MAPPING(self)->cache = NULL;
+  MAPPING(self)->cache_size = 0;
+  for (int64_t i = 0; i < n; ++i) Py_XDECREF(cache[i]);
+  PyMem_Free(cache);
+  return 0;
+}
+
+static void map_dealloc(PyObject *self) {
+  PyObject_GC_UnTrack(self);
+  map_clear(self);
+  ffkpy_ObjectType.tp_dealloc(self);
+}
+
 /* Map only against Map, Dict only against Dict. */
 static PyObject *map_richcompare(PyObject *self, PyObject *other, int op) {
   ffk_object *h = ffkpy_handle(other);
@@ -99,21 +197,55 @@ static Py_ssize_t map_len(PyObject *self) {
   return (Py_ssize_t)(h->type_index == FFK_TYPE_MAP ? ffk_map_size((ffk_map *)h) : ffk_dict_size((ffk_dict *)h));
 }
 
-/* Looks `key` up: 1 with a new reference in *out, 0 missing, -1 with an exception. */
+/*
+ * Looks `key` up: 1 with a new reference in *out, 0 missing, -1 with an exception. A str
+ * is looked up by its cached UTF-8 (ffk_map_find_str / ffk_dict_get_str: no key value is
+ * made), an int by its value; anything else is converted as a call argument. A Map's value
+ * comes through its slot, so a String value is the cached one (ffkpy_map__element).
+ */
 static int lookup(PyObject *self, PyObject *key, PyObject **out) {
-  ffkpy_temps temps;
-  ffkpy_temps_init(&temps);
-  ffk_any k, v;
-  if (ffkpy_to_any(key, &k, &temps) != 0) {
-    ffkpy_temps_release(&temps);
-    return -1;
-  }
   ffk_object *h = HANDLE(self);
-  int rc = h->type_index == FFK_TYPE_MAP ? ffk_map_get((ffk_map *)h, &k, &v) : ffk_dict_get((ffk_dict *)h, &k, &v);
-  ffkpy_temps_release(&temps);
+  bool is_map = h->type_index == FFK_TYPE_MAP;
+  PyTypeObject *tp = Py_TYPE(key);
+  ffk_any k, v;
+  int rc;
+  if (tp == &PyUnicode_Type) {
+    Py_ssize_t n;
+    const char *data = PyUnicode_AsUTF8AndSize(key, &n);
+    if (data == NULL) return -1;
+    if (is_map) {
+      int64_t slot = ffk_map_find_str((ffk_map *)h, data, (size_t)n);
+      const ffk_any *pk, *pv;
+      if (!ffk_map_entry((ffk_map *)h, slot, &pk, &pv)) return 0;
+      return (*out = ffkpy_map__element(self, slot, FFK_MAP_VALUES, pv)) == NULL ? -1 : 1;
+    }
+    rc = ffk_dict_get_str((ffk_dict *)h, data, (size_t)n, &v);
+  } else {
+    ffkpy_temps temps;
+    ffkpy_temps_init(&temps);
+    int of = 1;
+    if (tp == &PyLong_Type) { /* the common int key, without the temps (a large one: the general path) */
+      long long x = PyLong_AsLongLongAndOverflow(key, &of);
+      if (x == -1 && PyErr_Occurred()) return -1;
+      k = ffk_any_int(x);
+    }
+    if (of != 0 && ffkpy_to_any(key, &k, &temps) != 0) {
+      ffkpy_temps_release(&temps);
+      return -1;
+    }
+    if (is_map) {
+      int64_t slot = ffk_map_find((ffk_map *)h, &k);
+      ffkpy_temps_release(&temps);
+      const ffk_any *pk, *pv;
+      if (!ffk_map_entry((ffk_map *)h, slot, &pk, &pv)) return 0;
+      return (*out = ffkpy_map__element(self, slot, FFK_MAP_VALUES, pv)) == NULL ? -1 : 1;
+    }
+    rc = ffk_dict_get((ffk_dict *)h, &k, &v);
+    ffkpy_temps_release(&temps);
+  }
   if (rc < 0) return ffkpy_raise_from_ffk_int();
   if (rc == 0) return 0;
-  *out = ffkpy_element_steal(self, &v);
+  *out = ffkpy_dict__element_steal(self, &v);
   return *out == NULL ? -1 : 1;
 }
 
@@ -132,16 +264,33 @@ static PyObject *map_get(PyObject *self, PyObject *const *args, Py_ssize_t nargs
   return r;
 }
 
+/* `key in m`: the paths of lookup() without reading the value. */
 static int map_contains(PyObject *self, PyObject *key) {
+  ffk_object *h = HANDLE(self);
+  bool is_map = h->type_index == FFK_TYPE_MAP;
+  PyTypeObject *tp = Py_TYPE(key);
+  if (tp == &PyUnicode_Type) {
+    Py_ssize_t n;
+    const char *data = PyUnicode_AsUTF8AndSize(key, &n);
+    if (data == NULL) return -1;
+    int rc = is_map ? ffk_map_contains_str((ffk_map *)h, data, (size_t)n)
+                    : ffk_dict_contains_str((ffk_dict *)h, data, (size_t)n);
+    return rc < 0 ? ffkpy_raise_from_ffk_int() : rc;
+  }
   ffkpy_temps temps;
   ffkpy_temps_init(&temps);
   ffk_any k;
-  if (ffkpy_to_any(key, &k, &temps) != 0) {
+  int of = 1;
+  if (tp == &PyLong_Type) {
+    long long x = PyLong_AsLongLongAndOverflow(key, &of);
+    if (x == -1 && PyErr_Occurred()) return -1;
+    k = ffk_any_int(x);
+  }
+  if (of != 0 && ffkpy_to_any(key, &k, &temps) != 0) {
     ffkpy_temps_release(&temps);
     return -1;
   }
-  ffk_object *h = HANDLE(self);
-  int rc = h->type_index == FFK_TYPE_MAP ? ffk_map_contains((ffk_map *)h, &k) : ffk_dict_contains((ffk_dict *)h, &k);
+  int rc = is_map ? ffk_map_contains((ffk_map *)h, &k) : ffk_dict_contains((ffk_dict *)h, &k);
   ffkpy_temps_release(&temps);
   return rc;
 }
@@ -178,10 +327,12 @@ static PyMappingMethods map_as_mapping = {.mp_length = map_len, .mp_subscript = 
 
 PyTypeObject ffkpy_MapBaseType = {
     PyVarObject_HEAD_INIT(NULL, 0).tp_name = "ffikit._core.MapBase",
-    .tp_basicsize = sizeof(ffkpy_Object),
+    .tp_basicsize = sizeof(ffkpy_Mapping),
     .tp_flags = Py_TPFLAGS_DEFAULT | Py_TPFLAGS_BASETYPE | Py_TPFLAGS_HAVE_GC | Py_TPFLAGS_MAPPING,
     .tp_new = map_new,
-    .tp_traverse = ffkpy_object_traverse,
+    .tp_dealloc = map_dealloc,
+    .tp_traverse = map_traverse,
+    .tp_clear = map_clear,
     .tp_as_sequence = &map_as_sequence,
     .tp_as_mapping = &map_as_mapping,
     .tp_hash = ffkpy_container__hash,
@@ -251,6 +402,9 @@ static PyObject *dict_setdefault(PyObject *self, PyObject *const *args, Py_ssize
 
 static PyObject *dict_clear(PyObject *self, PyObject *unused) {
   if (ffk_dict_clear(DCT(self)) != 0) return ffkpy_raise_from_ffk();
+#ifndef Py_GIL_DISABLED
+  map_clear(self); /* the Strings of the entries that went (the cache keeps them alive) */
+#endif
   Py_RETURN_NONE;
 }
 
@@ -299,10 +453,11 @@ static PyMappingMethods dict_as_mapping = {
 
 PyTypeObject ffkpy_DictBaseType = {
     PyVarObject_HEAD_INIT(NULL, 0).tp_name = "ffikit._core.DictBase",
-    .tp_basicsize = sizeof(ffkpy_Object),
+    .tp_basicsize = sizeof(ffkpy_Mapping), /* MapBase's layout; the cache stays NULL */
     .tp_flags = Py_TPFLAGS_DEFAULT | Py_TPFLAGS_BASETYPE | Py_TPFLAGS_HAVE_GC | Py_TPFLAGS_MAPPING,
     .tp_new = dict_new,
-    .tp_traverse = ffkpy_object_traverse,
+    .tp_traverse = map_traverse,
+    .tp_clear = map_clear,
     .tp_as_sequence = &map_as_sequence,
     .tp_as_mapping = &dict_as_mapping,
     .tp_hash = ffkpy_container__hash,

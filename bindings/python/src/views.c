@@ -24,6 +24,9 @@ typedef struct {
   ffk_map_part what; /* keys, values or items, for the mapping iterators */
   int64_t pos;
   uint64_t stamp; /* a List's stamp when this iterator last stepped under its lock */
+  /* items(): the last (key, value) tuple given, reused when nobody else holds it (as
+     CPython's dict items iterator does); NULL until the first and on free-threaded builds. */
+  PyObject *result;
   union {
     ffk_list_iter l;
     ffk_dict_iter d;
@@ -37,6 +40,7 @@ PyObject *ffkpy_iter__new(PyObject *owner, int kind, ffk_map_part what) {
   it->kind = kind;
   it->what = what;
   it->pos = 0;
+  it->result = NULL;
   if (kind == FFKPY_IT_ARRAY_REV) it->pos = ARR(owner)->size - 1;
   if (kind == FFKPY_IT_LIST) { /* the stamp first: if it still holds later, init saw that List */
     it->stamp = ffk_list_stamp(LST(owner));
@@ -50,11 +54,13 @@ PyObject *ffkpy_iter__new(PyObject *owner, int kind, ffk_map_part what) {
 static void iter_dealloc(PyObject *self) {
   PyObject_GC_UnTrack(self);
   Py_CLEAR(((ffkpy_Iter *)self)->owner);
+  Py_CLEAR(((ffkpy_Iter *)self)->result);
   PyObject_GC_Del(self);
 }
 
 static int iter_traverse(PyObject *self, visitproc visit, void *arg) {
   Py_VISIT(((ffkpy_Iter *)self)->owner);
+  Py_VISIT(((ffkpy_Iter *)self)->result);
   return 0;
 }
 
@@ -75,6 +81,38 @@ static PyObject *pair(PyObject *k, PyObject *v) {
   return t;
 }
 
+/*
+ * The (k, v) pair of an items iterator (steals both; NULL when either is): the previous
+ * tuple refilled when the iterator holds its only reference, the old items released
+ * after the new are in (CPython's dictiter_iternextitem), else a new tuple.
+ */
+static PyObject *item(ffkpy_Iter *it, PyObject *k, PyObject *v) {
+#ifndef Py_GIL_DISABLED /* a count of 1 proves nothing where other threads run freely */
+  PyObject *t = it->result;
+  if (t != NULL && k != NULL && v != NULL && Py_REFCNT(t) == 1) {
+    PyObject *old_k = PyTuple_GET_ITEM(t, 0), *old_v = PyTuple_GET_ITEM(t, 1);
+    PyTuple_SET_ITEM(t, 0, k);
+    PyTuple_SET_ITEM(t, 1, v);
+    Py_INCREF(t);
+    Py_DECREF(old_k);
+    Py_DECREF(old_v);
+    if (!PyObject_GC_IsTracked(t)) PyObject_GC_Track(t); /* the GC may have untracked it */
+    return t;
+  }
+  PyObject *fresh = pair(k, v);
+  if (fresh != NULL) Py_XSETREF(it->result, Py_NewRef(fresh));
+  return fresh;
+#else
+  (void)it;
+  return pair(k, v);
+#endif
+}
+
+/* A Dict's element (stolen): a String through the Dict's cache, the rest directly. */
+static inline PyObject *dict_element(PyObject *owner, ffk_any *v) {
+  return v->type_index == FFK_TYPE_STRING ? ffkpy_dict__element_steal(owner, v) : ffkpy_element_steal(owner, v);
+}
+
 static PyObject *iter_next(PyObject *self) {
   ffkpy_Iter *it = (ffkpy_Iter *)self;
   if (it->owner == NULL) return NULL;
@@ -91,10 +129,11 @@ static PyObject *iter_next(PyObject *self) {
     }
     case FFKPY_IT_MAP: {
       const ffk_any *k, *v;
-      if (ffk_map_next(MAP(it->owner), &it->pos, &k, &v)) {
-        if (it->what == FFK_MAP_KEYS) return ffkpy_element(it->owner, k);
-        if (it->what == FFK_MAP_VALUES) return ffkpy_element(it->owner, v);
-        return pair(ffkpy_element(it->owner, k), ffkpy_element(it->owner, v));
+      if (ffk_map_next(MAP(it->owner), &it->pos, &k, &v)) { /* the entry's slot is pos - 1 */
+        if (it->what == FFK_MAP_KEYS) return ffkpy_map__element(it->owner, it->pos - 1, FFK_MAP_KEYS, k);
+        if (it->what == FFK_MAP_VALUES) return ffkpy_map__element(it->owner, it->pos - 1, FFK_MAP_VALUES, v);
+        return item(it, ffkpy_map__element(it->owner, it->pos - 1, FFK_MAP_KEYS, k),
+                    ffkpy_map__element(it->owner, it->pos - 1, FFK_MAP_VALUES, v));
       }
       break;
     }
@@ -122,9 +161,14 @@ static PyObject *iter_next(PyObject *self) {
       ffk_any k, v;
       int rc = ffk_dict_iter_next(&it->it.d, it->what == FFK_MAP_VALUES ? NULL : &k, it->what == FFK_MAP_KEYS ? NULL : &v);
       if (rc > 0) {
-        if (it->what == FFK_MAP_KEYS) return ffkpy_element_steal(it->owner, &k);
-        if (it->what == FFK_MAP_VALUES) return ffkpy_element_steal(it->owner, &v);
-        return pair(ffkpy_element_steal(it->owner, &k), ffkpy_element_steal(it->owner, &v));
+        if (it->what == FFK_MAP_KEYS) return dict_element(it->owner, &k);
+        if (it->what == FFK_MAP_VALUES) return dict_element(it->owner, &v);
+        PyObject *pk = dict_element(it->owner, &k);
+        if (pk == NULL) {
+          ffk_any_release(&v);
+          return NULL;
+        }
+        return item(it, pk, dict_element(it->owner, &v));
       }
       if (rc < 0) {
         Py_CLEAR(it->owner);
@@ -134,6 +178,7 @@ static PyObject *iter_next(PyObject *self) {
     }
   }
   Py_CLEAR(it->owner);
+  Py_CLEAR(it->result);
   return NULL;
 }
 

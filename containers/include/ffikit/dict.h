@@ -48,6 +48,16 @@ FFK_API int ffk_dict_get(ffk_dict *d, const ffk_any *key, ffk_any *out);
 /* True when `key` is present. Cannot fail; `d` must be valid. */
 FFK_API bool ffk_dict_contains(ffk_dict *d, const ffk_any *key);
 
+/*
+ * ffk_dict_get and ffk_dict_contains for the str key whose UTF-8 is `size` bytes at `data`
+ * (NULs allowed; data may be NULL when size is 0), without making a key value: the rule of
+ * ffk_map_get_str (ffikit/map.h), hashed before the lock is taken. ffk_dict_get_str: 1
+ * with a new reference in *out, 0 missing (*out None), -1 with *out None and a ValueError
+ * (NULL dict, data NULL with size > 0). ffk_dict_contains_str: 1, 0, or -1 (the same).
+ */
+FFK_API int ffk_dict_get_str(ffk_dict *d, const char *data, size_t size, ffk_any *out);
+FFK_API int ffk_dict_contains_str(ffk_dict *d, const char *data, size_t size);
+
 /* Sets key -> value (owned copies). 0, or -1 with the Dict unchanged (ValueError, TypeError, MemoryError). */
 FFK_API int ffk_dict_set(ffk_dict *d, const ffk_any *key, const ffk_any *value);
 

@@ -56,6 +56,36 @@ FFK_API int ffk_map_get(const ffk_map *m, const ffk_any *key, ffk_any *out);
 FFK_API bool ffk_map_contains(const ffk_map *m, const ffk_any *key);
 
 /*
+ * Lookups by the UTF-8 bytes of a str key (`size` bytes at `data`; NULs allowed; data may
+ * be NULL when size is 0), for a binding whose text is in another form (a Python str's
+ * cached UTF-8): the result of ffk_map_get / ffk_map_contains with a str value of that
+ * content, without making the value. The one rule, for every binding: the bytes are hashed
+ * in place with ffk_hash_str (the hash every str key is stored with) and compared, hashes
+ * first, with str keys only (never bytes keys; bytes that are not UTF-8 match nothing).
+ * ffk_map_get_str returns 1 with a new reference to the value in *out, 0 when missing
+ * (*out None), or -1 with *out None and a ValueError (NULL map, data NULL with size > 0).
+ * ffk_map_contains_str returns 1, 0, or -1 with the same ValueError.
+ */
+FFK_API int ffk_map_get_str(const ffk_map *m, const char *data, size_t size, ffk_any *out);
+FFK_API int ffk_map_contains_str(const ffk_map *m, const char *data, size_t size);
+
+/*
+ * Slots, for a binding that keeps something per entry (the Python Map's converted keys and
+ * values): every entry has a slot in [0, ffk_map_slot_count(m)), fixed while `m` is not
+ * mutated (a Map shared with anyone never is: copy-on-write). ffk_map_find and
+ * ffk_map_find_str give the slot of a key (as ffk_map_get / ffk_map_get_str find it) or -1
+ * when missing or when an argument is NULL; ffk_map_next's *pos - 1, after it returns true,
+ * is the slot of the entry it gave. ffk_map_entry sets *key and *value to the slot's key
+ * and value, borrowed from `m` like ffk_map_next's, and returns true; false (nothing set)
+ * for a slot out of range or of an erased entry. None of them can fail; a NULL map has no
+ * slots.
+ */
+FFK_API int64_t ffk_map_find(const ffk_map *m, const ffk_any *key);
+FFK_API int64_t ffk_map_find_str(const ffk_map *m, const char *data, size_t size);
+FFK_API int64_t ffk_map_slot_count(const ffk_map *m);
+FFK_API bool ffk_map_entry(const ffk_map *m, int64_t slot, const ffk_any **key, const ffk_any **value);
+
+/*
  * Sets key -> value (owned copies of both). An existing key keeps its position.
  * 0, or -1 with *m unchanged (ValueError for a NULL handle, TypeError, MemoryError).
  */

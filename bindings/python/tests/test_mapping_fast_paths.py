@@ -1,0 +1,204 @@
+"""The fast paths of Map and Dict reads (issue 27) and their fallbacks: str keys looked up by
+their UTF-8 bytes, int keys by value, the per-wrapper caches of converted elements (the same
+object on every read of an entry), and the reused items() tuple. Each path is checked against
+what the general conversion gives, and every test leaves no ffikit object alive (conftest)."""
+from __future__ import annotations
+
+import gc
+import sysconfig
+import threading
+
+import pytest
+
+import ffikit
+from ffikit import Dict, Map, String
+
+N = 200
+KEYS = [f"key{i:07d}" for i in range(N)]  # 10 bytes: String objects in C
+WORDS = [f"val{i:07d}" for i in range(N)]
+
+
+@pytest.fixture(params=[Map, Dict], ids=["Map", "Dict"])
+def kind(request):
+    return request.param
+
+
+def test_str_keys_of_every_form_are_found_by_bytes(kind):
+    src = {"": 0, "short": 1, "a longer key": 2, "nul\0in the middle": 3, "é ü 中文 key": 4, b"short": 5}
+    m = kind(src)
+    for k, v in src.items():
+        assert m[k] == v and m.get(k) == v and k in m
+    assert m[String("a longer key")] == 2  # an ffikit.String key: its C object, the general path
+    assert "nul" not in m and m.get("nul\0in the") is None  # bytes after a NUL count
+    assert "missing" not in m and m.get("missing", 7) == 7
+    with pytest.raises(KeyError, match="'missing'"):
+        m["missing"]
+
+
+def test_str_subclass_and_bool_keys_take_the_general_path(kind):
+    class Sub(str):
+        pass
+
+    class Pairs:  # read through items(): keeps 1, True and 1.0 apart, as a dict would not
+        def items(self):
+            return [("abc", 1), (1, "one"), (True, "true"), (1.0, "float")]
+
+    m = kind(Pairs())
+    assert m[Sub("abc")] == 1 and Sub("abc") in m
+    assert m[1] == "one" and m[True] == "true" and m[1.0] == "float"  # three keys, as in C
+    assert 2 not in m and False not in m
+
+
+def test_bad_keys_raise_as_the_general_conversion_does(kind):
+    m = kind({1: 2, "k": 3})
+    with pytest.raises(OverflowError, match="does not fit in a 64-bit signed integer"):
+        m[2**70]
+    with pytest.raises(OverflowError):
+        2**70 in m
+    with pytest.raises(UnicodeEncodeError):
+        m["\ud800"]
+    with pytest.raises(UnicodeEncodeError):
+        "\ud800" in m
+    assert m.get(-(2**63)) is None and m.get(2**63 - 1) is None
+
+
+def test_int_keys_by_value(kind):
+    m = kind({i: i * 3 for i in range(-5, N)})
+    for i in range(-5, N):
+        assert m[i] == i * 3 and i in m and m.get(i) == i * 3
+    assert N not in m and m.get(N) is None
+
+
+def test_map_reads_hand_out_one_object_per_entry():
+    m = Map(dict(zip(KEYS, WORDS)) | {"f": 1.5, "big": 10**12})
+    v = m[KEYS[7]]
+    assert type(v) is String and v == WORDS[7]
+    assert m[KEYS[7]] is v and m.get(KEYS[7]) is v  # the cached String
+    assert m["big"] is m["big"] and m["f"] is m.get("f")
+    keys = list(m)
+    assert keys == KEYS + ["f", "big"] and all(type(k) is String for k in keys[:N])
+    assert list(m)[3] is keys[3]  # iteration reuses the keys too
+    assert [v for _, v in m.items()][7] is v
+    assert list(m.values())[7] is v
+    # a second wrapper of the same C Map has its own cache, with equal values
+    m2 = ffikit.convert(m)
+    assert m2[KEYS[7]] == v
+
+
+def test_map_cache_survives_gc_and_cycles_through_a_string():
+    m = Map(dict(zip(KEYS, WORDS)))
+    v = m[KEYS[0]]
+    v._ffikit_object = m  # a cycle: Map wrapper -> cache -> String -> Map wrapper
+    del v, m
+    gc.collect()  # tp_traverse sees the cache, tp_clear breaks the cycle; conftest checks no C object leaks
+
+
+def test_dict_reads_reuse_the_string_while_the_entry_is_unchanged():
+    d = Dict(dict(zip(KEYS, WORDS)))
+    v = d[KEYS[3]]
+    assert type(v) is String and d[KEYS[3]] is v and d.get(KEYS[3]) is v
+    d[KEYS[3]] = "another value, long"
+    w = d[KEYS[3]]
+    assert w == "another value, long" and w is not v and v == WORDS[3]
+    keys = list(d)
+    assert keys == KEYS and list(d) == keys  # the cache may or may not still hold each one
+    d.clear()  # drops the cache: the Strings that left go with their last Python reference
+    assert len(d) == 0 and d.get(KEYS[3]) is None
+    del keys, v, w
+
+
+def test_dict_cache_after_erase_and_growth():
+    d = Dict()
+    d["a key of length"] = "a value of length 1"
+    first = d["a key of length"]
+    for i in range(1000):  # grows far past the cache's first size: entries share cache slots
+        d[f"key number {i:05d}"] = f"value number {i:05d}"
+    assert d["a key of length"] == first
+    for i in range(0, 1000, 2):
+        del d[f"key number {i:05d}"]
+    assert [d[f"key number {i:05d}"] for i in range(1, 1000, 2)] == [f"value number {i:05d}" for i in range(1, 1000, 2)]
+    assert len(list(d.items())) == 501
+
+
+def test_items_tuple_is_reused_only_when_nobody_holds_it(kind):
+    m = kind(dict(zip(KEYS, WORDS)))
+    held = list(m.items())  # every tuple held: none reused
+    assert len({id(t) for t in held}) == N
+    assert held[5] == (KEYS[5], WORDS[5])
+    it = iter(m.items())
+    a = next(it)
+    ida = id(a)
+    del a
+    b = next(it)  # the first tuple, refilled (not on free-threaded builds)
+    if not sysconfig.get_config_var("Py_GIL_DISABLED"):
+        assert id(b) == ida
+    assert b == (KEYS[1], WORDS[1])
+    c = next(it)
+    assert b == (KEYS[1], WORDS[1]) and c == (KEYS[2], WORDS[2])  # b is held: c is a new tuple
+    assert [k for k, _ in it] == KEYS[3:]
+
+
+def test_items_tuple_reuse_keeps_gc_tracking_right(kind):
+    m = kind({"a long key 1": [1, 2], "a long key 2": 5})
+    it = iter(m.items())
+    t = next(it)
+    del t
+    gc.collect()  # may untrack a tuple of untracked items
+    t = next(it)
+    assert t == ("a long key 2", 5)
+    del t, it
+
+
+def test_dict_iteration_reports_changes(kind):
+    if kind is Map:
+        pytest.skip("a Map never changes")
+    d = Dict(dict(zip(KEYS, WORDS)))
+    with pytest.raises(RuntimeError, match="Dict changed during iteration"):
+        for k, _ in d.items():
+            d[k + "x"] = 1
+
+
+def test_readers_race_writers_on_a_dict():
+    d = Dict({k: i for i, k in enumerate(KEYS)})
+    stop = threading.Event()
+    errors = []
+
+    def write():
+        for r in range(30):
+            for i, k in enumerate(KEYS):
+                d[k] = i
+                if i % 3 == 0:
+                    del d[k]
+            d.clear()
+        stop.set()
+
+    def read():
+        while not stop.is_set():
+            for i in range(0, N, 7):
+                v = d.get(KEYS[i])
+                if v is not None and v != i:
+                    errors.append((KEYS[i], v))
+                KEYS[i] in d
+
+    threads = [threading.Thread(target=write)] + [threading.Thread(target=read) for _ in range(3)]
+    for t in threads:
+        t.start()
+    for t in threads:
+        t.join()
+    assert not errors
+
+
+def test_map_reads_from_threads_agree():
+    m = Map(dict(zip(KEYS, WORDS)))
+    seen: list[list[object]] = [[] for _ in range(4)]
+
+    def read(t):
+        seen[t] = [m[k] for k in KEYS]
+
+    threads = [threading.Thread(target=read, args=(t,)) for t in range(4)]
+    for th in threads:
+        th.start()
+    for th in threads:
+        th.join()
+    for t in range(1, 4):  # every thread got the one cached String per entry
+        assert all(a is b for a, b in zip(seen[0], seen[t]))
