@@ -13,9 +13,9 @@
  * call_general (an error pending in some thread, bad arguments, typed Functions) and the
  * failure side (a stale error before the call, a stray one after, -1 without an error, the
  * frame appended to an error). A typed Function whose parameters are all Any or plain
- * types (sig->plain_params, set at creation) checks the arguments' type indices and calls
- * the callee from call_general's frame; only a call that needs a conversion (or fails the
- * check) takes call_typed's larger one.
+ * types (sig->plain_params, set at creation) jumps to call_typed_entry, which checks the
+ * arguments' type indices and calls the callee from its small frame; only a call that
+ * needs a conversion (or fails the check) takes call_typed's larger one.
  */
 #include "internal.h"
 
@@ -291,14 +291,31 @@ static FFK_NOINLINE int call_general(ffk_function *f, const ffk_any *args, int32
   return convert_typed_result(f, result);
 }
 
+/*
+ * A typed call with no error pending anywhere and a non-NULL `f` (ffk_function_call
+ * checked both): the plain fast path when the signature and arguments allow it, else
+ * call_general. Its own frame, entered by a tail jump.
+ */
+static FFK_NOINLINE int call_typed_entry(ffk_function *f, const ffk_any *args, int32_t nargs, ffk_any *result) {
+  const ffk_signature *sig = f->sig;
+  if (FFK_UNLIKELY(!sig->plain_params || nargs != sig->nparams || (args == NULL && nargs > 0) ||
+                   !plain_args_pass(sig, args, nargs)))
+    return call_general(f, args, nargs, result);
+  int rc = finish_call(f, f->call(f->context, args, nargs, result), result);
+  if (FFK_UNLIKELY(rc != 0)) return rc;
+  if (sig->ret == NULL || FFK_LIKELY(passes_as_is(sig->ret, result))) return 0;
+  return convert_typed_result(f, result);
+}
+
 /* True when no thread has an error pending: the call path's only look at error state. */
 static inline bool no_error_anywhere(void) { return __atomic_load_n(&ffk_error__npending.n, __ATOMIC_RELAXED) == 0; }
 
 int ffk_function_call(ffk_function *f, const ffk_any *args, int32_t nargs, ffk_any *result) {
   *result = ffk_any_none();
   /* The common case inline: an untyped Function, plain arguments, no error anywhere. */
-  if (FFK_UNLIKELY(!no_error_anywhere() || f == NULL || f->sig != NULL || (uint32_t)nargs > (args != NULL ? INT32_MAX : 0)))
-    return call_general(f, args, nargs, result);
+  if (FFK_UNLIKELY(!no_error_anywhere() || f == NULL)) return call_general(f, args, nargs, result);
+  if (f->sig != NULL) return call_typed_entry(f, args, nargs, result);
+  if (FFK_UNLIKELY((uint32_t)nargs > (args != NULL ? INT32_MAX : 0))) return call_general(f, args, nargs, result);
   int rc = f->call(f->context, args, nargs, result);
   if (FFK_LIKELY(rc == 0 && no_error_anywhere())) return 0;
   return finish_unusual_call(f, rc, result);
