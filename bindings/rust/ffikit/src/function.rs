@@ -109,6 +109,9 @@ tuple_args!(A 0, B 1);
 tuple_args!(A 0, B 1, C 2);
 tuple_args!(A 0, B 1, C 2, D 3);
 tuple_args!(A 0, B 1, C 2, D 3, E 4);
+tuple_args!(A 0, B 1, C 2, D 3, E 4, F 5);
+tuple_args!(A 0, B 1, C 2, D 3, E 4, F 5, G 6);
+tuple_args!(A 0, B 1, C 2, D 3, E 4, F 5, G 6, H 7);
 
 impl Function {
     fn raw(&self) -> *mut sys::ffk_function {
