@@ -9,9 +9,26 @@ Each component is built twice from the same sources:
 Tests link the _testing variants; nothing else does.
 """
 
-# What the release forms add: what users install is optimised and assertion-free.
+# The flags of every libffikit.so, in ONE place: Bazel's builds read them here, and
+# bindings/python/setup.py reads the same lists from this file (module-level lists of
+# string literals, so a Python AST walk evaluates them), so the wheel's library is built
+# and linked as the installed one is.
+#
+# Release code generation: optimised and assertion-free (NDEBUG: RELEASE_DEFINES).
 RELEASE_COPTS = ["-O2"]
 RELEASE_DEFINES = ["NDEBUG"]
+
+# Code generation of the library's sources, in every form. Only FFK_API symbols are
+# exported; -fno-semantic-interposition lets a call to an exported function from its own
+# file bind directly (no PLT, inlinable), as in the static library: ffikit's functions are
+# not meant to be interposed.
+LIBRARY_CODEGEN_COPTS = ["-fvisibility=hidden", "-fno-semantic-interposition"]
+
+# The link of every libffikit.so (the root BUILD's, the testing one bindings/python builds,
+# and the wheel's). One soname everywhere, libffikit.so: a module linked against any install
+# binds by soname to the copy already loaded in the process. Bazel's toolchain always adds
+# -lstdc++; --as-needed keeps the pure-C library free of it.
+LIBFFIKIT_LINKOPTS = ["-Wl,-soname,libffikit.so", "-Wl,--as-needed"]
 
 C_OPTS = [
     "-std=c11",
@@ -21,9 +38,8 @@ C_OPTS = [
     "-Wshadow",
     "-Wstrict-prototypes",
     "-Werror",
-    "-fvisibility=hidden",
     "-D_GNU_SOURCE",
-]
+] + LIBRARY_CODEGEN_COPTS
 
 CC_TEST_OPTS = ["-Wall", "-Wextra", "-Werror", "-Wno-missing-field-initializers"]
 

@@ -181,9 +181,8 @@ def _eval_build_expr(node, names):
     raise ValueError(ast.dump(node))
 
 
-def nvcc_flags():
-    """tensor/BUILD's NVCC_FLAGS (the kernels genrule's flags), split into arguments."""
-    path = _root_path(CUDA_BUILD_FILE)
+def _build_names(path):
+    """The module-level names of a BUILD or .bzl file that _eval_build_expr can evaluate."""
     with open(path, encoding="utf-8") as f:
         tree = ast.parse(f.read(), path)
     names = {}
@@ -193,6 +192,13 @@ def nvcc_flags():
                 names[stmt.targets[0].id] = _eval_build_expr(stmt.value, names)
             except ValueError:
                 continue
+    return names
+
+
+def nvcc_flags():
+    """tensor/BUILD's NVCC_FLAGS (the kernels genrule's flags), split into arguments."""
+    path = _root_path(CUDA_BUILD_FILE)
+    names = _build_names(path)
     flags = names.get("NVCC_FLAGS")
     if not isinstance(flags, str):
         raise SetupError(f"{path}: NVCC_FLAGS is not a string built from literals; setup.py reads the kernels' "
@@ -248,12 +254,39 @@ def version():
 INCLUDE_DIRS = ([_root_path(c, "include") for c in COMPONENTS] + [_root_path("include")]
                 + [_root_path("third_party", d, "include") for d in VENDORED] + [_root_path(YYJSON_SRC)])
 DEFINES = [("_GNU_SOURCE", None)] + ([("FFK_TESTING", "1")] if TESTING else [("NDEBUG", None)])
+
+
+# ---- C flags ----------------------------------------------------------------------------
+# The library's code-generation and link flags are Bazel's, read from tools/defs.bzl (the
+# sdist carries it): RELEASE_COPTS (-O2), LIBRARY_CODEGEN_COPTS (hidden visibility, no
+# semantic interposition) and LIBFFIKIT_LINKOPTS (the soname...), so the wheel's
+# libffikit.so is compiled and linked as `bazel run //:install` builds it.
+FLAGS_FILE = os.path.join("tools", "defs.bzl")
+
+
+def library_flags():
+    """(compile flags, link flags) of libffikit.so from tools/defs.bzl."""
+    path = _root_path(FLAGS_FILE)
+    names = _build_names(path)
+    lists = {}
+    for name in ("RELEASE_COPTS", "LIBRARY_CODEGEN_COPTS", "LIBFFIKIT_LINKOPTS"):
+        value = names.get(name)
+        if not (isinstance(value, list) and all(isinstance(v, str) for v in value)):
+            raise SetupError(f"{path}: {name} is not a list of string literals; setup.py reads the library's "
+                             "flags from it")
+        lists[name] = value
+    return lists["RELEASE_COPTS"] + lists["LIBRARY_CODEGEN_COPTS"], lists["LIBFFIKIT_LINKOPTS"]
+
+
+LIBRARY_COPTS, LIBRARY_LINKOPTS = library_flags()
+if f"-Wl,-soname,{LIB_NAME}" not in LIBRARY_LINKOPTS:
+    raise SetupError(f"{FLAGS_FILE}: LIBFFIKIT_LINKOPTS does not set the soname {LIB_NAME}")
 # Python's own CFLAGS may carry -DNDEBUG: the testing variant takes it back (-UNDEBUG).
-CFLAGS = ["-std=c11", "-O2", "-fvisibility=hidden", "-Wall", "-Wno-unused-parameter"] + (["-UNDEBUG"] if TESTING else [])
+CFLAGS = ["-std=c11"] + LIBRARY_COPTS + ["-Wall", "-Wno-unused-parameter"] + (["-UNDEBUG"] if TESTING else [])
 
 # The runtime. Not a Python extension: BuildExt links it as a plain shared library (with
 # the nvcc-built kernels and the static CUDA runtime in a CUDA build).
-RUNTIME_LINK = [f"-Wl,-soname,{LIB_NAME}", "-lrt", "-ldl", "-lm", "-pthread"]
+RUNTIME_LINK = LIBRARY_LINKOPTS + ["-lrt", "-ldl", "-lm", "-pthread"]
 if CUDA:
     RUNTIME_LINK += [CUDA.static_runtime, f"-Wl,--exclude-libs,{CUDA_STATIC_RUNTIME}"]
     RUNTIME_LINK += [f"-l{lib}" for lib in CUDA_SYSTEM_LIBS]
@@ -382,6 +415,8 @@ def sdist_files():
     patterns.append(os.path.join(YYJSON_SRC, "yyjson.c"))
     # The CUDA kernels and the BUILD file their nvcc flags are read from.
     patterns += [os.path.join("tensor", "cuda", "*"), CUDA_BUILD_FILE]
+    # The file the library's C flags are read from (library_flags).
+    patterns.append(FLAGS_FILE)
     files = set()
     for pattern in patterns:
         files.update(p for p in glob.glob(_root_path(pattern), recursive=True) if os.path.isfile(p))

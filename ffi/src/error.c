@@ -21,6 +21,9 @@
  * The slot is a thread-local pointer; a pthread key releases what a thread leaves in
  * it when the thread exits. When an Error cannot be allocated the slot gets the
  * preallocated immortal MemoryError, which is never changed (appends are dropped).
+ * Every write of the slot goes through set_slot, which keeps ffk_error__npending (the
+ * number of full slots over all threads; internal.h says why the call path reads it
+ * instead of the slot) in step: +1 when the slot fills, -1 when it empties.
  */
 #include "internal.h"
 
@@ -139,22 +142,30 @@ ffk_error *ffk_error_new(const char *kind, const char *message) {
 /* ---- The slot. ---------------------------------------------------------------------- */
 
 _Thread_local ffk_error *ffk_error__slot; /* see internal.h */
+ffk_error__count ffk_error__npending; /* see internal.h */
 static _Thread_local bool t_cleanup_registered;
 static pthread_key_t g_cleanup_key;
 static pthread_once_t g_cleanup_once = PTHREAD_ONCE_INIT;
 
+/* Stores `err` (NULL to empty) in the slot and returns what it held, counting the change. */
+static inline ffk_error *set_slot(ffk_error *err) {
+  ffk_error *old = ffk_error__slot;
+  ffk_error__slot = err;
+  if (old == NULL && err != NULL) __atomic_fetch_add(&ffk_error__npending.n, 1, __ATOMIC_RELAXED);
+  else if (old != NULL && err == NULL) __atomic_fetch_sub(&ffk_error__npending.n, 1, __ATOMIC_RELAXED);
+  return old;
+}
+
 static void release_at_thread_exit(void *unused) {
   (void)unused;
-  ffk_error *err = ffk_error__slot;
-  ffk_error__slot = NULL;
+  ffk_error *err = set_slot(NULL);
   ffk_object_release(err ? &err->header : NULL);
 }
 
 static void make_cleanup_key(void) { pthread_key_create(&g_cleanup_key, release_at_thread_exit); }
 
 static void store(ffk_error *err) {
-  ffk_error *old = ffk_error__slot;
-  ffk_error__slot = err;
+  ffk_error *old = set_slot(err);
   if (err != NULL && !t_cleanup_registered) {
     pthread_once(&g_cleanup_once, make_cleanup_key);
     /* Any non-NULL value makes the destructor run at thread exit. */
@@ -231,11 +242,7 @@ bool ffk_error_occurred(void) { return ffk_error__slot != NULL; }
 
 ffk_error *ffk_error_peek_borrow(void) { return ffk_error__slot; }
 
-ffk_error *ffk_error_fetch(void) {
-  ffk_error *err = ffk_error__slot;
-  ffk_error__slot = NULL;
-  return err;
-}
+ffk_error *ffk_error_fetch(void) { return ffk_error__slot != NULL ? set_slot(NULL) : NULL; }
 
 void ffk_error_restore(ffk_error *err) { store(err); }
 

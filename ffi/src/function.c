@@ -5,6 +5,16 @@
  * NUL-terminated name. ffk_function_call enforces the calling convention around the
  * callee (result None first, -1 always with an error, 0 never with one) and appends a
  * frame naming the Function to errors that pass through it.
+ *
+ * The cost of a call (bench/installed measures it from the installed libffikit.so): the
+ * successful path is the argument checks, two reads of the error slot (initial-exec TLS,
+ * internal.h: no call), the callee, and nothing else. Everything that handles a failure
+ * or a broken convention (a stale error before the call, a stray one after, -1 without
+ * an error, the frame appended to an error) lives in out-of-line functions the hot path
+ * only branches to. A typed Function whose parameters are all Any or plain types
+ * (sig->plain_params, set at creation) checks the arguments' type indices inline and
+ * calls the callee from the same frame; only a call that needs a conversion (or fails
+ * the check) takes call_typed's frame.
  */
 #include "internal.h"
 
@@ -52,6 +62,14 @@ ffk_function *ffk_function_new_typed(const char *name, const char *signature, ff
   if (signature != NULL && (sig = ffk_signature__parse(name, signature)) == NULL) {
     if (deleter != NULL) deleter(context);
     return NULL;
+  }
+  if (sig != NULL) {
+    bool plain = true;
+    for (int32_t i = 0; i < sig->nparams && plain; ++i) {
+      int32_t t = sig->params[i]->type_index;
+      plain = t == FFK_SCHEMA_ANY || (t >= 0 && t < FFK_TYPE_OBJECT_BEGIN);
+    }
+    sig->plain_params = plain;
   }
   size_t len = strlen(name);
   ffk_function *f = (ffk_function *)ffk_object_alloc(FFK_TYPE_FUNCTION, sizeof(ffk_function) + len + 1, function_deleter);
@@ -109,13 +127,23 @@ static FFK_NOINLINE int finish_failed_call(ffk_function *f, int rc, ffk_any *res
   return -1;
 }
 
-/* Enforces the convention on what the callee returned: 0 without an error, -1 with one. */
-static inline int finish_call(ffk_function *f, int rc, ffk_any *result) {
-  if (FFK_LIKELY(rc == 0)) {
-    if (FFK_UNLIKELY(FFK_ERROR__PENDING())) drop_stray_error(f);
+/*
+ * The convention after a callee that did not return 0 with the slot empty: a stray error
+ * after 0 is dropped (0 stands), anything else is a failure. Out of line: the successful
+ * call only tests `rc == 0 && slot empty` and returns.
+ */
+static FFK_NOINLINE int finish_unusual_call(ffk_function *f, int rc, ffk_any *result) {
+  if (rc == 0) {
+    drop_stray_error(f);
     return 0;
   }
   return finish_failed_call(f, rc, result);
+}
+
+/* Enforces the convention on what the callee returned: 0 without an error, -1 with one. */
+static inline int finish_call(ffk_function *f, int rc, ffk_any *result) {
+  if (FFK_LIKELY(rc == 0 && !FFK_ERROR__PENDING())) return 0;
+  return finish_unusual_call(f, rc, result);
 }
 
 /*
@@ -137,6 +165,22 @@ static int conversion_failed(const ffk_function *f, int32_t i) {
     ffk_error_set(ffk_error_kind(err), "Invalid %s when calling: `%s`. %s", where, f->sig->text, msg);
   ffk_object_release((ffk_object *)err);
   return -1;
+}
+
+/* The result of a typed call whose callee succeeded but returned a value the return
+ * schema does not pass as is: converted, or a conversion error naming the call. */
+static FFK_NOINLINE int convert_typed_result(ffk_function *f, ffk_any *result) {
+  ffk_any tmp;
+  int c = ffk_schema_convert(f->sig->ret, result, &tmp);
+  if (c > 0) {
+    ffk_any_release(result);
+    *result = tmp;
+  } else if (c < 0) {
+    ffk_any_release(result);
+    *result = ffk_any_none();
+    return conversion_failed(f, -1);
+  }
+  return 0;
 }
 
 /*
@@ -189,18 +233,7 @@ static FFK_NOINLINE int call_typed(ffk_function *f, const ffk_any *args, int32_t
   }
   if (rc == 0) {
     rc = finish_call(f, f->call(f->context, conv != NULL ? conv : args, nargs, result), result);
-    if (rc == 0 && sig->ret != NULL && !passes_as_is(sig->ret, result)) {
-      ffk_any tmp;
-      int c = ffk_schema_convert(sig->ret, result, &tmp);
-      if (c > 0) {
-        ffk_any_release(result);
-        *result = tmp;
-      } else if (c < 0) {
-        ffk_any_release(result);
-        *result = ffk_any_none();
-        rc = conversion_failed(f, -1);
-      }
-    }
+    if (rc == 0 && sig->ret != NULL && !passes_as_is(sig->ret, result)) rc = convert_typed_result(f, result);
   }
   if (conv != NULL) {
     for (int32_t i = 0; i < nargs; ++i)
@@ -222,15 +255,34 @@ FFK_NOINLINE void ffk_function__drop_stale_error(const ffk_function *f) {
   ffk_object_release((ffk_object *)stale);
 }
 
+/* The failing checks of ffk_function_call's arguments, out of line. */
+static FFK_NOINLINE int bad_call(const ffk_function *f, const ffk_any *args, int32_t nargs) {
+  if (f == NULL) return ffk_error_set(FFK_ERR_VALUE, "ffk_function_call: the function is NULL");
+  return ffk_error_set(FFK_ERR_VALUE, "ffk_function_call: %d arguments at %p for `%s`", (int)nargs,
+                       (const void *)args, f->name);
+}
+
+/* True when every argument of a plain_params signature passes unchanged (nargs checked). */
+static inline bool plain_args_pass(const ffk_signature *sig, const ffk_any *args, int32_t nargs) {
+  for (int32_t i = 0; i < nargs; ++i) {
+    int32_t t = sig->params[i]->type_index;
+    if (t != args[i].type_index && t != FFK_SCHEMA_ANY) return false;
+  }
+  return true;
+}
+
 int ffk_function_call(ffk_function *f, const ffk_any *args, int32_t nargs, ffk_any *result) {
   *result = ffk_any_none();
   if (FFK_UNLIKELY(FFK_ERROR__PENDING())) ffk_function__drop_stale_error(f);
-  if (FFK_UNLIKELY(f == NULL)) return ffk_error_set(FFK_ERR_VALUE, "ffk_function_call: the function is NULL");
-  if (FFK_UNLIKELY(nargs < 0 || (args == NULL && nargs > 0)))
-    return ffk_error_set(FFK_ERR_VALUE, "ffk_function_call: %d arguments at %p for `%s`", (int)nargs,
-                         (const void *)args, f->name);
-  if (f->sig != NULL) return call_typed(f, args, nargs, result);
-  return finish_call(f, f->call(f->context, args, nargs, result), result);
+  if (FFK_UNLIKELY(f == NULL || nargs < 0 || (args == NULL && nargs > 0))) return bad_call(f, args, nargs);
+  const ffk_signature *sig = f->sig;
+  if (FFK_LIKELY(sig == NULL)) return finish_call(f, f->call(f->context, args, nargs, result), result);
+  if (FFK_UNLIKELY(!sig->plain_params || nargs != sig->nparams || !plain_args_pass(sig, args, nargs)))
+    return call_typed(f, args, nargs, result);
+  int rc = finish_call(f, f->call(f->context, args, nargs, result), result);
+  if (FFK_UNLIKELY(rc != 0)) return rc;
+  if (sig->ret == NULL || FFK_LIKELY(passes_as_is(sig->ret, result))) return 0;
+  return convert_typed_result(f, result);
 }
 
 /* ---- ffk_args_unpack ---------------------------------------------------------------- */

@@ -75,12 +75,41 @@ ffk_object *ffk_object__alloc_uninit(int32_t type_index, size_t size, ffk_delete
 void ffk_object__init(ffk_object *obj, int32_t type_index, ffk_deleter deleter);
 
 /*
- * The calling thread's pending error (error.c). Hidden, so inside libffikit.so it is
- * reached without the symbol table; function.c reads it inline after each call instead
- * of calling ffk_error_occurred, which is most of a packed call's fixed cost.
+ * The calling thread's pending error (error.c), and how the call path avoids reading it.
+ *
+ * In a shared library a thread-local variable is reached, in the compilers' default
+ * (global-dynamic) model, by calling __tls_get_addr through the PLT on every access: that
+ * was most of a packed call's fixed cost when ffk_function_call checked the slot before
+ * and after the callee. The faster models do not fit every libffikit.so: initial-exec
+ * needs the module's whole TLS block in glibc's static TLS surplus when the library is
+ * dlopen'ed (CPython dlopens the extension, which pulls libffikit.so in), and a CUDA build
+ * links the static CUDA runtime, whose TLS alone is a 4 KiB-aligned 4 KiB block, far over
+ * the surplus (so dlopen would fail); TLS descriptors (-mtls-dialect=gnu2) are a GCC-only
+ * flag on x86-64 (clang 14 rejects it).
+ *
+ * So the hot path touches no thread-local state at all: ffk_error__npending counts the
+ * slots, over all threads, that hold an error. A slot's owner increments it when its
+ * slot goes from empty to full and decrements it when the slot empties (error.c's
+ * store(), ffk_error_fetch and the thread-exit release; relaxed atomics). A thread whose
+ * own slot is full has incremented the count and not yet decremented it, and every other
+ * thread's contribution is never negative, so by read-after-write coherence that thread
+ * reads a non-zero count: a zero read proves the reader's slot is empty. Only a non-zero
+ * count (an error pending somewhere, which is rare and short-lived) costs the real slot
+ * read. The count is alone on its cache line: raising and fetching errors (already a
+ * malloc and a stack walk) are the only writers.
  */
-extern _Thread_local ffk_error *ffk_error__slot;
-#define FFK_ERROR__PENDING() (ffk_error__slot != NULL)
+#if defined(__GNUC__) && !defined(_WIN32)
+#define FFK_INTERNAL __attribute__((visibility("hidden"))) /* reached directly, not through the GOT */
+#else
+#define FFK_INTERNAL
+#endif
+extern FFK_INTERNAL _Thread_local ffk_error *ffk_error__slot;
+typedef struct ffk_error__count {
+  _Alignas(64) uint64_t n; /* 64-aligned, so the struct fills its cache line */
+} ffk_error__count;
+extern FFK_INTERNAL ffk_error__count ffk_error__npending;
+#define FFK_ERROR__PENDING() \
+  (FFK_UNLIKELY(__atomic_load_n(&ffk_error__npending.n, __ATOMIC_RELAXED) != 0) && ffk_error__slot != NULL)
 
 /*
  * The kind that key equality and hash compare (any.c, hash.c): folds the str forms
@@ -121,6 +150,13 @@ typedef struct ffk_signature {
   const char **names;
   int32_t nnamed;
   int32_t nparams;
+  /*
+   * Set by ffk_function_new_typed (function.c) once parsed; false from the parser:
+   * every parameter is Any or a plain (non-object, non-Optional) type, so an argument
+   * passes unchanged exactly when its type index is the parameter's (or the parameter
+   * is Any). A call whose arguments all pass then skips the conversion frame.
+   */
+  bool plain_params;
   ffk_schema *params[];
 } ffk_signature;
 
@@ -151,8 +187,5 @@ void ffk_buf__free(ffk_buf *b);
 
 /* Device index parsing helper shared by dtype/device: digits only, fits in int32. */
 bool ffk_parse__u32(const char *s, size_t n, uint32_t max, uint32_t *out);
-
-/* The signature of a typed Function, NULL for an untyped one; borrowed from `f` (function.c). */
-const ffk_signature *ffk_function__sig(const ffk_function *f);
 
 #endif /* FFIKIT_FFI_INTERNAL_H */

@@ -2,7 +2,10 @@
 // and ffk_args_unpack.
 #include <ffikit/ffikit.h>
 
+#include <atomic>
 #include <string>
+#include <thread>
+#include <vector>
 
 #include "tests/support/ffk_test.h"
 
@@ -11,6 +14,7 @@ namespace {
 class Function : public ffk::test::Test {};
 using ffk::test::FetchError;
 using ffk::test::OwnedAny;
+using ffk::test::PendingError;
 
 ffk_object* Obj(ffk_function* f) { return reinterpret_cast<ffk_object*>(f); }
 
@@ -126,6 +130,203 @@ TEST_F(Function, AnErrorPendingBeforeTheCallIsDroppedNotBlamedOnTheCallee) {
   EXPECT_EQ(FetchError(), "KeyError: the callee's own");
   ffk_object_release(Obj(ok));
   ffk_object_release(Obj(typed));
+  ffk_object_release(Obj(fails));
+}
+
+// ---- The typed fast path (plain signatures) and its fallback --------------------------
+
+// Records the type indices it was called with; returns what its context says.
+enum class TypedReturn { kSum, kSumAsFloat, kStr, kMinusOneSilently, kRaise, kStrayError };
+int32_t g_seen_types[4];
+int RecordTypes(void* self, const ffk_any* args, int32_t nargs, ffk_any* result) {
+  for (int32_t i = 0; i < nargs && i < 4; ++i) g_seen_types[i] = args[i].type_index;
+  int64_t sum = 0;
+  for (int32_t i = 0; i < nargs; ++i) sum += args[i].type_index == FFK_TYPE_FLOAT ? (int64_t)args[i].v_float : args[i].v_int;
+  switch (*static_cast<TypedReturn*>(self)) {
+    case TypedReturn::kSum: *result = ffk_any_int(sum); return 0;
+    case TypedReturn::kSumAsFloat: *result = ffk_any_float((double)sum); return 0;
+    case TypedReturn::kStr: {
+      static const char kLong[] = "a str long enough to be a String object, not inline";
+      return ffk_any_str(kLong, sizeof kLong - 1, result);
+    }
+    case TypedReturn::kMinusOneSilently: *result = ffk_any_int(sum); return -1;
+    case TypedReturn::kRaise: return ffk_error_set(FFK_ERR_KEY, "typed callee failed");
+    case TypedReturn::kStrayError:
+      ffk_error_set(FFK_ERR_VALUE, "stray");
+      *result = ffk_any_int(sum);
+      return 0;
+  }
+  return -1;
+}
+
+TEST_F(Function, PlainTypedArgumentsPassUnchangedAndOthersStillConvert) {
+  TypedReturn mode = TypedReturn::kSum;
+  // Plain: every parameter is a non-object type or Any.
+  ffk_function* f = ffk_function_new_typed("plain", "(int, float, Any) -> int", RecordTypes, &mode, nullptr);
+  ASSERT_NE(f, nullptr);
+  OwnedAny r;
+  ffk_any args[3] = {ffk_any_int(1), ffk_any_float(2.0), ffk_any_bool(true)};
+  ASSERT_EQ(ffk_function_call(f, args, 3, &r.v), 0) << FetchError();
+  EXPECT_EQ(r.v.type_index, FFK_TYPE_INT);
+  EXPECT_EQ(r.v.v_int, 4);
+  EXPECT_EQ(g_seen_types[0], FFK_TYPE_INT);
+  EXPECT_EQ(g_seen_types[1], FFK_TYPE_FLOAT);
+  EXPECT_EQ(g_seen_types[2], FFK_TYPE_BOOL) << "Any passes everything unchanged";
+  // An int for `float` does not pass as is: the fallback converts it (the callee sees a float).
+  args[1] = ffk_any_int(2);
+  ASSERT_EQ(ffk_function_call(f, args, 3, &r.v), 0) << FetchError();
+  EXPECT_EQ(g_seen_types[1], FFK_TYPE_FLOAT);
+  EXPECT_EQ(r.v.v_int, 4);
+  // A mismatch the fallback cannot convert names the call and the argument.
+  ASSERT_EQ(ffk_any_str("one", 3, &args[0]), 0);  // inline: owns nothing
+  EXPECT_EQ(ffk_function_call(f, args, 3, &r.v), -1);
+  EXPECT_EQ(r.v.type_index, FFK_TYPE_NONE);
+  EXPECT_EQ(FetchError(),
+            "TypeError: Mismatched type on argument #0 when calling: `plain(0: int, 1: float, 2: Any) -> int`. "
+            "Expected `int` but got `str`");
+  // The arity is checked before the fast path reads any argument.
+  args[0] = ffk_any_int(1);
+  EXPECT_EQ(ffk_function_call(f, args, 2, &r.v), -1);
+  EXPECT_EQ(FetchError(),
+            "TypeError: Mismatched number of arguments when calling: `plain(0: int, 1: float, 2: Any) -> int`. "
+            "Expected 3 but got 2");
+  // The result: a float for `int` is refused; an int passes.
+  mode = TypedReturn::kSumAsFloat;
+  EXPECT_EQ(ffk_function_call(f, args, 3, &r.v), -1);
+  EXPECT_EQ(r.v.type_index, FFK_TYPE_NONE);
+  EXPECT_EQ(FetchError(),
+            "TypeError: Mismatched type on the return value when calling: `plain(0: int, 1: float, 2: Any) -> int`. "
+            "Expected `int` but got `float`");
+  ffk_object_release(Obj(f));
+
+  // A result converted on the fast path: an int returned for `float`.
+  mode = TypedReturn::kSum;
+  ffk_function* g = ffk_function_new_typed("to_float", "(int, int) -> float", RecordTypes, &mode, nullptr);
+  ASSERT_NE(g, nullptr);
+  ffk_any two[2] = {ffk_any_int(3), ffk_any_int(4)};
+  ASSERT_EQ(ffk_function_call(g, two, 2, &r.v), 0) << FetchError();
+  EXPECT_EQ(r.v.type_index, FFK_TYPE_FLOAT);
+  EXPECT_EQ(r.v.v_float, 7.0);
+  // A str result (an object the callee owns) refused for `float` is released, not leaked
+  // (the fixture checks no object is left alive).
+  mode = TypedReturn::kStr;
+  EXPECT_EQ(ffk_function_call(g, two, 2, &r.v), -1);
+  EXPECT_EQ(r.v.type_index, FFK_TYPE_NONE);
+  EXPECT_EQ(FetchError(),
+            "TypeError: Mismatched type on the return value when calling: `to_float(0: int, 1: int) -> float`. "
+            "Expected `float` but got `str`");
+  ffk_object_release(Obj(g));
+
+  // Not plain (an object parameter): always the full conversion, same results.
+  mode = TypedReturn::kSum;
+  ffk_function* h = ffk_function_new_typed("objects", "(int, Optional<int>) -> int", RecordTypes, &mode, nullptr);
+  ASSERT_NE(h, nullptr);
+  ASSERT_EQ(ffk_function_call(h, two, 2, &r.v), 0) << FetchError();
+  EXPECT_EQ(r.v.v_int, 7);
+  ffk_object_release(Obj(h));
+}
+
+TEST_F(Function, TheConventionHoldsOnTheTypedFastPath) {
+  TypedReturn mode = TypedReturn::kMinusOneSilently;
+  ffk_function* f = ffk_function_new_typed("typed_fast", "(int, int) -> int", RecordTypes, &mode, nullptr);
+  ASSERT_NE(f, nullptr);
+  ffk_any args[2] = {ffk_any_int(1), ffk_any_int(2)};
+  OwnedAny r;
+  EXPECT_EQ(ffk_function_call(f, args, 2, &r.v), -1);
+  EXPECT_EQ(r.v.type_index, FFK_TYPE_NONE);
+  EXPECT_EQ(FetchError(), "RuntimeError: Function `typed_fast` returned -1 without raising an error");
+  mode = TypedReturn::kRaise;
+  EXPECT_EQ(ffk_function_call(f, args, 2, &r.v), -1);
+  EXPECT_TRUE(PendingError(FFK_ERR_KEY, {"typed callee failed"}));
+  mode = TypedReturn::kStrayError;
+  EXPECT_EQ(ffk_function_call(f, args, 2, &r.v), 0);
+  EXPECT_EQ(r.v.v_int, 3);
+  EXPECT_FALSE(ffk_error_occurred());
+  mode = TypedReturn::kSum;
+  ffk_error_set(FFK_ERR_VALUE, "left over by the caller");
+  EXPECT_EQ(ffk_function_call(f, args, 2, &r.v), 0);
+  EXPECT_FALSE(ffk_error_occurred());
+  EXPECT_EQ(r.v.v_int, 3);
+  ffk_object_release(Obj(f));
+}
+
+// The call path reads a process-wide count of pending errors before it reads its own slot
+// (ffi/src/internal.h): an error pending in another thread must neither be seen nor hide
+// this thread's own.
+TEST_F(Function, AnErrorPendingInAnotherThreadIsNeitherSeenNorHidesThisThreads) {
+  ffk_function* ok = ffk_function_new("ok", RecordsPendingAtEntry, nullptr, nullptr);
+  ffk_function* silent = ffk_function_new("silent", ReturnsMinusOneSilently, nullptr, nullptr);
+  ffk_function* stray = ffk_function_new("stray", RaisesButReturnsZero, nullptr, nullptr);
+  ASSERT_NE(ok, nullptr);
+  std::atomic<int> stage{0};
+  std::thread other([&] {
+    ffk_error_set(FFK_ERR_VALUE, "the other thread's");
+    stage = 1;
+    while (stage.load() != 2) std::this_thread::yield();
+    EXPECT_TRUE(PendingError(FFK_ERR_VALUE, {"the other thread's"})) << "untouched by this thread's calls";
+    ffk_error_set(FFK_ERR_VALUE, "left at thread exit");  // released by the thread-exit hook
+  });
+  while (stage.load() != 1) std::this_thread::yield();
+  OwnedAny r;
+  EXPECT_EQ(ffk_function_call(ok, nullptr, 0, &r.v), 0);
+  EXPECT_FALSE(g_pending_at_entry);
+  EXPECT_FALSE(ffk_error_occurred());
+  EXPECT_EQ(ffk_function_call(silent, nullptr, 0, &r.v), -1);
+  EXPECT_EQ(FetchError(), "RuntimeError: Function `silent` returned -1 without raising an error");
+  EXPECT_EQ(ffk_function_call(stray, nullptr, 0, &r.v), 0);
+  EXPECT_FALSE(ffk_error_occurred());
+  ffk_error_set(FFK_ERR_VALUE, "left over by the caller");
+  EXPECT_EQ(ffk_function_call(ok, nullptr, 0, &r.v), 0);
+  EXPECT_FALSE(g_pending_at_entry);
+  EXPECT_FALSE(ffk_error_occurred());
+  stage = 2;
+  other.join();
+  // With every other slot empty again, the same guarantees.
+  ffk_error_set(FFK_ERR_VALUE, "left over by the caller");
+  EXPECT_EQ(ffk_function_call(ok, nullptr, 0, &r.v), 0);
+  EXPECT_FALSE(g_pending_at_entry);
+  EXPECT_EQ(ffk_function_call(stray, nullptr, 0, &r.v), 0);
+  EXPECT_FALSE(ffk_error_occurred());
+  ffk_object_release(Obj(ok));
+  ffk_object_release(Obj(silent));
+  ffk_object_release(Obj(stray));
+}
+
+// Many threads raising, fetching and calling at once: every thread's calls see exactly its
+// own errors (the count is shared, the slots are not). Run under TSan too.
+std::atomic<int> g_dirty_entries{0};
+int CountsDirtyEntries(void* self, const ffk_any*, int32_t, ffk_any* result) {
+  if (ffk_error_occurred()) ++g_dirty_entries;
+  if (self != nullptr) return ffk_error_set(FFK_ERR_KEY, "the callee's own");
+  *result = ffk_any_int(2);
+  return 0;
+}
+
+TEST_F(Function, ConcurrentRaisersKeepEveryThreadsConventionExact) {
+  static int raise = 1;
+  g_dirty_entries = 0;
+  ffk_function* ok = ffk_function_new("ok", CountsDirtyEntries, nullptr, nullptr);
+  ffk_function* fails = ffk_function_new("fails", CountsDirtyEntries, &raise, nullptr);
+  ASSERT_NE(ok, nullptr);
+  ASSERT_NE(fails, nullptr);
+  std::atomic<int> wrong{0};
+  std::vector<std::thread> threads;
+  for (int t = 0; t < 4; ++t)
+    threads.emplace_back([&, t] {
+      for (int i = 0; i < 500; ++i) {
+        ffk_any r = ffk_any_none();
+        if ((i + t) % 3 == 0) ffk_error_set(FFK_ERR_VALUE, "stale %d", i);
+        if (ffk_function_call((i & 1) ? fails : ok, nullptr, 0, &r) != ((i & 1) ? -1 : 0)) ++wrong;
+        if ((i & 1) != ffk_error_occurred()) ++wrong;
+        ffk_error_clear();
+        ffk_any_release(&r);
+      }
+    });
+  for (auto& th : threads) th.join();
+  EXPECT_EQ(wrong.load(), 0);
+  EXPECT_EQ(g_dirty_entries.load(), 0) << "a callee started with an error pending";
+  EXPECT_FALSE(ffk_error_occurred());
+  ffk_object_release(Obj(ok));
   ffk_object_release(Obj(fails));
 }
 
