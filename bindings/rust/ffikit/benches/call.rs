@@ -14,7 +14,9 @@
 //! from .prefix as users link it; `--features static` for libffikit.a). The rows run
 //! interleaved, `ROUNDS` times; the table shows the median ns per call, the spread
 //! (min-max over the rounds) and the excess and ratio over the `dyn` row of the same
-//! argument count, each round's excess taken within that round.
+//! argument count, each round's excess taken within that round. Times are the thread's
+//! CPU time (CLOCK_THREAD_CPUTIME_ID), so time spent descheduled on a loaded machine is
+//! not counted; `--wall` times with `Instant` instead.
 //!
 //! `cargo bench --bench call -- --icount ROW N` runs only ROW (`closure_2`, ...) N times and
 //! prints nothing: `benches/call_icount.sh` runs it under callgrind at two N and prints the
@@ -22,6 +24,34 @@
 use ffikit::{Any, AnyView, Function, ObjectRef, ObjectType};
 use std::hint::black_box;
 use std::time::Instant;
+
+#[repr(C)]
+struct Timespec {
+    tv_sec: i64,
+    tv_nsec: i64,
+}
+extern "C" {
+    fn clock_gettime(clock: i32, ts: *mut Timespec) -> i32;
+}
+const CLOCK_THREAD_CPUTIME_ID: i32 = 3;
+
+/// Nanoseconds `f` took: the calling thread's CPU time, or wall time when `wall`.
+fn elapsed_ns(wall: bool, f: impl FnOnce()) -> f64 {
+    if wall {
+        let t = Instant::now();
+        f();
+        return t.elapsed().as_nanos() as f64;
+    }
+    let cpu = || {
+        let mut ts = Timespec { tv_sec: 0, tv_nsec: 0 };
+        // SAFETY: a valid out pointer; Linux has this clock.
+        assert_eq!(unsafe { clock_gettime(CLOCK_THREAD_CPUTIME_ID, &mut ts) }, 0);
+        ts.tv_sec as f64 * 1e9 + ts.tv_nsec as f64
+    };
+    let t = cpu();
+    f();
+    cpu() - t
+}
 
 const CALLS: i64 = 1_000_000;
 const ROUNDS: usize = 11;
@@ -192,19 +222,21 @@ fn main() {
         black_box(f(n));
         return;
     }
+    let wall = args.iter().any(|a| a == "--wall");
     let filter: Vec<&String> = args.iter().skip(1).filter(|a| !a.starts_with('-')).collect();
     let rows: Vec<&Row> = rows.iter().filter(|(n, _)| filter.iter().all(|f| n.contains(f.as_str()))).collect();
     let load = std::fs::read_to_string("/proc/loadavg").unwrap_or_default();
-    println!("{} calls per run, {} interleaved rounds; load before: {}", CALLS, ROUNDS, load.trim());
+    let clock = if wall { "wall time" } else { "thread CPU time" };
+    println!("{} calls per run, {} interleaved rounds, {}; load before: {}", CALLS, ROUNDS, clock, load.trim());
     let mut ns: Vec<Vec<f64>> = vec![Vec::new(); rows.len()];
     for (_, f) in &rows {
         black_box(f(CALLS / 10)); // warm up
     }
     for _ in 0..ROUNDS {
         for (k, (_, f)) in rows.iter().enumerate() {
-            let t = Instant::now();
-            black_box(f(CALLS));
-            ns[k].push(t.elapsed().as_nanos() as f64 / CALLS as f64);
+            ns[k].push(elapsed_ns(wall, || {
+                black_box(f(CALLS));
+            }) / CALLS as f64);
         }
     }
     let load = std::fs::read_to_string("/proc/loadavg").unwrap_or_default();
