@@ -37,6 +37,16 @@ pub unsafe fn __call_packed<F>(name: &str, f: &F, args: *const sys::ffk_any, nar
 where
     F: Fn(&[AnyView<'_>]) -> Result<Any>,
 {
+    run_packed(f, || name, args, nargs, result)
+}
+
+/// `__call_packed` with the name fetched only when a panic needs it (a closure's name lives
+/// beside it in its context: the success path then keeps one pointer, not the name).
+#[inline(always)]
+unsafe fn run_packed<'n, F>(f: &F, name: impl FnOnce() -> &'n str, args: *const sys::ffk_any, nargs: i32, result: *mut sys::ffk_any) -> i32
+where
+    F: Fn(&[AnyView<'_>]) -> Result<Any>,
+{
     let args = AnyView::slice_from_raw(args, nargs.max(0) as usize);
     match catch_unwind(AssertUnwindSafe(|| f(args))) {
         Ok(Ok(v)) => {
@@ -44,7 +54,7 @@ where
             0
         }
         Ok(Err(e)) => raise(e),
-        Err(panic) => raise_panic(name, panic),
+        Err(panic) => raise_panic(name(), panic),
     }
 }
 
@@ -95,7 +105,7 @@ where
     F: Fn(&[AnyView<'_>]) -> Result<Any>,
 {
     let c = &*(ctx as *const Closure<F>);
-    __call_packed(&c.name, &c.f, args, nargs, result)
+    run_packed(&c.f, || c.name.as_str(), args, nargs, result)
 }
 
 unsafe extern "C" fn drop_closure<F>(ctx: *mut c_void) {
@@ -230,11 +240,13 @@ impl Function {
     /// ```
     #[inline]
     pub fn call(&self, args: &[AnyView<'_>]) -> Result<Any> {
-        let mut out = none_raw();
-        // SAFETY: AnyView is repr(transparent) over ffk_any; out receives an owned value.
-        let rc = unsafe { sys::ffk_function_call(self.raw(), args.as_ptr().cast(), args.len() as i32, &mut out) };
+        // ffk_function_call writes *result before anything else, so it needs no None here.
+        let mut out = std::mem::MaybeUninit::<sys::ffk_any>::uninit();
+        // SAFETY: AnyView is repr(transparent) over ffk_any.
+        let rc = unsafe { sys::ffk_function_call(self.raw(), args.as_ptr().cast(), args.len() as i32, out.as_mut_ptr()) };
         if rc == 0 {
-            Ok(Any(out))
+            // SAFETY: on success `out` holds an owned value.
+            Ok(Any(unsafe { out.assume_init() }))
         } else {
             Err(call_failed())
         }
