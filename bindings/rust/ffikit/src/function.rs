@@ -240,13 +240,11 @@ impl Function {
     /// ```
     #[inline]
     pub fn call(&self, args: &[AnyView<'_>]) -> Result<Any> {
-        // ffk_function_call writes *result before anything else, so it needs no None here.
-        let mut out = std::mem::MaybeUninit::<sys::ffk_any>::uninit();
-        // SAFETY: AnyView is repr(transparent) over ffk_any.
-        let rc = unsafe { sys::ffk_function_call(self.raw(), args.as_ptr().cast(), args.len() as i32, out.as_mut_ptr()) };
+        let mut out = none_raw();
+        // SAFETY: AnyView is repr(transparent) over ffk_any; out receives an owned value.
+        let rc = unsafe { sys::ffk_function_call(self.raw(), args.as_ptr().cast(), args.len() as i32, &mut out) };
         if rc == 0 {
-            // SAFETY: on success `out` holds an owned value.
-            Ok(Any(unsafe { out.assume_init() }))
+            Ok(Any(out))
         } else {
             Err(call_failed())
         }
