@@ -15,8 +15,8 @@
 # --prefix given no build is installed. Then it compiles installed_bench.cc with
 # `pkg-config --cflags --libs ffikit` (PKG_CONFIG_PATH=PREFIX/lib/pkgconfig) and
 # tvm_side.cc against TVM-FFI's wheel (-I/-L/-rpath to its include/ and lib/),
-# runs the binary N times (--runs, default 3; 5 repetitions each, medians) and prints, per
-# build, bench/spread.py's table: the median ffikit/peer ratio over the runs with its range.
+# runs each build's binary N times, the builds taking turns (--runs, default 3; 5
+# repetitions each, medians), and prints, per build, bench/spread.py's table: the median ffikit/peer ratio over the runs with its range.
 # --icount also counts instructions per call under callgrind (bench/installed/icount.sh,
 # plain C drivers, no Google Benchmark) for every build and for TVM-FFI.
 #
@@ -118,11 +118,15 @@ for b in "${order[@]}"; do
     $CC -std=c11 -O2 "${ffk_cflags[@]}" "$here/icount_ffikit.c" -o "$out/icount_ffikit_$b" "${ffk_libs[@]}"
   fi
   echo "== $b: $(readlink -f "$lib")" >&2
-  for ((k = 1; k <= runs; ++k)); do
+done
+
+# The builds take turns, run after run, so that a change of load hits them alike.
+for ((k = 1; k <= runs; ++k)); do
+  for b in "${order[@]}"; do
     "$out/installed_bench_$b" --benchmark_repetitions=5 --benchmark_report_aggregates_only=true \
       --benchmark_min_time=0.1 --benchmark_format=json --benchmark_out="$out/$b.$k.json" \
       --benchmark_out_format=json "${flags[@]}" >/dev/null
-    echo "   run $k: load $(cut -d' ' -f1-3 /proc/loadavg)" >&2
+    echo "   run $k of $b: load $(cut -d' ' -f1-3 /proc/loadavg)" | tee -a "$out/loadavg.txt" >&2
   done
 done
 

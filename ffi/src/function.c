@@ -6,15 +6,16 @@
  * callee (result None first, -1 always with an error, 0 never with one) and appends a
  * frame naming the Function to errors that pass through it.
  *
- * The cost of a call (bench/installed measures it from the installed libffikit.so): the
- * successful path is the argument checks, two reads of the error slot (initial-exec TLS,
- * internal.h: no call), the callee, and nothing else. Everything that handles a failure
- * or a broken convention (a stale error before the call, a stray one after, -1 without
- * an error, the frame appended to an error) lives in out-of-line functions the hot path
- * only branches to. A typed Function whose parameters are all Any or plain types
- * (sig->plain_params, set at creation) checks the arguments' type indices inline and
- * calls the callee from the same frame; only a call that needs a conversion (or fails
- * the check) takes call_typed's frame.
+ * The cost of a call (bench/installed measures it from the installed libffikit.so): an
+ * untyped call with valid arguments is, inline in ffk_function_call, the argument checks,
+ * two reads of the process-wide pending-error count (internal.h: no thread-local access),
+ * the callee, and a frame of two saved registers. Everything else is out of line:
+ * call_general (an error pending in some thread, bad arguments, typed Functions) and the
+ * failure side (a stale error before the call, a stray one after, -1 without an error, the
+ * frame appended to an error). A typed Function whose parameters are all Any or plain
+ * types (sig->plain_params, set at creation) checks the arguments' type indices and calls
+ * the callee from call_general's frame; only a call that needs a conversion (or fails the
+ * check) takes call_typed's larger one.
  */
 #include "internal.h"
 
@@ -134,7 +135,8 @@ static FFK_NOINLINE int finish_failed_call(ffk_function *f, int rc, ffk_any *res
  */
 static FFK_NOINLINE int finish_unusual_call(ffk_function *f, int rc, ffk_any *result) {
   if (rc == 0) {
-    drop_stray_error(f);
+    /* Here after a 0 also when another thread's error made the count non-zero. */
+    if (ffk_error__slot != NULL) drop_stray_error(f);
     return 0;
   }
   return finish_failed_call(f, rc, result);
@@ -271,18 +273,35 @@ static inline bool plain_args_pass(const ffk_signature *sig, const ffk_any *args
   return true;
 }
 
-int ffk_function_call(ffk_function *f, const ffk_any *args, int32_t nargs, ffk_any *result) {
-  *result = ffk_any_none();
+/*
+ * Every call that is not an untyped one with valid arguments and no error pending in any
+ * thread: the stale-error drop, the argument checks, typed Functions (the plain fast path
+ * or call_typed). Its own frame, so that ffk_function_call's stays two registers.
+ */
+static FFK_NOINLINE int call_general(ffk_function *f, const ffk_any *args, int32_t nargs, ffk_any *result) {
   if (FFK_UNLIKELY(FFK_ERROR__PENDING())) ffk_function__drop_stale_error(f);
   if (FFK_UNLIKELY(f == NULL || nargs < 0 || (args == NULL && nargs > 0))) return bad_call(f, args, nargs);
   const ffk_signature *sig = f->sig;
-  if (FFK_LIKELY(sig == NULL)) return finish_call(f, f->call(f->context, args, nargs, result), result);
+  if (sig == NULL) return finish_call(f, f->call(f->context, args, nargs, result), result);
   if (FFK_UNLIKELY(!sig->plain_params || nargs != sig->nparams || !plain_args_pass(sig, args, nargs)))
     return call_typed(f, args, nargs, result);
   int rc = finish_call(f, f->call(f->context, args, nargs, result), result);
   if (FFK_UNLIKELY(rc != 0)) return rc;
   if (sig->ret == NULL || FFK_LIKELY(passes_as_is(sig->ret, result))) return 0;
   return convert_typed_result(f, result);
+}
+
+/* True when no thread has an error pending: the call path's only look at error state. */
+static inline bool no_error_anywhere(void) { return __atomic_load_n(&ffk_error__npending.n, __ATOMIC_RELAXED) == 0; }
+
+int ffk_function_call(ffk_function *f, const ffk_any *args, int32_t nargs, ffk_any *result) {
+  *result = ffk_any_none();
+  /* The common case inline: an untyped Function, plain arguments, no error anywhere. */
+  if (FFK_UNLIKELY(!no_error_anywhere() || f == NULL || f->sig != NULL || (uint32_t)nargs > (args != NULL ? INT32_MAX : 0)))
+    return call_general(f, args, nargs, result);
+  int rc = f->call(f->context, args, nargs, result);
+  if (FFK_LIKELY(rc == 0 && no_error_anywhere())) return 0;
+  return finish_unusual_call(f, rc, result);
 }
 
 /* ---- ffk_args_unpack ---------------------------------------------------------------- */
