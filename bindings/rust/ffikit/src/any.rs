@@ -198,6 +198,7 @@ impl Any {
     /// let v = ffikit::Any::from(1.5);
     /// assert_eq!(v.view().to::<f64>().unwrap(), 1.5);
     /// ```
+    #[inline]
     pub fn view(&self) -> AnyView<'_> {
         AnyView(self.0, PhantomData)
     }
@@ -305,6 +306,7 @@ impl<'a> AnyView<'a> {
     ///
     /// # Safety
     /// The values must stay valid for `'a`.
+    #[inline]
     pub unsafe fn slice_from_raw(args: *const sys::ffk_any, n: usize) -> &'a [AnyView<'a>] {
         if n == 0 {
             return &[];
@@ -415,6 +417,7 @@ impl std::hash::Hash for Any {
 }
 
 impl<'a> From<&'a Any> for AnyView<'a> {
+    #[inline]
     fn from(a: &'a Any) -> AnyView<'a> {
         a.view()
     }
@@ -423,12 +426,14 @@ impl<'a> From<&'a Any> for AnyView<'a> {
 macro_rules! pod_from {
     ($t:ty, $f:expr) => {
         impl From<$t> for Any {
+            #[inline]
             fn from(x: $t) -> Any {
                 #[allow(clippy::redundant_closure_call, unused_unsafe)]
                 Any(unsafe { $f(x) })
             }
         }
         impl From<$t> for AnyView<'static> {
+            #[inline]
             fn from(x: $t) -> AnyView<'static> {
                 #[allow(clippy::redundant_closure_call, unused_unsafe)]
                 AnyView(unsafe { $f(x) }, PhantomData)

@@ -27,9 +27,23 @@ object_handle!(
 
 /// Runs a Rust packed callback for C: the result goes to `*result`; an `Err` goes into
 /// the thread's error slot as the very Error object; a panic becomes a RuntimeError.
+///
+/// The success path is the closure's own code plus two stores: the failure paths
+/// (`raise`, `raise_panic`) are out of line and cold, so the frame around the closure
+/// stays small. `catch_unwind` costs nothing until a panic unwinds.
 #[doc(hidden)]
 #[inline]
 pub unsafe fn __call_packed<F>(name: &str, f: &F, args: *const sys::ffk_any, nargs: i32, result: *mut sys::ffk_any) -> i32
+where
+    F: Fn(&[AnyView<'_>]) -> Result<Any>,
+{
+    run_packed(f, || name, args, nargs, result)
+}
+
+/// `__call_packed` with the name fetched only when a panic needs it (a closure's name lives
+/// beside it in its context: the success path then keeps one pointer, not the name).
+#[inline(always)]
+unsafe fn run_packed<'n, F>(f: &F, name: impl FnOnce() -> &'n str, args: *const sys::ffk_any, nargs: i32, result: *mut sys::ffk_any) -> i32
 where
     F: Fn(&[AnyView<'_>]) -> Result<Any>,
 {
@@ -39,20 +53,46 @@ where
             *result = v.into_raw();
             0
         }
-        Ok(Err(e)) => {
-            e.restore();
-            -1
-        }
-        Err(panic) => {
-            let msg = panic
-                .downcast_ref::<&str>()
-                .map(|s| s.to_string())
-                .or_else(|| panic.downcast_ref::<String>().cloned())
-                .unwrap_or_else(|| "a panic".into());
-            Error::new("RuntimeError", &format!("Rust function `{}` panicked: {}", name, msg)).restore();
-            -1
-        }
+        Ok(Err(e)) => raise(e),
+        Err(panic) => raise_panic(name(), panic),
     }
+}
+
+/// A callback's `Err`: into the thread's error slot, as the same object; -1.
+#[cold]
+#[inline(never)]
+fn raise(e: Error) -> i32 {
+    e.restore();
+    -1
+}
+
+/// A callback's panic: a RuntimeError naming the function and the panic's message; -1.
+#[cold]
+#[inline(never)]
+fn raise_panic(name: &str, panic: Box<dyn std::any::Any + Send>) -> i32 {
+    let msg = panic
+        .downcast_ref::<&str>()
+        .map(|s| s.to_string())
+        .or_else(|| panic.downcast_ref::<String>().cloned())
+        .unwrap_or_else(|| "a panic".into());
+    Error::new("RuntimeError", &format!("Rust function `{}` panicked: {}", name, msg)).restore();
+    -1
+}
+
+/// The Error a failed C call left in the thread's slot (out of line: only failures pay).
+#[cold]
+#[inline(never)]
+fn call_failed() -> Error {
+    Error::fetch()
+}
+
+/// A typed Function's closure got a different number of arguments than its signature
+/// declares (C checks the arity first, so only a direct `__call_packed` can see this).
+#[doc(hidden)]
+#[cold]
+#[inline(never)]
+pub fn __arity_error(expected: usize, got: usize) -> Error {
+    Error::new("TypeError", &format!("expected {} arguments but got {}", expected, got))
 }
 
 struct Closure<F> {
@@ -65,7 +105,7 @@ where
     F: Fn(&[AnyView<'_>]) -> Result<Any>,
 {
     let c = &*(ctx as *const Closure<F>);
-    __call_packed(&c.name, &c.f, args, nargs, result)
+    run_packed(&c.f, || c.name.as_str(), args, nargs, result)
 }
 
 unsafe extern "C" fn drop_closure<F>(ctx: *mut c_void) {
@@ -80,6 +120,23 @@ pub trait Args: Sized {
     fn from_views(args: &[AnyView<'_>]) -> Result<Self>;
     /// Owned values to pass.
     fn into_anys(self) -> Result<Vec<Any>>;
+    /// Converts to owned values and calls `f` with views of them; the values are released
+    /// after `f` returns. The tuples keep them in an array on the stack, so a call
+    /// allocates nothing; this default goes through `into_anys`.
+    #[doc(hidden)]
+    #[inline]
+    fn with_views<T>(self, f: impl FnOnce(&[AnyView<'_>]) -> T) -> Result<T> {
+        let anys = self.into_anys()?;
+        // SAFETY: Any and AnyView are both repr(transparent) over ffk_any, and the views
+        // borrow `anys`, which outlives `f`.
+        Ok(f(unsafe { std::slice::from_raw_parts(anys.as_ptr().cast(), anys.len()) }))
+    }
+}
+
+macro_rules! one {
+    ($x:tt) => {
+        1
+    };
 }
 
 macro_rules! tuple_args {
@@ -90,15 +147,24 @@ macro_rules! tuple_args {
                 format!("({})", names.join(", "))
             }
             #[allow(unused_variables)]
+            #[inline]
             fn from_views(args: &[AnyView<'_>]) -> Result<Self> {
-                let n: usize = 0 $(+ { let _ = $i; 1 })*;
-                if args.len() != n {
-                    return Err(Error::new("TypeError", &format!("expected {} arguments but got {}", n, args.len())));
+                const N: usize = 0 $(+ one!($i))*;
+                if args.len() != N {
+                    return Err(__arity_error(N, args.len()));
                 }
                 Ok(($(args[$i].to::<$t>()?,)*))
             }
             fn into_anys(self) -> Result<Vec<Any>> {
                 Ok(vec![$(self.$i.into_any()?),*])
+            }
+            #[inline]
+            fn with_views<T>(self, f: impl FnOnce(&[AnyView<'_>]) -> T) -> Result<T> {
+                // On an Err from a later conversion, the values made so far are dropped.
+                let anys: [Any; 0 $(+ one!($i))*] = [$(self.$i.into_any()?),*];
+                // SAFETY: Any and AnyView are both repr(transparent) over ffk_any, and the
+                // views borrow `anys`, which outlives `f`.
+                Ok(f(unsafe { std::slice::from_raw_parts(anys.as_ptr().cast(), anys.len()) }))
             }
         }
     };
@@ -109,6 +175,9 @@ tuple_args!(A 0, B 1);
 tuple_args!(A 0, B 1, C 2);
 tuple_args!(A 0, B 1, C 2, D 3);
 tuple_args!(A 0, B 1, C 2, D 3, E 4);
+tuple_args!(A 0, B 1, C 2, D 3, E 4, F 5);
+tuple_args!(A 0, B 1, C 2, D 3, E 4, F 5, G 6);
+tuple_args!(A 0, B 1, C 2, D 3, E 4, F 5, G 6, H 7);
 
 impl Function {
     fn raw(&self) -> *mut sys::ffk_function {
@@ -177,7 +246,7 @@ impl Function {
         if rc == 0 {
             Ok(Any(out))
         } else {
-            Err(Error::fetch())
+            Err(call_failed())
         }
     }
 
@@ -252,11 +321,19 @@ impl Function {
         Some(names)
     }
 
-    /// Calls with a tuple of Rust values and converts the result to `R`.
+    /// Calls with a tuple of Rust values and converts the result to `R`. The arguments
+    /// live on the stack for the call (no allocation); C converts them to a typed
+    /// Function's parameter types, exactly as for `call`.
+    ///
+    /// ```
+    /// let f = ffikit::Function::from_typed("doc.sum3", |(a, b, c): (i64, i64, f64)| Ok(a as f64 + b as f64 + c)).unwrap();
+    /// assert_eq!(f.call_typed::<_, f64>((1i64, 2i64, 0.5)).unwrap(), 3.5);
+    /// let e = f.call_typed::<_, f64>((1i64, "two".to_string(), 0.5)).unwrap_err();
+    /// assert_eq!(e.kind(), "TypeError");
+    /// ```
+    #[inline]
     pub fn call_typed<A: Args, R: Element>(&self, args: A) -> Result<R> {
-        let args = args.into_anys()?;
-        let views: Vec<AnyView<'_>> = args.iter().map(Any::view).collect();
-        self.call(&views)?.to::<R>()
+        args.with_views(|views| self.call(views))??.to::<R>()
     }
 
     /// The name given at creation.
