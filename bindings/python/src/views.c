@@ -27,8 +27,9 @@ typedef struct {
   int64_t pos;
   int64_t end; /* a Map's slot count: its iterator walks slots [pos, end) */
   uint64_t stamp; /* a List's stamp when this iterator last stepped under its lock */
-  /* items(): the last (key, value) tuple given, reused when nobody else holds it (as
-     CPython's dict items iterator does); NULL until the first and on free-threaded builds. */
+  /* items(): the first (key, value) tuple given, kept and refilled whenever nobody else
+     holds it (as CPython's dict items iterator does); NULL until the first and on
+     free-threaded builds. */
   PyObject *result;
   union {
     ffk_list_iter l;
@@ -86,9 +87,11 @@ static PyObject *pair(PyObject *k, PyObject *v) {
 }
 
 /*
- * The (k, v) pair of an items iterator (steals both; NULL when either is): the previous
- * tuple refilled when the iterator holds its only reference, the old items released
- * after the new are in (CPython's dictiter_iternextitem), else a new tuple.
+ * The (k, v) pair of an items iterator (steals both; NULL when either is): the iterator's
+ * tuple refilled when it holds the only reference, the old items released after the new
+ * are in, else a new tuple that the iterator does not keep (CPython's
+ * dictiter_iternextitem: in `for t in m.items()` the loop variable holds the last tuple,
+ * so every other step finds the kept one free again and allocates nothing).
  */
 static PyObject *item(ffkpy_Iter *it, PyObject *k, PyObject *v) {
 #ifndef Py_GIL_DISABLED /* a count of 1 proves nothing where other threads run freely */
@@ -104,7 +107,7 @@ static PyObject *item(ffkpy_Iter *it, PyObject *k, PyObject *v) {
     return t;
   }
   PyObject *fresh = pair(k, v);
-  if (fresh != NULL) Py_XSETREF(it->result, Py_NewRef(fresh));
+  if (fresh != NULL && t == NULL) it->result = Py_NewRef(fresh); /* the first: kept for reuse */
   return fresh;
 #else
   (void)it;

@@ -184,6 +184,33 @@ def test_items_tuple_is_reused_only_when_nobody_holds_it(kind):
     assert [k for k, _ in it] == KEYS[3:]
 
 
+def test_items_tuple_kept_is_the_first_and_comes_back_when_freed(kind):
+    # As CPython's dict items iterator: the iterator keeps its first tuple; a step that finds
+    # it held makes a new one it does not keep, so `for t in m.items()` (t holds the last
+    # tuple) reuses the kept one every other step. Values stay right whatever is held.
+    m = kind(dict(zip(KEYS, WORDS)))
+    it = iter(m.items())
+    first = next(it)
+    kept = id(first)
+    t = first
+    seen = [t]
+    for i in range(1, 6):
+        t = next(it)  # the previous tuple is still held by `t` while the next is made
+        seen.append(t)
+        assert t == (KEYS[i], WORDS[i])
+    assert [x for x in seen] == [(KEYS[i], WORDS[i]) for i in range(6)]  # held ones never refilled
+    del first, seen, t
+    if not sysconfig.get_config_var("Py_GIL_DISABLED"):
+        assert id(next(it)) == kept  # free again: refilled
+        ids = set()
+        for i, t in enumerate(it):
+            ids.add(id(t))
+            assert t == (KEYS[7 + i], WORDS[7 + i])
+        assert kept in ids and len(ids) < N // 2  # the kept tuple, every other step
+    m = kind({"a long key 1": 1})
+    assert [t for t in m.items()] == [("a long key 1", 1)]
+
+
 def test_items_tuple_reuse_keeps_gc_tracking_right(kind):
     m = kind({"a long key 1": [1, 2], "a long key 2": 5})
     it = iter(m.items())
