@@ -157,7 +157,8 @@ static PyObject *map_next(ffkpy_Iter *it) {
   return NULL;
 }
 
-static PyObject *iter_next(PyObject *self) {
+/* Every step iter_next does not finish itself: the C iterators, cache misses, the end. */
+static FFK_NOINLINE PyObject *iter_next_slow(PyObject *self) {
   ffkpy_Iter *it = (ffkpy_Iter *)self;
   if (it->owner == NULL) return NULL;
   if (it->kind == FFKPY_IT_MAP) {
@@ -221,6 +222,33 @@ static PyObject *iter_next(PyObject *self) {
   Py_CLEAR(it->owner);
   Py_CLEAR(it->result);
   return NULL;
+}
+
+/*
+ * tp_iternext. The steps that only hand out a cached object run here, in a function that
+ * needs no frame of its own: an Array element (ffkpy_Array's cache) and a Map key (the
+ * Map's per-slot cache, map_next's first check). Everything else is iter_next_slow's.
+ */
+static PyObject *iter_next(PyObject *self) {
+  ffkpy_Iter *it = (ffkpy_Iter *)self;
+  PyObject *owner = it->owner;
+  int64_t i = it->pos;
+  if (owner != NULL && it->kind == FFKPY_IT_ARRAY && i < ARR(owner)->size && i < FFKPY_ELEMENT_CACHE_MAX) {
+    PyObject **cache = __atomic_load_n(&((ffkpy_Array *)owner)->cache, __ATOMIC_ACQUIRE);
+    PyObject *hit = cache != NULL ? __atomic_load_n(&cache[i], __ATOMIC_ACQUIRE) : NULL;
+    if (hit != NULL) {
+      it->pos = i + 1;
+      return Py_NewRef(hit);
+    }
+  } else if (owner != NULL && it->kind == FFKPY_IT_MAP && it->what == FFK_MAP_KEYS && i < it->end) {
+    PyObject **cache = __atomic_load_n(&((ffkpy_Mapping *)owner)->cache, __ATOMIC_ACQUIRE);
+    PyObject *hit = cache != NULL ? __atomic_load_n(&cache[2 * i], __ATOMIC_ACQUIRE) : NULL;
+    if (hit != NULL) {
+      it->pos = i + 1;
+      return Py_NewRef(hit);
+    }
+  }
+  return iter_next_slow(self);
 }
 
 /* __length_hint__ (Array and Map iterators: what is left; the shared ones: the size). */
