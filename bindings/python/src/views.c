@@ -226,8 +226,9 @@ static FFK_NOINLINE PyObject *iter_next_slow(PyObject *self) {
 
 /*
  * tp_iternext. The steps that only hand out a cached object run here, in a function that
- * needs no frame of its own: an Array element (ffkpy_Array's cache) and a Map key (the
- * Map's per-slot cache, map_next's first check). Everything else is iter_next_slow's.
+ * needs no frame of its own: an Array element (ffkpy_Array's cache), a List element still
+ * current at the stamp of the iterator's last locked step, and a Map key (the Map's
+ * per-slot cache, map_next's first check). Everything else is iter_next_slow's.
  */
 static PyObject *iter_next(PyObject *self) {
   ffkpy_Iter *it = (ffkpy_Iter *)self;
@@ -238,6 +239,13 @@ static PyObject *iter_next(PyObject *self) {
     PyObject *hit = cache != NULL ? __atomic_load_n(&cache[i], __ATOMIC_ACQUIRE) : NULL;
     if (hit != NULL) {
       it->pos = i + 1;
+      return Py_NewRef(hit);
+    }
+  } else if (owner != NULL && it->kind == FFKPY_IT_LIST) { /* as iter_next_slow's first check */
+    int64_t j = it->it.l.index;
+    PyObject *hit = ffkpy_list__cached(owner, j, it->stamp);
+    if (hit != NULL) {
+      it->it.l.index = j + 1;
       return Py_NewRef(hit);
     }
   } else if (owner != NULL && it->kind == FFKPY_IT_MAP && it->what == FFK_MAP_KEYS && i < it->end) {
