@@ -199,10 +199,16 @@ PyObject *ffkpy_list__element_steal(PyObject *self, int64_t i, ffk_any *v, uint6
 static inline PyObject *ffkpy_list__cached(PyObject *self, int64_t i, uint64_t want) {
 #if FFKPY_LIST_CACHE
   ffkpy_List *w = (ffkpy_List *)self;
-  if (i < 0 || i >= w->cache_size || w->cache[i].obj == NULL) return NULL;
+  if ((uint64_t)i >= (uint64_t)w->cache_size) return NULL; /* negative too */
+  /* The slot is read once, before the List's stamp: only this wrapper writes it, under the
+     GIL, so the order is free; the one check is the slot's stamp against the List's now. */
+  const ffkpy_ListSlot *slot = &w->cache[i];
+  PyObject *obj = slot->obj;
+  uint64_t at = slot->stamp;
+  if (obj == NULL) return NULL;
   uint64_t now = __atomic_load_n(w->stamp, __ATOMIC_ACQUIRE); /* set: the cache has an object */
-  if (w->cache[i].stamp != now || (want != UINT64_MAX && want != now)) return NULL;
-  return w->cache[i].obj;
+  if (at != now || (want != UINT64_MAX && want != now)) return NULL;
+  return obj;
 #else
   (void)self, (void)i, (void)want;
   return NULL;

@@ -440,13 +440,18 @@ PyObject *ffkpy_list__element_steal(PyObject *self, int64_t i, ffk_any *v, uint6
   return x;
 }
 
-static PyObject *list_item(PyObject *self, Py_ssize_t i) {
-  PyObject *hit = ffkpy_list__cached(self, i, UINT64_MAX);
-  if (hit != NULL) return Py_NewRef(hit);
+/* l[i] when the cache has no current object for i: a locked C read (which also checks i). */
+static FFK_NOINLINE PyObject *list_item_read(PyObject *self, Py_ssize_t i) {
   ffk_any v;
   uint64_t stamp;
   if (ffk_list_get_stamped(LST(self), i, &v, &stamp) != 0) return ffkpy_raise_from_ffk();
   return ffkpy_list__element_steal(self, i, &v, stamp);
+}
+
+static PyObject *list_item(PyObject *self, Py_ssize_t i) {
+  PyObject *hit = ffkpy_list__cached(self, i, UINT64_MAX);
+  if (hit != NULL) return Py_NewRef(hit);
+  return list_item_read(self, i);
 }
 
 static void list_dealloc(PyObject *self) {
@@ -469,9 +474,10 @@ static int list_traverse(PyObject *self, visitproc visit, void *arg) {
   return ffkpy_object_traverse(self, visit, arg);
 }
 
-static PyObject *list_subscript(PyObject *self, PyObject *key) {
+/* l[key] for everything but a cached l[i]: slices, large and non-int indices, misses. */
+static FFK_NOINLINE PyObject *list_subscript_slow(PyObject *self, PyObject *key) {
   Py_ssize_t k;
-  if (ffkpy_container__small_index(key, &k)) return list_item(self, k); /* l[i]: the common case first */
+  if (ffkpy_container__small_index(key, &k)) return list_item_read(self, k);
   if (PySlice_Check(key)) {
     Py_ssize_t start, stop, step;
     if (PySlice_Unpack(key, &start, &stop, &step) < 0) return NULL;
@@ -484,6 +490,20 @@ static PyObject *list_subscript(PyObject *self, PyObject *key) {
   Py_ssize_t i;
   if (read_index(self, key, &i) != 0) return NULL;
   return list_item(self, i);
+}
+
+/*
+ * l[key]. The common case first, in a function that needs no frame of its own: an exact
+ * one-digit int whose element the cache holds at the List's current stamp (one compare,
+ * ffkpy_list__cached); everything else, a miss included, is list_subscript_slow's.
+ */
+static PyObject *list_subscript(PyObject *self, PyObject *key) {
+  Py_ssize_t k;
+  if (ffkpy_container__small_index(key, &k)) {
+    PyObject *hit = ffkpy_list__cached(self, k, UINT64_MAX);
+    if (hit != NULL) return Py_NewRef(hit);
+  }
+  return list_subscript_slow(self, key);
 }
 
 /*

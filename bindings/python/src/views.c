@@ -3,7 +3,9 @@
  * behind ffikit.container's KeysView, ValuesView and ItemsView (MapBase._list).
  *
  * An iterator holds its container's wrapper. Over an Array or Map it reads the borrowed
- * storage (never changed while shared, see container.h); over a List or Dict it steps
+ * storage (never changed while shared, see container.h): a Map iterator walks the Map's
+ * slots itself and hands out the wrapper's cached key and value objects without a call
+ * into C (map_next); over a List or Dict it steps
  * the C iterator, which reports a change of shape as RuntimeError, after which the
  * iterator is exhausted. Array and List iterators read through their wrapper's element
  * cache (container.h); a List iterator takes a cached element only while the List's
@@ -23,9 +25,11 @@ typedef struct {
   int kind;
   ffk_map_part what; /* keys, values or items, for the mapping iterators */
   int64_t pos;
+  int64_t end; /* a Map's slot count: its iterator walks slots [pos, end) */
   uint64_t stamp; /* a List's stamp when this iterator last stepped under its lock */
-  /* items(): the last (key, value) tuple given, reused when nobody else holds it (as
-     CPython's dict items iterator does); NULL until the first and on free-threaded builds. */
+  /* items(): the first (key, value) tuple given, kept and refilled whenever nobody else
+     holds it (as CPython's dict items iterator does); NULL until the first and on
+     free-threaded builds. */
   PyObject *result;
   union {
     ffk_list_iter l;
@@ -41,6 +45,7 @@ PyObject *ffkpy_iter__new(PyObject *owner, int kind, ffk_map_part what) {
   it->what = what;
   it->pos = 0;
   it->result = NULL;
+  it->end = kind == FFKPY_IT_MAP ? ffk_map_slot_count(MAP(owner)) : 0;
   if (kind == FFKPY_IT_ARRAY_REV) it->pos = ARR(owner)->size - 1;
   if (kind == FFKPY_IT_LIST) { /* the stamp first: if it still holds later, init saw that List */
     it->stamp = ffk_list_stamp(LST(owner));
@@ -82,9 +87,11 @@ static PyObject *pair(PyObject *k, PyObject *v) {
 }
 
 /*
- * The (k, v) pair of an items iterator (steals both; NULL when either is): the previous
- * tuple refilled when the iterator holds its only reference, the old items released
- * after the new are in (CPython's dictiter_iternextitem), else a new tuple.
+ * The (k, v) pair of an items iterator (steals both; NULL when either is): the iterator's
+ * tuple refilled when it holds the only reference, the old items released after the new
+ * are in, else a new tuple that the iterator does not keep (CPython's
+ * dictiter_iternextitem: in `for t in m.items()` the loop variable holds the last tuple,
+ * so every other step finds the kept one free again and allocates nothing).
  */
 static PyObject *item(ffkpy_Iter *it, PyObject *k, PyObject *v) {
 #ifndef Py_GIL_DISABLED /* a count of 1 proves nothing where other threads run freely */
@@ -100,7 +107,7 @@ static PyObject *item(ffkpy_Iter *it, PyObject *k, PyObject *v) {
     return t;
   }
   PyObject *fresh = pair(k, v);
-  if (fresh != NULL) Py_XSETREF(it->result, Py_NewRef(fresh));
+  if (fresh != NULL && t == NULL) it->result = Py_NewRef(fresh); /* the first: kept for reuse */
   return fresh;
 #else
   (void)it;
@@ -113,9 +120,54 @@ static inline PyObject *dict_element(PyObject *owner, ffk_any *v) {
   return v->type_index == FFK_TYPE_STRING ? ffkpy_dict__element_steal(owner, v) : ffkpy_element_steal(owner, v);
 }
 
-static PyObject *iter_next(PyObject *self) {
+/*
+ * A Map step. The Map cannot change under its wrapper (copy-on-write, container.h), so the
+ * iterator walks the Map's slots [pos, end) itself (end: ffk_map_slot_count when it was
+ * made) and takes each key and value from the wrapper's per-slot cache (ffkpy_Mapping: 2
+ * entries a slot, set once, never cleared while the wrapper lives), with no call into C.
+ * Only a slot whose objects are not cached yet (or not cacheable) asks C: ffk_map_entry,
+ * which also says when a slot is an erased entry (skipped), then ffkpy_map__element, which
+ * fills the cache. Insertion order is slot order (ffk_map_next walks the same slots).
+ * NULL at the end (no exception) or with an exception.
+ */
+static PyObject *map_next(ffkpy_Iter *it) {
+  PyObject *owner = it->owner;
+  PyObject **cache = __atomic_load_n(&((ffkpy_Mapping *)owner)->cache, __ATOMIC_ACQUIRE);
+  for (int64_t s = it->pos; s < it->end; ++s) {
+    if (cache != NULL) {
+      PyObject *k = it->what == FFK_MAP_VALUES ? NULL : __atomic_load_n(&cache[2 * s], __ATOMIC_ACQUIRE);
+      PyObject *v = it->what == FFK_MAP_KEYS ? NULL : __atomic_load_n(&cache[2 * s + 1], __ATOMIC_ACQUIRE);
+      if (it->what == FFK_MAP_KEYS ? k != NULL : it->what == FFK_MAP_VALUES ? v != NULL : k != NULL && v != NULL) {
+        it->pos = s + 1;
+        if (it->what == FFK_MAP_KEYS) return Py_NewRef(k);
+        if (it->what == FFK_MAP_VALUES) return Py_NewRef(v);
+        return item(it, Py_NewRef(k), Py_NewRef(v));
+      }
+    }
+    const ffk_any *k, *v;
+    if (!ffk_map_entry(MAP(owner), s, &k, &v)) continue; /* an erased entry's slot */
+    it->pos = s + 1;
+    if (it->what == FFK_MAP_KEYS) return ffkpy_map__element(owner, s, FFK_MAP_KEYS, k);
+    if (it->what == FFK_MAP_VALUES) return ffkpy_map__element(owner, s, FFK_MAP_VALUES, v);
+    PyObject *pk = ffkpy_map__element(owner, s, FFK_MAP_KEYS, k);
+    if (pk == NULL) return NULL;
+    return item(it, pk, ffkpy_map__element(owner, s, FFK_MAP_VALUES, v));
+  }
+  it->pos = it->end;
+  return NULL;
+}
+
+/* Every step iter_next does not finish itself: the C iterators, cache misses, the end. */
+static FFK_NOINLINE PyObject *iter_next_slow(PyObject *self) {
   ffkpy_Iter *it = (ffkpy_Iter *)self;
   if (it->owner == NULL) return NULL;
+  if (it->kind == FFKPY_IT_MAP) {
+    PyObject *r = map_next(it);
+    if (r != NULL || PyErr_Occurred()) return r;
+    Py_CLEAR(it->owner);
+    Py_CLEAR(it->result);
+    return NULL;
+  }
   switch (it->kind) {
     case FFKPY_IT_ARRAY: {
       const ffk_array *a = ARR(it->owner);
@@ -125,16 +177,6 @@ static PyObject *iter_next(PyObject *self) {
     case FFKPY_IT_ARRAY_REV: {
       const ffk_array *a = ARR(it->owner);
       if (it->pos >= 0 && it->pos < a->size) return ffkpy_array__item(it->owner, it->pos--);
-      break;
-    }
-    case FFKPY_IT_MAP: {
-      const ffk_any *k, *v;
-      if (ffk_map_next(MAP(it->owner), &it->pos, &k, &v)) { /* the entry's slot is pos - 1 */
-        if (it->what == FFK_MAP_KEYS) return ffkpy_map__element(it->owner, it->pos - 1, FFK_MAP_KEYS, k);
-        if (it->what == FFK_MAP_VALUES) return ffkpy_map__element(it->owner, it->pos - 1, FFK_MAP_VALUES, v);
-        return item(it, ffkpy_map__element(it->owner, it->pos - 1, FFK_MAP_KEYS, k),
-                    ffkpy_map__element(it->owner, it->pos - 1, FFK_MAP_VALUES, v));
-      }
       break;
     }
     case FFKPY_IT_LIST: {
@@ -180,6 +222,41 @@ static PyObject *iter_next(PyObject *self) {
   Py_CLEAR(it->owner);
   Py_CLEAR(it->result);
   return NULL;
+}
+
+/*
+ * tp_iternext. The steps that only hand out a cached object run here, in a function that
+ * needs no frame of its own: an Array element (ffkpy_Array's cache), a List element still
+ * current at the stamp of the iterator's last locked step, and a Map key (the Map's
+ * per-slot cache, map_next's first check). Everything else is iter_next_slow's.
+ */
+static PyObject *iter_next(PyObject *self) {
+  ffkpy_Iter *it = (ffkpy_Iter *)self;
+  PyObject *owner = it->owner;
+  int64_t i = it->pos;
+  if (owner != NULL && it->kind == FFKPY_IT_ARRAY && i < ARR(owner)->size && i < FFKPY_ELEMENT_CACHE_MAX) {
+    PyObject **cache = __atomic_load_n(&((ffkpy_Array *)owner)->cache, __ATOMIC_ACQUIRE);
+    PyObject *hit = cache != NULL ? __atomic_load_n(&cache[i], __ATOMIC_ACQUIRE) : NULL;
+    if (hit != NULL) {
+      it->pos = i + 1;
+      return Py_NewRef(hit);
+    }
+  } else if (owner != NULL && it->kind == FFKPY_IT_LIST) { /* as iter_next_slow's first check */
+    int64_t j = it->it.l.index;
+    PyObject *hit = ffkpy_list__cached(owner, j, it->stamp);
+    if (hit != NULL) {
+      it->it.l.index = j + 1;
+      return Py_NewRef(hit);
+    }
+  } else if (owner != NULL && it->kind == FFKPY_IT_MAP && it->what == FFK_MAP_KEYS && i < it->end) {
+    PyObject **cache = __atomic_load_n(&((ffkpy_Mapping *)owner)->cache, __ATOMIC_ACQUIRE);
+    PyObject *hit = cache != NULL ? __atomic_load_n(&cache[2 * i], __ATOMIC_ACQUIRE) : NULL;
+    if (hit != NULL) {
+      it->pos = i + 1;
+      return Py_NewRef(hit);
+    }
+  }
+  return iter_next_slow(self);
 }
 
 /* __length_hint__ (Array and Map iterators: what is left; the shared ones: the size). */

@@ -236,6 +236,42 @@ def test_list_reads_reuse_objects_until_any_handle_changes_the_list():
     assert l[1] is l[1] and isinstance(l[1], ffikit.String)
 
 
+def test_list_subscript_fast_path_and_every_fallback():
+    # l[i] answers a cached, current one-digit exact int index in list_subscript itself; any
+    # other key (negative, big, int subclass, bool, index(), slice) and any miss takes the
+    # general path, with the same results and errors as before.
+    class Idx:
+        def __index__(self):
+            return 3
+
+    class SubInt(int):
+        pass
+
+    values = [10**12 + i for i in range(8)]
+    l = List(values)
+    first = l[3]  # a miss: fills slot 3
+    assert l[3] is first and l[SubInt(3)] is first and l[Idx()] is first  # the fallbacks see the cache too
+    assert l[-5] == values[3] and l[True] == values[1] and l[0] == values[0]
+    assert l[1:4] == values[1:4] and l[::-1] == values[::-1]
+    assert l[2**40 % 7] == values[2**40 % 7]
+    for bad in (8, -9, 2**31, -(2**31)):
+        with pytest.raises(IndexError):
+            l[bad]
+    with pytest.raises(OverflowError):  # as main gives it (read_index)
+        l[2**70]
+    with pytest.raises(TypeError):
+        l["3"]
+    with pytest.raises(TypeError):
+        l[1.0]
+    l[3] = 5  # the stamp moves: the slot is stale, the next read is a miss and refills it
+    assert l[3] == 5 and l[3] is l[3]
+    del l[0]  # a change of shape: every slot is stale
+    assert l[3] == values[4] and [l[i] for i in range(7)] == values[1:3] + [5] + values[4:]
+    empty = List([])
+    with pytest.raises(IndexError):
+        empty[0]
+
+
 def test_list_iteration_uses_the_cache_and_still_sees_every_change():
     l = List(range(10**9, 10**9 + 50))
     assert list(l) == list(range(10**9, 10**9 + 50))  # fills the cache

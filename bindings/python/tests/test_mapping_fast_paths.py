@@ -11,7 +11,7 @@ import threading
 import pytest
 
 import ffikit
-from ffikit import Dict, Map, String
+from ffikit import Dict, Map, String, _core
 
 N = 200
 KEYS = [f"key{i:07d}" for i in range(N)]  # 10 bytes: String objects in C
@@ -93,6 +93,52 @@ def test_map_cache_survives_gc_and_cycles_through_a_string():
     gc.collect()  # tp_traverse sees the cache, tp_clear breaks the cycle; conftest checks no C object leaks
 
 
+def test_map_iteration_walks_slots_through_the_cache_and_its_misses():
+    # Map iterators read the wrapper's per-slot cache and ask C only for slots not cached yet
+    # or not cacheable (None, bools, short str, containers): every mix gives dict's order.
+    src = {KEYS[i]: WORDS[i] for i in range(20)}
+    src |= {"s": None, 7: True, "t": [1, 2], KEYS[20]: {"in": 1}, 2.5: "short", 10**12: 3.25, b"b": b"v"}
+    parts = {"keys": _core.MAP_KEYS, "values": _core.MAP_VALUES, "items": _core.MAP_ITEMS}
+    for part, code in parts.items():
+        m = Map(src)
+        expect = Map(src)._list(code)  # the general path: ffk_map_collect and a conversion each
+        for k in list(src)[::3]:  # a third of the slots cached before iterating
+            m[k]
+        assert list(getattr(m, part)()) == expect
+        assert list(getattr(m, part)()) == expect  # now all cached
+        assert [k for k in m] == Map(src)._list(_core.MAP_KEYS) == [k for k in src]
+    m = Map(src)
+    assert [k for k in m][0] is m.keys().__iter__().__next__()  # the cached key, from the cache
+    assert list(m.values())[0] is m[KEYS[0]]
+
+
+def test_map_iterators_are_independent_and_stay_exhausted():
+    m = Map(dict(zip(KEYS, WORDS)))
+    a, b = iter(m), iter(m.items())
+    assert next(a) == KEYS[0] and next(a) == KEYS[1]
+    assert next(b) == (KEYS[0], WORDS[0])  # its own position
+    assert list(a) == KEYS[2:] and [k for k, _ in b] == KEYS[1:]
+    with pytest.raises(StopIteration):
+        next(a)
+    with pytest.raises(StopIteration):
+        next(a)
+    assert list(iter(Map({}))) == [] and list(Map({}).items()) == []
+    assert a.__length_hint__() == 0
+
+
+def test_map_iteration_of_a_map_changed_through_another_handle(testing):
+    # C changes a Map shared with the wrapper on a copy (copy-on-write): the wrapper's slots,
+    # cache and iterators keep the Map they hold.
+    m = Map(dict(zip(KEYS[:10], range(10))))
+    list(m.items())
+    it = iter(m)
+    next(it)
+    changed = testing.mutate(m, KEYS[0], 99)
+    assert changed[KEYS[0]] == 99 and m[KEYS[0]] == 0
+    assert list(it) == KEYS[1:10] and list(m.values()) == list(range(10))
+    del changed, it
+
+
 def test_dict_reads_reuse_the_string_while_the_entry_is_unchanged():
     d = Dict(dict(zip(KEYS, WORDS)))
     v = d[KEYS[3]]
@@ -136,6 +182,33 @@ def test_items_tuple_is_reused_only_when_nobody_holds_it(kind):
     c = next(it)
     assert b == (KEYS[1], WORDS[1]) and c == (KEYS[2], WORDS[2])  # b is held: c is a new tuple
     assert [k for k, _ in it] == KEYS[3:]
+
+
+def test_items_tuple_kept_is_the_first_and_comes_back_when_freed(kind):
+    # As CPython's dict items iterator: the iterator keeps its first tuple; a step that finds
+    # it held makes a new one it does not keep, so `for t in m.items()` (t holds the last
+    # tuple) reuses the kept one every other step. Values stay right whatever is held.
+    m = kind(dict(zip(KEYS, WORDS)))
+    it = iter(m.items())
+    first = next(it)
+    kept = id(first)
+    t = first
+    seen = [t]
+    for i in range(1, 6):
+        t = next(it)  # the previous tuple is still held by `t` while the next is made
+        seen.append(t)
+        assert t == (KEYS[i], WORDS[i])
+    assert [x for x in seen] == [(KEYS[i], WORDS[i]) for i in range(6)]  # held ones never refilled
+    del first, seen, t
+    if not sysconfig.get_config_var("Py_GIL_DISABLED"):
+        assert id(next(it)) == kept  # free again: refilled
+        ids = set()
+        for i, t in enumerate(it):
+            ids.add(id(t))
+            assert t == (KEYS[7 + i], WORDS[7 + i])
+        assert kept in ids and len(ids) < N // 2  # the kept tuple, every other step
+    m = kind({"a long key 1": 1})
+    assert [t for t in m.items()] == [("a long key 1", 1)]
 
 
 def test_items_tuple_reuse_keeps_gc_tracking_right(kind):
