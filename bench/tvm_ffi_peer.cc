@@ -6,7 +6,8 @@
 //                          C safe call that checks every argument is an int and sums them; the
 //                          caller packs N TVMFFIAny ints (changing every iteration) and checks
 //                          the result's type index
-//   call_N/tvm_ffi_cxx     the same Function called from C++: f(x, ...).cast<int64_t>()
+//   call_N/tvm_ffi_cxx     the same checks and sum as a C++ packed Function (SumPackedCxx in
+//                          tvm_ffi_calls.h), called as f(x, ...).cast<int64_t>()
 //   typed_call_2/tvm_ffi   TVMFFIFunctionCall of Function::FromTyped([](int64_t a, int64_t b)
 //                          { return a + b; }) (TVM-FFI converts and checks the arguments)
 //   typed_call_2/tvm_ffi_cxx   the same typed Function called as f(x, x + 1).cast<int64_t>()
@@ -38,6 +39,8 @@
 #include <tvm/ffi/container/tensor.h>
 #include <tvm/ffi/function.h>
 #include <tvm/ffi/string.h>
+
+#include "bench/tvm_ffi_calls.h"
 #endif
 
 namespace ffk_bench {
@@ -83,125 +86,10 @@ namespace ffi = ::tvm::ffi;
   std::abort();
 }
 
-// Wrapping addition, as the ffikit side's WrapAdd.
-inline int64_t WrapAdd(int64_t a, int64_t b) {
-  return static_cast<int64_t>(static_cast<uint64_t>(a) + static_cast<uint64_t>(b));
-}
-
-// Skips with TVM-FFI's raised error as the reason.
-void SkipWithTvmError(benchmark::State &state, const char *what) {
-  TVMFFIObjectHandle err = nullptr;
-  TVMFFIErrorMoveFromRaised(&err);
-  std::string msg = what;
-  if (err != nullptr) {
-    TVMFFIErrorCell *cell = TVMFFIErrorGetCellPtr(err);
-    msg += ": " + std::string(cell->kind.data, cell->kind.size) + ": " +
-           std::string(cell->message.data, cell->message.size);
-    TVMFFIObjectDecRef(err);
-  }
-  state.SkipWithError(msg.c_str());
-}
-
-// ---- call_N -------------------------------------------------------------------------------
-
-int SumInts(void *, const TVMFFIAny *args, int32_t nargs, TVMFFIAny *result) {
-  int64_t sum = 0;
-  for (int32_t i = 0; i < nargs; ++i) {
-    if (args[i].type_index != kTVMFFIInt) {
-      TVMFFIErrorSetRaisedFromCStr("TypeError", "expected int arguments");
-      return -1;
-    }
-    sum = WrapAdd(sum, args[i].v_int64);
-  }
-  result->type_index = kTVMFFIInt;
-  result->zero_padding = 0;
-  result->v_int64 = sum;
-  return 0;
-}
+using namespace ffk_tvm_calls;  // WrapAdd, SumInts, Call_c<N>, Call_cxx<N>, ... (tvm_ffi_calls.h)
 
 TVMFFIObjectHandle g_sum = nullptr;     // C safe call SumInts
 ffi::Function *g_typed_sum2 = nullptr;  // Function::FromTyped(int64_t(int64_t, int64_t))
-
-inline int64_t Expected(int n, int64_t x) { return n * x + n * (n - 1) / 2; }
-
-// One call through the C ABI with n int arguments x, x+1, ...; -1 on failure.
-inline int CallC(TVMFFIObjectHandle f, int n, int64_t x, TVMFFIAny *args, int64_t *out) {
-  for (int k = 0; k < n; ++k) {
-    args[k].type_index = kTVMFFIInt;
-    args[k].zero_padding = 0;
-    args[k].v_int64 = WrapAdd(x, k);
-  }
-  TVMFFIAny result;
-  result.type_index = kTVMFFINone;
-  result.zero_padding = 0;
-  result.v_int64 = 0;
-  if (__builtin_expect(TVMFFIFunctionCall(f, args, n, &result) != 0, 0)) return -1;
-  if (__builtin_expect(result.type_index != kTVMFFIInt, 0)) return -1;  // ints own nothing
-  *out = result.v_int64;
-  return 0;
-}
-
-template <int N>
-void Call_c(benchmark::State &state, TVMFFIObjectHandle f) {
-  TVMFFIAny args[8];
-  int64_t got = 0;
-  if (CallC(f, N, 5, args, &got) != 0) return SkipWithTvmError(state, "TVMFFIFunctionCall");
-  if (got != Expected(N, 5)) return state.SkipWithError("wrong sum");
-  int64_t i = 0;
-  for (auto _ : state) {
-    int64_t x = i++;
-    benchmark::DoNotOptimize(x);
-    int64_t sum = 0;
-    if (__builtin_expect(CallC(f, N, x, args, &sum) != 0, 0)) return SkipWithTvmError(state, "TVMFFIFunctionCall");
-    benchmark::DoNotOptimize(sum);
-  }
-}
-
-template <int N>
-inline int64_t CallCxx(const ffi::Function &f, int64_t x) {
-  if constexpr (N == 0) {
-    (void)x;
-    return f().cast<int64_t>();
-  } else if constexpr (N == 2) {
-    return f(x, WrapAdd(x, 1)).cast<int64_t>();
-  } else {
-    static_assert(N == 8, "0, 2 or 8 arguments");
-    return f(x, WrapAdd(x, 1), WrapAdd(x, 2), WrapAdd(x, 3), WrapAdd(x, 4), WrapAdd(x, 5), WrapAdd(x, 6),
-             WrapAdd(x, 7))
-        .cast<int64_t>();
-  }
-}
-
-template <int N>
-void Call_cxx(benchmark::State &state, const ffi::Function *f) {
-  try {
-    if (CallCxx<N>(*f, 5) != Expected(N, 5)) return state.SkipWithError("wrong sum");
-    int64_t i = 0;
-    for (auto _ : state) {
-      int64_t x = i++;
-      benchmark::DoNotOptimize(x);
-      int64_t sum = CallCxx<N>(*f, x);
-      benchmark::DoNotOptimize(sum);
-    }
-  } catch (const std::exception &e) {
-    state.SkipWithError(e.what());
-  }
-}
-
-// ---- any_box_unbox / retain_release --------------------------------------------------------
-
-void AnyBoxUnbox_cxx(benchmark::State &state) {
-  int64_t i = 0;
-  for (auto _ : state) {
-    ffi::Any v(i++);
-    benchmark::DoNotOptimize(v);
-    int64_t out = v.cast<int64_t>();
-    benchmark::DoNotOptimize(out);
-  }
-}
-
-// The raw handle of an object reference (borrowed from it).
-TVMFFIObjectHandle Handle(const ffi::ObjectRef &ref) { return ffi::detail::ObjectUnsafe::TVMFFIObjectPtrFromObjectRef(ref); }
 
 // A live object to count references on (ffi::String is a value type with inline storage in
 // this version, so a Function stands in for ffikit's String object: same header, same count).
@@ -353,12 +241,8 @@ void RegisterFunctionPeers() {
     if (TVMFFIFunctionCreate(nullptr, SumInts, nullptr, &g_sum) != 0) Die("TVMFFIFunctionCreate");
     g_typed_sum2 = new ffi::Function(ffi::Function::FromTyped([](int64_t a, int64_t b) { return WrapAdd(a, b); }));
   }
-  // An ffi::Function viewing g_sum (one reference of its own; never released, like g_sum).
-  static const ffi::Function *sum_cxx = [] {
-    TVMFFIObjectIncRef(g_sum);
-    return new ffi::Function(ffi::detail::ObjectUnsafe::ObjectRefFromObjectPtr<ffi::Function>(
-        ffi::detail::ObjectUnsafe::ObjectPtrFromOwned<ffi::Object>(static_cast<TVMFFIObject *>(g_sum))));
-  }();
+  // The same sum as a C++ packed Function (never released, like g_sum).
+  static const ffi::Function *sum_cxx = new ffi::Function(SumPackedCxx());
   RegisterBenchmark("call_0/tvm_ffi", Call_c<0>, g_sum);
   RegisterBenchmark("call_0/tvm_ffi_cxx", Call_cxx<0>, sum_cxx);
   RegisterBenchmark("call_2/tvm_ffi", Call_c<2>, g_sum);

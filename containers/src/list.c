@@ -208,9 +208,9 @@ int64_t ffk_list_size(ffk_list *l) {
   return size;
 }
 
-int ffk_list_get(ffk_list *l, int64_t index, ffk_any *out) {
-  *out = ffk_any_none();
-  if (l == NULL) return null_handle("ffk_list_get");
+/* l[index] retained into *out (None first), and the stamp it was read at into *stamp when
+ * stamp is not NULL: one lock hold. 0, or -1 with an IndexError. */
+static int get_at(ffk_list *l, int64_t index, ffk_any *out, uint64_t *stamp) {
   int64_t i;
   ffk_lock__acquire(&l->lock);
   int64_t size = l->size;
@@ -218,9 +218,16 @@ int ffk_list_get(ffk_list *l, int64_t index, ffk_any *out) {
   if (ok) {
     *out = l->data[i];
     ffk_any_retain(out);
+    if (stamp != NULL) *stamp = l->stamp;
   }
   ffk_lock__release(&l->lock);
   return ok ? 0 : raise_index(index, size);
+}
+
+int ffk_list_get(ffk_list *l, int64_t index, ffk_any *out) {
+  *out = ffk_any_none();
+  if (l == NULL) return null_handle("ffk_list_get");
+  return get_at(l, index, out, NULL);
 }
 
 uint64_t ffk_list_stamp(ffk_list *l) { return __atomic_load_n(&l->stamp, __ATOMIC_ACQUIRE); }
@@ -231,17 +238,7 @@ int ffk_list_get_stamped(ffk_list *l, int64_t index, ffk_any *out, uint64_t *sta
   *out = ffk_any_none();
   *stamp = 0;
   if (l == NULL) return null_handle("ffk_list_get_stamped");
-  int64_t i;
-  ffk_lock__acquire(&l->lock);
-  int64_t size = l->size;
-  bool ok = normalise(size, index, &i);
-  if (ok) {
-    *out = l->data[i];
-    ffk_any_retain(out);
-    *stamp = l->stamp;
-  }
-  ffk_lock__release(&l->lock);
-  return ok ? 0 : raise_index(index, size);
+  return get_at(l, index, out, stamp);
 }
 
 int ffk_list_index(ffk_list *l, const ffk_any *value, int64_t *out) {
