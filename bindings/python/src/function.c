@@ -133,6 +133,16 @@ done:
   return r;
 }
 
+/* The C call of a Function wrapper, with the GIL released around it unless release_gil is off. */
+static inline int call_c(PyObject *self, const ffk_any *argv, int32_t n, ffk_any *result) {
+  ffk_function *f = (ffk_function *)((ffkpy_Object *)self)->obj;
+  if (!((ffkpy_Function *)self)->release_gil) return ffk_function_call(f, argv, n, result);
+  PyThreadState *ts = PyEval_SaveThread();
+  int rc = ffk_function_call(f, argv, n, result);
+  PyEval_RestoreThread(ts);
+  return rc;
+}
+
 /*
  * Any positional call: converts with ffkpy_to_any inside the call's exchange state (a
  * framework tensor argument sets the table its tensor results go back through, and the
@@ -153,16 +163,8 @@ static FFK_NOINLINE PyObject *call_converting(PyObject *self, PyObject *const *a
     if (ffkpy_to_any(args[converted], &argv[converted], &temps) != 0) break;
   ffkpy_exchange_end(outer);
   if (converted < n) goto done;
-  ffk_function *f = (ffk_function *)((ffkpy_Object *)self)->obj;
   ffk_any result;
-  int rc;
-  if (((ffkpy_Function *)self)->release_gil) {
-    PyThreadState *ts = PyEval_SaveThread();
-    rc = ffk_function_call(f, argv, (int32_t)n, &result);
-    PyEval_RestoreThread(ts);
-  } else {
-    rc = ffk_function_call(f, argv, (int32_t)n, &result);
-  }
+  int rc = call_c(self, argv, (int32_t)n, &result);
   if (rc != 0) {
     r = ffkpy_raise_from_ffk();
   } else {
@@ -189,16 +191,8 @@ PyObject *ffkpy_function_vectorcall(PyObject *self, PyObject *const *args, size_
   Py_ssize_t n = PyVectorcall_NARGS(nargsf);
   ffk_any argv[8];
   if (n > 8 || ffkpy_args_to_any_plain(args, n, argv) != n) return call_converting(self, args, n);
-  ffk_function *f = (ffk_function *)((ffkpy_Object *)self)->obj;
   ffk_any result;
-  int rc;
-  if (((ffkpy_Function *)self)->release_gil) {
-    PyThreadState *ts = PyEval_SaveThread();
-    rc = ffk_function_call(f, argv, (int32_t)n, &result);
-    PyEval_RestoreThread(ts);
-  } else {
-    rc = ffk_function_call(f, argv, (int32_t)n, &result);
-  }
+  int rc = call_c(self, argv, (int32_t)n, &result);
   if (rc != 0) return ffkpy_raise_from_ffk();
   if (result.type_index == FFK_TYPE_NONE) Py_RETURN_NONE; /* the usual result, owning nothing */
   return ffkpy_from_any_steal(&result);

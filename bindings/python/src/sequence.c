@@ -241,17 +241,23 @@ static PyObject *array_subscript(PyObject *self, PyObject *key) {
   return ffkpy_array__item(self, j);
 }
 
+/* `value` as a probe in *v, its temporaries in *temps (the caller releases them): 1, or 0
+ * with temps released and no exception when ffikit cannot hold it (it is then in no
+ * container). */
+static int probe_value(PyObject *value, ffk_any *v, ffkpy_temps *temps) {
+  ffkpy_temps_init(temps);
+  if (ffkpy_to_any(value, v, temps) == 0) return 1;
+  ffkpy_temps_release(temps);
+  PyErr_Clear();
+  return 0;
+}
+
 /* How many of items[0:n) are structurally equal to `value` in *count: 0, or -1 with an exception. */
 static int count_equal(const ffk_any *items, int64_t n, PyObject *value, int64_t *count) {
   ffkpy_temps temps;
-  ffkpy_temps_init(&temps);
   ffk_any v;
   *count = 0;
-  if (ffkpy_to_any(value, &v, &temps) != 0) {
-    ffkpy_temps_release(&temps);
-    PyErr_Clear(); /* a value ffikit cannot hold is in no container */
-    return 0;
-  }
+  if (!probe_value(value, &v, &temps)) return 0;
   int rc = 0;
   for (int64_t i = 0; i < n; ++i) {
     int eq = ffk_structural_equal(&items[i], &v);
@@ -273,13 +279,8 @@ static int count_equal(const ffk_any *items, int64_t n, PyObject *value, int64_t
  */
 static int seq_find(PyObject *self, PyObject *value, Py_ssize_t start, Py_ssize_t stop, int64_t *where) {
   ffkpy_temps temps;
-  ffkpy_temps_init(&temps);
   ffk_any v;
-  if (ffkpy_to_any(value, &v, &temps) != 0) {
-    ffkpy_temps_release(&temps);
-    PyErr_Clear(); /* a value ffikit cannot hold is in no container */
-    return 0;
-  }
+  if (!probe_value(value, &v, &temps)) return 0;
   ffk_object *h = HANDLE(self);
   int rc = h->type_index == FFK_TYPE_LIST ? ffk_list_find((ffk_list *)h, &v, start, stop, where)
                                           : ffk_array_find((ffk_array *)h, &v, start, stop, where);
