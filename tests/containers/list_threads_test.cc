@@ -5,6 +5,7 @@
 #include <ffikit/list.h>
 
 #include <atomic>
+#include <chrono>
 #include <cstdint>
 #include <thread>
 #include <vector>
@@ -148,7 +149,15 @@ TEST_F(List, ReadersNeverSeeHalfASliceOperation) {
     }
   };
   std::thread r1(reader), r2(reader);
-  for (int c = 0; c < kCycles; ++c) {
+  // On a loaded machine the readers may not be scheduled before kCycles are over: keep
+  // cycling (whole cycles, so the List ends in state 0) until they have read a few times.
+  auto reads = [&] {
+    int64_t n = 0;
+    for (auto& s : seen_states) n += s.load();
+    return n;
+  };
+  const auto give_up = std::chrono::steady_clock::now() + std::chrono::seconds(30);
+  for (int c = 0; c < kCycles || (reads() < 10 && std::chrono::steady_clock::now() < give_up); ++c) {
     int rc = ffk_list_erase_slice(l, 0, INT64_MAX, 2);
     if (rc == 0) rc = ffk_list_extend(l, threes.data(), kN);
     if (rc == 0) rc = ffk_list_set_slice_step(l, 1, INT64_MAX, 2, fours.data(), kN);
