@@ -99,7 +99,7 @@ def collect() -> int:
     return gc.collect()
 
 
-def wait_for_live_objects(at_most: int, limit_s: float = 10.0) -> None:
+def wait_for_live_objects(at_most: int, limit_s: float = 5.0) -> None:
     """Waits (bounded) until this process holds at most `at_most` live ffikit objects: the
     engines' own threads (Dask's IO loop and offload pool, Ray's core worker) drop the last
     references to values they moved a little after the call that moved them returned. What
