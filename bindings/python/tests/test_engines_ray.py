@@ -22,6 +22,7 @@ import gc
 import os
 import shutil
 import tempfile
+import time
 import tracemalloc
 
 import numpy as np
@@ -63,7 +64,7 @@ def cluster():
         ray.init(num_cpus=2, include_dashboard=False, _temp_dir=tmp, object_store_memory=OBJECT_STORE_BYTES,
                  log_to_driver=False, logging_level="ERROR")
     except Exception as e:  # noqa: BLE001 - any failure to start means: skip, saying why
-        shutil.rmtree(tmp, ignore_errors=True)
+        _remove_tree(tmp)
         pytest.skip(f"Ray cannot start here: {type(e).__name__}: {e}")
     finally:
         if saved is None:
@@ -74,7 +75,17 @@ def cluster():
         yield ray
     finally:
         ray.shutdown()
-        shutil.rmtree(tmp, ignore_errors=True)
+        _remove_tree(tmp)
+
+
+def _remove_tree(path: str) -> None:
+    """Removes Ray's temp directory: its log and agent processes may still write there for a
+    moment after shutdown, so the removal is retried for up to 5 s."""
+    for _ in range(50):
+        shutil.rmtree(path, ignore_errors=True)
+        if not os.path.exists(path):
+            return
+        time.sleep(0.1)
 
 
 @pytest.fixture(scope="module")
