@@ -363,7 +363,7 @@ DTYPES = {
 }
 
 
-@settings(max_examples=150, deadline=None)
+@settings(max_examples=100, deadline=None)
 @given(dtype=st.sampled_from(sorted(DTYPES)), shape=hnp.array_shapes(min_dims=0, max_dims=4, min_side=0, max_side=5),
        layout=st.sampled_from(["contiguous", "transposed", "stepped"]), seed=st.integers(0, 2**32 - 1),
        out_of_band=st.booleans())
