@@ -38,6 +38,7 @@ from __future__ import annotations
 import argparse
 import gc
 import glob
+import importlib.util
 import json
 import os
 import pickle
@@ -401,6 +402,14 @@ def main() -> None:
     if args.report:
         report(args.report)
         return
+    missing = [m for m in ("ray", "distributed", "torch") if importlib.util.find_spec(m) is None]
+    for m in missing:  # say so, measure the rest
+        print(f"[engines] skipping {m}: not installed in {sys.executable}"
+              + (" (pip install -r requirements-engines.txt)" if m != "torch" else ""), file=sys.stderr)
+    args.cases = [c for c in args.cases if {"ray": "ray", "dask": "distributed"}[c] not in missing]
+    args.kinds = [k for k in args.kinds if k not in missing]
+    if not args.cases:
+        sys.exit("bench_engines.py: neither Ray nor Dask distributed is installed")
     if args.output:
         time_run(args)
         return
