@@ -6,10 +6,14 @@ Three measurements, each beside numpy's array of the same shape and bytes:
 * **time** of one round trip through a real engine, wall clock (the bytes move through other
   processes: Ray's object store, Dask's worker), one process per run:
   - ``ray``: ``ray.get(ray.put(x))`` (``ray.init(num_cpus=2, include_dashboard=False)``);
-  - ``dask``: ``client.gather(client.scatter(x, direct=True, hash=False))`` on a
-    ``LocalCluster(processes=True, n_workers=1, threads_per_worker=1)``: the worker
-    unpickles the value and pickles it back. ``hash=False`` because hashing would tokenize
-    256 MiB (numpy's bytes; another type through cloudpickle), which is not the transfer.
+  - ``dask``: ``client.gather(client.scatter(x, hash=False))`` on a
+    ``LocalCluster(processes=True, n_workers=1, threads_per_worker=1)`` with
+    ``Client(direct_to_workers=True)``: the worker unpickles the value and pickles it back.
+    ``hash=False`` because hashing would tokenize 256 MiB (numpy's bytes; another type
+    through cloudpickle), which is not the transfer.
+  - ``dask_sched``: the same with the Client's defaults, so the gather goes through the
+    scheduler, whose connections pickle at protocol 4 ("common denominator", distributed's
+    scheduler.py): numpy travels by Dask's own serializer, a Tensor by ``__reduce_ex__(4)``.
   Every run starts its engine once and times ffikit, numpy and torch in turns (the order
   rotates each round), so the three share the same load; ratios are taken within a run.
 * **memory** of one round trip in the driver, in a fresh process per (engine, kind) after one
@@ -50,7 +54,7 @@ import time
 import tracemalloc
 import warnings
 
-ENGINES = ("ray", "dask")
+ENGINES = ("ray", "dask", "dask_sched")
 KINDS = ("ffikit", "numpy", "torch")
 TARGET = 1.1  # issue 26: ffikit's round trip <= 1.1x numpy's
 MIB = 1 << 20
@@ -124,7 +128,8 @@ def describe(v, size_mib: int) -> str:
         where = "shared: " + os.path.basename(where.replace(" (deleted)", ""))
     ro = read_only(v)
     return f"{type(v).__module__}.{type(v).__qualname__}, {where}" + (
-        "" if ro is None else (", read-only" if ro else ", writable"))
+        "" if ro is None else (", read-only" if ro else ", writable")) + (
+        "" if data_ptr(v) % 4 == 0 else ", unaligned")
 
 
 # ---------------------------------------------------------------- engines
@@ -156,16 +161,17 @@ class Ray:
 
 class Dask:
     name = "dask"
+    direct: bool | None = True
 
     def __init__(self, size_mib: int):
         from distributed import Client, LocalCluster
 
         self.cluster = LocalCluster(n_workers=1, threads_per_worker=1, processes=True,
                                     dashboard_address=None)
-        self.client = Client(self.cluster)
+        self.client = Client(self.cluster, direct_to_workers=self.direct)
 
     def roundtrip(self, x):
-        fut = self.client.scatter(x, direct=True, hash=False)
+        fut = self.client.scatter(x, hash=False)
         y = self.client.gather(fut)
         fut.release()
         return y
@@ -175,9 +181,14 @@ class Dask:
         self.cluster.close()
 
 
+class DaskViaScheduler(Dask):
+    name = "dask_sched"
+    direct = None  # the Client's default
+
+
 def start(engine: str, size_mib: int):
     warnings.filterwarnings("ignore")
-    return {"ray": Ray, "dask": Dask}[engine](size_mib)
+    return {"ray": Ray, "dask": Dask, "dask_sched": DaskViaScheduler}[engine](size_mib)
 
 
 def settle(engine) -> None:
@@ -265,10 +276,12 @@ def memory_one(engine_name: str, kind: str, size_mib: int) -> dict:
     del y
     settle(engine)
     time.sleep(0.5)
+    loads = spy_on_loader() if kind == "ffikit" else []
     tracemalloc.start()
     base = status()
     reset_peak()
     y = engine.roundtrip(x)
+    gc.collect()  # what the engine's reference cycles held is not the round trip's result
     cur, peak = tracemalloc.get_traced_memory()
     after = status()
     tracemalloc.stop()
@@ -278,7 +291,35 @@ def memory_one(engine_name: str, kind: str, size_mib: int) -> dict:
     return {"engine": engine_name, "kind": kind, "traced_peak": peak, "traced_held": cur,
             "rss_peak_growth": after["VmHWM"] - base["VmRSS"],
             "anon_held": after["RssAnon"] - base["RssAnon"],
-            "shmem_held": after["RssShmem"] - base["RssShmem"], "result": result}
+            "shmem_held": after["RssShmem"] - base["RssShmem"], "result": result,
+            "loader": "; ".join(loads)}
+
+
+def spy_on_loader() -> list[str]:
+    """Wraps ffikit's protocol-5 loader in this process (pickle finds it by name) to record
+    what buffer the engine handed it and whether the tensor wraps it or copied it."""
+    try:
+        from ffikit import _tensor
+    except ImportError:
+        return []
+    seen: list[str] = []
+    real = getattr(_tensor, "_from_pickle_buffer", None)
+    if real is None:
+        return seen
+
+    def loader(buf, shape, dtype, device):
+        import numpy as np
+
+        mv = memoryview(buf)
+        addr = np.frombuffer(mv.cast("B") if mv.contiguous else bytes(1), dtype=np.uint8).ctypes.data
+        t = real(buf, shape, dtype, device)
+        seen.append(f"{type(buf).__name__} at address % 64 = {addr % 64}"
+                    + (", read-only" if mv.readonly else "") + ": "
+                    + ("wrapped" if t.data_ptr() == addr else "copied"))
+        return t
+
+    _tensor._from_pickle_buffer = loader
+    return seen
 
 
 def pickle_one(kind: str, size_mib: int) -> dict:
@@ -351,7 +392,7 @@ def report(out: str) -> None:
               f"{meta[name].get('ffk_result', '')} |")
     if mem:
         print("\nMemory in the driver for one round trip (fresh process, after a warm-up round trip):\n")
-        print("| engine | kind | tracemalloc peak | tracemalloc held after | peak RSS growth | private RSS held | shared RSS held |")
+        print("| engine | kind | tracemalloc peak | tracemalloc held after (gc'd) | peak RSS growth | private RSS held | shared RSS held |")
         print("|---|---|---:|---:|---:|---:|---:|")
         for (engine, kind), m in mem.items():
             if "error" in m:
@@ -359,6 +400,10 @@ def report(out: str) -> None:
                 continue
             print(f"| {engine} | {kind} | {mib(m['traced_peak'])} | {mib(m['traced_held'])} | "
                   f"{mib(m['rss_peak_growth'])} | {mib(m['anon_held'])} | {mib(m['shmem_held'])} |")
+        for (engine, kind), m in mem.items():
+            if m.get("loader"):
+                print(f"\n{engine}: ffikit's loader in the driver got {m['loader']}.", end="")
+        print()
     if pk:
         print("\n`pickle.dumps(x, protocol=5, buffer_callback=...)`:\n")
         print("| kind | in-band stream | out-of-band buffers | their bytes | stream without buffer_callback | loads(...) gives |")
@@ -382,7 +427,7 @@ def main() -> None:
     ap.add_argument("--runs", type=int, default=3, help="timing runs, each a fresh process (3)")
     ap.add_argument("--rounds", type=int, default=7, help="timed round trips per kind and run (7)")
     ap.add_argument("--size-mib", type=int, default=256)
-    ap.add_argument("--cases", default="", help="engines, comma-separated (ray,dask; empty: all)")
+    ap.add_argument("--cases", default="", help="engines, comma-separated (ray,dask,dask_sched; empty: all)")
     ap.add_argument("--kinds", default="", help="ffikit,numpy,torch (empty: all)")
     ap.add_argument("--no-memory", action="store_true")
     ap.add_argument("--quiet", action="store_true")
@@ -406,7 +451,7 @@ def main() -> None:
     for m in missing:  # say so, measure the rest
         print(f"[engines] skipping {m}: not installed in {sys.executable}"
               + (" (pip install -r requirements-engines.txt)" if m != "torch" else ""), file=sys.stderr)
-    args.cases = [c for c in args.cases if {"ray": "ray", "dask": "distributed"}[c] not in missing]
+    args.cases = [c for c in args.cases if {"ray": "ray", "dask": "distributed", "dask_sched": "distributed"}[c] not in missing]
     args.kinds = [k for k in args.kinds if k not in missing]
     if not args.cases:
         sys.exit("bench_engines.py: neither Ray nor Dask distributed is installed")
