@@ -201,6 +201,21 @@ def settle(engine) -> None:
 # ---------------------------------------------------------------- timing run
 
 
+def versions() -> str:
+    """ffikit's version and where it was imported from, and the engines' versions."""
+    import importlib.metadata as md
+
+    import ffikit
+
+    out = [f"{getattr(ffikit, '__version__', '?')} ({os.path.dirname(os.path.dirname(ffikit.__file__))})"]
+    for dist in ("ray", "distributed", "numpy", "torch"):
+        try:
+            out.append(f"{dist} {md.version(dist)}")
+        except md.PackageNotFoundError:
+            pass
+    return ", ".join(out)
+
+
 def time_run(args) -> None:
     import pyperf
 
@@ -239,7 +254,8 @@ def time_run(args) -> None:
             meta = {"name": f"{engine_name}/{k}", "loops": 1, "unit": "second",
                     "description": f"{args.size_mib} MiB float32 round trip through {engine_name}",
                     "ffk_result": info[k], "ffk_engine_start_s": round(started, 2),
-                    "ffk_load_min": min(loads), "ffk_load_max": max(loads)}
+                    "ffk_load_min": min(loads), "ffk_load_max": max(loads),
+                    "ffikit_version": versions()}
             run = pyperf.Run(times[k], warmups=[(1, warm[k])], metadata=meta, collect_metadata=True)
             benches.append(pyperf.Benchmark([run]))
         if not args.quiet:
@@ -372,6 +388,7 @@ def report(out: str) -> None:
     first = pyperf.BenchmarkSuite.load(runs[0]).get_metadata() if runs else {}
     print(f"{len(runs)} run(s) of {size} MiB float32 round trips, {first.get('cpu_count', '?')} CPUs "
           f"({first.get('cpu_model_name', '?')}), CPython {first.get('python_version', '?')}; "
+          f"ffikit {next(iter(meta.values())).get('ffikit_version', '?') if meta else '?'}; "
           f"1-minute load average during the runs {min(loads, default=0):.1f} - {max(loads, default=0):.1f}.\n")
     print("| engine | kind | round trip ms, median (min-max) | per-run medians ms | ffikit / this, median (range over runs) | target | what comes back |")
     print("|---|---|---:|---|---|---|---|")
