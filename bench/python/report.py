@@ -32,12 +32,15 @@ TARGETS = {
     **{(c, "tvm_ffi"): 0.2 for c in ("getitem", "len", "getkey", "get", "contains", "iter", "build", "append")},
     ("from_dlpack", "numpy"): 1.0, ("roundtrip", "tvm_ffi"): 0.75,
     ("nop_arrays", "tvm_ffi"): 0.8, ("nop_torch", "tvm_ffi"): 0.8,
+    ("ray", "numpy"): 1.1, ("dask", "numpy"): 1.1, ("dask_sched", "numpy"): 1.1,  # issue 26 (bench_engines.py)
 }
 
 
 def fmt_ns(seconds: float, scale: float | None = None) -> str:
-    """ns, or us from 10 us up; ``scale`` picks the unit from another value (a row's median)."""
+    """ns, or us from 10 us up, ms from 10 ms up; ``scale`` picks the unit from another value (a row's median)."""
     ns = seconds * 1e9
+    if (scale if scale is not None else seconds) * 1e3 >= 10:
+        return f"{ns / 1e6:.1f} ms"
     if (scale if scale is not None else seconds) * 1e9 >= 10_000:
         return f"{ns / 1000:.1f} us"
     return f"{ns:.0f}" if ns >= 100 else f"{ns:.1f}"

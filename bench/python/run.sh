@@ -3,6 +3,8 @@
 #
 #   bench/python/run.sh [OUT_DIR] [--runs=N] [--parallel] [options for bench_ffi.py / pyperf, e.g. --fast --cases=nop3]
 #   bench/python/run.sh [OUT_DIR] --bench=structural [--runs=N]   (another script of this directory)
+#   bench/python/run.sh [OUT_DIR] --bench=bench_engines [--runs=N] [--cases=ray,dask]   (issue 26;
+#     times only: `bench_engines.py --out=DIR` also measures memory and pickle sizes)
 #
 # Installs bench/python/requirements.txt (pyperf, apache-tvm-ffi, numpy) into the project's
 # venv (.venv, made by ./setup.sh, which also installs ffikit there; FFK_PYTHON picks another

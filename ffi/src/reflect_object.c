@@ -1,7 +1,7 @@
 /*
  * reflect_object.c - objects of reflected types: construction (from defaults, from
  * positional and named values, or by a supplied constructor), field reads and writes,
- * method calls and shallow copies (ffikit/reflect.h).
+ * method calls, shallow copies and field-wise encoding (ffikit/reflect.h).
  *
  * Invariants:
  *  - A field holds a value already converted to its type, in its storage: int64_t,
@@ -574,6 +574,69 @@ ffk_object *ffk_object_shallow_copy(const ffk_object *obj) {
 
 bool ffk_object_is_reflection_made(const ffk_object *obj) {
   return obj != NULL && obj->deleter == reflect_deleter && ffk_reflect__type(obj->type_index) != NULL;
+}
+
+/* ---- Field-wise encoding ------------------------------------------------------------------- */
+
+/* The description of obj's type when obj is made by reflection and has n fields; else NULL
+   with the error ffk_object_field_values / ffk_object_init_fields document (`what`: "read"
+   or "set"). */
+static const ffk_rtype *fieldwise_type(const ffk_object *obj, int32_t n, const void *values, const char *what) {
+  if (obj == NULL || (values == NULL && n > 0)) {
+    ffk_error_set(FFK_ERR_VALUE, "cannot %s the fields of an object: the %s is NULL", what,
+                  obj == NULL ? "object" : "value array");
+    return NULL;
+  }
+  if (!ffk_object_is_reflection_made(obj)) {
+    ffk_error_set(FFK_ERR_TYPE, "cannot %s the fields of a `%s`: only objects made by reflection are field-wise",
+                  what, ffk_type_name(obj->type_index));
+    return NULL;
+  }
+  const ffk_rtype *rt = ffk_reflect__type(obj->type_index);
+  if (n != rt->nfields) {
+    ffk_error_set(FFK_ERR_VALUE, "`%s` has %d field%s, not %d", ffk_type_key(rt->index), (int)rt->nfields,
+                  rt->nfields == 1 ? "" : "s", (int)n);
+    return NULL;
+  }
+  return rt;
+}
+
+int ffk_object_field_values(const ffk_object *obj, ffk_any *out, int32_t n) {
+  for (int32_t i = 0; out != NULL && i < n; ++i) out[i] = ffk_any_none();
+  const ffk_rtype *rt = fieldwise_type(obj, n, out, "read");
+  if (rt == NULL) return -1;
+  for (int32_t i = 0; i < n; ++i) {
+    if (load_slot(obj, rt->fields[i], &out[i]) != 0) {
+      while (i-- > 0) ffk_any_release(&out[i]); /* out[i] itself is None */
+      return -1;
+    }
+  }
+  return 0;
+}
+
+int ffk_object_init_fields(ffk_object *obj, const ffk_any *values, int32_t n) {
+  const ffk_rtype *rt = fieldwise_type(obj, n, values, "set");
+  if (rt == NULL) return -1;
+  const char *key = ffk_type_key(rt->index);
+  enum { LOCAL = 16 };
+  ffk_any local[LOCAL];
+  ffk_any *conv = local;
+  if (n > LOCAL && (conv = ffk_mem_alloc((size_t)n * sizeof *conv)) == NULL) return -1;
+  int32_t done = 0; /* conv[0..done) are owned converted values not yet stored */
+  int rc = 0;
+  for (; done < n; ++done)
+    if ((rc = ffk_reflect__convert(rt->fields[done], key, &values[done], &conv[done])) != 0) break;
+  for (int32_t i = 0; rc == 0 && i < n; ++i) {
+    const ffk_field_info *f = rt->fields[i];
+    if (store_slot(obj, f, &conv[i], (f->flags & FFK_FIELD_WRITABLE) != 0) != 0) {
+      rc = -1;
+      break;
+    }
+    ffk_reflect__field_written(obj, f); /* the type's write hook, no lock held */
+  }
+  for (int32_t i = 0; i < done; ++i) ffk_any_release(&conv[i]); /* stored ones are None now */
+  if (conv != local) ffk_mem_free(conv);
+  return rc;
 }
 
 /* ---- Read sections and borrowed reads ----------------------------------------------------- */

@@ -22,6 +22,7 @@
 #include "epoch.h"
 
 #include <ffikit/function.h>
+#include <ffikit/string.h>
 
 #include <pthread.h>
 #include <stdlib.h>
@@ -222,6 +223,36 @@ int ffk_function_get_global(const char *name, ffk_function **out) {
   }
   ffk_epoch__exit(r);
   return *out != NULL;
+}
+
+/* The entry mapping name `name` to `f` in the current tables, or NULL. In a read section. */
+static const entry *entry_of(const char *name, const ffk_function *f) {
+  uint64_t hash = ffk_hash_bytes(name, strlen(name));
+  size_t i;
+  const entry *e = find(__atomic_load_n(&shard_of(hash)->table, __ATOMIC_SEQ_CST), name, hash, &i);
+  return e != NULL && e->fn == f ? e : NULL;
+}
+
+int ffk_function_global_name(const ffk_function *f, ffk_any *out) {
+  if (out != NULL) *out = ffk_any_none();
+  if (f == NULL || out == NULL)
+    return ffk_error_set(FFK_ERR_VALUE, "ffk_function_global_name: the %s is NULL", f == NULL ? "function" : "out");
+  ffk_epoch__reader *r = ffk_epoch__enter();
+  if (FFK_UNLIKELY(r == NULL)) return -1;
+  const char *own = ffk_function_name(f);
+  const entry *best = own != NULL && own[0] != '\0' ? entry_of(own, f) : NULL;
+  bool scan = best == NULL; /* not under its own name: the first name in name order */
+  for (int s = 0; scan && s < SHARDS; ++s) {
+    const table *t = __atomic_load_n(&g_shards[s].table, __ATOMIC_SEQ_CST);
+    for (size_t i = 0; t != NULL && i <= t->mask; ++i) {
+      const entry *e = load_slot(t, i);
+      if (e != NULL && e != TOMBSTONE && e->fn == f && (best == NULL || strcmp(e->name, best->name) < 0)) best = e;
+    }
+  }
+  /* The entries stay alive until the section ends, even if removed meanwhile. */
+  int rc = best == NULL ? 0 : ffk_any_cstr(best->name, out) == 0 ? 1 : -1;
+  ffk_epoch__exit(r);
+  return rc;
 }
 
 int ffk_function_remove_global(const char *name) {

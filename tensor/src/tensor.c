@@ -379,6 +379,38 @@ ffk_tensor *ffk_tensor_from_storage(ffk_storage *storage, int32_t ndim, const in
                    shape, strides, (int64_t)byte_offset, dtype);
 }
 
+/*
+ * The alignment typed access to an element of `dtype` needs: what C gives its scalar type
+ * (the item size; a complex number is two floats, float4_e2m1fn_x2 one byte). Every dtype
+ * tensors hold has an item size of 1, 2, 4, 8 or 16 bytes.
+ */
+static size_t element_alignment(DLDataType dtype) {
+  size_t size = ffk_dtype_itemsize(dtype);
+  return dtype.code == FFK_DTYPE_COMPLEX && size > 1 ? size / 2 : size;
+}
+
+int ffk_tensor_check_bytes(const char *what, int32_t ndim, const int64_t *shape, DLDataType dtype, const void *data,
+                           uint64_t nbytes) {
+  if (what == NULL) what = "from bytes";
+  int64_t need = ffk_tensor__contiguous_nbytes(ndim, shape, dtype);
+  if (need < 0) { /* the user's operation first: re-raise with it in front */
+    ffk_error *err = ffk_error_fetch();
+    ffk_error_set(err != NULL ? ffk_error_kind(err) : FFK_ERR_VALUE, "%s: %s", what,
+                  err != NULL ? ffk_error_message(err) : "bad shape or dtype");
+    ffk_object_release((ffk_object *)err);
+    return -1;
+  }
+  if ((uint64_t)need != nbytes) {
+    char name[FFK_DTYPE_STR_MAX], dims[512];
+    ffk_dtype_format(dtype, name, sizeof name);
+    return ffk_error_set(FFK_ERR_VALUE, "%s: the buffer has %llu bytes, but a %s tensor of shape %s has %lld", what,
+                         (unsigned long long)nbytes, name, format_dims(dims, sizeof dims, ndim, shape), (long long)need);
+  }
+  if (nbytes > 0 && data == NULL)
+    return ffk_error_set(FFK_ERR_VALUE, "%s: the buffer of %llu bytes has no address", what, (unsigned long long)nbytes);
+  return nbytes == 0 || (uintptr_t)data % element_alignment(dtype) == 0 ? 1 : 0;
+}
+
 const DLTensor *ffk_tensor_dltensor_borrow(const ffk_tensor *t) { return &t->dl; }
 ffk_storage *ffk_tensor_storage_borrow(const ffk_tensor *t) { return t->storage; }
 

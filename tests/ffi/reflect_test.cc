@@ -1602,4 +1602,192 @@ TEST_F(Reflect, AValueReplacedUnderAReadSectionLivesUntilTheOutermostSectionEnds
   ffk_object_release(bag);
 }
 
+// ---- Field-wise encoding ---------------------------------------------------------------------
+
+// Releases n values (the out array of ffk_object_field_values).
+void ReleaseAll(ffk_any* v, int32_t n) {
+  for (int32_t i = 0; i < n; ++i) ffk_any_release(&v[i]);
+}
+
+TEST_F(Reflect, FieldValuesReadEveryFieldInOrderInheritedOnesFirst) {
+  int32_t t = Point3Type();
+  ffk_any args[] = {ffk_any_int(4), ffk_any_float(0.5), ffk_any_raw_str("a name longer than seven"),
+                    ffk_any_int(9)};
+  const char* kw[] = {"z"};
+  ffk_object* p = nullptr;
+  ASSERT_EQ(ffk_object_create(t, args, 3, kw, 1, &p), 0) << FetchError();
+  ffk_any v[4];
+  ASSERT_EQ(ffk_object_field_values(p, v, 4), 0) << FetchError();
+  EXPECT_EQ(v[0].type_index, FFK_TYPE_INT);
+  EXPECT_EQ(v[0].v_int, 4);
+  EXPECT_EQ(v[1].type_index, FFK_TYPE_FLOAT);
+  EXPECT_EQ(v[1].v_float, 0.5);
+  ASSERT_EQ(v[2].type_index, FFK_TYPE_STRING);  // the very String the read-only field holds, retained
+  EXPECT_EQ(v[2].v_obj, Obj(reinterpret_cast<Point3*>(p)->base.name));
+  EXPECT_EQ(ffk_object_use_count(v[2].v_obj), 2u);
+  EXPECT_EQ(v[3].v_int, 9);
+  ReleaseAll(v, 4);
+  EXPECT_EQ(ffk_object_use_count(Obj(reinterpret_cast<Point3*>(p)->base.name)), 1u);
+
+  // Containers come back as themselves, not copied.
+  ffk_object* bag = ffk_object_new_reflected(BagType());
+  ASSERT_NE(bag, nullptr) << FetchError();
+  ffk_any b[8];
+  ASSERT_EQ(ffk_object_field_values(bag, b, 8), 0) << FetchError();
+  EXPECT_EQ(b[0].v_obj, reinterpret_cast<Bag*>(bag)->items);
+  EXPECT_EQ(b[4].type_index, FFK_TYPE_NONE);  // an Optional<str> at None
+  EXPECT_EQ(b[3].type_index, FFK_TYPE_DEVICE);
+  ReleaseAll(b, 8);
+  ffk_object_release(bag);
+  ffk_object_release(p);
+}
+
+TEST_F(Reflect, InitFieldsWritesReadOnlyFieldsOfAFreshObjectAndRoundTrips) {
+  int32_t t = Point3Type();
+  ffk_any args[] = {ffk_any_int(4), ffk_any_float(0.5), ffk_any_raw_str("a name longer than seven")};
+  ffk_object* src = nullptr;
+  ASSERT_EQ(ffk_object_create(t, args, 3, nullptr, 0, &src), 0) << FetchError();
+  ffk_any v[4];
+  ASSERT_EQ(ffk_object_field_values(src, v, 4), 0) << FetchError();
+  ffk_object* dst = ffk_object_new_reflected(t);
+  ASSERT_NE(dst, nullptr) << FetchError();
+  ASSERT_EQ(ffk_object_init_fields(dst, v, 4), 0) << FetchError();
+  const Point3* d = reinterpret_cast<const Point3*>(dst);
+  EXPECT_EQ(d->base.x, 4);
+  EXPECT_EQ(d->base.y, 0.5);
+  EXPECT_EQ(Obj(d->base.name), v[2].v_obj);  // the read-only field, set; the String shared
+  EXPECT_EQ(ffk_object_use_count(v[2].v_obj), 3u);
+  EXPECT_EQ(d->z, 0);
+  ReleaseAll(v, 4);
+
+  // Values convert as ffk_field_init converts them: a bool for an int, an inline str for a str field.
+  ffk_any raw[] = {ffk_any_bool(true), ffk_any_int(3), ffk_any_raw_str("short"), ffk_any_int(-1)};
+  ASSERT_EQ(ffk_object_init_fields(dst, raw, 4), 0) << FetchError();
+  EXPECT_EQ(d->base.x, 1);
+  EXPECT_EQ(d->base.y, 3.0);
+  EXPECT_EQ(std::string(d->base.name->data, d->base.name->size), "short");
+  EXPECT_EQ(d->z, -1);
+  ffk_object_release(dst);
+  ffk_object_release(src);
+}
+
+TEST_F(Reflect, InitFieldsRebuildsACycleThroughAFieldSetAfterCreation) {
+  // The decoder's order: make the object, put it into a List, then fill its fields.
+  ffk_object* bag = ffk_object_new_reflected(BagType());
+  ASSERT_NE(bag, nullptr) << FetchError();
+  ffk_list* l = ffk_list_new();
+  ASSERT_NE(l, nullptr);
+  ffk_any self = ffk_any_object(bag);
+  ASSERT_EQ(ffk_list_append(l, &self), 0) << FetchError();
+  ffk_any_release(&self);
+  ffk_any v[8];
+  ASSERT_EQ(ffk_object_field_values(bag, v, 8), 0) << FetchError();
+  ffk_any_release(&v[6]);
+  v[6] = ffk_any_object(Obj(l));  // anything: the List holding the bag
+  ASSERT_EQ(ffk_object_init_fields(bag, v, 8), 0) << FetchError();
+  EXPECT_EQ(reinterpret_cast<Bag*>(bag)->anything.v_obj, Obj(l));
+  OwnedAny first;
+  ASSERT_EQ(ffk_list_get(l, 0, &first.v), 0);
+  EXPECT_EQ(first.v.v_obj, bag);
+  ReleaseAll(v, 8);
+  ffk_any none = ffk_any_none();
+  ASSERT_EQ(ffk_object_set_field(bag, "anything", &none), 0) << FetchError();  // break the cycle
+  ffk_object_release(Obj(l));
+  ffk_object_release(bag);
+}
+
+TEST_F(Reflect, InitFieldsConvertsEveryValueBeforeWritingAny) {
+  int32_t t = Point3Type();
+  ffk_object* p = ffk_object_new_reflected(t);
+  ASSERT_NE(p, nullptr) << FetchError();
+  ffk_any bad[] = {ffk_any_int(1), ffk_any_float(1), ffk_any_raw_str("n"), ffk_any_raw_str("not an int")};
+  EXPECT_EQ(ffk_object_init_fields(p, bad, 4), -1);
+  EXPECT_EQ(FetchError(), "TypeError: Mismatched type on field `z` of `test.reflect.Point3`: expected `int` but got `str`");
+  const Point3* d = reinterpret_cast<const Point3*>(p);
+  EXPECT_EQ(d->base.x, 0);  // the fields before the bad one are untouched
+  EXPECT_EQ(d->base.y, 2.5);
+  EXPECT_EQ(std::string(d->base.name->data, d->base.name->size), "pt");
+  ffk_object_release(p);
+}
+
+TEST_F(Reflect, FieldWiseFunctionsRefuseOtherObjectsWrongCountsAndNulls) {
+  int32_t t = PointType();
+  ffk_object* p = ffk_object_new_reflected(t);
+  ASSERT_NE(p, nullptr) << FetchError();
+  ffk_any v[4] = {ffk_any_int(1), ffk_any_int(2), ffk_any_int(3), ffk_any_int(4)};
+  EXPECT_EQ(ffk_object_field_values(p, v, 2), -1);
+  EXPECT_EQ(FetchError(), "ValueError: `test.reflect.Point` has 3 fields, not 2");
+  EXPECT_EQ(v[0].type_index, FFK_TYPE_NONE);  // out[0..n) set to None on failure
+  EXPECT_EQ(v[1].type_index, FFK_TYPE_NONE);
+  ffk_any ints[4] = {ffk_any_int(1), ffk_any_int(2), ffk_any_int(3), ffk_any_int(4)};
+  EXPECT_EQ(ffk_object_init_fields(p, ints, 4), -1);
+  EXPECT_EQ(FetchError(), "ValueError: `test.reflect.Point` has 3 fields, not 4");
+  EXPECT_EQ(ffk_object_field_values(nullptr, v, 3), -1);
+  EXPECT_TRUE(PendingError("ValueError", {"the object is NULL"}));
+  EXPECT_EQ(ffk_object_field_values(p, nullptr, 3), -1);
+  EXPECT_TRUE(PendingError("ValueError", {"NULL"}));
+  EXPECT_EQ(ffk_object_init_fields(p, nullptr, 3), -1);
+  EXPECT_TRUE(PendingError("ValueError", {"NULL"}));
+  EXPECT_EQ(ffk_object_init_fields(nullptr, ints, 3), -1);
+  EXPECT_TRUE(PendingError("ValueError", {"the object is NULL"}));
+
+  // An object the library allocated itself, and a built-in one: not field-wise.
+  ffk_object* own = ffk_object_alloc(t, sizeof(Point), PlainDeleter);
+  ASSERT_NE(own, nullptr);
+  EXPECT_EQ(ffk_object_field_values(own, v, 3), -1);
+  EXPECT_EQ(FetchError(),
+            "TypeError: cannot read the fields of a `test.reflect.Point`: only objects made by reflection are field-wise");
+  EXPECT_EQ(ffk_object_init_fields(own, ints, 3), -1);
+  EXPECT_EQ(FetchError(),
+            "TypeError: cannot set the fields of a `test.reflect.Point`: only objects made by reflection are field-wise");
+  ffk_array* arr = ffk_array_new(nullptr, 0);
+  EXPECT_EQ(ffk_object_field_values(Obj(arr), nullptr, 0), -1);
+  EXPECT_TRUE(PendingError("TypeError", {"`Array`"}));
+  for (ffk_object* o : {p, own, Obj(arr)}) ffk_object_release(o);
+}
+
+TEST_F(Reflect, InitFieldsCallsTheWriteHookForEachField) {
+  auto [parent, child] = HookTypes();
+  ASSERT_GT(child, 0) << FetchError();
+  ffk_object* c = ffk_object_new_reflected(child);
+  ASSERT_NE(c, nullptr) << FetchError();
+  ASSERT_EQ(ffk_type_set_field_write_hook(parent, LogWrite), 0) << FetchError();
+  g_hook_log.calls.clear();
+  ffk_any v[] = {ffk_any_int(5), ffk_any_int(6), ffk_any_float(0.25)};
+  ASSERT_EQ(ffk_object_init_fields(c, v, 3), 0) << FetchError();
+  std::vector<std::pair<ffk_object*, std::string>> want = {{c, "x"}, {c, "frozen"}, {c, "y"}};
+  EXPECT_EQ(g_hook_log.calls, want);
+  ASSERT_EQ(ffk_type_set_field_write_hook(parent, nullptr), 0);
+  ffk_object_release(c);
+}
+
+TEST_F(Reflect, FieldWiseAllocationFailuresAreMemoryErrorsAndLeakNothing) {
+  ffk_function* factory = ffk_function_new("make_list", MakeList, nullptr, nullptr);
+  ffk_function* method = NoneFunction("m");
+  SweepDefinition("test.reflect.sweep.FieldWise", factory, method);
+  ffk_object_release(Obj(factory));
+  ffk_object_release(Obj(method));
+  int32_t t = -1;
+  ASSERT_EQ(ffk_type_lookup("test.reflect.sweep.FieldWise", &t), 1);
+  ffk_any values[] = {ffk_any_raw_str("a name longer than seven bytes"), ffk_any_none(),
+                      ffk_any_raw_str("another long string value"), ffk_any_int(3)};
+  ffk::test::SweepAllocationFailures([&] {
+    ffk_object* obj = ffk_object_new_reflected(t);
+    if (obj == nullptr) return false;
+    int rc = ffk_object_init_fields(obj, values, 4);
+    ffk_object_release(obj);
+    return rc == 0;
+  });
+  ffk_object* obj = ffk_object_new_reflected(t);
+  ASSERT_NE(obj, nullptr) << FetchError();
+  ASSERT_EQ(ffk_object_init_fields(obj, values, 4), 0) << FetchError();
+  ffk::test::SweepAllocationFailures([&] {
+    ffk_any out[4];
+    if (ffk_object_field_values(obj, out, 4) != 0) return false;
+    ReleaseAll(out, 4);
+    return true;
+  });
+  ffk_object_release(obj);
+}
+
 }  // namespace

@@ -108,6 +108,85 @@ TEST_F(Registry, ForEachVisitsASortedSnapshot) {
   ffk_object_release(Obj(f));
 }
 
+// The global name of f as a std::string; "" when it has none (and *rc gets the result).
+std::string GlobalName(const ffk_function* f, int* rc = nullptr) {
+  ffk_any out = ffk_any_int(99);
+  int got = ffk_function_global_name(f, &out);
+  if (rc != nullptr) *rc = got;
+  std::string name;
+  const char* data;
+  size_t size;
+  if (got == 1 && ffk_any_as_str(&out, &data, &size) == 0) name.assign(data, size);
+  if (got != 1) {
+    EXPECT_EQ(out.type_index, FFK_TYPE_NONE);
+  }
+  ffk_any_release(&out);
+  return name;
+}
+
+TEST_F(Registry, GlobalNameIsTheFunctionsOwnNameWhenThatMapsToIt) {
+  ffk_function* f = ffk_function_new("test.gname.own", ReturnSelf, nullptr, nullptr);
+  int rc = -2;
+  EXPECT_EQ(GlobalName(f, &rc), "");
+  EXPECT_EQ(rc, 0) << "not registered: no global name";
+  ASSERT_EQ(ffk_function_register("test.gname.z_alias", f, false), 0);
+  ASSERT_EQ(ffk_function_register("test.gname.own", f, false), 0);
+  EXPECT_EQ(GlobalName(f, &rc), "test.gname.own");  // its own name wins over an earlier alias
+  EXPECT_EQ(rc, 1);
+  ASSERT_EQ(ffk_function_register("test.gname.a_alias", f, false), 0);
+  EXPECT_EQ(GlobalName(f), "test.gname.own");
+  EXPECT_EQ(ffk_object_use_count(Obj(f)), 4u) << "the lookup keeps no reference";
+  for (const char* n : {"test.gname.own", "test.gname.a_alias", "test.gname.z_alias"}) ffk_function_remove_global(n);
+  ffk_object_release(Obj(f));
+}
+
+TEST_F(Registry, GlobalNameFallsBackToTheFirstNameInNameOrderThatMapsToIt) {
+  ffk_function* f = Make(1);  // named "id", which is not registered
+  ffk_function* other = Make(2);
+  ASSERT_EQ(ffk_function_register("id", other, false), 0);  // its own name maps to another Function
+  for (int i = 0; i < 100; ++i)  // names in many shards, most for another Function
+    ASSERT_EQ(ffk_function_register(("test.gname.other." + std::to_string(i)).c_str(), other, false), 0);
+  ASSERT_EQ(ffk_function_register("test.gname.m", f, false), 0);
+  ASSERT_EQ(ffk_function_register("test.gname.b", f, false), 0);
+  ASSERT_EQ(ffk_function_register("test.gname.x", f, false), 0);
+  EXPECT_EQ(GlobalName(f), "test.gname.b");
+  EXPECT_EQ(GlobalName(other), "id");
+  // Overridden and removed names no longer count: identity, not the name it was made with.
+  ASSERT_EQ(ffk_function_register("test.gname.b", other, true), 0);
+  EXPECT_EQ(GlobalName(f), "test.gname.m");
+  EXPECT_EQ(ffk_function_remove_global("test.gname.m"), 1);
+  EXPECT_EQ(ffk_function_remove_global("test.gname.x"), 1);
+  int rc = -2;
+  EXPECT_EQ(GlobalName(f, &rc), "");
+  EXPECT_EQ(rc, 0);
+  for (int i = 0; i < 100; ++i) ffk_function_remove_global(("test.gname.other." + std::to_string(i)).c_str());
+  ffk_function_remove_global("test.gname.b");
+  ffk_function_remove_global("id");
+  EXPECT_EQ(ffk_object_use_count(Obj(other)), 1u);
+  ffk_object_release(Obj(f));
+  ffk_object_release(Obj(other));
+}
+
+TEST_F(Registry, GlobalNameRefusesNullsAndFailsCleanlyAtEveryAllocation) {
+  ffk_any out = ffk_any_int(1);
+  EXPECT_EQ(ffk_function_global_name(nullptr, &out), -1);
+  EXPECT_EQ(FetchError(), "ValueError: ffk_function_global_name: the function is NULL");
+  EXPECT_EQ(out.type_index, FFK_TYPE_NONE);
+  ffk_function* f = Make(1);
+  EXPECT_EQ(ffk_function_global_name(f, nullptr), -1);
+  EXPECT_EQ(FetchError(), "ValueError: ffk_function_global_name: the out is NULL");
+  const char* long_name = "test.gname.a.name.longer.than.seven.bytes";
+  ASSERT_EQ(ffk_function_register(long_name, f, false), 0);
+  ffk::test::SweepAllocationFailures([&] {
+    ffk_any name;
+    int rc = ffk_function_global_name(f, &name);
+    ffk_any_release(&name);
+    return rc == 1;
+  });
+  ffk_function_remove_global(long_name);
+  ffk_object_release(Obj(f));
+}
+
 TEST_F(Registry, ForEachOverAnEmptyRegistryVisitsNothing) {
   // Found by the atheris harness (UBSan): listing an empty registry passed NULL to qsort.
   std::vector<std::string> names;

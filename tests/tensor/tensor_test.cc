@@ -255,6 +255,47 @@ TEST_F(Tensor, FromStorageChecksBounds) {
   ffk_object_release(Obj(t));
 }
 
+TEST_F(Tensor, CheckBytesWantsTheExactLengthAndSaysWhetherTheAddressIsAligned) {
+  alignas(16) unsigned char block[64] = {};
+  int64_t shape[2] = {2, 3};
+  EXPECT_EQ(ffk_tensor_check_bytes("unpickle", 2, shape, kF32, block, 24), 1);
+  EXPECT_EQ(ffk_tensor_check_bytes("unpickle", 2, shape, kF32, block + 4, 24), 1);
+  EXPECT_EQ(ffk_tensor_check_bytes("unpickle", 2, shape, kF32, block + 2, 24), 0);  // copy, do not wrap
+  EXPECT_FALSE(ffk_error_occurred());
+  EXPECT_EQ(ffk_tensor_check_bytes("unpickle", 2, shape, kF32, block, 12), -1);
+  EXPECT_EQ(FetchError(), "ValueError: unpickle: the buffer has 12 bytes, but a float32 tensor of shape [2, 3] has 24");
+  EXPECT_EQ(ffk_tensor_check_bytes("unpickle", 2, shape, kF32, block, 25), -1);
+  EXPECT_EQ(FetchError(), "ValueError: unpickle: the buffer has 25 bytes, but a float32 tensor of shape [2, 3] has 24");
+  // Alignment per dtype: the item size, half of it for complex, one byte for packed float4.
+  int64_t one[1] = {1};
+  EXPECT_EQ(ffk_tensor_check_bytes("u", 1, one, DLDataType{kDLComplex, 64, 1}, block + 4, 8), 1);
+  EXPECT_EQ(ffk_tensor_check_bytes("u", 1, one, DLDataType{kDLComplex, 128, 1}, block + 8, 16), 1);
+  EXPECT_EQ(ffk_tensor_check_bytes("u", 1, one, DLDataType{kDLComplex, 128, 1}, block + 4, 16), 0);
+  EXPECT_EQ(ffk_tensor_check_bytes("u", 1, one, kI64, block + 4, 8), 0);
+  EXPECT_EQ(ffk_tensor_check_bytes("u", 1, one, DLDataType{kDLBfloat, 16, 1}, block + 1, 2), 0);
+  EXPECT_EQ(ffk_tensor_check_bytes("u", 1, one, DLDataType{kDLBool, 8, 1}, block + 1, 1), 1);
+  EXPECT_EQ(ffk_tensor_check_bytes("u", 1, one, DLDataType{FFK_DTYPE_FLOAT4_E2M1FN, 4, 2}, block + 1, 1), 1);
+  // A 0-d tensor has one element; a tensor without elements takes no bytes, at any address (or none).
+  EXPECT_EQ(ffk_tensor_check_bytes("u", 0, nullptr, kF32, block + 1, 4), 0);
+  int64_t empty[2] = {0, 5};
+  EXPECT_EQ(ffk_tensor_check_bytes("u", 2, empty, kF32, nullptr, 0), 1);
+  EXPECT_EQ(ffk_tensor_check_bytes("u", 2, empty, kF32, block + 1, 0), 1);
+  // What makes no tensor is named, after the user's operation.
+  EXPECT_EQ(ffk_tensor_check_bytes("unpickle", 1, one, DLDataType{kDLFloat, 32, 4}, block, 16), -1);
+  EXPECT_EQ(FetchError(), "ValueError: unpickle: tensors cannot hold dtype float32x4: an element has one lane, and "
+                          "float32x4 has 4 (vector dtypes are not supported)");
+  int64_t negative[2] = {2, -3};
+  EXPECT_EQ(ffk_tensor_check_bytes("unpickle", 2, negative, kF32, block, 0), -1);
+  EXPECT_EQ(FetchError(), "ValueError: unpickle: negative dimension -3 in shape [2, -3]");
+  EXPECT_EQ(ffk_tensor_check_bytes("unpickle", 33, negative, kF32, block, 0), -1);
+  EXPECT_EQ(FetchError(), "ValueError: unpickle: a tensor has 0 to 32 dimensions, not 33");
+  int64_t huge[1] = {INT64_C(1) << 61};
+  EXPECT_EQ(ffk_tensor_check_bytes("unpickle", 1, huge, kF32, block, 0), -1);
+  EXPECT_EQ(FetchError(), "ValueError: unpickle: shape [2305843009213693952] is too large");
+  EXPECT_EQ(ffk_tensor_check_bytes("unpickle", 1, one, kF32, nullptr, 4), -1);
+  EXPECT_EQ(FetchError(), "ValueError: unpickle: the buffer of 4 bytes has no address");
+}
+
 TEST_F(Tensor, CopyAndFillAcrossLayouts) {
   T a(Iota({3, 4}));
   T tr(ffk_tensor_transpose(a.t, 0, 1));

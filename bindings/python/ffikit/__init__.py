@@ -85,6 +85,11 @@ from . import stream  # noqa: E402
 from .stream import StreamContext, get_raw_stream, use_raw_stream, use_torch_stream  # noqa: E402
 __all__ += ["stream", "StreamContext", "get_raw_stream", "use_raw_stream", "use_torch_stream"]
 
+# Dask's scheduler pickles at protocol 4; ffikit values get a serializer of Dask's own family
+# (their protocol-5 pickle, buffers as frames), registered once distributed is imported.
+from . import _dask  # noqa: E402
+_dask._install()
+
 # Submodules loaded on first use, so `import ffikit` stays cheap and `ffikit.cpp.load_inline`
 # works without importing ffikit.cpp first, as `tvm_ffi.cpp` does.
 _LAZY_SUBMODULES = ("cpp", "libinfo", "stubgen")

@@ -1,10 +1,27 @@
-"""Tensor helpers that are simplest in Python: pickling by value, and by shared-memory name.
+"""Tensor helpers that are simplest in Python: the loaders a pickled tensor names, and the shared-memory sweep.
 
-A CPU tensor pickles by value (its bytes, contiguous). A tensor in shared memory
-(``ffikit.empty_shared``) pickles as a handle - name, shape, strides, dtype, offset - so
-``multiprocessing`` and ``concurrent.futures`` pass it to another process without
-copying: the receiver attaches to the same pages and a write on either side is seen by
-the other.
+A host tensor (cpu, cuda_host) pickles by value. At protocol 5 and above (Ray and Dask
+pickle at 5 with a ``buffer_callback``; ``pickle.dumps`` defaults to 4 before Python 3.14)
+``Tensor.__reduce_ex__`` hands its bytes to the pickler as a ``pickle.PickleBuffer``: with
+a ``buffer_callback`` they travel out of band, beside a stream of a few hundred bytes,
+and ``pickle.loads(data, buffers=...)`` rebuilds the tensor over the buffer it is given
+(a ``PickleBuffer``, ``memoryview``, ``bytes``, ``bytearray``, numpy array, or an engine's
+own buffer) without copying it: the tensor keeps the buffer alive and is read-only when
+the buffer is (Ray's object store hands out read-only buffers). A tensor that is not
+contiguous is made contiguous once while pickling. Two cases copy once on loading: a
+buffer whose address is not aligned for the dtype (a slice of a larger frame), copied
+into fresh CPU memory, and a ``cuda_host`` tensor, copied into pinned memory (the device
+is kept). Without a ``buffer_callback`` the bytes go in band, and loading still wraps
+the ``bytearray`` (or, for a read-only tensor, the ``bytes``) that pickle reads them
+into. Protocols 0 to 4 keep the older format: the bytes, copied into the stream as
+``bytes``, and loaded into a fresh writable tensor (``_from_bytes``). ``copy.copy`` and
+``copy.deepcopy`` do not pickle (they are ffikit.Object's). A tensor on a CUDA device
+does not pickle (TypeError): copy it to the host first.
+
+A tensor in shared memory (``ffikit.empty_shared``) pickles as a handle at every
+protocol - name, shape, strides, dtype, offset - so ``multiprocessing`` and
+``concurrent.futures`` pass it to another process without copying: the receiver attaches
+to the same pages and a write on either side is seen by the other.
 
 Lifetime of the shared-memory name: every process holding the segment is recorded in
 it; the name is unlinked when the last holder lets go. The sender must keep its tensor
@@ -19,19 +36,16 @@ from . import _core
 from ._core import Tensor
 
 
-def _to_bytes(t: Tensor) -> bytes:
-    if t.device.type not in ("cpu", "cuda_host"):
-        raise TypeError(f"only host tensors pickle by value; this one is on {t.device}")
-    c = t.contiguous()
-    return bytes(memoryview(c).cast("B")) if c.numel() else b""
-
-
 def _from_bytes(data: bytes, shape: tuple[int, ...], dtype: str, device: str) -> Tensor:
+    """Rebuilds a tensor pickled at protocols 0-4: a fresh, writable copy of the bytes."""
     t: Tensor = _core.empty(shape, dtype, device)
-    if data:
-        src = Tensor.from_buffer(data)
-        flat = t.reshape(-1)
-        memoryview(flat).cast("B")[:] = memoryview(src).cast("B")
+    t.copy_(_core._tensor_from_pickle_buffer(data, shape, dtype, "cpu"))  # checks the length; any dtype
+    return t
+
+
+def _from_pickle_buffer(buf: object, shape: tuple[int, ...], dtype: str, device: str) -> Tensor:
+    """Rebuilds a tensor pickled at protocol 5 over ``buf`` (see the module docstring)."""
+    t: Tensor = _core._tensor_from_pickle_buffer(buf, shape, dtype, device)
     return t
 
 

@@ -73,11 +73,38 @@ class ItemsView(_LiveView, _ItemsView):  # type: ignore[type-arg]
         return self._mapping._iter_items()  # type: ignore[no-any-return]
 
 
-# ---- pickling: the graph of containers reachable from one, with sharing and cycles ----
+# ---- pickling: the graph of containers and objects reachable from one ---------------------
+#
+# The one pickle encoder for containers and for objects made by reflection (whose state is
+# their fields; ffk_object_is_reflection_made). A pickle holds the list of nodes reachable
+# from the value, the value being node 0; a node is (kind, payload):
+#
+#   _ARRAY, _LIST   [element, ...]
+#   _MAP, _DICT     [(key, value), ...] in insertion order
+#   _OBJECT         (type key, module to import first or None, [field value, ...]) with every
+#                   field, inherited and read-only ones too, in the C type's field order
+#
+# where an element, key or field value is a _Ref (node number) for a container or an
+# object made by reflection, and else a leaf that pickles itself: a scalar, a str, a tensor
+# (out-of-band at protocol 5), a Function (by its global name), another object (its own
+# __reduce__). Every C object is visited once, by its handle: a container or object
+# reached twice is one node, and a leaf C object reached twice is handed to the pickler as
+# the same Python wrapper (its first), which pickle's memo then writes once. Rebuilding
+# makes every List, Dict and object first (objects at their defaults), then fills them
+# (object fields through ffk_object_init_fields, read-only ones too), so sharing and cycles
+# through Lists, Dicts and object fields come back. The module of an object's class is the
+# class's __module__ (None for a class ffikit made itself). A graph with objects pickles as
+# (_rebuild, (_ImportFirst(modules), nodes)): unpickling loads the arguments in order, so
+# the modules are imported before any node or leaf is read, as pickle imports a class
+# before its instances (a Function that such a module registers then resolves too); a
+# module that does not import is skipped (an unknown type key then raises). A graph of
+# containers only keeps the older form (_rebuild, (nodes,)). Sharing spans one pickled
+# value: two values pickled separately (two arguments of a call) that share a List share
+# it no more.
 
 
 class _Ref(int):
-    """In a pickled graph: the container at this node number."""
+    """In a pickled graph: the container or object at this node number."""
 
     __slots__ = ()
 
@@ -94,16 +121,31 @@ class _Pairs:
         return self.pairs
 
 
-_ARRAY, _LIST, _MAP, _DICT = range(4)
+_ARRAY, _LIST, _MAP, _DICT, _OBJECT = range(5)
+_type_key_of = _core.Object.type_key.__get__  # not obj.type_key: a field may have that name
 
 
-def _encode(root: Any) -> list[tuple[int, list[Any]]]:
+def _module_of(obj: Any) -> str | None:
+    cls = type(obj)
+    if getattr(cls, "__ffi_auto_class__", False):
+        return None  # a class ffikit made: it lives in no module
+    module = getattr(cls, "__module__", None)
+    return module if isinstance(module, str) else None
+
+
+def _encode(root: Any) -> list[tuple[int, Any]]:
     nodes: list[Any] = []
     index: dict[int, int] = {}
-    keep: list[Any] = []  # holds every visited container, so no address is reused meanwhile
+    leaves: dict[int, Any] = {}  # handle -> the first wrapper of a leaf C object
+    keep: list[Any] = []  # every visited container and object, so no address is reused meanwhile
 
     def ref(x: Any) -> Any:
-        if not isinstance(x, (Array, List, Map, Dict)):
+        if isinstance(x, (Array, List, Map, Dict)):
+            pass
+        elif isinstance(x, _core.Object):
+            if not _core._object_is_reflection_made(x):
+                return leaves.setdefault(x.__chandle__(), x)
+        else:
             return x
         h = x.__chandle__()
         i = index.get(h)
@@ -113,16 +155,48 @@ def _encode(root: Any) -> list[tuple[int, list[Any]]]:
             nodes.append(None)
             if isinstance(x, (Map, Dict)):
                 nodes[i] = (_MAP if isinstance(x, Map) else _DICT, [(ref(k), ref(v)) for k, v in x._list(_core.MAP_ITEMS)])
-            else:
+            elif isinstance(x, (Array, List)):
                 nodes[i] = (_ARRAY if isinstance(x, Array) else _LIST, [ref(e) for e in (x if isinstance(x, Array) else x._snapshot())])
+            else:
+                fields = [ref(v) for v in _core._object_field_values(x)]
+                nodes[i] = (_OBJECT, (_type_key_of(x), _module_of(x), fields))
         return _Ref(i)
 
     ref(root)
     return nodes
 
 
-def _rebuild(nodes: list[tuple[int, list[Any]]]) -> Any:
-    built: list[Any] = [List() if kind == _LIST else Dict() if kind == _DICT else None for kind, _ in nodes]
+def _import_modules(modules: tuple[str, ...]) -> tuple[str, ...]:
+    """What an _ImportFirst unpickles as: imports each module (skipping one that does not import)."""
+    import importlib
+
+    for module in modules:
+        try:
+            importlib.import_module(module)
+        except ImportError:
+            pass  # the type may be registered another way; an unknown key raises in _rebuild
+    return modules
+
+
+class _ImportFirst:
+    """In a pickle, ahead of the nodes: the modules to import before anything else is read."""
+
+    __slots__ = ("modules",)
+
+    def __init__(self, modules: tuple[str, ...]) -> None:
+        self.modules = modules
+
+    def __reduce__(self) -> Any:
+        return (_import_modules, (self.modules,))
+
+
+def _rebuild(first: Any, nodes: list[tuple[int, Any]] | None = None) -> Any:
+    """Unpickles a graph: _rebuild(nodes), or _rebuild(imported modules, nodes)."""
+    if nodes is None:
+        nodes = first
+    built: list[Any] = [List() if kind == _LIST else Dict() if kind == _DICT
+                        else _core._object_from_fields(payload[0], {}) if kind == _OBJECT else None
+                        for kind, payload in nodes]
 
     def get(x: Any) -> Any:
         if type(x) is _Ref:
@@ -140,13 +214,19 @@ def _rebuild(nodes: list[tuple[int, list[Any]]]) -> Any:
             built[i].extend([get(e) for e in payload])
         elif kind == _DICT:
             built[i]._update(_Pairs([(get(k), get(v)) for k, v in payload]))
+        elif kind == _OBJECT:
+            _core._object_init_fields(built[i], [get(v) for v in payload[2]])
         else:
             get(_Ref(i))
     return built[0]
 
 
 def _reduce(self: Any) -> Any:
-    return (_rebuild, (_encode(self),))
+    nodes = _encode(self)
+    modules = tuple(dict.fromkeys(p[1] for k, p in nodes if k == _OBJECT and p[1] is not None))
+    if any(k == _OBJECT for k, _ in nodes):
+        return (_rebuild, (_ImportFirst(modules), nodes))
+    return (_rebuild, (nodes,))
 
 
 # ---- the four classes --------------------------------------------------------------------

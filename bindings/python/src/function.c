@@ -348,7 +348,66 @@ static PyObject *function_repr(PyObject *self) {
   return PyUnicode_FromFormat("<ffikit.Function %s>", sig ? sig : ffk_function_name(f));
 }
 
+/* ---- Pickling: a global Function by its registry name --------------------------------- */
+
+static PyObject *g_from_pickle; /* _core._global_function_from_pickle (looked up at the first pickle) */
+
+/* __reduce__: (_global_function_from_pickle, (name,)), the name ffk_function_global_name
+   finds; TypeError for a Function that no name maps to. */
+static PyObject *function_reduce(PyObject *self, PyObject *unused) {
+  (void)unused;
+  const ffk_function *f = (const ffk_function *)ffkpy_handle(self);
+  if (f == NULL) return PyErr_Format(PyExc_TypeError, "cannot pickle a Function that has not been constructed");
+  ffk_any name;
+  int rc = ffk_function_global_name(f, &name);
+  if (rc < 0) return ffkpy_raise_from_ffk();
+  if (rc == 0)
+    return PyErr_Format(PyExc_TypeError,
+                        "cannot pickle Function `%s`: it is not registered as a global Function, and only global "
+                        "Functions pickle (by name); register it with ffikit.register_global_func(name, f) in both "
+                        "processes, or pass what it computes instead",
+                        ffk_function_name(f));
+  PyObject *s = ffkpy_from_any_steal(&name);
+  if (s == NULL) return NULL;
+  if (g_from_pickle == NULL) {
+    PyObject *core = PyImport_ImportModule("ffikit._core");
+    g_from_pickle = core != NULL ? PyObject_GetAttrString(core, "_global_function_from_pickle") : NULL;
+    Py_XDECREF(core);
+    if (g_from_pickle == NULL) {
+      Py_DECREF(s);
+      return NULL;
+    }
+  }
+  return Py_BuildValue("(O(N))", g_from_pickle, s);
+}
+
+/* _global_function_from_pickle(name) -> the global Function `name`, or a ValueError. */
+static PyObject *global_function_from_pickle(PyObject *mod, PyObject *arg) {
+  (void)mod;
+  const char *name = PyUnicode_Check(arg) ? PyUnicode_AsUTF8(arg) : NULL;
+  if (name == NULL) {
+    if (!PyErr_Occurred())
+      PyErr_Format(PyExc_TypeError, "_global_function_from_pickle: the name must be a str, not %.200s",
+                   Py_TYPE(arg)->tp_name);
+    return NULL;
+  }
+  ffk_function *f = NULL;
+  int found = ffk_function_get_global(name, &f);
+  if (found < 0) return ffkpy_raise_from_ffk();
+  if (!found)
+    return PyErr_Format(PyExc_ValueError,
+                        "cannot unpickle Function `%s`: no global Function is registered under that name in this "
+                        "process; register it (ffikit.register_global_func) or import the module that does before "
+                        "unpickling",
+                        name);
+  return ffkpy_wrap_steal((ffk_object *)f);
+}
+
 static PyMethodDef function_methods[] = {
+    {"__reduce__", function_reduce, METH_NOARGS,
+     "A global Function pickles by its registry name (the name it is registered under) and is\n"
+     "looked up again when unpickled: ValueError there when no Function has that name.\n"
+     "Any other Function (a lambda, a closure, one not registered) cannot be pickled: TypeError."},
     {"__from_extern_c__", (PyCFunction)(void (*)(void))function_from_extern_c,
      METH_VARARGS | METH_KEYWORDS | METH_STATIC,
      "__from_extern_c__(c_symbol: int, *, keep_alive_object=None) -> Function\n\n"
@@ -522,6 +581,8 @@ PyMethodDef ffkpy_function_methods[] = {
      "remove_global_func(name) -> bool: removes a global Function; whether it was registered."},
     {"list_global_func_names", list_global_names, METH_NOARGS,
      "list_global_func_names() -> list[str]: the names of every global Function, sorted."},
+    {"_global_function_from_pickle", global_function_from_pickle, METH_O,
+     "_global_function_from_pickle(name) -> the global Function `name` (what a pickled Function loads as)."},
     {"_module_load", module_load, METH_O, NULL},
     {"_module_get_function", module_get_function, METH_VARARGS, NULL},
     {"_module_path", module_path, METH_O, NULL},

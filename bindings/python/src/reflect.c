@@ -929,6 +929,79 @@ fail:
   return NULL;
 }
 
+/* _object_is_reflection_made(obj) -> bool (ffk_object_is_reflection_made; False for a
+   value that is not a constructed ffikit object). */
+static PyObject *object_is_reflection_made(PyObject *mod, PyObject *o) {
+  (void)mod;
+  return PyBool_FromLong(ffk_object_is_reflection_made(ffkpy_handle(o)));
+}
+
+/* The handle of a constructed wrapper, or NULL with a TypeError naming `what`. */
+static ffk_object *wrapper_handle(PyObject *o, const char *what) {
+  ffk_object *h = ffkpy_handle(o);
+  if (h == NULL) PyErr_Format(PyExc_TypeError, "%s needs a constructed ffikit object, not %.200s", what, Py_TYPE(o)->tp_name);
+  return h;
+}
+
+/* _object_field_values(obj) -> tuple of every field's value in field order
+   (ffk_object_field_values: TypeError for an object not made by reflection). */
+static PyObject *object_field_values(PyObject *mod, PyObject *o) {
+  (void)mod;
+  ffk_object *h = wrapper_handle(o, "_object_field_values");
+  if (h == NULL) return NULL;
+  int32_t n = ffk_type_num_fields(h->type_index);
+  if (n < 0) return ffkpy_raise_from_ffk();
+  ffk_any stack[16], *v = n <= 16 ? stack : PyMem_Malloc((size_t)n * sizeof *v);
+  if (v == NULL) return PyErr_NoMemory();
+  PyObject *t = NULL;
+  if (ffk_object_field_values(h, v, n) != 0) {
+    ffkpy_raise_from_ffk();
+  } else if ((t = PyTuple_New(n)) == NULL) {
+    for (int32_t i = 0; i < n; ++i) ffk_any_release(&v[i]);
+  } else {
+    for (int32_t i = 0; i < n; ++i) {
+      PyObject *x = t != NULL ? ffkpy_from_any_steal(&v[i]) : (ffk_any_release(&v[i]), NULL);
+      if (x == NULL) Py_CLEAR(t);
+      else PyTuple_SET_ITEM(t, i, x);
+    }
+  }
+  if (v != stack) PyMem_Free(v);
+  return t;
+}
+
+/* _object_init_fields(obj, values: sequence) -> None: ffk_object_init_fields, for an
+   object unpickling has just made; then reloads the wrapper's cached fields. */
+static PyObject *object_init_fields(PyObject *mod, PyObject *args) {
+  (void)mod;
+  PyObject *o, *values;
+  if (!PyArg_ParseTuple(args, "OO:_object_init_fields", &o, &values)) return NULL;
+  ffk_object *h = wrapper_handle(o, "_object_init_fields");
+  if (h == NULL) return NULL;
+  PyObject *seq = PySequence_Fast(values, "_object_init_fields: the values must be a sequence");
+  if (seq == NULL) return NULL;
+  Py_ssize_t n = PySequence_Fast_GET_SIZE(seq);
+  if (n > INT32_MAX) {
+    Py_DECREF(seq);
+    return PyErr_Format(PyExc_ValueError, "_object_init_fields: %zd values", n);
+  }
+  ffk_any stack[16], *v = n <= 16 ? stack : PyMem_Malloc((size_t)n * sizeof *v);
+  if (v == NULL) {
+    Py_DECREF(seq);
+    return PyErr_NoMemory();
+  }
+  ffkpy_temps temps;
+  ffkpy_temps_init(&temps);
+  int rc = 0;
+  for (Py_ssize_t i = 0; rc == 0 && i < n; ++i) rc = ffkpy_to_any(PySequence_Fast_GET_ITEM(seq, i), &v[i], &temps);
+  if (rc == 0 && ffk_object_init_fields(h, v, (int32_t)n) != 0) rc = ffkpy_raise_from_ffk_int();
+  ffkpy_temps_release(&temps);
+  if (v != stack) PyMem_Free(v);
+  Py_DECREF(seq);
+  if (rc == 0) rc = ffkpy_reflect_fill(o); /* the read-only values a wrapper caches */
+  if (rc != 0) return NULL;
+  Py_RETURN_NONE;
+}
+
 /* _object_create(type_key, *args, **kwargs): ffk_object_create by key (create_object). */
 static PyObject *object_create(PyObject *mod, PyObject *const *args, size_t nargsf, PyObject *kwnames) {
   (void)mod;
@@ -1077,6 +1150,12 @@ PyMethodDef ffkpy_reflect_methods[] = {
     {"_object_from_fields", object_from_fields, METH_VARARGS,
      "_object_from_fields(type_key, fields): rebuilds a pickled reflected object."},
     {"_object_create", (PyCFunction)(void (*)(void))object_create, METH_FASTCALL | METH_KEYWORDS, NULL},
+    {"_object_is_reflection_made", object_is_reflection_made, METH_O,
+     "_object_is_reflection_made(obj) -> bool: whether obj's state is its fields (pickled through them)."},
+    {"_object_field_values", object_field_values, METH_O,
+     "_object_field_values(obj) -> tuple: every field's value, in the type's field order."},
+    {"_object_init_fields", object_init_fields, METH_VARARGS,
+     "_object_init_fields(obj, values): sets every field (read-only ones too) of an object just made."},
     {"_type_fields", type_fields, METH_O, NULL},
     {"_type_methods", type_methods, METH_O, NULL},
     {"_type_info", type_info, METH_O, NULL},

@@ -12,12 +12,19 @@
  * in Python takes the GIL itself (function.c). The rules themselves (what is equal, what
  * a path prints as, what a document holds) are the C library's; nothing here decides one.
  *
- * Pickling: an object pickles as (_core._unpickle_object, (document, module)): the JSON
- * graph of the object (tvm_ffi pickles through the same format), so sharing inside it
- * survives, and the module of its Python class, imported first when unpickling so that
- * types a Python module defines (py_class) exist; the types must have the same keys. What the format
- * cannot hold (a tensor, a Function, an opaque object, a cycle) is a TypeError naming
- * the object's type and the C reason.
+ * Pickling: an object made by reflection (ffk_object_is_reflection_made: its state is its
+ * fields) pickles through its fields, by the graph encoder that containers use
+ * (ffikit/container.py `_reduce`): every container and reflection-made object reachable
+ * from it is a node (type key, the module to import first, field values in field order),
+ * so sharing and cycles survive, and tensors, Functions and other objects are leaves that
+ * pickle themselves (a tensor out-of-band at protocol 5). Any other object pickles as
+ * (_core._unpickle_object, (document, module)): the JSON graph of the object (its type's
+ * __data_to_json__ hook; tvm_ffi pickles through the same format) and the module of its
+ * Python class, imported first when unpickling so that types a Python module defines
+ * (py_class) exist; the types must have the same keys. What that format cannot hold (a
+ * tensor, a Function, an opaque object, a cycle) is a TypeError naming the object's type
+ * and the C reason. Pickles made before field-wise pickling existed (_unpickle_object)
+ * still load.
  */
 #include "ffikit_py.h"
 
@@ -345,12 +352,26 @@ static PyObject *py_unpickle_object(PyObject *mod, PyObject *args) {
   return from_json_graph(doc, 0);
 }
 
-/* __reduce__: (_unpickle_object, (document, the module of the object's class)); the module
-   is None for a class ffikit made itself (it lives in no importable module). */
+static PyObject *g_graph_reduce; /* ffikit.container._reduce, looked up at the first use */
+
+/* __reduce__: an object made by reflection goes to the graph encoder of ffikit.container
+   (imported here, not at load: the package's Python modules import _core first); any other
+   is (_unpickle_object, (document, the module of the object's class)), the module None
+   for a class ffikit made itself (it lives in no importable module). */
 static PyObject *object_reduce(PyObject *self, PyObject *unused) {
   (void)unused;
   ffk_object *h = handle_of(self, "pickling");
   if (h == NULL) return NULL;
+  if (ffk_object_is_reflection_made(h)) {
+    if (g_graph_reduce == NULL) {
+      PyObject *m = PyImport_ImportModule("ffikit.container");
+      if (m == NULL) return NULL;
+      g_graph_reduce = PyObject_GetAttrString(m, "_reduce");
+      Py_DECREF(m);
+      if (g_graph_reduce == NULL) return NULL;
+    }
+    return PyObject_CallOneArg(g_graph_reduce, self);
+  }
   PyObject *doc = to_json_graph(self, NULL);
   if (doc == NULL) {
     if (!PyErr_ExceptionMatches(PyExc_TypeError) && !PyErr_ExceptionMatches(PyExc_ValueError)) return NULL;
@@ -387,9 +408,12 @@ static PyMethodDef ffkpy_object_copy_methods[] = {
      "copy.deepcopy(obj, memo): a deep copy made in C (ffk_deep_copy: sharing and cycles kept); the\n"
      "memo is honoured for this object (by id and by C object)."},
     {"__reduce__", object_reduce, METH_NOARGS,
-     "Pickles through the JSON graph document (to_json_graph_str); unpickling needs the types\n"
-     "registered under the same keys. TypeError for what the format cannot hold (tensors,\n"
-     "Functions, opaque objects, cycles)."},
+     "An object made by reflection pickles through its fields (every field, read-only and\n"
+     "inherited ones too), with the containers and objects it reaches as one graph: sharing\n"
+     "and cycles are kept, and tensors inside go out-of-band at protocol 5. Any other object\n"
+     "pickles through its JSON graph document (to_json_graph_str), a TypeError for what that\n"
+     "format cannot hold. Unpickling imports the module of each object's class first, and\n"
+     "needs the types registered under the same keys with the same fields."},
     {NULL, NULL, 0, NULL},
 };
 

@@ -350,64 +350,136 @@ static PyObject *tensor_fill_(PyObject *self, PyObject *value) {
 
 /* ---- Pickle -------------------------------------------------------------------------- */
 
+/*
+ * Three formats, ffikit._tensor's loaders rebuilding each:
+ *  - shared memory (at every protocol): (_attach_shared, (name, shape, strides, dtype,
+ *    byte_offset)), no bytes;
+ *  - protocol >= 5, a host tensor (cpu, cuda_host): (_from_pickle_buffer, (PickleBuffer,
+ *    shape, dtype, device)), the bytes of the tensor itself when contiguous (else of one
+ *    contiguous copy) handed to the pickler, out of band when it has a buffer_callback;
+ *  - otherwise (protocols 0-4, and __reduce__): (_from_bytes, (bytes, shape, dtype,
+ *    device)); a tensor on a device is a TypeError (copy it to the host first).
+ */
+
+/* The text of the dtype and of the device of a tensor, as the loaders take them. */
+static PyObject *dtype_text(const DLTensor *dl) {
+  PyObject *dtype = ffkpy_dtype_from_dl(dl->dtype);
+  PyObject *text = dtype ? PyObject_Str(dtype) : NULL;
+  Py_XDECREF(dtype);
+  return text;
+}
+static PyObject *device_text(const DLTensor *dl) {
+  PyObject *device = ffkpy_device_from_dl(dl->device);
+  PyObject *text = device ? PyObject_Str(device) : NULL;
+  Py_XDECREF(device);
+  return text;
+}
+
+/* The attribute `name` of ffikit._tensor: a new reference, or NULL with an exception. */
+static PyObject *tensor_module_attr(const char *name) {
+  PyObject *mod = PyImport_ImportModule("ffikit._tensor");
+  if (mod == NULL) return NULL;
+  PyObject *fn = PyObject_GetAttrString(mod, name);
+  Py_DECREF(mod);
+  return fn;
+}
+
+/* `self` when it is contiguous, else one contiguous copy: a new reference, or NULL with an exception. */
+static PyObject *contiguous_of(PyObject *self) {
+  ffk_tensor *t = ffkpy_tensor_of(self), *c;
+  if (ffk_tensor_is_contiguous(t)) return Py_NewRef(self);
+  Py_BEGIN_ALLOW_THREADS;
+  c = ffk_tensor_contiguous(t);
+  Py_END_ALLOW_THREADS;
+  return wrap_tensor(c);
+}
+
 static PyObject *tensor_reduce(PyObject *self, PyObject *u) {
   (void)u;
   const DLTensor *dl = ffkpy_dl_of(self);
-  PyObject *mod = PyImport_ImportModule("ffikit._tensor");
-  if (mod == NULL) return NULL;
-  PyObject *r = NULL, *shape = int_tuple(dl->shape, dl->ndim), *dtype = ffkpy_dtype_from_dl(dl->dtype);
-  PyObject *dtext = dtype ? PyObject_Str(dtype) : NULL;
   const char *shm = ffk_storage_shared_name(ffk_tensor_storage_borrow(ffkpy_tensor_of(self)));
-  if (shape && dtext && shm != NULL) {
+  PyObject *r = NULL, *shape = int_tuple(dl->shape, dl->ndim), *dtext = dtype_text(dl);
+  PyObject *fn = shape && dtext ? tensor_module_attr(shm != NULL ? "_attach_shared" : "_from_bytes") : NULL;
+  if (fn && shm != NULL) {
     PyObject *strides = int_tuple(dl->strides, dl->ndim);
-    PyObject *fn = PyObject_GetAttrString(mod, "_attach_shared");
-    if (strides && fn)
-      r = Py_BuildValue("O(sOOOK)", fn, shm, shape, strides, dtext, (unsigned long long)dl->byte_offset);
+    if (strides) r = Py_BuildValue("O(sOOOK)", fn, shm, shape, strides, dtext, (unsigned long long)dl->byte_offset);
     Py_XDECREF(strides);
-    Py_XDECREF(fn);
-  } else if (shape && dtext) {
-    PyObject *fn = PyObject_GetAttrString(mod, "_from_bytes");
-    PyObject *bytes = PyObject_CallMethod(mod, "_to_bytes", "O", self);
-    PyObject *device = ffkpy_device_from_dl(dl->device);
-    PyObject *dev_text = device ? PyObject_Str(device) : NULL;
-    if (fn && bytes && dev_text) r = Py_BuildValue("O(OOOO)", fn, bytes, shape, dtext, dev_text);
-    Py_XDECREF(fn);
-    Py_XDECREF(bytes);
-    Py_XDECREF(device);
+  } else if (fn) {
+    PyObject *dev_text = device_text(dl);
+    if (dev_text && !ffkpy_tensor_on_host(self)) {
+      PyErr_Format(PyExc_TypeError, "only host tensors pickle by value; this one is on %U", dev_text);
+    } else if (dev_text) {
+      PyObject *c = contiguous_of(self); /* its bytes, copied into the pickle (every dtype: no buffer format needed) */
+      PyObject *bytes = c ? PyBytes_FromStringAndSize(ffk_tensor_data_ptr(ffkpy_tensor_of(c)),
+                                                      (Py_ssize_t)ffk_tensor_nbytes(ffkpy_tensor_of(c)))
+                          : NULL;
+      if (bytes) r = Py_BuildValue("O(OOOO)", fn, bytes, shape, dtext, dev_text);
+      Py_XDECREF(c);
+      Py_XDECREF(bytes);
+    }
     Py_XDECREF(dev_text);
   }
+  Py_XDECREF(fn);
   Py_XDECREF(shape);
-  Py_XDECREF(dtype);
   Py_XDECREF(dtext);
-  Py_DECREF(mod);
+  return r;
+}
+
+/* __reduce_ex__(protocol): the protocol-5 format where it applies, else __reduce__'s. */
+static PyObject *tensor_reduce_ex(PyObject *self, PyObject *arg) {
+  long protocol = PyLong_AsLong(arg);
+  if (protocol == -1 && PyErr_Occurred()) return NULL;
+  ffk_tensor *t = ffkpy_tensor_of(self);
+  if (protocol < 5 || ffk_storage_shared_name(ffk_tensor_storage_borrow(t)) != NULL || !ffkpy_tensor_on_host(self))
+    return tensor_reduce(self, NULL);
+  const DLTensor *dl = ffkpy_dl_of(self);
+  PyObject *r = NULL, *fn = tensor_module_attr("_from_pickle_buffer");
+  PyObject *c = fn ? contiguous_of(self) : NULL; /* made contiguous once; the pickler gets those bytes */
+  PyObject *pb = c ? ffkpy_tensor_pickle_buffer(c) : NULL;
+  PyObject *shape = pb ? int_tuple(dl->shape, dl->ndim) : NULL;
+  PyObject *dtext = shape ? dtype_text(dl) : NULL;
+  PyObject *dev_text = dtext ? device_text(dl) : NULL;
+  if (dev_text) r = Py_BuildValue("O(OOOO)", fn, pb, shape, dtext, dev_text);
+  Py_XDECREF(fn);
+  Py_XDECREF(c);
+  Py_XDECREF(pb);
+  Py_XDECREF(shape);
+  Py_XDECREF(dtext);
+  Py_XDECREF(dev_text);
   return r;
 }
 
 /* ---- Constructors ------------------------------------------------------------------------ */
+
+/* A dtype given as an ffikit.dtype, its text, or anything ffikit.dtype() takes. 0, or -1 with an exception. */
+static int read_dtype(PyObject *dtype, DLDataType *dt) {
+  int rc = ffkpy_dtype_read(dtype, dt);
+  if (rc != 0) return rc < 0 ? -1 : 0;
+  PyObject *d = ffkpy_g.dtype_cls ? PyObject_CallOneArg(ffkpy_g.dtype_cls, dtype) : NULL;
+  if (d == NULL) return -1;
+  rc = ffkpy_dtype_read(d, dt);
+  Py_DECREF(d);
+  return rc > 0 ? 0 : -1;
+}
+
+/* A device given as an ffikit.Device or anything Device() takes ("cpu", "cuda:0"). 0, or -1 with an exception. */
+static int read_device(PyObject *device, DLDevice *dev) {
+  PyObject *d = PyObject_TypeCheck(device, &ffkpy_DeviceType) ? Py_NewRef(device)
+                                                              : PyObject_CallOneArg((PyObject *)&ffkpy_DeviceType, device);
+  if (d == NULL) return -1;
+  *dev = ((ffkpy_Device *)d)->device;
+  Py_DECREF(d);
+  return 0;
+}
 
 static int read_alloc_args(PyObject *args, PyObject *kwds, const char *fname, int64_t *dims, int32_t *n, DLDataType *dt,
                            DLDevice *dev, PyObject **name) {
   static char *kwlist[] = {"shape", "dtype", "device", "name", NULL};
   PyObject *shape, *dtype, *device = Py_None, *nm = Py_None;
   if (!PyArg_ParseTupleAndKeywords(args, kwds, "OO|OO", kwlist, &shape, &dtype, &device, &nm)) return -1;
-  if (read_ints(shape, dims, n, fname) != 0) return -1;
-  int rc = ffkpy_dtype_read(dtype, dt);
-  if (rc < 0) return -1;
-  if (rc == 0) {
-    PyObject *d = ffkpy_g.dtype_cls ? PyObject_CallOneArg(ffkpy_g.dtype_cls, dtype) : NULL;
-    if (d == NULL) return -1;
-    rc = ffkpy_dtype_read(d, dt);
-    Py_DECREF(d);
-    if (rc <= 0) return -1;
-  }
+  if (read_ints(shape, dims, n, fname) != 0 || read_dtype(dtype, dt) != 0) return -1;
   *dev = ffk_device(FFK_DEVICE_CPU, 0);
-  if (device != Py_None) {
-    PyObject *d = PyObject_TypeCheck(device, &ffkpy_DeviceType) ? Py_NewRef(device)
-                                                                : PyObject_CallOneArg((PyObject *)&ffkpy_DeviceType, device);
-    if (d == NULL) return -1;
-    *dev = ((ffkpy_Device *)d)->device;
-    Py_DECREF(d);
-  }
+  if (device != Py_None && read_device(device, dev) != 0) return -1;
   if (name != NULL) *name = nm;
   return 0;
 }
@@ -459,18 +531,29 @@ static PyObject *attach_shared(PyObject *mod, PyObject *args) {
   int64_t dims[FFK_TENSOR_MAX_NDIM], st[FFK_TENSOR_MAX_NDIM];
   int32_t n, m;
   DLDataType dt;
-  if (read_ints(shape, dims, &n, "shape") != 0 || read_ints(strides, st, &m, "strides") != 0) return NULL;
-  PyObject *d = ffkpy_g.dtype_cls ? PyObject_CallOneArg(ffkpy_g.dtype_cls, dtype) : NULL;
-  if (d == NULL || ffkpy_dtype_read(d, &dt) <= 0) {
-    Py_XDECREF(d);
+  if (read_ints(shape, dims, &n, "shape") != 0 || read_ints(strides, st, &m, "strides") != 0 ||
+      read_dtype(dtype, &dt) != 0)
     return NULL;
-  }
-  Py_DECREF(d);
   ffk_storage *s = ffk_storage_attach_shared(name);
   if (s == NULL) return ffkpy_raise_from_ffk();
   ffk_tensor *t = ffk_tensor_from_storage(s, n, dims, st, offset, dt);
   ffk_object_release((ffk_object *)s);
   return wrap_tensor(t);
+}
+
+/* _tensor_from_pickle_buffer(buf, shape, dtype, device): what a protocol-5 pickle rebuilds (tensor_buffer.c). */
+static PyObject *tensor_from_pickle_buffer(PyObject *mod, PyObject *const *args, Py_ssize_t nargs) {
+  (void)mod;
+  if (nargs != 4)
+    return PyErr_Format(PyExc_TypeError, "_tensor_from_pickle_buffer expected 4 arguments, got %zd", nargs);
+  int64_t dims[FFK_TENSOR_MAX_NDIM];
+  int32_t n;
+  DLDataType dt;
+  DLDevice dev;
+  if (read_ints(args[1], dims, &n, "unpickle: shape") != 0 || read_dtype(args[2], &dt) != 0 ||
+      read_device(args[3], &dev) != 0)
+    return NULL;
+  return ffkpy_tensor_from_pickle_buffer(args[0], n, dims, dt, dev);
 }
 
 static PyObject *sweep_shared(PyObject *mod, PyObject *u) {
@@ -530,7 +613,13 @@ static PyMethodDef tensor_methods[] = {
      "unless the tensor has exactly one element; TypeError for complex and float8 dtypes."},
     {"from_buffer", ffkpy_tensor_from_buffer, METH_O | METH_CLASS,
      "Tensor.from_buffer(obj) -> Tensor: a zero-copy CPU tensor over any buffer (kept alive)."},
-    {"__reduce__", tensor_reduce, METH_NOARGS, NULL},
+    {"__reduce_ex__", tensor_reduce_ex, METH_O,
+     "__reduce_ex__(protocol): at protocol 5 and above a host tensor pickles its bytes as a\n"
+     "pickle.PickleBuffer (out of band when the pickler has a buffer_callback; one contiguous\n"
+     "copy first when the tensor is not contiguous), which unpickling wraps without a copy;\n"
+     "lower protocols give __reduce__'s format. A shared-memory tensor pickles its name."},
+    {"__reduce__", tensor_reduce, METH_NOARGS,
+     "__reduce__(): the by-value format of protocols 0-4 (the bytes, copied into the pickle)."},
     {NULL, NULL, 0, NULL},
 };
 
@@ -589,6 +678,9 @@ PyMethodDef ffkpy_tensor_methods[] = {
      "name, a name in use, or a shape whose byte size overflows."},
     {"_attach_shared", attach_shared, METH_VARARGS, NULL},
     {"_sweep_shared", sweep_shared, METH_NOARGS, NULL},
+    {"_tensor_from_pickle_buffer", (PyCFunction)(void (*)(void))tensor_from_pickle_buffer, METH_FASTCALL,
+     "_tensor_from_pickle_buffer(buf, shape, dtype, device) -> Tensor: the tensor over a received buffer\n"
+     "(no copy on the CPU; read-only when the buffer is). ValueError when its length does not match."},
     {NULL, NULL, 0, NULL},
 };
 
@@ -596,7 +688,7 @@ int ffkpy_tensor_types_init(PyObject *module) {
   ffkpy_TensorType.tp_base = &ffkpy_ObjectType;
   if (PyType_Ready(&ffkpy_TensorType) < 0) return -1;
   if (PyModule_AddObjectRef(module, "Tensor", (PyObject *)&ffkpy_TensorType) < 0) return -1;
-  if (ffkpy_tensor_dlpack_init() != 0) return -1;
+  if (ffkpy_tensor_dlpack_init() != 0 || ffkpy_tensor_buffer_init(module) != 0) return -1;
   PyObject *k = PyLong_FromLong(FFK_TYPE_TENSOR);
   if (k == NULL) return -1;
   int rc = PyDict_SetItem(ffkpy_g.dynamic_classes, k, (PyObject *)&ffkpy_TensorType);

@@ -174,6 +174,35 @@ static int format_dtype(const char *format, Py_ssize_t itemsize, DLDataType *out
   return -1;
 }
 
+/*
+ * Makes ctx->view (acquired) a CPU tensor of `ndim` dimensions ctx->shape, strides
+ * ctx->strides or compact (strides NULL), through the C DLPack import, which validates
+ * it. The tensor owns ctx: its deleter releases the view. NULL with the ffikit error set
+ * and ctx released and freed.
+ */
+static ffk_tensor *wrap_view(buffer_ctx *ctx, int32_t ndim, DLDataType dtype, const int64_t *strides) {
+  Py_buffer *v = &ctx->view;
+  DLManagedTensorVersioned *m = &ctx->managed;
+  m->version.major = 1;
+  m->version.minor = 1;
+  m->manager_ctx = ctx;
+  m->deleter = buffer_deleter;
+  m->flags = v->readonly ? DLPACK_FLAG_BITMASK_READ_ONLY : 0;
+  m->dl_tensor.data = v->buf;
+  m->dl_tensor.device = ffk_device(FFK_DEVICE_CPU, 0);
+  m->dl_tensor.ndim = ndim;
+  m->dl_tensor.dtype = dtype;
+  m->dl_tensor.shape = ctx->shape;
+  m->dl_tensor.strides = (int64_t *)strides;
+  m->dl_tensor.byte_offset = 0;
+  ffk_tensor *t = ffk_tensor_from_dlpack_versioned(m, NULL);
+  if (t == NULL) {
+    PyBuffer_Release(v);
+    PyMem_RawFree(ctx);
+  }
+  return t;
+}
+
 PyObject *ffkpy_tensor_from_buffer(PyObject *cls, PyObject *obj) {
   (void)cls;
   buffer_ctx *ctx = PyMem_RawCalloc(1, sizeof *ctx);
@@ -202,25 +231,116 @@ PyObject *ffkpy_tensor_from_buffer(PyObject *cls, PyObject *obj) {
     }
     ctx->strides[i] = st / v->itemsize;
   }
-  DLManagedTensorVersioned *m = &ctx->managed;
-  m->version.major = 1;
-  m->version.minor = 1;
-  m->manager_ctx = ctx;
-  m->deleter = buffer_deleter;
-  m->flags = v->readonly ? DLPACK_FLAG_BITMASK_READ_ONLY : 0;
-  m->dl_tensor.data = v->buf;
-  m->dl_tensor.device = ffk_device(FFK_DEVICE_CPU, 0);
-  m->dl_tensor.ndim = v->ndim;
-  m->dl_tensor.dtype = dtype;
-  m->dl_tensor.shape = ctx->shape;
-  m->dl_tensor.strides = ctx->strides;
-  m->dl_tensor.byte_offset = 0;
-  ffk_tensor *t = ffk_tensor_from_dlpack_versioned(m, NULL);
-  if (t == NULL) {
-    PyBuffer_Release(v);
+  ffk_tensor *t = wrap_view(ctx, v->ndim, dtype, ctx->strides);
+  return t != NULL ? ffkpy_wrap_steal((ffk_object *)t) : ffkpy_raise_from_ffk();
+}
+
+/* ---- Pickle protocol 5: the bytes out, a received buffer back in --------------------------- */
+
+/*
+ * _TensorBytes: the bytes of a contiguous host tensor as a one-dimensional buffer of
+ * unsigned bytes, whatever the dtype (bfloat16 and the float8 family have no buffer
+ * format, so the tensor itself cannot be handed to pickle.PickleBuffer), read-only when
+ * the tensor is. It holds the tensor, so a PickleBuffer over it keeps the bytes alive.
+ * Made only by Tensor.__reduce_ex__ for a contiguous tensor, whose layout never changes.
+ */
+typedef struct {
+  PyObject_HEAD
+  PyObject *tensor;
+} tensor_bytes;
+
+static int tensor_bytes_getbuffer(PyObject *self, Py_buffer *view, int flags) {
+  static char nothing; /* a tensor without elements may have no address; a buffer always has one */
+  ffk_tensor *t = ffkpy_tensor_of(((tensor_bytes *)self)->tensor);
+  void *data = ffk_tensor_data_ptr(t);
+  Py_ssize_t len = (Py_ssize_t)ffk_tensor_nbytes(t);
+  return PyBuffer_FillInfo(view, self, len > 0 && data != NULL ? data : &nothing, len, ffk_tensor_is_read_only(t),
+                           flags); /* BufferError for a writable request on a read-only tensor */
+}
+
+static void tensor_bytes_dealloc(PyObject *self) {
+  Py_XDECREF(((tensor_bytes *)self)->tensor);
+  Py_TYPE(self)->tp_free(self);
+}
+
+static PyBufferProcs tensor_bytes_as_buffer = {tensor_bytes_getbuffer, NULL};
+
+static PyTypeObject tensor_bytes_type = {
+    PyVarObject_HEAD_INIT(NULL, 0).tp_name = "ffikit._core._TensorBytes",
+    .tp_doc = "The bytes of a contiguous host tensor as a flat buffer (what Tensor pickles out of band).",
+    .tp_basicsize = sizeof(tensor_bytes),
+    .tp_flags = Py_TPFLAGS_DEFAULT | Py_TPFLAGS_DISALLOW_INSTANTIATION,
+    .tp_dealloc = tensor_bytes_dealloc,
+    .tp_as_buffer = &tensor_bytes_as_buffer,
+};
+
+PyObject *ffkpy_tensor_pickle_buffer(PyObject *tensor) {
+  tensor_bytes *b = PyObject_New(tensor_bytes, &tensor_bytes_type);
+  if (b == NULL) return NULL;
+  b->tensor = Py_NewRef(tensor);
+  PyObject *pb = PyPickleBuffer_FromObject((PyObject *)b);
+  Py_DECREF(b);
+  return pb;
+}
+
+/*
+ * A read-only tensor over the elements of `t` (stolen; it lives on inside the result):
+ * its own DLPack export, flagged read-only and imported back, which C's import makes a
+ * new tensor with the flag rather than `t` again. NULL with the ffikit error set.
+ */
+static ffk_tensor *read_only_view_steal(ffk_tensor *t) {
+  DLManagedTensorVersioned *m = ffk_tensor_to_dlpack_versioned(t);
+  ffk_object_release((ffk_object *)t); /* the export holds its own reference */
+  if (m == NULL) return NULL;
+  m->flags |= DLPACK_FLAG_BITMASK_READ_ONLY;
+  ffk_tensor *r = ffk_tensor_from_dlpack_versioned(m, NULL);
+  if (r == NULL) m->deleter(m);
+  return r;
+}
+
+bool ffkpy_tensor_on_host(PyObject *tensor) { return on_host(ffkpy_dl_of(tensor)); }
+
+PyObject *ffkpy_tensor_from_pickle_buffer(PyObject *buf, int32_t ndim, const int64_t *shape, DLDataType dtype,
+                                          DLDevice device) {
+  buffer_ctx *ctx = PyMem_RawCalloc(1, sizeof *ctx);
+  if (ctx == NULL) return PyErr_NoMemory();
+  if (PyObject_GetBuffer(buf, &ctx->view, PyBUF_SIMPLE) != 0) { /* C-contiguous bytes, with their read-only flag */
+    PyMem_RawFree(ctx);
+    return NULL;
+  }
+  int wrap = ffk_tensor_check_bytes("unpickle", ndim, shape, dtype, ctx->view.buf, (uint64_t)ctx->view.len);
+  if (wrap < 0) {
+    PyBuffer_Release(&ctx->view);
     PyMem_RawFree(ctx);
     return ffkpy_raise_from_ffk();
   }
-  return ffkpy_wrap_steal((ffk_object *)t);
+  if (ndim > 0) memcpy(ctx->shape, shape, sizeof(int64_t) * (size_t)ndim);
+  int read_only = ctx->view.readonly;
+  ffk_tensor *t = wrap_view(ctx, ndim, dtype, NULL); /* owns ctx from here on */
+  if (t == NULL) return ffkpy_raise_from_ffk();
+  if (wrap == 1 && ffk_device_type(device) == FFK_DEVICE_CPU) return ffkpy_wrap_steal((ffk_object *)t);
+  /*
+   * Copied once: into pinned memory for cuda_host (the device is kept), or into fresh,
+   * aligned CPU memory when the buffer's address is not aligned for the dtype (a slice of
+   * a larger frame, as Dask may hand one back). The copy is read-only when the buffer
+   * was, as the wrapped buffer would have been.
+   */
+  ffk_tensor *c;
+  int rc = -1;
+  Py_BEGIN_ALLOW_THREADS;
+  c = ffk_tensor_empty(ndim, shape, dtype, device);
+  if (c != NULL) rc = ffk_tensor_copy_from(c, t);
+  Py_END_ALLOW_THREADS;
+  ffk_object_release((ffk_object *)t); /* releases the buffer */
+  if (rc != 0) {
+    ffk_object_release((ffk_object *)c);
+    return ffkpy_raise_from_ffk();
+  }
+  if (read_only) c = read_only_view_steal(c);
+  return c != NULL ? ffkpy_wrap_steal((ffk_object *)c) : ffkpy_raise_from_ffk();
 }
 
+int ffkpy_tensor_buffer_init(PyObject *module) {
+  (void)module;
+  return PyType_Ready(&tensor_bytes_type);
+}

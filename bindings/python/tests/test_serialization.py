@@ -1,5 +1,5 @@
-"""ffikit.serialization (TVM-FFI's JSON graph format), pickling of reflected objects through
-it, and interoperability with tvm_ffi: documents ffikit writes read in tvm_ffi and the
+"""ffikit.serialization (TVM-FFI's JSON graph format), the pickles that format still reads,
+and interoperability with tvm_ffi: documents ffikit writes read in tvm_ffi and the
 reverse, for the values both have.
 
 The tvm_ffi side runs in this process when ``tvm_ffi`` imports here, else in a subprocess
@@ -278,16 +278,23 @@ def test_pickle_keeps_sharing_inside_an_object():
     assert back.v_array[0].same_as(back.v_array[1])
 
 
-def test_pickle_goes_through_the_json_graph():
+def test_pickle_of_a_reflection_made_object_goes_through_its_fields_and_old_pickles_still_load():
     p = TestIntPair(1, 2)
-    func, args = p.__reduce__()
-    assert func is ffikit._core._unpickle_object
-    assert args == (to_json_graph_str(p), "ffikit.testing")  # the class's module, imported first
+    func, (first, nodes) = p.__reduce__()
+    assert func is ffikit.container._rebuild  # the one graph encoder (test_pickle_graph.py)
+    assert first.modules == ("ffikit.testing",)  # the class's module, imported first
+    assert nodes == [(4, ("testing.TestIntPair", "ffikit.testing", [1, 2]))]
     u = ffikit.testing.make_unregistered_object()  # an auto-made class: no module to import
-    assert u.__reduce__()[1][1] is None
-    assert func(args[0], "no_such_module_xyz").b == 2  # a module that does not import is skipped
+    first, nodes = u.__reduce__()[1]
+    assert first.modules == () and nodes[0][1][1] is None
+    # Pickles of the JSON graph format (made before objects pickled by fields) still load.
+    old = ffikit._core._unpickle_object
+    doc = to_json_graph_str(p)
+    assert old(doc, "ffikit.testing").b == 2
+    assert old(doc, "no_such_module_xyz").b == 2  # a module that does not import is skipped
+    assert pickle.loads(pickle.dumps(p)).b == 2
     with pytest.raises(ValueError, match="Invalid JSON Object Graph"):
-        func('{"root_index":0,"nodes":[{"type":"nosuch.T","data":{}}]}', None)
+        old('{"root_index":0,"nodes":[{"type":"nosuch.T","data":{}}]}', None)
 
 
 def test_unpickling_in_a_fresh_process_imports_the_class_module(tmp_path):
@@ -305,15 +312,20 @@ def test_unpickling_in_a_fresh_process_imports_the_class_module(tmp_path):
     assert out.stdout.decode().split() == ["FreshNode", "7"], out.stderr.decode()[-2000:]
 
 
-def test_pickling_what_the_format_cannot_hold_is_a_clear_error():
-    with pytest.raises(TypeError, match="cannot pickle a `testing.TestObjectDerived` object: cannot serialize"):
-        pickle.dumps(derived(v_array=Array([echo])))
-    with pytest.raises(TypeError, match="cannot pickle"):
-        pickle.dumps(echo)
+def test_pickling_what_cannot_travel_is_a_clear_error():
+    # Fields pickle themselves: a global Function by name, a tensor by value (test_pickle_graph.py).
+    current = ffikit.get_global_func("testing.echo")  # not `echo`: a test may register testing.* again
+    back = pickle.loads(pickle.dumps(derived(v_array=Array([current]))))
+    assert back.v_array[0].same_as(current)
     np = pytest.importorskip("numpy")
-    t = ffikit.from_dlpack(np.zeros(2, dtype="float32"))
-    with pytest.raises(TypeError, match="cannot pickle a `testing.TestObjectDerived` object"):
-        pickle.dumps(derived(v_map=Map({"t": t})))
+    t = ffikit.from_dlpack(np.arange(2, dtype="float32"))
+    assert list(np.from_dlpack(pickle.loads(pickle.dumps(derived(v_map=Map({"t": t})))).v_map["t"])) == [0.0, 1.0]
+    # A Function that no global name maps to cannot travel, inside an object or alone.
+    anonymous = ffikit.convert(lambda x: x)
+    with pytest.raises(TypeError, match=r"cannot pickle Function `\S*<lambda>`: it is not registered as a global Function"):
+        pickle.dumps(derived(v_array=Array([anonymous])))
+    with pytest.raises(TypeError, match="cannot pickle Function"):
+        pickle.dumps(anonymous)
 
 
 # ---- py_class objects -------------------------------------------------------------------------

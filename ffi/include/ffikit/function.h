@@ -116,6 +116,18 @@ FFK_API int ffk_function_remove_global(const char *name);
  */
 FFK_API int ffk_function_for_each_global(int (*fn)(const char *name, ffk_function *f, void *ctx), void *ctx);
 
+/*
+ * The name under which this very Function `f` (borrowed) is registered, for encoders that
+ * write a global Function as its name (Python's pickle): its own name (ffk_function_name)
+ * when the registry maps that name to f, else the first name in name order that maps to
+ * f. Returns 1 with *out a new owned str, 0 with *out None when no name maps to f (an
+ * anonymous closure, a Function whose name was removed or overridden by another), or -1
+ * with *out None and a ValueError (f or out NULL) or a MemoryError. Identity, not
+ * equality: a Function made the same way but not registered has no global name. The
+ * fallback walk visits every registered name (a pickle-time cost, not a call-time one).
+ */
+FFK_API int ffk_function_global_name(const ffk_function *f, ffk_any *out);
+
 /* ---- Docs and metadata. ------------------------------------------------------------ */
 
 /*

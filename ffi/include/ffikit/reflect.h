@@ -468,6 +468,39 @@ FFK_API ffk_object *ffk_object_shallow_copy(const ffk_object *obj);
 FFK_API bool ffk_object_is_reflection_made(const ffk_object *obj);
 
 /*
+ * Field-wise encoding, for encoders that write an object as its type key and its field
+ * values and rebuild it elsewhere (Python's pickle, a binding's own format): the pair
+ * reads and writes every field of an object made by reflection, inherited ones included,
+ * in the type's field order (ffk_type_field_at), read-only ones too.
+ *
+ * ffk_object_field_values stores the value of each of the `n` fields of `obj` (borrowed)
+ * in out[0..n), each a new reference (containers are not copied: the caller gets the very
+ * List a field holds); `n` must be ffk_type_num_fields(obj->type_index). Each field is
+ * read as ffk_field_get reads it; the values are not one atomic snapshot of an object
+ * that other threads write meanwhile. Returns 0, or -1 with out[0..n) None and:
+ *   TypeError  cannot read the fields of a `mylib.Plain`: only objects made by reflection are field-wise
+ *   ValueError `mylib.Point` has 2 fields, not 3        (n is not the field count)
+ *   ValueError for a NULL obj, or a NULL out with n > 0; a MemoryError.
+ *
+ * ffk_object_init_fields writes `values` (n borrowed values, field order) into the fields
+ * of `obj`, read-only ones too, converting each to its field's type as ffk_field_init
+ * does. It is for an object its caller alone holds and has just made with
+ * ffk_object_new_reflected (a decoder fills the fields after making every object of a
+ * graph, so that a cycle through any field can be rebuilt). Every value is converted
+ * before any field is written, so a value of the wrong type leaves obj unchanged. The
+ * type's field write hook (ffk_type_set_field_write_hook) is called for each field
+ * written. Returns 0, or -1 with:
+ *   TypeError  Mismatched type on field `x` of `mylib.Point`: expected `int` but got `str`
+ *   TypeError  cannot set the fields of a `mylib.Plain`: only objects made by reflection are field-wise
+ *   ValueError `mylib.Point` has 2 fields, not 3
+ *   ValueError for a NULL obj, or NULL values with n > 0;
+ *   MemoryError (converting, or storing a writable object field that held a value: then
+ *   the fields before it have their new values, the others their old ones).
+ */
+FFK_API int ffk_object_field_values(const ffk_object *obj, ffk_any *out, int32_t n);
+FFK_API int ffk_object_init_fields(ffk_object *obj, const ffk_any *values, int32_t n);
+
+/*
  * Field write notification: `hook` (NULL removes it) is called after every successful
  * ffk_field_set, ffk_object_set_field and ffk_field_init on an object of type
  * `type_index` or of a subtype without a hook of its own (the nearest type's hook wins),

@@ -87,6 +87,23 @@ FFK_API ffk_tensor *ffk_tensor_from_storage(ffk_storage *storage, int32_t ndim, 
                                             const int64_t *strides, uint64_t byte_offset, DLDataType dtype);
 
 /*
+ * Checks received bytes against the tensor they should hold: whether the `nbytes` bytes at
+ * `data` (host memory) are exactly a contiguous (row-major) tensor of `shape` (ndim values)
+ * and `dtype`, as a deserializer that received a tensor's bytes (Python's unpickler, with a
+ * protocol-5 buffer) asks before wrapping them. Returns 1 when they are and `data` is
+ * aligned for the dtype (to its item size; half of it for complex dtypes, whose parts are
+ * floats; 1 for float4_e2m1fn_x2): the bytes can be wrapped as they are; 0 when they are
+ * but `data` is not aligned (a slice of a larger frame): the caller copies them once into
+ * a fresh tensor, since typed access to them would be misaligned; or -1 with a ValueError
+ * prefixed "`what`: " (`what` names the user's operation): ndim, a negative dimension, a
+ * dtype tensors do not hold, a shape whose bytes overflow, or a length that differs
+ * ("unpickle: the buffer has 12 bytes, but a float32 tensor of shape [2, 3] has 24").
+ * All arguments borrowed; `data` is only compared, never read (NULL only with nbytes 0).
+ */
+FFK_API int ffk_tensor_check_bytes(const char *what, int32_t ndim, const int64_t *shape, DLDataType dtype,
+                                   const void *data, uint64_t nbytes);
+
+/*
  * The DLTensor inside `t`, borrowed for as long as `t` lives: data, device, ndim, dtype,
  * shape, strides (never NULL) and byte_offset. Do not modify it.
  */
