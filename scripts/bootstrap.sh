@@ -5,6 +5,9 @@
 #     cmake is, so the checks of the installed CMake package config run everywhere);
 #   - a Python virtual environment in .venv with requirements-dev.txt, made from the
 #     python3 on PATH (the project's Python tools never go into the system).
+#   - the distributed engines of requirements-engines.txt (Ray, Dask), test and benchmark
+#     dependencies only, into the same venv; when their wheels cannot be installed (no
+#     wheel for this CPython, no network), a warning, and the engine tests skip;
 #   - on CPython 3.11, torch 2.13.0 (CPU, for the DLPack interop tests) and atheris (for
 #     tests/fuzz/run_atheris.sh) into the same venv;
 #   - apache-tvm-ffi 0.1.15 in a venv of its own, .venv-tvm (the interop peer of the JSON
@@ -82,6 +85,18 @@ if ! cmp -s requirements-dev.txt "$stamp"; then
   log "installing Python tools into $venv: $(tr '\n' ' ' < requirements-dev.txt)"
   "$venv/bin/python" -m pip install -q --disable-pip-version-check -r requirements-dev.txt >&2
   cp requirements-dev.txt "$stamp"
+fi
+# Ray and Dask for the engine tests (test_engines_ray.py, test_engines_dask.py) and the
+# engine benchmarks: never imported by ffikit. The stamp is written only after a successful
+# install, so a failed one is retried by the next run (the tests skip meanwhile).
+engines_stamp="$venv/.requirements-engines.txt"
+if ! cmp -s requirements-engines.txt "$engines_stamp"; then
+  log "installing the engines into $venv (test dependencies): $(grep -v '^#' requirements-engines.txt | paste -sd' ')"
+  if "$venv/bin/python" -m pip install -q --disable-pip-version-check -r requirements-engines.txt >&2; then
+    cp requirements-engines.txt "$engines_stamp"
+  else
+    log "WARNING: the engines could not be installed: the Ray and Dask tests will be SKIPPED"
+  fi
 fi
 # PyTorch for the DLPack interop tests: the CPU wheel of torch 2.13.0 lies on disk for
 # Python 3.11 (an unpinned or other-version install would download gigabytes).

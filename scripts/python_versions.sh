@@ -4,6 +4,10 @@
 # ./bindings/python` (the release build, as users get it), then the pytest suite run
 # from outside the source tree so it imports the installed package. The output of each
 # install goes to .ci-logs/python-<version>-install.log (ignored by git; shown on failure).
+# The engines of requirements-engines.txt (Ray, Dask) go into each venv too, so the engine
+# tests run on every version (measured on 2 busy cores: nothing once a venv has them (a
+# stamp), 20-50 s per version into a fresh venv, about 16 s of engine tests per version);
+# where they cannot be installed the run says so and those tests skip, the rest still runs.
 # Prints "passed failed skipped" per version on its last lines (for scripts/summarize.py).
 set -uo pipefail
 cd "$(dirname "$0")/.."
@@ -28,6 +32,16 @@ for version in 3.10 3.12 3.13; do
     echo "[python $version] install FAILED" >&2
     echo "0 1 0"
     continue
+  fi
+  # Test dependencies only; stamped like bootstrap.sh's, so an installed venv costs nothing.
+  if ! cmp -s requirements-engines.txt "$venv/.requirements-engines.txt"; then
+    start=$SECONDS
+    if "$venv/bin/python" -m pip install -q --disable-pip-version-check -r requirements-engines.txt >> "$log" 2>&1; then
+      cp requirements-engines.txt "$venv/.requirements-engines.txt"
+      echo "[python $version] engines (requirements-engines.txt) installed in $((SECONDS - start)) s" >&2
+    else
+      echo "[python $version] WARNING: the engines (requirements-engines.txt) could not be installed (see $log): the Ray and Dask tests are SKIPPED" >&2
+    fi
   fi
   xml=$(mktemp)
   (cd /tmp && "$venv/bin/python" -m pytest -q -p no:cacheprovider --junitxml="$xml" "$root/bindings/python/tests") >&2
