@@ -7,6 +7,7 @@ found fails. The pip-installed release build has no counters: the check is skipp
 from __future__ import annotations
 
 import gc
+import time
 
 import pytest
 
@@ -30,6 +31,21 @@ def no_leaked_objects():
     if HOOKS:
         after = live_objects()
         assert after <= before, f"the test left {after - before} ffikit object(s) alive"
+
+
+@pytest.fixture
+def engine_settled(no_leaked_objects):
+    """For tests that move values through Ray or Dask (test_engines_*.py): runs inside the
+    leak check and first waits, at most 5 s, for this process to hold no more live objects
+    than before the test. The engines' own threads (Dask's IO loop and offload pool, Ray's
+    core worker) drop their last references to what they moved a little after the call
+    that moved them has returned; what is still alive after 5 s is the leak check's."""
+    before = live_objects()
+    yield
+    if HOOKS:
+        deadline = time.monotonic() + 5.0
+        while live_objects() > before and time.monotonic() < deadline:
+            time.sleep(0.05)
 
 
 @pytest.fixture

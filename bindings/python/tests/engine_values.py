@@ -99,25 +99,6 @@ def collect() -> int:
     return gc.collect()
 
 
-def wait_for_live_objects(at_most: int, limit_s: float = 5.0) -> None:
-    """Waits (bounded) until this process holds at most `at_most` live ffikit objects: the
-    engines' own threads (Dask's IO loop and offload pool, Ray's core worker) drop the last
-    references to values they moved a little after the call that moved them returned. What
-    is still alive after the limit is left to conftest's leak check."""
-    from ffikit import _core
-
-    if _core.HOOKS_AVAILABLE:
-        wait_until(lambda: _core._live_objects() <= at_most, lambda: None, limit_s)
-
-
-def live_objects() -> int:
-    from ffikit import _core
-
-    gc.collect()
-    n = _core._live_objects()
-    return -1 if n is None else n
-
-
 def mapping_path(address: int) -> str | None:
     """The file (or [anon], [heap]) mapped at `address` in this process, from /proc/self/maps."""
     with open("/proc/self/maps") as f:

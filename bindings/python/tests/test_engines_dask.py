@@ -41,18 +41,12 @@ import engine_values as E  # noqa: E402 - after the skips: the workers import it
 
 # The scheduler's HTTP server (health and metrics routes; no dashboard) takes port 8787 or,
 # when another cluster holds it, any free port with this warning.
-pytestmark = pytest.mark.filterwarnings("ignore:Port 8787 is already in use:UserWarning")
+pytestmark = [pytest.mark.filterwarnings("ignore:Port 8787 is already in use:UserWarning"),
+              pytest.mark.usefixtures("engine_settled")]  # conftest: lets the engine let go first
 
 KINDS = ["tensor", "array", "map", "list", "dict", "object", "derived"]
 
 
-@pytest.fixture(autouse=True)
-def engine_settled(no_leaked_objects):
-    """Runs inside conftest's leak check: lets the engine's threads drop what they moved
-    before the check counts (see engine_values.wait_for_live_objects)."""
-    before = E.live_objects()
-    yield
-    E.wait_for_live_objects(before)
 
 
 @pytest.fixture(scope="module")

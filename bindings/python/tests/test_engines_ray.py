@@ -38,17 +38,12 @@ ray = pytest.importorskip("ray", reason="Ray is not installed (pip install -r re
 
 import engine_values as E  # noqa: E402 - after the skips: the workers import it too
 
+pytestmark = pytest.mark.usefixtures("engine_settled")  # conftest: lets the engine let go first
+
 OBJECT_STORE_BYTES = 300 << 20
 HERE = os.path.dirname(os.path.abspath(__file__))
 
 
-@pytest.fixture(autouse=True)
-def engine_settled(no_leaked_objects):
-    """Runs inside conftest's leak check: lets the engine's threads drop what they moved
-    before the check counts (see engine_values.wait_for_live_objects)."""
-    before = E.live_objects()
-    yield
-    E.wait_for_live_objects(before)
 
 
 @pytest.fixture(scope="module")
