@@ -334,6 +334,10 @@ def spy_on_loader() -> list[str]:
                     + ("wrapped" if t.data_ptr() == addr else "copied"))
         return t
 
+    # Tensor.__reduce_ex__ names whatever _tensor._from_pickle_buffer is when it pickles (the
+    # Dask serializer pickles in this process too): the spy answers to the loader's own name,
+    # so the stream stays ffikit._tensor._from_pickle_buffer and the worker loads the real one.
+    loader.__module__, loader.__qualname__ = real.__module__, real.__qualname__
     _tensor._from_pickle_buffer = loader
     return seen
 
