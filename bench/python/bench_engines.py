@@ -8,12 +8,16 @@ Three measurements, each beside numpy's array of the same shape and bytes:
   - ``ray``: ``ray.get(ray.put(x))`` (``ray.init(num_cpus=2, include_dashboard=False)``);
   - ``dask``: ``client.gather(client.scatter(x, hash=False))`` on a
     ``LocalCluster(processes=True, n_workers=1, threads_per_worker=1)`` with
-    ``Client(direct_to_workers=True)``: the worker unpickles the value and pickles it back.
-    ``hash=False`` because hashing would tokenize 256 MiB (numpy's bytes; another type
+    ``Client(direct_to_workers=True)``: the worker deserializes the value and serializes it
+    back. ``hash=False`` because hashing would tokenize 256 MiB (numpy's bytes; another type
     through cloudpickle), which is not the transfer.
   - ``dask_sched``: the same with the Client's defaults, so the gather goes through the
     scheduler, whose connections pickle at protocol 4 ("common denominator", distributed's
-    scheduler.py): numpy travels by Dask's own serializer, a Tensor by ``__reduce_ex__(4)``.
+    scheduler.py). No kind pickles there: each travels by a serializer of Dask's own "dask"
+    family, which Dask tries before pickle on every connection: numpy's and torch's are
+    distributed's, a Tensor's is ffikit's (``ffikit/_dask.py``: its protocol-5 pickle stream
+    in Dask's header, its bytes as Dask's frames, wrapped on loading), on this path and the
+    direct one alike.
   Every run starts its engine once and times ffikit, numpy and torch in turns (the order
   rotates each round), so the three share the same load; ratios are taken within a run.
 * **memory** of one round trip in the driver, in a fresh process per (engine, kind) after one
@@ -334,6 +338,10 @@ def spy_on_loader() -> list[str]:
                     + ("wrapped" if t.data_ptr() == addr else "copied"))
         return t
 
+    # Tensor.__reduce_ex__ names whatever _tensor._from_pickle_buffer is when it pickles (the
+    # Dask serializer pickles in this process too): the spy answers to the loader's own name,
+    # so the stream stays ffikit._tensor._from_pickle_buffer and the worker loads the real one.
+    loader.__module__, loader.__qualname__ = real.__module__, real.__qualname__
     _tensor._from_pickle_buffer = loader
     return seen
 

@@ -19,6 +19,9 @@
 #include <stdint.h>
 #include <stdlib.h>
 #include <string.h>
+#if defined(__linux__)
+#include <sys/mman.h>
+#endif
 
 #define MAX_DEVICE_TYPES 64
 #define MAX_DEVICE_IDS 64
@@ -64,6 +67,32 @@ void ffk_storage_reset_peak(DLDevice device) {
 /* ---- The CPU allocator ------------------------------------------------------------------ */
 
 /*
+ * Large CPU blocks ask Linux for transparent huge pages, as numpy does for its arrays
+ * (same threshold, 4 MiB): where THP is "madvise" (a common default), a block without the
+ * hint lies on 4 KiB pages, and every pass over it (an engine copying it into its store,
+ * Ray's ray.put) takes a TLB miss per 4 KiB, measured 6-16% slower per 256 MiB memcpy on a
+ * 2-core VM. Only the whole 2 MiB pages inside the block are advised; the hint is best
+ * effort (a kernel without THP answers EINVAL) and changes no contents.
+ */
+#define HUGE_HINT_MIN ((size_t)4 << 20)
+#define HUGE_PAGE ((uintptr_t)2 << 20)
+
+static void advise_huge_pages(void *block, size_t nbytes) {
+#if defined(__linux__) && defined(MADV_HUGEPAGE)
+  if (nbytes < HUGE_HINT_MIN) return;
+  uintptr_t lo = ((uintptr_t)block + HUGE_PAGE - 1) & ~(HUGE_PAGE - 1);
+  uintptr_t hi = ((uintptr_t)block + nbytes) & ~(HUGE_PAGE - 1);
+  if (hi > lo) {
+    int saved = errno;
+    (void)madvise((void *)lo, hi - lo, MADV_HUGEPAGE);
+    errno = saved;
+  }
+#else
+  (void)block, (void)nbytes;
+#endif
+}
+
+/*
  * CPU memory comes from ffikit's allocation path (so tests can fail it and leaks are
  * counted), over-allocated and aligned by hand; the word before the aligned block holds
  * the pointer to free.
@@ -76,7 +105,10 @@ static void *cpu_allocate(void *ctx, DLDevice device, size_t nbytes, size_t alig
     return NULL;
   }
   void *raw = ffk_mem_alloc(nbytes + FFK_ALIGNED__ROOM(alignment));
-  return raw != NULL ? ffk_aligned__place(raw, alignment) : NULL;
+  if (raw == NULL) return NULL;
+  void *block = ffk_aligned__place(raw, alignment);
+  advise_huge_pages(block, nbytes);
+  return block;
 }
 
 static void cpu_free(void *ctx, DLDevice device, void *ptr, size_t nbytes) {
