@@ -33,8 +33,13 @@ _registered = False
 
 
 def _dumps(x: Object) -> tuple[dict[str, Any], list[memoryview]]:
+    # distributed's own pickle: plain pickle first, cloudpickle for what plain pickle cannot
+    # write (a local or __main__ class held in a container), as Dask's pickle family does.
+    from distributed.protocol import pickle as dask_pickle
+
     frames: list[memoryview] = []
-    stream = pickle.dumps(x, protocol=5, buffer_callback=lambda b: frames.append(b.raw()))
+    stream = dask_pickle.dumps(  # type: ignore[no-untyped-call]
+        x, protocol=5, buffer_callback=lambda b: frames.append(b.raw()))
     return {"ffikit-pickle": stream, "writeable": [not f.readonly for f in frames]}, frames
 
 

@@ -79,11 +79,12 @@ def test_a_global_function_travels_by_name():
     assert frames == [] and back.same_as(f) and back(5) == 5
 
 
-def test_what_does_not_pickle_fails_in_dask_too():
+def test_what_does_not_pickle_fails_in_dask_too(caplog):
     f = ffikit.convert(lambda x: x)
     with pytest.raises(TypeError, match="Could not serialize") as e:
         protocol.serialize(f, serializers=("dask",), on_error="raise")
     assert "not registered as a global Function" in str(e.value.__cause__)  # ffikit's reason, kept
+    caplog.clear()  # distributed logs the failure with its traceback, which holds f
 
 
 @pytest.mark.parametrize("first", ["ffikit", "distributed"])
@@ -105,3 +106,15 @@ def test_ffikit_alone_imports_no_distributed():
     env = dict(os.environ, PYTHONPATH=os.pathsep.join(sys.path))
     out = subprocess.run([sys.executable, "-c", code], capture_output=True, env=env, timeout=120)
     assert out.stdout.decode().split() == ["False", "False"], out.stderr.decode()[-2000:]
+
+
+def test_what_plain_pickle_cannot_write_goes_through_cloudpickle():
+    class Local:  # a local class: plain pickle cannot write it, cloudpickle can
+        def __init__(self, n):
+            self.n = n
+
+    t = ffikit.from_dlpack(np.arange(16, dtype=np.int32))
+    header, frames, back = roundtrip(ffikit.List([Local(7), t]))
+    assert len(frames) == 1  # the tensor still out of band
+    assert back[0].n == 7 and np.array_equal(np.from_dlpack(back[1]), np.arange(16, dtype=np.int32))
+    back.clear()
