@@ -108,22 +108,40 @@ void ffk_object_retain(ffk_object *obj) {
   FFK_ATOMIC_ADD(&obj->refcount, FFK_REFCOUNT_STRONG_ONE, __ATOMIC_RELAXED);
 }
 
-void ffk_object_release(ffk_object *obj) {
-  if (obj == NULL) return;
-  /*
-   * The only strong reference and no weak one: no other thread can reach the count
-   * (only holders retain, and weak holders upgrade), so the object goes without a
-   * read-modify-write. The acquire load pairs with earlier holders' release decrements.
-   */
-  if (FFK_ATOMIC_LOAD(&obj->refcount, __ATOMIC_ACQUIRE) == FFK_REFCOUNT_INIT) {
-    obj->deleter(obj, FFK_DELETER_BOTH);
-    return;
-  }
-  uint64_t before = FFK_ATOMIC_SUB(&obj->refcount, FFK_REFCOUNT_STRONG_ONE, FFK_DECREMENT_ORDER);
-  if (FFK_LIKELY((before & STRONG_MASK) != 1)) return;
-  FFK_ACQUIRE_FENCE();
-  if (before == FFK_REFCOUNT_INIT) {
-    /* No weak holders: nobody can observe the object any more. */
+/*
+ * Releasing deep data. A deleter releases what its object holds, and the last release of
+ * a child runs the child's deleter inside the parent's: a chain N objects deep (a List
+ * holding a List holding ...) would nest N deleter calls and overflow the stack long
+ * before N reaches ten million. So each thread counts the deleters it is inside; past
+ * DIE_DEPTH_MAX it queues a dying object instead of destroying it there, and the
+ * outermost deleter call on the thread destroys the queued ones one at a time before it
+ * returns, each starting again from depth 1 (CPython's "trashcan", without its per-type
+ * opt-in). The stack stays within DIE_DEPTH_MAX nested deleters whatever the depth of
+ * the data, the queue holds at most what the data holds, and a release still returns only
+ * when everything it made unreachable is gone (the live-object counters see no lag).
+ * Shallow data never reaches the queue: its cost is one thread-local counter per death.
+ *
+ * Only the thread's outermost deleter call drains, and it drains last-in first-out, so
+ * a chain keeps the queue at about one entry. The queue grows with malloc and is freed
+ * when it empties (a thread that exits leaves nothing behind); when malloc fails the
+ * object is destroyed in place, recursing as before, rather than leaked.
+ */
+#define DIE_DEPTH_MAX 128
+
+typedef struct dying {
+  ffk_object *obj;
+  bool weak_held; /* weak holders remain: destroy, then give back the strong holders' weak unit */
+} dying;
+
+static _Thread_local struct {
+  uint32_t depth; /* deleters this thread is inside */
+  uint32_t n, cap;
+  dying *queue;
+} t_die;
+
+/* Destroys an object whose strong count reached 0, and frees it when no weak holder remains. */
+static void finish(ffk_object *obj, bool weak_held) {
+  if (!weak_held) {
     obj->deleter(obj, FFK_DELETER_BOTH);
     return;
   }
@@ -133,6 +151,57 @@ void ffk_object_release(ffk_object *obj) {
     FFK_ACQUIRE_FENCE();
     obj->deleter(obj, FFK_DELETER_FREE);
   }
+}
+
+/* Queues obj for the outermost deleter call. False when the queue cannot grow. */
+static FFK_NOINLINE bool defer(ffk_object *obj, bool weak_held) {
+  if (t_die.n == t_die.cap) {
+    uint32_t cap = t_die.cap ? 2 * t_die.cap : 64;
+    dying *more = cap > t_die.cap ? realloc(t_die.queue, (size_t)cap * sizeof *more) : NULL;
+    if (more == NULL) return false;
+    t_die.queue = more;
+    t_die.cap = cap;
+  }
+  t_die.queue[t_die.n++] = (dying){obj, weak_held};
+  return true;
+}
+
+/* The outermost deleter call: destroys what the nested ones queued, then drops the queue. */
+static FFK_NOINLINE void drain(void) {
+  while (t_die.n > 0) {
+    dying d = t_die.queue[--t_die.n];
+    finish(d.obj, d.weak_held);
+  }
+  free(t_die.queue);
+  t_die.queue = NULL;
+  t_die.cap = 0;
+}
+
+static FFK_NOINLINE void die(ffk_object *obj, bool weak_held) {
+  uint32_t depth = t_die.depth;
+  if (FFK_UNLIKELY(depth >= DIE_DEPTH_MAX) && defer(obj, weak_held)) return;
+  t_die.depth = depth + 1;
+  finish(obj, weak_held);
+  if (FFK_UNLIKELY(depth == 0 && t_die.queue != NULL)) drain();
+  t_die.depth = depth;
+}
+
+void ffk_object_release(ffk_object *obj) {
+  if (obj == NULL) return;
+  /*
+   * The only strong reference and no weak one: no other thread can reach the count
+   * (only holders retain, and weak holders upgrade), so the object goes without a
+   * read-modify-write. The acquire load pairs with earlier holders' release decrements.
+   */
+  if (FFK_ATOMIC_LOAD(&obj->refcount, __ATOMIC_ACQUIRE) == FFK_REFCOUNT_INIT) {
+    die(obj, false);
+    return;
+  }
+  uint64_t before = FFK_ATOMIC_SUB(&obj->refcount, FFK_REFCOUNT_STRONG_ONE, FFK_DECREMENT_ORDER);
+  if (FFK_LIKELY((before & STRONG_MASK) != 1)) return;
+  FFK_ACQUIRE_FENCE();
+  /* No weak holders (before == INIT): nobody can observe the object any more. */
+  die(obj, before != FFK_REFCOUNT_INIT);
 }
 
 uint32_t ffk_object_use_count(const ffk_object *obj) {
