@@ -116,18 +116,19 @@ static PyObject *tensor_size(PyObject *self, PyObject *arg) {
 }
 
 /* Reads a shape given as ints or one sequence of ints into dims (at most FFK_TENSOR_MAX_NDIM). */
-static int read_ints(PyObject *seq_or_args, int64_t *dims, int32_t *n, const char *what) {
-  PyObject *seq = PySequence_Fast(seq_or_args, what);
+/*
+ * Reads a flat sequence of ints (a shape or a permutation) into dims. `seq_or_args` is
+ * either the shape itself or a method's args tuple, so f((2, 3)) reads as f(2, 3): one
+ * level is unwrapped, and only there. A str or bytes is never a sequence of ints.
+ */
+static int read_ints_flat(PyObject *obj, int64_t *dims, int32_t *n, const char *what) {
+  if (PyUnicode_Check(obj) || PyBytes_Check(obj) || PyByteArray_Check(obj)) {
+    PyErr_Format(PyExc_TypeError, "%s: expected a sequence of ints, got %.200s", what, Py_TYPE(obj)->tp_name);
+    return -1;
+  }
+  PyObject *seq = PySequence_Fast(obj, what);
   if (seq == NULL) return -1;
   Py_ssize_t count = PySequence_Fast_GET_SIZE(seq);
-  if (count == 1 && !PyIndex_Check(PySequence_Fast_GET_ITEM(seq, 0))) { /* f((2, 3)) as well as f(2, 3) */
-    PyObject *inner = PySequence_Fast_GET_ITEM(seq, 0);
-    Py_INCREF(inner);
-    Py_DECREF(seq);
-    int rc = read_ints(inner, dims, n, what);
-    Py_DECREF(inner);
-    return rc;
-  }
   if (count > FFK_TENSOR_MAX_NDIM) {
     Py_DECREF(seq);
     PyErr_Format(PyExc_ValueError, "%s: %zd dimensions, more than the %d ffikit supports", what, count,
@@ -151,6 +152,14 @@ static int read_ints(PyObject *seq_or_args, int64_t *dims, int32_t *n, const cha
   *n = (int32_t)count;
   Py_DECREF(seq);
   return 0;
+}
+
+static int read_ints(PyObject *seq_or_args, int64_t *dims, int32_t *n, const char *what) {
+  if (PyTuple_Check(seq_or_args) && PyTuple_GET_SIZE(seq_or_args) == 1) {
+    PyObject *only = PyTuple_GET_ITEM(seq_or_args, 0);
+    if (!PyIndex_Check(only)) return read_ints_flat(only, dims, n, what);
+  }
+  return read_ints_flat(seq_or_args, dims, n, what);
 }
 
 /* ---- Views and element operations --------------------------------------------------------- */
