@@ -68,10 +68,22 @@ static void drop_field(ffk_any *v, bool owned) {
  * thread raises meanwhile. A node whose last field reference a writer drops while the walk
  * is inside it is kept alive by the walk's read section, and is no longer reachable from
  * the values walked, so it cannot be met again either.
+ *
+ * The memo and the stack name nodes by address, so no node they name may die and leave
+ * its address to another node while the walk runs (another thread may pop a node from a
+ * List once the walk's snapshot of that List is released; a node built next could get
+ * its address, and the memo would answer for it). The walk holds everything it reached:
+ * the caller holds the values walked, an Array, Tuple or Map holds its elements, a
+ * field's replaced value waits for the walk's read section, and the walk keeps every
+ * List and Dict snapshot it takes and every value a hook hands to `equal` or `hash`
+ * (walk_keep) until it ends. Retaining each node the memo records instead would cost
+ * two atomic operations per shared node; keeping the snapshots costs none
+ * (bench/README.md, "Structural walks").
  */
 typedef struct memo_slot {
   const ffk_object *a, *b;
   uint64_t value;
+  bool cyclic; /* hash: the node reaches a cycle (see hash) */
 } memo_slot;
 
 typedef struct walk_memo {
@@ -126,6 +138,9 @@ typedef struct walk {
   int32_t nsteps, capsteps;
   walk_fn_ctx *fn_ctx[2]; /* [0] equal, [1] hash: made on first use */
   ffk_function *fns[2];
+  bool cyclic;       /* hash: the node being hashed has reached a cycle so far */
+  ffk_object **kept; /* owned until the walk ends: snapshots and hook arguments (walk_memo) */
+  int64_t nkept, capkept;
 } walk;
 
 /* True when `o` may be met again in this walk (see walk_memo). */
@@ -155,7 +170,7 @@ static void memo_place(walk_memo *m, memo_slot slot) {
 }
 
 /* Records (a, b) -> value (not yet recorded). 0, or -1 with a MemoryError. */
-static int memo_add(walk_memo *m, const ffk_object *a, const ffk_object *b, uint64_t value) {
+static int memo_add(walk_memo *m, const ffk_object *a, const ffk_object *b, uint64_t value, bool cyclic) {
   if (2 * (m->size + 1) > m->cap) { /* at most half full */
     walk_memo bigger = {ffk_mem_calloc((size_t)(m->cap ? 2 * m->cap : 64), sizeof(memo_slot)), m->cap ? 2 * m->cap : 64, 0};
     if (bigger.slots == NULL) return -1;
@@ -164,7 +179,7 @@ static int memo_add(walk_memo *m, const ffk_object *a, const ffk_object *b, uint
     ffk_mem_free(m->slots);
     *m = bigger;
   }
-  memo_place(m, (memo_slot){a, b, value});
+  memo_place(m, (memo_slot){a, b, value, cyclic});
   return 0;
 }
 
@@ -182,8 +197,37 @@ static walk *walk_new(bool paths) {
   w->nsteps = w->capsteps = 0;
   w->fn_ctx[0] = w->fn_ctx[1] = NULL;
   w->fns[0] = w->fns[1] = NULL;
+  w->cyclic = false;
+  w->kept = NULL;
+  w->nkept = w->capkept = 0;
   return w;
 }
+
+/*
+ * Keeps `o` (a new reference, stolen) until the walk ends, so that no address the memo
+ * or the stack names is reused meanwhile (walk_memo). 0, or -1 with a MemoryError (`o`
+ * released).
+ */
+static int walk_keep(walk *w, ffk_object *o) {
+  if (w->nkept == w->capkept) {
+    int64_t cap = w->capkept ? 2 * w->capkept : 16;
+    ffk_object **more = ffk_mem_alloc((size_t)cap * sizeof *more);
+    if (more == NULL) {
+      ffk_object_release(o);
+      return -1;
+    }
+    if (w->nkept > 0) memcpy(more, w->kept, (size_t)w->nkept * sizeof *more);
+    ffk_mem_free(w->kept);
+    w->kept = more;
+    w->capkept = cap;
+  }
+  w->kept[w->nkept++] = o;
+  return 0;
+}
+
+/* Closes a List or Dict snapshot by keeping it until the walk ends. 0, or -1 with a MemoryError. */
+static int keep_seq(walk *w, seq_view *s) { return s->snapshot == NULL ? 0 : walk_keep(w, &s->snapshot->header); }
+static int keep_map(walk *w, map_view *m) { return m->snapshot == NULL ? 0 : walk_keep(w, &m->snapshot->header); }
 
 /* Drops the recorded steps past the first `mark`. */
 static void steps_truncate(walk *w, int32_t mark) {
@@ -196,6 +240,8 @@ static void steps_truncate(walk *w, int32_t mark) {
 
 static void walk_free(walk *w) {
   ffk_mem_free(w->done.slots);
+  for (int64_t i = 0; i < w->nkept; ++i) ffk_object_release(w->kept[i]);
+  ffk_mem_free(w->kept);
   for (int32_t i = 0; i < w->ninfos; ++i) {
     ffk_object_release((ffk_object *)w->infos[i]->eq_hook);
     ffk_object_release((ffk_object *)w->infos[i]->hash_hook);
@@ -279,19 +325,43 @@ static const type_info *info_of(walk *w, int32_t t) {
 }
 
 /*
- * How a walk treats `v`: 0 a leaf, 1 a container, 2 an object walked by fields or a hook
- * (*info its type's), -1 with an error. `for_hash` picks which hook makes a plain
- * registered type's object a node.
+ * How equality and hash treat a value: the one rule per value kind that both walks, and
+ * every fast path in them, follow, so that equal values hash alike in every position (a
+ * container element, a Map value, a field of any storage or declared type, Any and
+ * Optional fields, a hook's argument). Map and Dict keys are not walked: they follow key
+ * semantics (ffk_any_equal / ffk_any_hash) in both walks.
+ *
+ *   KIND_KEY        key semantics, ffk_any_equal / ffk_any_hash: None, bool, int, float
+ *                   (-0.0 = 0.0, NaN = NaN), str and bytes by content, dtype and Device by
+ *                   value; tensors, functions, opaque handles and objects of registered
+ *                   types with neither reflection nor a hook by identity
+ *   KIND_SHAPE      a Shape: by its dimensions
+ *   KIND_CONTAINER  Array, Tuple, List, Map, Dict: by type and contents
+ *   KIND_OBJECT     an object of a reflected type or of a type with a hook: by its hook
+ *                   or its compared fields (equal_objects, hash_object)
  */
-static int node_kind(walk *w, const ffk_any *v, bool for_hash, const type_info **info) {
+enum { KIND_KEY, KIND_SHAPE, KIND_CONTAINER, KIND_OBJECT };
+
+/* The kind of a value of a built-in type (t < FFK_TYPE_STATIC_END): no lookup needed. */
+static inline int builtin_kind(int32_t t) {
+  return is_sequence(t) || is_mapping(t) ? KIND_CONTAINER : t == FFK_TYPE_SHAPE ? KIND_SHAPE : KIND_KEY;
+}
+
+/* The kind of `v` (*info its type's for KIND_OBJECT), or -1 with an error. */
+static int value_kind(walk *w, const ffk_any *v, const type_info **info) {
   int32_t t = v->type_index;
-  if (is_sequence(t) || is_mapping(t)) return 1;
-  if (t < FFK_TYPE_STATIC_END || v->v_obj == NULL) return 0;
+  if (t < FFK_TYPE_STATIC_END || v->v_obj == NULL) return builtin_kind(t);
   const type_info *ti = info_of(w, t);
   if (ti == NULL) return -1;
-  if (!ti->reflected && (for_hash ? ti->hash_hook : ti->eq_hook) == NULL) return 0;
+  if (!ti->reflected && ti->eq_hook == NULL && ti->hash_hook == NULL) return KIND_KEY;
   *info = ti;
-  return 2;
+  return KIND_OBJECT;
+}
+
+/* The hash of a Shape: its dimensions. */
+static uint64_t shape_hash(const ffk_any *v) {
+  const ffk_shape *sh = (const ffk_shape *)v->v_obj;
+  return ffk_hash_bytes(sh->data, sh->size * sizeof(int64_t)) ^ UINT64_C(0x5348415045); /* "SHAPE" */
 }
 
 int ffk_structural__too_deep(void) {
@@ -358,6 +428,16 @@ static walk *walk_of(void *self, const char *what) {
   return w;
 }
 
+/*
+ * Keeps an object a hook passes to `equal` or `hash` until the walk ends: the hook may
+ * have made it (and what it holds) for the call alone, and the memo may name it.
+ */
+static int keep_argument(walk *w, const ffk_any *v) {
+  if (!ffk_any_is_object(v) || v->v_obj == NULL) return 0;
+  ffk_object_retain(v->v_obj);
+  return walk_keep(w, v->v_obj);
+}
+
 /* equal(x, y[, attr]) -> bool, inside the walk of the hook that received it. */
 static int walk_equal_call(void *self, const ffk_any *args, int32_t nargs, ffk_any *result) {
   walk *w = walk_of(self, "equal");
@@ -371,6 +451,7 @@ static int walk_equal_call(void *self, const ffk_any *args, int32_t nargs, ffk_a
     return ffk_error_set(FFK_ERR_TYPE, "equal(x, y, attr): attr must be a str or None, not a `%s`",
                          ffk_any_type_name(&args[2]));
   }
+  if (keep_argument(w, &args[0]) != 0 || keep_argument(w, &args[1]) != 0) return -1;
   int32_t mark = w->nsteps;
   int rc = equal(w, &args[0], &args[1]);
   if (rc < 0) return -1;
@@ -391,6 +472,7 @@ static int walk_hash_call(void *self, const ffk_any *args, int32_t nargs, ffk_an
   walk *w = walk_of(self, "hash");
   if (w == NULL) return -1;
   if (nargs != 1) return ffk_error_set(FFK_ERR_TYPE, "hash(x) takes 1 argument, got %d", (int)nargs);
+  if (keep_argument(w, &args[0]) != 0) return -1;
   uint64_t h;
   if (hash(w, &args[0], &h) != 0) return -1;
   *result = ffk_any_int((int64_t)h);
@@ -424,7 +506,7 @@ static int equal_sequences(walk *w, ffk_object *a, ffk_object *b) {
   seq_view sa, sb;
   if (seq_open(a, &sa) != 0) return -1;
   if (seq_open(b, &sb) != 0) {
-    seq_close(&sa);
+    seq_close(&sa); /* nothing read through it yet */
     return -1;
   }
   int64_t n = sa.size < sb.size ? sa.size : sb.size, i = 0;
@@ -441,8 +523,8 @@ static int equal_sequences(walk *w, ffk_object *a, ffk_object *b) {
                    a_short ? FFK_ACCESS_ARRAY_ITEM : FFK_ACCESS_ARRAY_ITEM_MISSING, n) != 0)
       rc = -1;
   }
-  seq_close(&sa);
-  seq_close(&sb);
+  if (keep_seq(w, &sa) != 0) rc = -1;
+  if (keep_seq(w, &sb) != 0) rc = -1;
   return rc;
 }
 
@@ -472,8 +554,8 @@ static int equal_mappings(walk *w, ffk_object *a, ffk_object *b) {
       rc = push_step(w, FFK_ACCESS_MAP_ITEM_MISSING, &e->key, FFK_ACCESS_MAP_ITEM, &e->key) != 0 ? -1 : 0;
     }
   }
-  map_close(&ma);
-  map_close(&mb);
+  if (keep_map(w, &ma) != 0) rc = -1;
+  if (keep_map(w, &mb) != 0) rc = -1;
   return rc;
 }
 
@@ -535,11 +617,14 @@ static int equal_by_hook(walk *w, ffk_object *a, ffk_object *b, ffk_function *ho
 }
 
 /*
- * Two objects of one type: its hook, or every field without FFK_FIELD_COMPARE_OFF equal,
- * in field order, stopping at the first difference (whose `.name` step is recorded).
+ * Two distinct objects of one type: its __s_equal__ hook, or (a reflected type) every
+ * field without FFK_FIELD_COMPARE_OFF equal, in field order, stopping at the first
+ * difference (whose `.name` step is recorded), or (a plain type with only __s_hash__)
+ * identity. hash_object follows the same choice.
  */
 static int equal_objects(walk *w, ffk_object *a, ffk_object *b, const type_info *info) {
   if (info->eq_hook != NULL) return equal_by_hook(w, a, b, info->eq_hook); /* info lives as long as the walk */
+  if (!info->reflected) return 0; /* a plain type with only a hash hook: identity, and a != b */
   int rc = 1;
   int32_t i = 0;
   for (; i < info->n; ++i) {
@@ -557,16 +642,14 @@ static int equal(walk *w, const ffk_any *x, const ffk_any *y) {
   if (x->type_index == y->type_index && (x->type_index == FFK_TYPE_INT || x->type_index == FFK_TYPE_NONE))
     return x->type_index == FFK_TYPE_NONE || x->v_int == y->v_int; /* ffk_any_equal's answer, without the call */
   const type_info *info = NULL, *info_y = NULL;
-  int kx = node_kind(w, x, false, &info);
+  int kx = value_kind(w, x, &info);
   if (kx < 0) return -1;
-  int ky = y->type_index == x->type_index ? kx : node_kind(w, y, false, &info_y); /* one type, one kind */
+  int ky = y->type_index == x->type_index ? kx : value_kind(w, y, &info_y); /* one type, one kind */
   if (ky < 0) return -1;
-  if (kx == 0 && ky == 0) {
-    if (x->type_index == FFK_TYPE_SHAPE && y->type_index == FFK_TYPE_SHAPE) /* a value: by its dimensions */
-      return ffk_shape_equal((const ffk_shape *)x->v_obj, (const ffk_shape *)y->v_obj);
-    return ffk_any_equal(x, y);
-  }
-  if (kx != ky || x->type_index != y->type_index) return 0; /* another kind or another type */
+  if (kx != ky) return 0; /* values of different kinds never compare equal */
+  if (kx == KIND_KEY) return ffk_any_equal(x, y);
+  if (kx == KIND_SHAPE) return ffk_shape_equal((const ffk_shape *)x->v_obj, (const ffk_shape *)y->v_obj);
+  if (x->type_index != y->type_index) return 0; /* another container or object type */
   ffk_object *a = x->v_obj, *b = y->v_obj;
   if (a == b) return 1;
   bool may_recur = shareable(a) && shareable(b); /* else (a, b) is neither on the stack nor recorded */
@@ -575,11 +658,11 @@ static int equal(walk *w, const ffk_any *x, const ffk_any *y) {
   w->a[w->depth] = a;
   w->b[w->depth] = b;
   ++w->depth;
-  int rc = kx == 2                      ? equal_objects(w, a, b, info)
+  int rc = kx == KIND_OBJECT            ? equal_objects(w, a, b, info)
            : is_sequence(x->type_index) ? equal_sequences(w, a, b)
                                         : equal_mappings(w, a, b);
   --w->depth;
-  if (rc == 1 && may_recur && memo_add(&w->done, a, b, 0) != 0) return -1;
+  if (rc == 1 && may_recur && memo_add(&w->done, a, b, 0, false) != 0) return -1;
   return rc;
 }
 
@@ -662,9 +745,18 @@ static int hash_by_hook(walk *w, ffk_object *o, const type_info *info, uint64_t 
   return rc;
 }
 
-/* An object: its hook, or its type key and its compared fields in order (as equal_objects reads them). */
+/*
+ * An object, as equal_objects compares it: its __s_hash__ hook; or its type key alone
+ * when an __s_equal__ hook without __s_hash__ decides equality (the walk cannot know
+ * what that hook ignores, and objects it finds equal have one type); or its type key and
+ * its compared fields in order (a reflected type).
+ */
 static int hash_object(walk *w, ffk_object *o, const type_info *info, uint64_t *out) {
   if (info->hash_hook != NULL) return hash_by_hook(w, o, info, out);
+  if (info->eq_hook != NULL) {
+    *out = mix(info->key_hash);
+    return 0;
+  }
   uint64_t h = mix(info->key_hash);
   for (int32_t i = 0; i < info->n; ++i) {
     const ffk_field_info *f = info->fields[i];
@@ -672,8 +764,8 @@ static int hash_object(walk *w, ffk_object *o, const type_info *info, uint64_t *
     bool owned;
     uint64_t e;
     if (read_field(f, o, &value, &owned) != 0) return -1;
-    if (value.type_index < FFK_TYPE_STATIC_END && !is_sequence(value.type_index) && !is_mapping(value.type_index)) {
-      e = ffk_any_hash(&value); /* a leaf (an int, None, a string): what hash() would answer, without the call */
+    if (value.type_index < FFK_TYPE_STATIC_END && builtin_kind(value.type_index) == KIND_KEY) {
+      e = ffk_any_hash(&value); /* an int, None, a string...: what hash() would answer, without the call */
       drop_field(&value, owned);
       h = mix(h ^ e) + (uint64_t)i;
       continue;
@@ -699,7 +791,7 @@ static int hash_container(walk *w, const ffk_any *v, uint64_t *out) {
       h = mix(h ^ e) + (uint64_t)i; /* order matters */
     }
     h ^= mix((uint64_t)s.size);
-    seq_close(&s);
+    if (keep_seq(w, &s) != 0) rc = -1;
   } else {
     map_view m;
     if (map_open(v->v_obj, &m) != 0) return -1;
@@ -711,47 +803,64 @@ static int hash_container(walk *w, const ffk_any *v, uint64_t *out) {
       sum += mix(e->hash ^ mix(hv)); /* a sum: order does not matter */
     }
     h ^= mix(sum + (uint64_t)m.table->size);
-    map_close(&m);
+    if (keep_map(w, &m) != 0) rc = -1;
   }
   *out = h;
   return rc;
 }
 
+/* What a node that reaches a cycle contributes to its parent: its type alone (see hash). */
+static uint64_t cyclic_hash(const ffk_any *v, const type_info *info) {
+  return mix(HASH_CYCLE ^ (info != NULL ? info->key_hash : (uint64_t)v->type_index));
+}
+
+/*
+ * Cycles. Equality takes a pair met again as equal, so a = [1, a] equals b = [1, [1, b]]
+ * (both unfold to one infinite value) although a walk meets their cycles at different
+ * depths; a hash that mixed in where the cycle closed would tell them apart. So a node
+ * that reaches a cycle (one on a cycle or leading to one: a property of the value that
+ * equal values share) contributes only its type to its parent; the node the walk starts
+ * from gets its own type and what its children contribute (so a = [1, a] and [2, a]
+ * still differ). Every other node hashes by its whole contents. w->cyclic says whether
+ * the node being hashed has reached a cycle so far; the memo remembers it per node, so a
+ * node met again through a second path contributes the same.
+ */
 static int hash(walk *w, const ffk_any *v, uint64_t *out) {
   const type_info *info = NULL;
-  int kind = node_kind(w, v, true, &info);
+  int kind = value_kind(w, v, &info);
   if (kind < 0) return -1;
-  if (kind == 0) {
-    if (v->type_index == FFK_TYPE_SHAPE) { /* by its dimensions, as equal() compares it */
-      const ffk_shape *sh = (const ffk_shape *)v->v_obj;
-      *out = ffk_hash_bytes(sh->data, sh->size * sizeof(int64_t)) ^ 0x5348415045ull; /* "SHAPE" */
-      return 0;
-    }
+  if (kind == KIND_KEY) {
     *out = ffk_any_hash(v);
+    return 0;
+  }
+  if (kind == KIND_SHAPE) {
+    *out = shape_hash(v);
     return 0;
   }
   bool may_recur = shareable(v->v_obj); /* else it is neither on the stack nor recorded */
   if (may_recur && on_stack(w, v->v_obj, NULL)) {
-    *out = HASH_CYCLE;
+    w->cyclic = true;
+    *out = cyclic_hash(v, info);
     return 0;
   }
-  /*
-   * A node hashed before keeps that hash. In an acyclic value that is the hash it
-   * would get again; under a cycle it may differ from a fresh walk's, but equal walks
-   * (a value and its deep copy) meet their nodes in the same order and agree.
-   */
-  const memo_slot *done = may_recur ? memo_find(&w->done, v->v_obj, NULL) : NULL;
+  const memo_slot *done = may_recur ? memo_find(&w->done, v->v_obj, NULL) : NULL; /* a node hashed before */
   if (done != NULL) {
-    *out = done->value;
+    if (done->cyclic) w->cyclic = true;
+    *out = done->cyclic ? cyclic_hash(v, info) : done->value;
     return 0;
   }
   if (w->depth == FFK_STRUCTURAL_MAX_DEPTH) return ffk_structural__too_deep();
   w->a[w->depth] = v->v_obj;
   w->b[w->depth] = NULL;
   ++w->depth;
-  int rc = kind == 1 ? hash_container(w, v, out) : hash_object(w, v->v_obj, info, out);
+  bool outer_cyclic = w->cyclic;
+  w->cyclic = false;
+  int rc = kind == KIND_CONTAINER ? hash_container(w, v, out) : hash_object(w, v->v_obj, info, out);
+  bool cyclic = w->cyclic;
+  w->cyclic = outer_cyclic || cyclic;
   --w->depth;
-  if (rc == 0 && may_recur && memo_add(&w->done, v->v_obj, NULL, *out) != 0) return -1;
+  if (rc == 0 && may_recur && memo_add(&w->done, v->v_obj, NULL, *out, cyclic) != 0) return -1;
+  if (rc == 0 && cyclic && w->depth > 0) *out = cyclic_hash(v, info); /* what its parent sees */
   return rc;
 }
 

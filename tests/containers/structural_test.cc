@@ -1332,7 +1332,11 @@ TEST_F(Structural, HooksGiveAPlainTypeStructuralSemantics) {
   EXPECT_EQ(Eq(a.v, c.v), 0);
   OwnedAny la(ArrayOf({Ref(a.v)})), lb(ArrayOf({Ref(b.v)}));
   EXPECT_EQ(Eq(la.v, lb.v), 1);
-  EXPECT_NE(H(a.v), H(b.v)) << "no hash hook yet: identity";
+  // No hash hook yet: the type key alone, which objects the equal hook finds equal share
+  // (issue 35: this was the address, so equal objects hashed differently).
+  EXPECT_EQ(H(a.v), H(b.v));
+  EXPECT_EQ(H(a.v), H(c.v));
+  EXPECT_EQ(H(la.v), H(lb.v));
   SetHook(t, FFK_ATTR_S_HASH, OpaqueHash);
   EXPECT_EQ(H(a.v), H(b.v));
   EXPECT_EQ(H(la.v), H(lb.v));
