@@ -11,12 +11,22 @@
 //      its read section (reflect.h "Read sections"), and a value replaced under it must stay
 //      alive until the walk ends (ASan and TSan see a use after free or a race otherwise).
 //      After the threads end, every retired value has been reclaimed: nothing stays alive.
+//  10. one thread keeps moving Lists between two Lists of a Dict: it pops a List [1, 2, 3]
+//      from "t" (freeing it), builds a List [1, 2, 4] (which the allocator likes to put
+//      at the address just freed) and appends it to "u", then pops the oldest from "u"
+//      and appends a new [1, 2, 3] to "t". Three threads walk the Dict meanwhile: its hash
+//      must be one of the four the possible lengths give, and it must never equal a Dict
+//      whose "u" holds [1, 2, 3] lists (first mismatch likewise). A walk that released its
+//      snapshot of "t" and remembered [1, 2, 3] by address would take the [1, 2, 4] born
+//      at that address for it (issue 35). A long Array between the two lists gives the
+//      mover time to act in the middle of a walk.
 // Meant for --config=tsan and --config=asan as well as plain runs.
 #include <ffikit/array.h>
 #include <ffikit/ffikit.h>
 #include <ffikit/structural.h>
 
 #include <algorithm>
+#include <atomic>
 #include <cstddef>
 #include <cstdint>
 #include <string>
@@ -239,6 +249,112 @@ TEST_F(Stress, StructuralWalksOverFieldsRewrittenByOtherThreads) {
   EXPECT_EQ(ffk_object_use_count(a.v.v_obj), 1u);
   EXPECT_EQ(ffk_object_use_count(b.v.v_obj), 1u);
   // The fixture checks that nothing is alive once a and b go: no retired value is left unreclaimed.
+}
+
+// ---- 10. Address reuse under a walk ---------------------------------------------------
+
+ffk_any IntList(int64_t last) {
+  ffk_any items[3] = {ffk_any_int(1), ffk_any_int(2), ffk_any_int(last)};
+  return ffk_any_object_steal(Obj(ffk_list_from_items(items, 3)));
+}
+
+// {"t": List of `nt` [1, 2, 3] lists, "pad": `pad`, "u": List of `nu` [1, 2, `u_last`] lists}.
+ffk_any MovingDict(int nt, const ffk_any& pad, int nu, int64_t u_last) {
+  ffk::test::OwnedAny t(ffk_any_object_steal(Obj(ffk_list_new()))), u(ffk_any_object_steal(Obj(ffk_list_new())));
+  for (int i = 0; i < nt; ++i) {
+    ffk::test::OwnedAny l(IntList(3));
+    ffk_list_append(reinterpret_cast<ffk_list*>(t.v.v_obj), &l.v);
+  }
+  for (int i = 0; i < nu; ++i) {
+    ffk::test::OwnedAny l(IntList(u_last));
+    ffk_list_append(reinterpret_cast<ffk_list*>(u.v.v_obj), &l.v);
+  }
+  ffk_dict* d = ffk_dict_new();
+  ffk::test::OwnedAny kt(OwnedStr("the t lists")), kp(OwnedStr("the padding")), ku(OwnedStr("the u lists"));
+  ffk_dict_set(d, &kt.v, &t.v);
+  ffk_dict_set(d, &kp.v, &pad);
+  ffk_dict_set(d, &ku.v, &u.v);
+  return ffk_any_object_steal(Obj(d));
+}
+
+ffk_list* Entry(const ffk_any& dict, const char* key) {
+  ffk::test::OwnedAny k(OwnedStr(key)), v;
+  if (ffk_dict_get(reinterpret_cast<ffk_dict*>(dict.v_obj), &k.v, &v.v) != 1) return nullptr;
+  return reinterpret_cast<ffk_list*>(v.v.v_obj);  // the Dict keeps it alive
+}
+
+TEST_F(Stress, WalksNeverTakeANewListForOneFreedAtItsAddress) {
+  Scenario sc(10, "structural walks while another thread frees and rebuilds lists, 4 threads");
+  std::vector<ffk_any> ints;
+  for (int i = 0; i < 100000; ++i) ints.push_back(ffk_any_int(i));
+  ffk::test::OwnedAny pad(ffk_any_object_steal(Obj(ffk_array_new(ints.data(), (int64_t)ints.size()))));
+  ffk::test::OwnedAny pad2(ffk_any_object_steal(Obj(ffk_array_new(ints.data(), (int64_t)ints.size()))));
+  // The shared Dict starts with 8 lists in t and 1 in u; the mover keeps t at 7 or 8 lists
+  // and u at 1 or 2 (8 addresses a walk may remember, for the [1, 2, 4] lists to land on).
+  ffk::test::OwnedAny d(MovingDict(8, pad.v, 1, 4));
+  ffk_list* t = Entry(d.v, "the t lists");
+  ffk_list* u = Entry(d.v, "the u lists");
+  ASSERT_TRUE(t != nullptr && u != nullptr);
+  // The hashes it may have, and a Dict it never equals (u's lists are [1, 2, 3] there).
+  std::vector<uint64_t> hashes;
+  for (int nt = 7; nt <= 8; ++nt) {
+    for (int nu = 1; nu <= 2; ++nu) {
+      ffk::test::OwnedAny ref(MovingDict(nt, pad2.v, nu, 4));
+      uint64_t h = 0;
+      ASSERT_EQ(ffk_structural_hash(&ref.v, &h), 0) << FetchError();
+      hashes.push_back(h);
+    }
+  }
+  // {"t": [P] * 8, "pad": ..., "u": [P]} with one P = [1, 2, 3]: a walk that remembers (a
+  // [1, 2, 3] of t, P) as equal and then meets a [1, 2, 4] of u at that list's address,
+  // paired with P again, would answer "equal" from the memo.
+  ffk::test::OwnedAny other(MovingDict(0, pad2.v, 0, 3));
+  {
+    ffk::test::OwnedAny p(IntList(3));
+    for (int i = 0; i < 8; ++i) ASSERT_EQ(ffk_list_append(Entry(other.v, "the t lists"), &p.v), 0);
+    ASSERT_EQ(ffk_list_append(Entry(other.v, "the u lists"), &p.v), 0);
+  }
+
+  const int64_t walks = std::max<int64_t>(200, Cfg().ops / 100);
+  std::atomic<int> walkers_left{3};
+  sc.Run(4, [&](int th, Rng& rng, Ticker& tick) {
+    if (th == 0) {  // the mover, for as long as the walkers walk
+      while (walkers_left.load(std::memory_order_acquire) > 0) {
+        ffk_any x, y;
+        STRESS_CHECK(sc, ffk_list_pop(t, 0, &x) == 0, "pop t: %s", FetchError().c_str());
+        ffk_any_release(&x);  // frees a [1, 2, 3] list a walker may have met
+        ffk_any fresh = IntList(4);
+        STRESS_CHECK(sc, ffk_list_append_steal(u, &fresh) == 0, "append u: %s", FetchError().c_str());
+        STRESS_CHECK(sc, ffk_list_pop(u, 0, &y) == 0, "pop u: %s", FetchError().c_str());
+        ffk_any_release(&y);
+        fresh = IntList(3);
+        STRESS_CHECK(sc, ffk_list_append_steal(t, &fresh) == 0, "append t: %s", FetchError().c_str());
+        tick();
+      }
+      return;
+    }
+    for (int64_t i = 0; i < walks; ++i, tick()) {
+      if (th == 1) {
+        uint64_t h = 0;
+        int rc = ffk_structural_hash(&d.v, &h);
+        STRESS_CHECK(sc, rc == 0 && std::find(hashes.begin(), hashes.end(), h) != hashes.end(),
+                     "hash %llx is none of the four the lengths allow: %s", (unsigned long long)h,
+                     FetchError().c_str());
+      } else if (th == 2 || rng.Percent(50)) {
+        int rc = ffk_structural_equal(&d.v, &other.v);
+        STRESS_CHECK(sc, rc == 0, "equal = %d with a Dict whose u lists differ: %s", rc, FetchError().c_str());
+      } else {
+        ffk_object *lhs = nullptr, *rhs = nullptr;
+        int rc = ffk_structural_first_mismatch(&d.v, &other.v, &lhs, &rhs);
+        STRESS_CHECK(sc, rc == 1, "first mismatch = %d with a Dict whose u lists differ: %s", rc,
+                     FetchError().c_str());
+        ffk_object_release(lhs);
+        ffk_object_release(rhs);
+      }
+    }
+    walkers_left.fetch_sub(1, std::memory_order_release);
+  });
+  sc.Finish();
 }
 
 }  // namespace
