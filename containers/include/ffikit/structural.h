@@ -18,15 +18,24 @@
  *  - Everything else compares with ffk_any_equal: 1, True and 1.0 stay distinct, NaN
  *    equals NaN, -0.0 equals 0.0, strings compare by content, other objects (those of
  *    types without reflection: functions, tensors, opaque handles) by identity.
- *  - Equal values hash alike. Map and Dict hash without regard to order. A reflected
- *    object hashes its type key (the text, so a hash does not depend on registration
- *    order) and its compared fields in order; compare-off fields leave it unchanged.
+ *  - Equal values hash alike, wherever they sit: one rule per value kind decides both
+ *    equality and hash, the same for a container element, a Map or Dict value, a field of
+ *    any storage or declared type (int, float, bool, an object type, Optional, Any) and
+ *    a hook's argument (so a Shape hashes by its dimensions in a field as in an Array).
+ *    Map and Dict keys follow key semantics (ffk_any_equal / ffk_any_hash) in both.
+ *    Map and Dict hash without regard to order. A reflected object hashes its type key
+ *    (the text, so a hash does not depend on registration order) and its compared fields
+ *    in order; compare-off fields leave it unchanged.
  *  - A List or Dict is read through a snapshot taken under its lock, so another thread
- *    may change it during the call without harm; the result reflects some moment.
+ *    may change it during the call without harm; each List or Dict reflects some moment.
+ *    The walk keeps every snapshot (and what it holds) until it ends, so no container or
+ *    object it has met can be freed and its address taken by another meanwhile.
  *  - Cycles end, whether they run through containers or through the fields of reflected
  *    objects: a pair met again while being compared is taken as equal (the answer
- *    Python's identity shortcut gives for self-containing lists), and a container or
- *    object met again while being hashed contributes a constant. Nesting (containers and
+ *    Python's identity shortcut gives for self-containing lists), so a = [1, a] equals
+ *    b = [1, [1, b]]. For the hash to agree, a container or object that reaches a cycle
+ *    contributes only its type to what holds it; the value hashed itself still mixes in
+ *    its type and what its elements or fields contribute. Nesting (containers and
  *    objects together) deeper than FFK_STRUCTURAL_MAX_DEPTH is a RuntimeError, never a
  *    stack overflow.
  */
@@ -83,6 +92,9 @@ FFK_API int ffk_structural_first_mismatch(const ffk_any *a, const ffk_any *b, ff
  *  - FFK_ATTR_S_HASH ("__s_hash__"): a Function called as hook(v, hash) that returns an
  *    int, where hash(x) is the structural hash of a sub-value within the same walk.
  *    Equal objects must hash alike; the walk mixes in the type key as for other objects.
+ *    A type with __s_equal__ and no __s_hash__ hashes by its type key alone (the walk
+ *    cannot know what the hook ignores; objects it finds equal share their type), and a
+ *    plain registered type with __s_hash__ alone compares by identity.
  *
  * A hook replaces the field-wise walk for its type (reflected or not: a hook gives a
  * plain registered type structural semantics). Hooks are consulted for registered types
