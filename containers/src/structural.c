@@ -75,10 +75,10 @@ static void drop_field(ffk_any *v, bool owned) {
  * its address, and the memo would answer for it). The walk holds everything it reached:
  * the caller holds the values walked, an Array, Tuple or Map holds its elements, a
  * field's replaced value waits for the walk's read section, and the walk keeps every
- * List and Dict snapshot it takes and every value a hook hands to `equal` or `hash`
- * (walk_keep) until it ends. Retaining each node the memo records instead would cost
- * two atomic operations per shared node; keeping the snapshots costs none
- * (bench/README.md, "Structural walks").
+ * List and Dict snapshot under which the memo recorded a node, and every value a hook
+ * hands to `equal` or `hash` (walk_keep), until it ends. Retaining each node the memo
+ * records instead costs two atomic operations per shared node (bench/README.md,
+ * "Structural walks and address reuse").
  */
 typedef struct memo_slot {
   const ffk_object *a, *b;
@@ -225,9 +225,27 @@ static int walk_keep(walk *w, ffk_object *o) {
   return 0;
 }
 
-/* Closes a List or Dict snapshot by keeping it until the walk ends. 0, or -1 with a MemoryError. */
-static int keep_seq(walk *w, seq_view *s) { return s->snapshot == NULL ? 0 : walk_keep(w, &s->snapshot->header); }
-static int keep_map(walk *w, map_view *m) { return m->snapshot == NULL ? 0 : walk_keep(w, &m->snapshot->header); }
+/*
+ * Closes a List or Dict snapshot opened when the memo held `mark` entries: kept until the
+ * walk ends when the memo recorded a node meanwhile (one the snapshot may be alone in
+ * keeping alive), else released at once (the common leaf List of scalars: its memory
+ * goes straight back to the allocator, warm, for the next snapshot). 0, or -1 with a
+ * MemoryError.
+ */
+static int close_seq(walk *w, seq_view *s, int64_t mark) {
+  if (s->snapshot == NULL || w->done.size == mark) {
+    seq_close(s);
+    return 0;
+  }
+  return walk_keep(w, &s->snapshot->header);
+}
+static int close_map(walk *w, map_view *m, int64_t mark) {
+  if (m->snapshot == NULL || w->done.size == mark) {
+    map_close(m);
+    return 0;
+  }
+  return walk_keep(w, &m->snapshot->header);
+}
 
 /* Drops the recorded steps past the first `mark`. */
 static void steps_truncate(walk *w, int32_t mark) {
@@ -509,6 +527,7 @@ static int equal_sequences(walk *w, ffk_object *a, ffk_object *b) {
     seq_close(&sa); /* nothing read through it yet */
     return -1;
   }
+  int64_t mark = w->done.size;
   int64_t n = sa.size < sb.size ? sa.size : sb.size, i = 0;
   int rc = w->paths || sa.size == sb.size ? 1 : 0; /* without paths a length difference answers at once */
   while (rc == 1 && i < n) {
@@ -523,8 +542,8 @@ static int equal_sequences(walk *w, ffk_object *a, ffk_object *b) {
                    a_short ? FFK_ACCESS_ARRAY_ITEM : FFK_ACCESS_ARRAY_ITEM_MISSING, n) != 0)
       rc = -1;
   }
-  if (keep_seq(w, &sa) != 0) rc = -1;
-  if (keep_seq(w, &sb) != 0) rc = -1;
+  if (close_seq(w, &sa, mark) != 0) rc = -1;
+  if (close_seq(w, &sb, mark) != 0) rc = -1;
   return rc;
 }
 
@@ -535,6 +554,7 @@ static int equal_mappings(walk *w, ffk_object *a, ffk_object *b) {
     map_close(&ma);
     return -1;
   }
+  int64_t mark = w->done.size;
   int rc = w->paths || ma.table->size == mb.table->size ? 1 : 0;
   int64_t pos = 0;
   for (ffk_table_entry *e; rc == 1 && (e = ffk_table__next(ma.table, &pos)) != NULL;) {
@@ -554,8 +574,8 @@ static int equal_mappings(walk *w, ffk_object *a, ffk_object *b) {
       rc = push_step(w, FFK_ACCESS_MAP_ITEM_MISSING, &e->key, FFK_ACCESS_MAP_ITEM, &e->key) != 0 ? -1 : 0;
     }
   }
-  if (keep_map(w, &ma) != 0) rc = -1;
-  if (keep_map(w, &mb) != 0) rc = -1;
+  if (close_map(w, &ma, mark) != 0) rc = -1;
+  if (close_map(w, &mb, mark) != 0) rc = -1;
   return rc;
 }
 
@@ -785,16 +805,18 @@ static int hash_container(walk *w, const ffk_any *v, uint64_t *out) {
   if (is_sequence(v->type_index)) {
     seq_view s;
     if (seq_open(v->v_obj, &s) != 0) return -1;
+    int64_t mark = w->done.size;
     for (int64_t i = 0; rc == 0 && i < s.size; ++i) {
       uint64_t e;
       rc = hash(w, &s.data[i], &e);
       h = mix(h ^ e) + (uint64_t)i; /* order matters */
     }
     h ^= mix((uint64_t)s.size);
-    if (keep_seq(w, &s) != 0) rc = -1;
+    if (close_seq(w, &s, mark) != 0) rc = -1;
   } else {
     map_view m;
     if (map_open(v->v_obj, &m) != 0) return -1;
+    int64_t mark = w->done.size;
     uint64_t sum = 0;
     int64_t pos = 0;
     for (ffk_table_entry *e; rc == 0 && (e = ffk_table__next(m.table, &pos)) != NULL;) {
@@ -803,7 +825,7 @@ static int hash_container(walk *w, const ffk_any *v, uint64_t *out) {
       sum += mix(e->hash ^ mix(hv)); /* a sum: order does not matter */
     }
     h ^= mix(sum + (uint64_t)m.table->size);
-    if (keep_map(w, &m) != 0) rc = -1;
+    if (close_map(w, &m, mark) != 0) rc = -1;
   }
   *out = h;
   return rc;
