@@ -32,6 +32,10 @@
 //                      ffk_field_get of a writable str field (read section, load, retain)
 //                      and the release of the value, on one of 16 objects in turn / c_load:
 //                      an acquire load of a pointer field of one of 16 plain structs
+//   structural_equal_lists_1k, structural_hash_lists_1k
+//                      the walks over a List of 1,000 Lists of 8 ints (two equal, separately
+//                      built ones for equality): every inner List is read through a snapshot
+//                      and recorded in the walk's memo; items are inner Lists (no peer)
 //   field_set_object_writable
 //                      ffk_field_set of a writable str field to one of two strings in turn
 //                      (retain, exchange, retire the old value through the epoch) /
@@ -53,6 +57,7 @@
 #include <vector>
 
 #include <ffikit/ffi.h>
+#include <ffikit/list.h>
 #include <ffikit/structural.h>
 
 namespace {
@@ -461,6 +466,59 @@ void structural_first_mismatch_10k_c_recursive(benchmark::State &state) {
   state.SetItemsProcessed(state.iterations() * kTreeNodes);
 }
 BENCHMARK(structural_first_mismatch_10k_c_recursive)->Name("structural_first_mismatch_10k/c_recursive");
+
+// ---- structural_equal_lists_1k / structural_hash_lists_1k. ---------------------------------
+
+constexpr int kLists = 1000, kListItems = 8;
+
+// A List of kLists Lists of kListItems ints: every inner List is read through a snapshot, so
+// each counts as shared and goes through the walk's memo (what issue 35's fix keeps alive).
+ffk_object *BuildLists() {
+  ffk_list *outer = ffk_list_new();
+  for (int i = 0; outer != nullptr && i < kLists; ++i) {
+    ffk_any items[kListItems];
+    for (int j = 0; j < kListItems; ++j) items[j] = ffk_any_int(i * kListItems + j);
+    ffk_any inner = ffk_any_object_steal(reinterpret_cast<ffk_object *>(ffk_list_from_items(items, kListItems)));
+    if (inner.v_obj == nullptr || ffk_list_append_steal(outer, &inner) != 0) {
+      ffk_object_release(reinterpret_cast<ffk_object *>(outer));
+      return nullptr;
+    }
+  }
+  return reinterpret_cast<ffk_object *>(outer);
+}
+
+void structural_equal_lists_1k_ffikit(benchmark::State &state) {
+  ffk_object *x = BuildLists(), *y = BuildLists();
+  if (x == nullptr || y == nullptr) return ffk_bench::SkipWithFfkError(state, "build");
+  ffk_any a = ffk_any_object(x), b = ffk_any_object(y);
+  for (auto _ : state) {
+    if (ffk_structural_equal(&a, &b) != 1) {
+      state.SkipWithError("lists not equal");
+      break;
+    }
+  }
+  ffk_object_release(x);
+  ffk_object_release(y);
+  state.SetItemsProcessed(state.iterations() * kLists);
+}
+BENCHMARK(structural_equal_lists_1k_ffikit)->Name("structural_equal_lists_1k/ffikit");
+
+void structural_hash_lists_1k_ffikit(benchmark::State &state) {
+  ffk_object *x = BuildLists();
+  if (x == nullptr) return ffk_bench::SkipWithFfkError(state, "build");
+  ffk_any a = ffk_any_object(x);
+  for (auto _ : state) {
+    uint64_t h = 0;
+    if (ffk_structural_hash(&a, &h) != 0) {
+      ffk_bench::SkipWithFfkError(state, "hash");
+      break;
+    }
+    benchmark::DoNotOptimize(h);
+  }
+  ffk_object_release(x);
+  state.SetItemsProcessed(state.iterations() * kLists);
+}
+BENCHMARK(structural_hash_lists_1k_ffikit)->Name("structural_hash_lists_1k/ffikit");
 
 }  // namespace
 
