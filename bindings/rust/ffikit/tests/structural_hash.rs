@@ -3,8 +3,8 @@
 //! Map, Dict, reflected objects with a field of every storage: int, float, bool, str,
 //! Object and Any, holding Shapes among others, plus a compare-off field) nested in every
 //! position, built twice from one description (distinct objects, varying what equality
-//! ignores), must be structurally equal with equal structural hashes; and any two values
-//! found equal must hash alike.
+//! ignores), must be structurally equal with equal structural hashes (and equal under
+//! `Any`'s `PartialEq` and `Hash`); and any two values found equal must hash alike.
 use ffikit::{structural_eq, structural_hash, Any, Array, Dict, List, Map, ObjectRef, ObjectType, Shape};
 use proptest::prelude::*;
 
@@ -111,6 +111,13 @@ fn value() -> impl Strategy<Value = V> {
     })
 }
 
+fn std_hash(v: &Any) -> u64 {
+    use std::hash::{Hash, Hasher};
+    let mut h = std::collections::hash_map::DefaultHasher::new();
+    v.hash(&mut h);
+    h.finish()
+}
+
 proptest! {
     #![proptest_config(ProptestConfig::with_cases(256))]
 
@@ -119,6 +126,9 @@ proptest! {
         let (a, b) = (v.build(false), v.build(true));
         prop_assert!(structural_eq(&a, &b).unwrap());
         prop_assert_eq!(structural_hash(&a).unwrap(), structural_hash(&b).unwrap());
+        // Any's PartialEq and Hash (what a HashMap<Any, _> uses) agree too.
+        prop_assert!(a == b);
+        prop_assert_eq!(std_hash(&a), std_hash(&b));
     }
 
     #[test]
