@@ -2,7 +2,9 @@
 // and a WeakRef (ffikit/weak_ref.h) in a field breaks one.
 #include <ffikit/ffikit.h>
 
+#include <atomic>
 #include <cstddef>
+#include <thread>
 #include <vector>
 
 #include "tests/support/ffk_test.h"
@@ -191,6 +193,32 @@ TEST_F(FindCycles, FailsCleanlyWhenMemoryRunsOut) {
     return true;
   });
   Set(b.v, "next", ffk_any_none());
+}
+
+// Another thread changes the List the walk reads (through a snapshot): every answer is
+// one the List passed through (a self-loop or none), and nothing is freed under the walk.
+TEST_F(FindCycles, AListChangedByAnotherThreadDuringTheWalkGivesAnAnswerItHad) {
+  OwnedAny l(ffk_any_object_steal(reinterpret_cast<ffk_object*>(ffk_list_new())));
+  ffk_list* list = reinterpret_cast<ffk_list*>(l.v.v_obj);
+  std::atomic<bool> stop{false};
+  std::thread writer([&] {
+    while (!stop.load()) {
+      ffk_any n = NewNode(1);
+      ffk_list_append(list, &l.v);  // a self-loop ...
+      ffk_list_append_steal(list, &n);
+      ffk_list_clear(list);         // ... and none
+    }
+  });
+  for (int i = 0; i < 2000; ++i) {
+    auto cycles = Cycles(l.v);
+    ASSERT_LE(cycles.size(), 1u);
+    if (!cycles.empty()) {
+      EXPECT_EQ(cycles[0], (std::vector<ffk_object*>{l.v.v_obj}));
+    }
+  }
+  stop.store(true);
+  writer.join();
+  ffk_list_clear(list);
 }
 
 }  // namespace

@@ -1,7 +1,9 @@
 // ffikit/weak_ref.h: WeakRef objects, a weak handle that a field or an element can hold.
 #include <ffikit/ffikit.h>
 
+#include <atomic>
 #include <string>
+#include <thread>
 
 #include "tests/support/ffk_test.h"
 
@@ -117,6 +119,36 @@ TEST_F(WeakRef, CreationFailsCleanlyWhenMemoryRunsOut) {
       },
       [&] { EXPECT_TRUE(ffk_object_is_unique(a)); });
   ffk_object_release(a);
+}
+
+// One thread drops the last strong reference while another upgrades: the upgrade gets a
+// live object or nothing, never a destroyed one (run under TSan and ASan too).
+TEST_F(WeakRef, GetRacingTheLastReleaseGivesALiveTargetOrNone) {
+  for (int round = 0; round < 2000; ++round) {
+    ffk_object* target = NewShape();
+    ffk_object* w = ffk_weak_ref_new(target);
+    ASSERT_NE(w, nullptr) << FetchError();
+    std::atomic<bool> go{false};
+    std::thread dropper([&] {
+      while (!go.load()) {
+      }
+      ffk_object_release(target);
+    });
+    go.store(true);
+    for (int i = 0; i < 50; ++i) {
+      ffk_object* got = nullptr;
+      int rc = ffk_weak_ref_get(w, &got);
+      ASSERT_GE(rc, 0);
+      if (rc == 1) {
+        EXPECT_EQ(ffk_shape_size(reinterpret_cast<ffk_shape*>(got)), 2u);  // contents intact
+        ffk_object_release(got);
+      }
+    }
+    dropper.join();
+    ffk_object* got = nullptr;
+    EXPECT_EQ(ffk_weak_ref_get(w, &got), 0);
+    ffk_object_release(w);
+  }
 }
 
 }  // namespace
