@@ -16,10 +16,10 @@ object_handle!(
     /// object, before and after it is gone.
     ///
     /// ```
-    /// use ffikit::{List, WeakRef};
+    /// use ffikit::{List, ObjectType, WeakRef};
     /// let target: List<i64> = vec![1, 2].into();
     /// let weak = WeakRef::new(&target).unwrap();
-    /// assert!(weak.upgrade().unwrap().unwrap().ptr_eq(target.as_ref()));
+    /// assert!(weak.upgrade().unwrap().unwrap().ptr_eq(target.as_object()));
     /// drop(target);
     /// assert!(weak.upgrade().unwrap().is_none());
     /// ```
