@@ -8,6 +8,8 @@
  */
 #include "internal.h"
 
+#include <ffikit/weak_ref.h>
+
 #include <math.h>
 #include <string.h>
 
@@ -248,6 +250,8 @@ bool ffk_any_equal(const ffk_any *a, const ffk_any *b) {
       ffk_any__content(b, &y, &ny);
       return nx == ny && memcmp(x, y, nx) == 0;
     }
+    case FFK_TYPE_WEAK_REF: /* the identity of the targets, whose memory each WeakRef holds */
+      return ffk_weak_ref_target_address(a->v_obj) == ffk_weak_ref_target_address(b->v_obj);
     default:
       /* Pointers and objects: identity. */
       return a->v_ptr == b->v_ptr;

@@ -10,6 +10,8 @@
  */
 #include "internal.h"
 
+#include <ffikit/weak_ref.h>
+
 #include <math.h>
 #include <string.h>
 
@@ -45,6 +47,8 @@ uint64_t ffk_any_hash(const ffk_any *v) {
       ffk_any__content(v, &data, &size);
       return XXH3_64bits_withSeed(data, size, seed);
     }
+    case FFK_TYPE_WEAK_REF: /* as ffk_any_equal compares them: by target */
+      return ffk_any__mix64(seed ^ (uint64_t)(uintptr_t)ffk_weak_ref_target_address(v->v_obj));
     default:
       return ffk_any__mix64(seed ^ (uint64_t)(uintptr_t)v->v_ptr);
   }

@@ -16,6 +16,8 @@
  */
 #include "internal.h"
 
+#include <ffikit/weak_ref.h>
+
 #include <ffikit/reflect.h>
 
 #include <inttypes.h>
@@ -115,6 +117,12 @@ static int repr_builtin_object(ffk_repr_ctx *ctx, ffk_object *obj) {
           ffk_repr_quoted(ctx, msg, strlen(msg), false) != 0)
         return -1;
       return append_cstr(ctx, ")");
+    }
+    case FFK_TYPE_WEAK_REF: {
+      /* The target's header outlives its contents (the WeakRef holds the memory): its type can be read. */
+      const ffk_object *t = ffk_weak_ref_target_address(obj);
+      if (!ffk_weak_ref_alive(obj)) return ffk_repr_appendf(ctx, "<WeakRef at %p; dead>", (void *)obj);
+      return ffk_repr_appendf(ctx, "<WeakRef at %p; to %s at %p>", (void *)obj, ffk_type_key(t->type_index), (const void *)t);
     }
     default:
       return ffk_repr_appendf(ctx, "<%s at %p>", ffk_type_name(obj->type_index), (void *)obj);

@@ -62,6 +62,7 @@ static const struct {
     {FFK_TYPE_DICT, FFK_TYPE_OBJECT, "ffikit.Dict", "Dict"},
     {FFK_TYPE_STORAGE, FFK_TYPE_OBJECT, "ffikit.Storage", "Storage"},
     {FFK_TYPE_TUPLE, FFK_TYPE_OBJECT, "ffikit.Tuple", "Tuple"},
+    {FFK_TYPE_WEAK_REF, FFK_TYPE_OBJECT, "ffikit.WeakRef", "WeakRef"},
 };
 #define N_STATIC ((int)(sizeof k_static / sizeof k_static[0]))
 

@@ -14,7 +14,7 @@ from ._core import Object, Function, Error, Device, DataType, convert
 from ._core import __version__
 from ._dtype import dtype, DataTypeCode
 from ._device import DLDeviceType, device
-from ._object import String, Bytes, Shape, Module, TypeInfo, load_module, system_lib, _make_class
+from ._object import String, Bytes, Shape, Module, TypeInfo, WeakRef, load_module, system_lib, _make_class
 from .container import Array, List, Map, Dict
 from ._core import Tensor, from_dlpack, empty, zeros, empty_shared
 from ._tensor import sweep_shared
@@ -33,6 +33,7 @@ _core._register_class(78, Array)  # Tuple objects read as Arrays
 _core._register_class(72, Map)
 _core._register_class(75, List)
 _core._register_class(76, Dict)
+_core._register_class(79, WeakRef)  # FFK_TYPE_WEAK_REF
 
 # Module-level dtype constants (tvm_ffi's list).
 bool = dtype("bool")  # noqa: A001
@@ -60,7 +61,7 @@ __all__ = [
     "register_error", "register_global_func", "get_global_func", "remove_global_func",
     "list_global_func_names", "load_module", "testing", "__version__",
     "system_lib", "get_global_func_metadata", "init_ffi_api", "register_object", "get_registered_type_keys",
-    "TypeInfo",
+    "TypeInfo", "WeakRef",
     "Tensor", "from_dlpack", "empty", "zeros", "empty_shared", "sweep_shared",
     "bool", "int8", "int16", "int32", "int64", "uint8", "uint16", "uint32", "uint64", "float16", "float32",
     "float64", "bfloat16", "float8_e3m4", "float8_e4m3", "float8_e4m3b11fnuz", "float8_e4m3fn",
@@ -70,14 +71,14 @@ __all__ = [
 
 __all__ += ["dataclasses", "method"]  # ffikit.dataclasses
 
-for _cls in (String, Bytes, Shape, Module, TypeInfo, Array, List, Map, Dict, dtype, DLDeviceType, DataTypeCode):
+for _cls in (String, Bytes, Shape, Module, TypeInfo, WeakRef, Array, List, Map, Dict, dtype, DLDeviceType, DataTypeCode):
     _cls.__module__ = "ffikit"
 del _cls
 
 # Structural tools, access paths and the JSON graph format (as tvm_ffi exports them).
-from . import access_path, serialization, structural  # noqa: E402
+from . import access_path, debug, serialization, structural  # noqa: E402
 from .structural import structural_equal, structural_hash, get_first_structural_mismatch  # noqa: E402
-__all__ += ["access_path", "serialization", "structural", "structural_equal", "structural_hash",
+__all__ += ["access_path", "debug", "serialization", "structural", "structural_equal", "structural_hash",
             "get_first_structural_mismatch"]
 
 # The current stream per (thread, device), with tvm_ffi's names (ffikit.stream).

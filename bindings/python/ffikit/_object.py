@@ -4,7 +4,7 @@ class knows of its C type: fields, methods, parent)."""
 from __future__ import annotations
 
 import json
-from typing import Any, Iterable
+from typing import Any, Iterable, cast
 
 from . import _core
 from ._core import Function, Object
@@ -12,9 +12,12 @@ from ._core import Function, Object
 
 class String(str):
     """A ``str`` that keeps the ffikit String object it came from, so passing it back
-    to C costs no copy. ``_ffikit_object`` (also ``_tvm_ffi_cached_object``) is that object."""
+    to C costs no copy. ``_ffikit_object`` (also ``_tvm_ffi_cached_object``) is that object.
+    A String can be weakly referenced (``weakref.ref``), as every ffikit object; Bytes and
+    Shape cannot (CPython allows no weak reference to a ``bytes`` or ``tuple`` subclass),
+    but the object they keep can: ``weakref.ref(b._ffikit_object)``."""
 
-    __slots__ = ("_ffikit_object",)
+    __slots__ = ("_ffikit_object", "__weakref__")
     _ffikit_object: Object
 
     def __new__(cls, value: str = "") -> String:
@@ -241,3 +244,52 @@ def _make_class(type_key: str, parent: type) -> type:
                                              "__ffi_auto_class__": True})
     _bind_class(cls, index)
     return cls
+
+
+class WeakRef(Object):
+    """A weak handle to an ffikit object that an ffikit field or container can hold.
+
+    ``WeakRef(obj)`` refers to ``obj`` without keeping it alive; calling it gives ``obj``
+    back while something else holds it, and ``None`` after (as :func:`weakref.ref` does).
+    ffikit counts references and has no cycle collector, so objects that hold each other
+    through fields, ``List`` or ``Dict`` are never freed: store a ``WeakRef`` where a
+    back reference goes (a child's pointer to its parent). Unlike :class:`weakref.ref`,
+    a ``WeakRef`` is an ffikit object: it crosses into C and Rust and can sit in a field
+    of type ``Any`` or ``Object``. Two ``WeakRef`` objects are equal when they refer to the
+    same object, before and after it is gone, and hash alike.
+
+    Raises TypeError for a target that is not an ffikit object (a plain Python value
+    would be converted to a new object that nothing holds).
+    """
+
+    __slots__ = ()
+
+    def __new__(cls, target: Any) -> WeakRef:
+        return cast("WeakRef", _core._weak_ref_new(target))
+
+    def __init__(self, target: Any) -> None:  # noqa: D107 - built by __new__
+        pass
+
+    def __call__(self) -> Any:
+        """The target, or None once nothing holds it."""
+        return _core._weak_ref_get(self)
+
+    @property
+    def alive(self) -> bool:
+        """Whether the target is still held (a snapshot: another thread may drop it)."""
+        return _core._weak_ref_alive(self)
+
+    def __eq__(self, other: object) -> bool:
+        if not isinstance(other, WeakRef):
+            return NotImplemented
+        return _core._weak_ref_key(self) == _core._weak_ref_key(other)
+
+    def __ne__(self, other: object) -> bool:
+        eq = self.__eq__(other)
+        return eq if eq is NotImplemented else not eq
+
+    def __hash__(self) -> int:
+        return hash(_core._weak_ref_key(self))
+
+    def __reduce__(self) -> Any:
+        raise TypeError("cannot pickle an ffikit.WeakRef: it refers to an object in this process")

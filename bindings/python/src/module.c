@@ -16,6 +16,8 @@ int ffkpy_structural_init(PyObject *module);
 extern PyMethodDef ffkpy_dataclass_methods[];
 /* stream.c: the current stream per (thread, device) (ffikit.stream) */
 extern PyMethodDef ffkpy_stream_methods[];
+/* cycles.c: WeakRef objects and find_cycles (ffikit.WeakRef, ffikit.debug) */
+extern PyMethodDef ffkpy_cycles_methods[];
 
 static PyObject *abi_version(PyObject *mod, PyObject *unused) {
   (void)mod, (void)unused;
@@ -56,6 +58,7 @@ PyMODINIT_FUNC PyInit__core(void) {
       add_methods(m, ffkpy_structural_methods) < 0 || ffkpy_structural_init(m) < 0 || /* structural.c */
       add_methods(m, ffkpy_dataclass_methods) < 0 || /* dataclass.c */
       add_methods(m, ffkpy_stream_methods) < 0 ||    /* stream.c */
+      add_methods(m, ffkpy_cycles_methods) < 0 ||    /* cycles.c */
       PyModule_AddStringConstant(m, "__version__", ffk_version()) < 0 ||
       PyModule_AddIntConstant(m, "HOOKS_AVAILABLE", ffk_debug_hooks_available()) < 0) {
     Py_DECREF(m);

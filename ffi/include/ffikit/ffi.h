@@ -20,6 +20,7 @@
 #include <ffikit/function.h>
 #include <ffikit/module.h>
 #include <ffikit/opaque.h>
+#include <ffikit/weak_ref.h>
 #include <ffikit/reflect.h>
 #include <ffikit/stream.h>
 

@@ -57,6 +57,7 @@ typedef enum {
   FFK_TYPE_DICT = 76,
   FFK_TYPE_STORAGE = 77,
   FFK_TYPE_TUPLE = 78,
+  FFK_TYPE_WEAK_REF = 79,   /* ffikit/weak_ref.h */
   FFK_TYPE_STATIC_END = 128, /* types registered at run time get indices from here */
 } ffk_type_index;
 

@@ -4,7 +4,7 @@
 //!   for `match`. Conversions back use the C accessors' rules and error texts.
 //! * Object handles: [`ObjectRef`] and one type per kind ([`Str`], [`Bytes`], [`Error`],
 //!   [`Function`], [`Shape`], [`Array`], [`Tuple`], [`Map`], [`List`], [`Dict`],
-//!   [`Tensor`], [`Module`]): `Clone` retains, `Drop` releases, downcasts are checked,
+//!   [`Tensor`], [`Module`], [`WeakRef`]): `Clone` retains, `Drop` releases, downcasts are checked,
 //!   `Debug`/`Display` print the C repr, `PartialEq`/`Hash` are C's structural ones.
 //! * [`Array`]/[`Map`]/[`Tuple`] are copy-on-write: mutators take `&mut self` and a clone
 //!   never sees a change. [`List`]/[`Dict`] are shared: mutators take `&self` and every
@@ -19,6 +19,9 @@
 //!   [`first_structural_mismatch`] with its [`AccessPath`]s, [`deep_copy`]) and the JSON
 //!   graph round trip ([`to_json_graph`], [`from_json_graph`]), TVM-FFI's format. Types
 //!   supply hooks as type attributes ([`TypeInfo::set_attr`]).
+//! * Cycles: reference counting never frees objects that hold each other (no cycle
+//!   collector, as TVM-FFI). A [`WeakRef`] in a field breaks such a cycle;
+//!   [`find_cycles`] reports the ones left in a value.
 //! * Streams ([`stream`]): the current stream per (thread, device) that ffikit's CUDA work
 //!   runs on ([`stream::use_raw_stream`] gives a [`StreamGuard`] that restores it),
 //!   ordering across streams, and DLPack's `stream` values on both sides.
@@ -81,6 +84,7 @@ mod string;
 mod structural;
 pub mod tensor;
 mod types;
+mod weak;
 
 pub use access_path::{AccessKind, AccessPath, AccessStep};
 pub use any::{Any, AnyView, Element, Kind};
@@ -98,6 +102,7 @@ pub use string::{Bytes, Shape, Str};
 pub use structural::{deep_copy, first_structural_mismatch, structural_eq, structural_hash};
 pub use tensor::{DLPack, Tensor};
 pub use types::{DataType, Device, Scalar};
+pub use weak::{find_cycles, WeakRef};
 
 // Streams: the current stream per (thread, device) and ordering across streams.
 pub mod stream;
