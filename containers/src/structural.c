@@ -294,7 +294,7 @@ static int node_kind(walk *w, const ffk_any *v, bool for_hash, const type_info *
   return 2;
 }
 
-int ffk_structural__too_deep(void) {
+int ffk_structural_too_deep(void) {
   return ffk_error_set(FFK_ERR_RUNTIME, "containers and objects nested deeper than %d levels", FFK_STRUCTURAL_MAX_DEPTH);
 }
 
@@ -571,7 +571,7 @@ static int equal(walk *w, const ffk_any *x, const ffk_any *y) {
   if (a == b) return 1;
   bool may_recur = shareable(a) && shareable(b); /* else (a, b) is neither on the stack nor recorded */
   if (may_recur && (on_stack(w, a, b) || memo_find(&w->done, a, b) != NULL)) return 1;
-  if (w->depth == FFK_STRUCTURAL_MAX_DEPTH) return ffk_structural__too_deep();
+  if (w->depth == FFK_STRUCTURAL_MAX_DEPTH) return ffk_structural_too_deep();
   w->a[w->depth] = a;
   w->b[w->depth] = b;
   ++w->depth;
@@ -745,7 +745,7 @@ static int hash(walk *w, const ffk_any *v, uint64_t *out) {
     *out = done->value;
     return 0;
   }
-  if (w->depth == FFK_STRUCTURAL_MAX_DEPTH) return ffk_structural__too_deep();
+  if (w->depth == FFK_STRUCTURAL_MAX_DEPTH) return ffk_structural_too_deep();
   w->a[w->depth] = v->v_obj;
   w->b[w->depth] = NULL;
   ++w->depth;
