@@ -240,7 +240,7 @@ def _rebuild(first: Any, nodes: list[tuple[int, Any]] | None = None) -> Any:
         if type(x) is not _Ref or built[x] is not None:
             return built[x] if type(x) is _Ref else x
         path = {x}  # the nodes on the stack: meeting one again is a cycle
-        stack = [[x, refs_of(*nodes[x]), 0]]  # [node number, refs, next ref] per level
+        stack: list[list[Any]] = [[x, refs_of(*nodes[x]), 0]]  # [node number, refs, next ref] per level
         while stack:
             top = stack[-1]
             i, refs = top[0], top[1]
