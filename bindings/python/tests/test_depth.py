@@ -52,6 +52,11 @@ def chain(wrap: Any, depth: int) -> Any:
     return x
 
 
+@py_class("test_depth.Holder", eq=True, frozen=True)
+class Holder(Object):
+    value: Any = None
+
+
 WRAPS = {
     "List": lambda x: List([x]),
     "Array": lambda x: Array([x]),
@@ -215,3 +220,15 @@ def test_every_walk_of_other_kinds(kind):
             x == y  # noqa: B015
         with pytest.raises(RuntimeError, match=TOO_DEEP):
             hash(x)
+
+
+def test_py_class_eq_and_hash_of_a_deep_field_are_recursion_errors(deep, other):
+    # The generated __eq__/__hash__ compare fields as the standard library would (ffikit
+    # sequences as tuples, recursively): Python code, so Python's recursion limit stops it.
+    a, b = Holder(deep), Holder(other)
+    with pytest.raises(RecursionError):
+        a == b  # noqa: B015
+    with pytest.raises(RecursionError):
+        hash(a)
+    with pytest.raises(RuntimeError, match=TOO_DEEP):
+        ffikit.structural_equal(a, b)  # C's walk: the named limit
