@@ -81,15 +81,21 @@ ffk_any Wrap(Kind kind, ffk_any inner) {
     case Kind::kMap: {
       ffk_map* m = ffk_map_new();
       ffk_any key = ffk_any_raw_str("k");
-      if (m != nullptr && ffk_map_set(&m, &key, &inner) != 0) ffk_object_release(reinterpret_cast<ffk_object*>(m)), m = nullptr;
+      if (m != nullptr && ffk_map_set(&m, &key, &inner) != 0) {
+        ffk_object_release(reinterpret_cast<ffk_object*>(m));
+        m = nullptr;
+      }
       out = reinterpret_cast<ffk_object*>(m);
       break;
     }
     case Kind::kDict: {
       ffk_dict* d = ffk_dict_new();
       ffk_any key = ffk_any_raw_str("k");
-      if (d != nullptr && ffk_dict_set(d, &key, &inner) != 0) ffk_object_release(reinterpret_cast<ffk_object*>(d)), d = nullptr;
       out = reinterpret_cast<ffk_object*>(d);
+      if (d != nullptr && ffk_dict_set(d, &key, &inner) != 0) {
+        ffk_object_release(out);
+        out = nullptr;
+      }
       break;
     }
     case Kind::kObject:

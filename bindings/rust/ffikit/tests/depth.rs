@@ -178,7 +178,8 @@ fn deeply_nested_json_text_is_an_error_not_a_crash() {
         assert_too_deep(from_json_graph_with_metadata(&doc).unwrap_err());
         assert!(from_json_graph(&nested).is_err());
         // Nodes that refer to one another past the limit.
-        let mut nodes: Vec<String> = (0..2 * LIMIT).map(|i| format!(r#"{{"type":"ffi.Array","data":[{}]}}"#, i + 1)).collect();
+        let mut nodes: Vec<String> =
+            (0..2 * LIMIT).map(|i| format!(r#"{{"type":"ffi.Array","data":[{}]}}"#, i + 1)).collect();
         nodes.push(r#"{"type":"ffi.Array","data":[]}"#.to_string());
         let graph = format!(r#"{{"root_index":0,"nodes":[{}]}}"#, nodes.join(","));
         assert_too_deep(from_json_graph(&graph).unwrap_err());
