@@ -30,6 +30,12 @@ ffikit::reflected_type! {
 
 const DEEP_LIST: usize = 10_000_000;
 const DEEP: usize = 1_000_000;
+
+/// `default` levels, or FFIKIT_DEPTH_TEST_DEEP's when set: `run.sh valgrind` sets 20,000,
+/// since memcheck would take the better part of an hour over 10 million.
+fn levels(default: usize) -> usize {
+    std::env::var("FFIKIT_DEPTH_TEST_DEEP").ok().and_then(|v| v.parse().ok()).unwrap_or(default)
+}
 const LIMIT: usize = ffikit::sys::FFK_STRUCTURAL_MAX_DEPTH as usize;
 const TOO_DEEP: &str = "containers and objects nested deeper than 1000 levels";
 
@@ -132,27 +138,27 @@ fn every_walk(kind: Kind, depth: usize) {
 
 #[test]
 fn every_walk_of_a_list_chain_works_or_names_the_limit() {
-    every_walk(Kind::List, DEEP_LIST);
+    every_walk(Kind::List, levels(DEEP_LIST));
 }
 
 #[test]
 fn every_walk_of_an_array_chain_works_or_names_the_limit() {
-    every_walk(Kind::Array, DEEP);
+    every_walk(Kind::Array, levels(DEEP));
 }
 
 #[test]
 fn every_walk_of_a_map_chain_works_or_names_the_limit() {
-    every_walk(Kind::Map, DEEP);
+    every_walk(Kind::Map, levels(DEEP));
 }
 
 #[test]
 fn every_walk_of_a_dict_chain_works_or_names_the_limit() {
-    every_walk(Kind::Dict, DEEP);
+    every_walk(Kind::Dict, levels(DEEP));
 }
 
 #[test]
 fn every_walk_of_an_object_chain_works_or_names_the_limit() {
-    every_walk(Kind::Object, DEEP);
+    every_walk(Kind::Object, levels(DEEP));
 }
 
 #[test]
@@ -173,7 +179,8 @@ fn the_limit_passes_and_one_more_level_does_not() {
 #[test]
 fn deeply_nested_json_text_is_an_error_not_a_crash() {
     no_leaks(|| {
-        let nested = "[".repeat(DEEP_LIST) + &"]".repeat(DEEP_LIST);
+        let n = levels(DEEP_LIST);
+        let nested = "[".repeat(n) + &"]".repeat(n);
         let doc = format!(r#"{{"root_index":0,"nodes":[{{"type":"ffi.Array","data":[]}}],"metadata":{}}}"#, nested);
         assert_too_deep(from_json_graph_with_metadata(&doc).unwrap_err());
         assert!(from_json_graph(&nested).is_err());
