@@ -153,10 +153,6 @@ void ffk_json__hooks_free(ffk_json_hooks *c) {
 
 /* ---- Errors --------------------------------------------------------------------------- */
 
-int ffk_json__too_deep(void) {
-  return ffk_error_set(FFK_ERR_RUNTIME, "containers and objects nested deeper than %d levels", FFK_STRUCTURAL_MAX_DEPTH);
-}
-
 int ffk_json__no_memory(void) {
   if (ffk_error_matches(FFK_ERR_MEMORY)) return -1;
   return ffk_error_set(FFK_ERR_MEMORY, "out of memory while converting a JSON graph");

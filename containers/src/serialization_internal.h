@@ -67,9 +67,6 @@ typedef struct {
 int ffk_json__hook(ffk_json_hooks *c, int32_t type_index, ffk_function **out);
 void ffk_json__hooks_free(ffk_json_hooks *c);
 
-/* RuntimeError: nesting deeper than FFK_STRUCTURAL_MAX_DEPTH (structural.h's message). Returns -1. */
-int ffk_json__too_deep(void);
-
 /* MemoryError after a yyjson call returned NULL (ffk_mem_alloc already said why). Returns -1. */
 int ffk_json__no_memory(void);
 

@@ -121,7 +121,7 @@ static int plain_of_json(yyjson_val *v, int depth, ffk_any *out) {
     }
     case YYJSON_TYPE_STR: return ffk_any_str(yyjson_get_str(v), yyjson_get_len(v), out);
     case YYJSON_TYPE_ARR: {
-      if (depth == FFK_STRUCTURAL_MAX_DEPTH) return ffk_json__too_deep();
+      if (depth == FFK_STRUCTURAL_MAX_DEPTH) return ffk_structural_too_deep();
       size_t n = yyjson_arr_size(v);
       ffk_any *items = ffk_mem_calloc(n == 0 ? 1 : n, sizeof *items);
       if (items == NULL) return -1;
@@ -143,7 +143,7 @@ static int plain_of_json(yyjson_val *v, int depth, ffk_any *out) {
       return 0;
     }
     case YYJSON_TYPE_OBJ: {
-      if (depth == FFK_STRUCTURAL_MAX_DEPTH) return ffk_json__too_deep();
+      if (depth == FFK_STRUCTURAL_MAX_DEPTH) return ffk_structural_too_deep();
       size_t n = yyjson_obj_size(v);
       ffk_any *kv = ffk_mem_calloc(n == 0 ? 2 : 2 * n, sizeof *kv);
       if (kv == NULL) return -1;
@@ -193,7 +193,7 @@ static int decode_container(reader *r, size_t i, ffk_json_kind kind, const char 
   bool mapping = kind == FFK_JSON_MAP || kind == FFK_JSON_DICT;
   if (mapping && n % 2 != 0)
     return bad("node %zu (`%s`): Map/Dict data must contain an even number of [key, value] entries, got %zu", i, key, n);
-  if (r->depth == FFK_STRUCTURAL_MAX_DEPTH) return ffk_json__too_deep();
+  if (r->depth == FFK_STRUCTURAL_MAX_DEPTH) return ffk_structural_too_deep();
   size_t idx, max;
   yyjson_val *ref;
   const ffk_any *unused;
@@ -412,7 +412,7 @@ static int decode_fields(reader *r, size_t i, int32_t type_index, const char *ke
   if (!yyjson_is_obj(data)) return bad("node %zu (`%s`): \"data\" must be an object, got %s", i, key, json_kind(data));
   int32_t nfields = ffk_type_num_fields(type_index);
   if (nfields < 0) return -1;
-  if (r->depth == FFK_STRUCTURAL_MAX_DEPTH) return ffk_json__too_deep();
+  if (r->depth == FFK_STRUCTURAL_MAX_DEPTH) return ffk_structural_too_deep();
   bool given_small[64] = {false};
   bool *given = nfields <= 64 ? given_small : ffk_mem_calloc((size_t)nfields, sizeof *given);
   if (given == NULL) return -1;

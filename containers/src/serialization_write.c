@@ -187,7 +187,7 @@ static int json_of_plain(writer *w, const ffk_any *v, int depth, const char *wha
     case FFK_TYPE_ARRAY:
     case FFK_TYPE_TUPLE:
     case FFK_TYPE_LIST: {
-      if (depth == FFK_STRUCTURAL_MAX_DEPTH) return ffk_json__too_deep();
+      if (depth == FFK_STRUCTURAL_MAX_DEPTH) return ffk_structural_too_deep();
       ffk_array *snapshot = NULL;
       const ffk_array *a = (const ffk_array *)v->v_obj;
       if (v->type_index == FFK_TYPE_LIST) {
@@ -209,7 +209,7 @@ static int json_of_plain(writer *w, const ffk_any *v, int depth, const char *wha
     }
     case FFK_TYPE_MAP:
     case FFK_TYPE_DICT: {
-      if (depth == FFK_STRUCTURAL_MAX_DEPTH) return ffk_json__too_deep();
+      if (depth == FFK_STRUCTURAL_MAX_DEPTH) return ffk_structural_too_deep();
       ffk_map *snapshot = NULL;
       const ffk_map *m = (const ffk_map *)v->v_obj;
       if (v->type_index == FFK_TYPE_DICT) {
@@ -493,7 +493,7 @@ static int write_value(writer *w, const ffk_any *v, int64_t *out) {
     return 0;
   }
 
-  if (w->depth == FFK_STRUCTURAL_MAX_DEPTH) return ffk_json__too_deep();
+  if (w->depth == FFK_STRUCTURAL_MAX_DEPTH) return ffk_structural_too_deep();
   memo_put(w, s, v, h, IN_PROGRESS);
   w->stack[w->depth++] = v->v_obj;
   int rc;

@@ -382,7 +382,7 @@ static uint64_t shape_hash(const ffk_any *v) {
   return ffk_hash_bytes(sh->data, sh->size * sizeof(int64_t)) ^ UINT64_C(0x5348415045); /* "SHAPE" */
 }
 
-int ffk_structural__too_deep(void) {
+int ffk_structural_too_deep(void) {
   return ffk_error_set(FFK_ERR_RUNTIME, "containers and objects nested deeper than %d levels", FFK_STRUCTURAL_MAX_DEPTH);
 }
 
@@ -674,7 +674,7 @@ static int equal(walk *w, const ffk_any *x, const ffk_any *y) {
   if (a == b) return 1;
   bool may_recur = shareable(a) && shareable(b); /* else (a, b) is neither on the stack nor recorded */
   if (may_recur && (on_stack(w, a, b) || memo_find(&w->done, a, b) != NULL)) return 1;
-  if (w->depth == FFK_STRUCTURAL_MAX_DEPTH) return ffk_structural__too_deep();
+  if (w->depth == FFK_STRUCTURAL_MAX_DEPTH) return ffk_structural_too_deep();
   w->a[w->depth] = a;
   w->b[w->depth] = b;
   ++w->depth;
@@ -871,7 +871,7 @@ static int hash(walk *w, const ffk_any *v, uint64_t *out) {
     *out = done->cyclic ? cyclic_hash(v, info) : done->value;
     return 0;
   }
-  if (w->depth == FFK_STRUCTURAL_MAX_DEPTH) return ffk_structural__too_deep();
+  if (w->depth == FFK_STRUCTURAL_MAX_DEPTH) return ffk_structural_too_deep();
   w->a[w->depth] = v->v_obj;
   w->b[w->depth] = NULL;
   ++w->depth;

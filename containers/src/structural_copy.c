@@ -230,7 +230,7 @@ static int copy(copier *c, const ffk_any *v, ffk_any *out) {
   *out = ffk_any_none();
   if (!is_node(v)) return ffk_any_to_owned(v, out);
   if (memo_get(c, v->v_obj, out)) return 0;
-  if (c->depth == FFK_STRUCTURAL_MAX_DEPTH) return ffk_structural__too_deep();
+  if (c->depth == FFK_STRUCTURAL_MAX_DEPTH) return ffk_structural_too_deep();
   ++c->depth;
   int rc;
   switch (v->type_index) {

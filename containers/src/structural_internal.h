@@ -71,7 +71,4 @@ static inline void map_close(map_view *m) {
   if (m->snapshot != NULL) ffk_object_release(&m->snapshot->header);
 }
 
-/* Raises the RuntimeError for nesting deeper than FFK_STRUCTURAL_MAX_DEPTH; returns -1. */
-int ffk_structural__too_deep(void);
-
 #endif /* FFIKIT_CONTAINERS_STRUCTURAL_INTERNAL_H */

@@ -3,7 +3,7 @@ from __future__ import annotations
 
 import builtins
 import inspect
-from typing import Any, Callable, Sequence, SupportsIndex, overload
+from typing import Any, Callable, NoReturn, Sequence, SupportsIndex, overload
 
 __version__: str
 HOOKS_AVAILABLE: int
@@ -11,6 +11,8 @@ HOOKS_AVAILABLE: int
 MAP_KEYS: int
 MAP_VALUES: int
 MAP_ITEMS: int
+# How deep the whole-value walks nest before the RuntimeError (C's FFK_STRUCTURAL_MAX_DEPTH).
+STRUCTURAL_MAX_DEPTH: int
 
 class Object:
     # Objects of reflected types construct through their type's constructor (C checks the
@@ -353,3 +355,4 @@ def _weak_ref_get(weak: Object, /) -> Any: ...
 def _weak_ref_alive(weak: Object, /) -> bool: ...
 def _weak_ref_key(weak: Object, /) -> int: ...
 def _find_cycles(value: Any, max_cycles: int, /) -> Any: ...
+def _structural_too_deep() -> NoReturn: ...

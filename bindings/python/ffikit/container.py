@@ -133,11 +133,35 @@ def _module_of(obj: Any) -> str | None:
     return module if isinstance(module, str) else None
 
 
+def _children(x: Any) -> tuple[int, list[Any]]:
+    """A container's or object's node kind and the values its payload refers to, in order
+    (a Map's or Dict's keys and values alternate)."""
+    if isinstance(x, (Map, Dict)):
+        return (_MAP if isinstance(x, Map) else _DICT), [e for kv in x._list(_core.MAP_ITEMS) for e in kv]
+    if isinstance(x, (Array, List)):
+        return (_ARRAY if isinstance(x, Array) else _LIST), list(x if isinstance(x, Array) else x._snapshot())
+    return _OBJECT, list(_core._object_field_values(x))
+
+
+def _payload(kind: int, x: Any, refs: list[Any]) -> Any:
+    if kind in (_MAP, _DICT):
+        return list(zip(refs[0::2], refs[1::2]))
+    if kind == _OBJECT:
+        return (_type_key_of(x), _module_of(x), refs)
+    return refs
+
+
 def _encode(root: Any) -> list[tuple[int, Any]]:
+    # A depth-first walk with its own stack (a Python recursion would stop at the
+    # interpreter's recursion limit, about 500 levels here, with a RecursionError that names
+    # no limit of ours). Nodes are numbered in the order they are first met, the root 0;
+    # nesting deeper than STRUCTURAL_MAX_DEPTH is the RuntimeError every C walk raises.
     nodes: list[Any] = []
     index: dict[int, int] = {}
     leaves: dict[int, Any] = {}  # handle -> the first wrapper of a leaf C object
     keep: list[Any] = []  # every visited container and object, so no address is reused meanwhile
+    stack: list[list[Any]] = []  # [node number, kind, value, children, next child, refs] per level
+    limit = _core.STRUCTURAL_MAX_DEPTH
 
     def ref(x: Any) -> Any:
         if isinstance(x, (Array, List, Map, Dict)):
@@ -150,19 +174,26 @@ def _encode(root: Any) -> list[tuple[int, Any]]:
         h = x.__chandle__()
         i = index.get(h)
         if i is None:
+            if len(stack) == limit:
+                _core._structural_too_deep()
             keep.append(x)
             i = index[h] = len(nodes)
             nodes.append(None)
-            if isinstance(x, (Map, Dict)):
-                nodes[i] = (_MAP if isinstance(x, Map) else _DICT, [(ref(k), ref(v)) for k, v in x._list(_core.MAP_ITEMS)])
-            elif isinstance(x, (Array, List)):
-                nodes[i] = (_ARRAY if isinstance(x, Array) else _LIST, [ref(e) for e in (x if isinstance(x, Array) else x._snapshot())])
-            else:
-                fields = [ref(v) for v in _core._object_field_values(x)]
-                nodes[i] = (_OBJECT, (_type_key_of(x), _module_of(x), fields))
+            kind, children = _children(x)
+            stack.append([i, kind, x, children, 0, []])
         return _Ref(i)
 
     ref(root)
+    while stack:
+        top = stack[-1]
+        children = top[3]
+        if top[4] < len(children):
+            child = children[top[4]]
+            top[4] += 1
+            top[5].append(ref(child))  # may push the child's own level
+        else:
+            stack.pop()
+            nodes[top[0]] = (top[1], _payload(top[1], top[2], top[5]))
     return nodes
 
 
@@ -198,16 +229,38 @@ def _rebuild(first: Any, nodes: list[tuple[int, Any]] | None = None) -> Any:
                         else _core._object_from_fields(payload[0], {}) if kind == _OBJECT else None
                         for kind, payload in nodes]
 
+    def refs_of(kind: int, payload: Any) -> list[Any]:
+        return [e for kv in payload for e in kv] if kind == _MAP else payload
+
     def get(x: Any) -> Any:
-        if type(x) is _Ref:
-            if built[x] is None:
-                kind, payload = nodes[x]
-                if kind == _ARRAY:
-                    built[x] = Array([get(e) for e in payload])
-                else:
-                    built[x] = Map(_Pairs([(get(k), get(v)) for k, v in payload]))
-            return built[x]
-        return x
+        # An Array or Map is made from its elements, so those come first: bottom-up, with
+        # an explicit stack, so a chain of any depth rebuilds. Lists, Dicts and objects
+        # already exist (filled below), which is how cycles through them come back; an
+        # Array or Map that reaches itself through Arrays and Maps alone cannot be made.
+        if type(x) is not _Ref or built[x] is not None:
+            return built[x] if type(x) is _Ref else x
+        path = {x}  # the nodes on the stack: meeting one again is a cycle
+        stack: list[list[Any]] = [[x, refs_of(*nodes[x]), 0]]  # [node number, refs, next ref] per level
+        while stack:
+            top = stack[-1]
+            i, refs = top[0], top[1]
+            while top[2] < len(refs) and (type(refs[top[2]]) is not _Ref or built[refs[top[2]]] is not None):
+                top[2] += 1
+            if top[2] < len(refs):
+                e = refs[top[2]]
+                if e in path:
+                    raise ValueError(f"invalid pickle: node {e} is an Array or Map that contains itself")
+                path.add(e)
+                stack.append([e, refs_of(*nodes[e]), 0])
+                continue
+            stack.pop()
+            path.discard(i)
+            items = [built[e] if type(e) is _Ref else e for e in refs]
+            if nodes[i][0] == _ARRAY:
+                built[i] = Array(items)
+            else:
+                built[i] = Map(_Pairs(list(zip(items[0::2], items[1::2]))))
+        return built[x]
 
     for i, (kind, payload) in enumerate(nodes):
         if kind == _LIST:

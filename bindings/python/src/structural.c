@@ -269,6 +269,15 @@ static PyObject *py_shallow_copy(PyObject *mod, PyObject *o) {
 
 static PyObject *py_unpickle_object(PyObject *mod, PyObject *args);
 
+/* _structural_too_deep(): raises the depth error (ffk_structural_too_deep), for the graph
+   walks written in Python (container.py's pickle), so its text is C's. Always NULL. */
+static PyObject *py_structural_too_deep(PyObject *mod, PyObject *unused) {
+  (void)mod;
+  (void)unused;
+  ffk_structural_too_deep();
+  return ffkpy_raise_from_ffk();
+}
+
 PyMethodDef ffkpy_structural_methods[] = {
     {"_structural_equal", py_structural_equal, METH_VARARGS,
      "_structural_equal(lhs, rhs, map_free_vars=False, skip_tensor_content=False) -> bool (ffk_structural_equal)."},
@@ -286,6 +295,8 @@ PyMethodDef ffkpy_structural_methods[] = {
     {"_shallow_copy", py_shallow_copy, METH_O, "_shallow_copy(obj) -> ffk_object_shallow_copy(obj)."},
     {"_unpickle_object", py_unpickle_object, METH_VARARGS,
      "_unpickle_object(document, module): imports module (if not None), then reads the document."},
+    {"_structural_too_deep", py_structural_too_deep, METH_NOARGS,
+     "_structural_too_deep(): raises the RuntimeError for nesting deeper than STRUCTURAL_MAX_DEPTH."},
     {NULL, NULL, 0, NULL},
 };
 
@@ -420,6 +431,7 @@ static PyMethodDef ffkpy_object_copy_methods[] = {
 /* Puts ffkpy_object_copy_methods on ffikit.Object (after the module's functions are added,
    so that _from_json_graph_str exists). 0, or -1 with a Python exception. */
 int ffkpy_structural_init(PyObject *module) {
+  if (PyModule_AddIntConstant(module, "STRUCTURAL_MAX_DEPTH", FFK_STRUCTURAL_MAX_DEPTH) < 0) return -1;
   g_unpickle = PyObject_GetAttrString(module, "_unpickle_object");
   if (g_unpickle == NULL) return -1;
   for (PyMethodDef *def = ffkpy_object_copy_methods; def->ml_name != NULL; ++def) {

@@ -47,7 +47,23 @@
 
 FFK_EXTERN_C_BEGIN
 
+/*
+ * How deep the walks that must see a whole value may nest (containers and reflected
+ * objects together): structural equality, hashing and mismatch, deep copy, the JSON
+ * graph both ways, and the bindings' own graph walks (Python's pickle). Each walk recurses
+ * once per level, so the bound is what keeps the C stack bounded; deeper is the one
+ * RuntimeError of ffk_structural_too_deep. Release (ffikit/object.h) and repr
+ * (ffikit/repr.h) need no such error: release works at any depth, repr prints "...".
+ */
 #define FFK_STRUCTURAL_MAX_DEPTH 1000
+
+/*
+ * Sets the error every depth-bounded walk raises, in C and in the bindings, so that
+ * one text names the limit everywhere: RuntimeError "containers and objects nested
+ * deeper than 1000 levels" (FFK_STRUCTURAL_MAX_DEPTH). Returns -1, for `return
+ * ffk_structural_too_deep();`. Cannot fail.
+ */
+FFK_API int ffk_structural_too_deep(void);
 
 /*
  * 1 when `a` and `b` (borrowed) are structurally equal, 0 when not, -1 with a MemoryError,

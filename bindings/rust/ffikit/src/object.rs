@@ -167,25 +167,27 @@ pub(crate) fn repr_of(v: &sys::ffk_any) -> String {
     }
 }
 
-/// Structural equality of two values (C's `ffk_structural_equal`); false on error.
+/// Structural equality of two values (C's `ffk_structural_equal`), for `PartialEq`, which
+/// cannot return an error: one (values nested deeper than `FFK_STRUCTURAL_MAX_DEPTH`, an
+/// allocation failure, a hook's error) panics with C's message, as `RefCell`'s `==` panics
+/// rather than answer wrongly. Reading it as "unequal" would make a deep value unequal to
+/// its own clone. [`crate::structural_eq`] returns the error instead.
 pub(crate) fn structural_eq(a: &sys::ffk_any, b: &sys::ffk_any) -> bool {
     // SAFETY: valid borrowed values.
     match unsafe { sys::ffk_structural_equal(a, b) } {
         1 => true,
         0 => false,
-        _ => {
-            unsafe { sys::ffk_error_clear() };
-            false
-        }
+        _ => panic!("ffikit: `==` failed: {} (ffikit::structural_eq returns the error)", Error::fetch()),
     }
 }
 
-/// Structural hash of a value (C's `ffk_structural_hash`); 0 on error.
+/// Structural hash of a value (C's `ffk_structural_hash`), for `Hash`; an error panics as
+/// in [`structural_eq`] ([`crate::structural_hash`] returns it instead).
 pub(crate) fn structural_hash(v: &sys::ffk_any) -> u64 {
     let mut h = 0u64;
     // SAFETY: valid borrowed value.
     if unsafe { sys::ffk_structural_hash(v, &mut h) } != 0 {
-        unsafe { sys::ffk_error_clear() };
+        panic!("ffikit: hashing failed: {} (ffikit::structural_hash returns the error)", Error::fetch());
     }
     h
 }

@@ -8,7 +8,7 @@
 //! field skipping compare-off fields, per-type `__s_equal__`/`__s_hash__` hooks
 //! ([`TypeInfo::set_attr`](crate::TypeInfo::set_attr)), identity for everything else,
 //! cycles ended, nesting deeper than 1000 a RuntimeError. Unlike `Any`'s `PartialEq` and
-//! `Hash` (which cannot fail and so read an error as "unequal"), these return C's error.
+//! `Hash` (which cannot return an error, and so panic with C's message), these return it.
 use crate::access_path::AccessPath;
 use crate::any::{none_raw, Any, AnyView};
 use crate::error::{check, Error, Result};
