@@ -154,18 +154,22 @@ static _Thread_local struct {
   dying *queue;
 } t_die;
 
-/* Destroys an object whose strong count reached 0, and frees it when no weak holder remains. */
-static void finish(ffk_object *obj, bool weak_held) {
-  if (!weak_held) {
-    obj->deleter(obj, FFK_DELETER_BOTH);
-    return;
-  }
+/* Destroys an object whose weak holders outlive it, and frees it when the last has gone. */
+static FFK_NOINLINE void finish_weak_held(ffk_object *obj) {
   obj->deleter(obj, FFK_DELETER_DESTROY);
   /* Give back the weak unit the strong holders shared. */
   if (FFK_ATOMIC_SUB(&obj->refcount, FFK_REFCOUNT_WEAK_ONE, FFK_DECREMENT_ORDER) == FFK_REFCOUNT_WEAK_ONE) {
     FFK_ACQUIRE_FENCE();
     obj->deleter(obj, FFK_DELETER_FREE);
   }
+}
+
+/* Destroys an object whose strong count reached 0, and frees it when no weak holder remains. */
+static inline void finish(ffk_object *obj, bool weak_held) {
+  if (FFK_LIKELY(!weak_held))
+    obj->deleter(obj, FFK_DELETER_BOTH);
+  else
+    finish_weak_held(obj);
 }
 
 /* Queues obj for the outermost deleter call. False when the queue cannot grow. */
@@ -206,19 +210,21 @@ void ffk_object__leaf_deleter(void *self, int which) {
 static FFK_NOINLINE void die_nesting(ffk_object *obj, bool weak_held) {
   __typeof__(t_die) *t = &t_die;
   __asm__("" : "+r"(t));
-  uint32_t depth = t->depth;
-  if (FFK_UNLIKELY(depth >= DIE_DEPTH_MAX) && defer(obj, weak_held)) return;
-  t->depth = depth + 1;
+  if (FFK_UNLIKELY(t->depth >= DIE_DEPTH_MAX) && defer(obj, weak_held)) return;
+  ++t->depth;
   finish(obj, weak_held);
-  if (FFK_UNLIKELY(depth == 0 && t->queue != NULL)) drain();
-  t->depth = depth;
+  /* Back at depth 1: this is the thread's outermost deleter call. */
+  if (FFK_UNLIKELY(t->depth == 1 && t->queue != NULL)) drain();
+  --t->depth;
 }
 
 static inline void die(ffk_object *obj, bool weak_held) {
-  if (obj->deleter == ffk_object__leaf_deleter)
-    finish(obj, weak_held);
-  else
+  if (obj->deleter != ffk_object__leaf_deleter)
     die_nesting(obj, weak_held);
+  else if (FFK_LIKELY(!weak_held))
+    ffk_object_free(obj); /* all that the leaf deleter does */
+  else
+    finish_weak_held(obj);
 }
 
 void ffk_object_release(ffk_object *obj) {
