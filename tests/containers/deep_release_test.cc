@@ -132,6 +132,49 @@ ffk_object* InNode(ffk_object* inner) {
   return node;
 }
 
+// A reflected type whose finalize hook (user code, run by its deleter) makes and drops a
+// List of a List while the chain dies: deaths inside deaths, at every depth, queued or not.
+std::atomic<int64_t> g_finalized{0};
+
+void FinalizeWithReleases(ffk_object*) {
+  ffk_list* inner = ffk_list_new();
+  ffk_list* outer = ffk_list_new();
+  ffk_any v = ffk_any_object_steal((ffk_object*)inner);
+  if (outer != nullptr && inner != nullptr) ffk_list_append_steal(outer, &v);
+  ffk_any_release(&v);
+  ffk_object_release((ffk_object*)outer);
+  g_finalized.fetch_add(1, std::memory_order_relaxed);
+}
+
+int32_t FinalizingNodeType() {
+  static const int32_t index = [] {
+    static const ffk_field_def fields[] = {
+        {"next", 0, "Optional<Object>", FFK_FIELD_WRITABLE, {}, "the next node, or None"},
+    };
+    ffk_type_def def = {};
+    def.key = "tests.DeepFinalizingNode";
+    def.parent_index = FFK_TYPE_OBJECT;
+    def.fields = fields;
+    def.nfields = 1;
+    def.finalize = FinalizeWithReleases;
+    return ffk_type_define(&def);
+  }();
+  return index;
+}
+
+ffk_object* InFinalizingNode(ffk_object* inner) {
+  ffk_any v = Steal(inner);
+  const ffk_field_info* next = nullptr;
+  int32_t t = FinalizingNodeType();
+  ffk_object* node = t >= 0 ? ffk_object_new_reflected(t) : nullptr;
+  if (node != nullptr && (ffk_type_find_field(t, "next", &next) != 1 || ffk_field_init(next, node, &v) != 0)) {
+    ffk_object_release(node);
+    node = nullptr;
+  }
+  ffk_any_release(&v);
+  return node;
+}
+
 int NeverCalled(void*, const ffk_any*, int32_t, ffk_any*) {
   return ffk_error_set(FFK_ERR_RUNTIME, "deep_release_test: not called");
 }
@@ -205,6 +248,16 @@ TEST_F(DeepRelease, FunctionChainThroughClosureContexts) { ExpectReleasesDeep({I
 
 TEST_F(DeepRelease, MixedChain) {
   ExpectReleasesDeep({InArray, InTuple, InMap, InList, InDict, InNode, InClosure});
+}
+
+// Deleters that run code which itself makes and releases objects, at every depth: each
+// finalize hook runs exactly once and nothing is left behind.
+TEST_F(DeepRelease, DeletersThatReleaseOtherObjectsWhileTheChainDies) {
+  g_finalized = 0;
+  ffk_object* head = Chain(kDepth / 10, {InFinalizingNode, InList});
+  ASSERT_NE(head, nullptr) << ffk::test::FetchError();
+  ReleaseAll(head);
+  EXPECT_EQ(g_finalized.load(), kDepth / 20);
 }
 
 // Every node also has a weak holder: each dies through DESTROY (its weak holders can
