@@ -20,7 +20,7 @@ import pytest
 import ffikit
 import ffikit.testing
 from ffikit import Object
-from ffikit.dataclasses import py_class
+from ffikit.dataclasses import c_class, py_class
 
 if os.environ.get("FFIKIT_SANITIZED"):
     DEPTH = 100_000
@@ -60,8 +60,28 @@ def _py_class(x: Any) -> Any:
     return Node(next=x)
 
 
-def _c_class(x: Any) -> Any:  # a C type's Array<Any> field holds the next level
-    return ffikit.testing.TestObjectDerived(v_map={}, v_array=[x])
+Derived: Any = None  # the c_class below, while a test runs
+
+
+@pytest.fixture(autouse=True)
+def derived_as_c_class():
+    """A c_class over the C type testing.TestObjectDerived while each test runs; its C-declared
+    Array<Any> field holds the next level. The testing module's class comes back after."""
+    global Derived
+
+    @c_class("testing.TestObjectDerived")
+    class Derived(ffikit.testing.TestObjectBase):
+        v_map: ffikit.Map
+        v_array: ffikit.Array
+
+    try:
+        yield
+    finally:
+        ffikit.register_object("testing.TestObjectDerived")(ffikit.testing.TestObjectDerived)
+
+
+def _c_class(x: Any) -> Any:
+    return Derived(v_map={}, v_array=[x])
 
 
 def _mixed(x: Any, _kinds=(_list, _array, _dict, _map, _py_class, _c_class), _i=itertools.count()) -> Any:
