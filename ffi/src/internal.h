@@ -75,6 +75,13 @@ ffk_object *ffk_object__alloc_uninit(int32_t type_index, size_t size, ffk_delete
 void ffk_object__init(ffk_object *obj, int32_t type_index, ffk_deleter deleter);
 
 /*
+ * The deleter of objects that own nothing but their own block (String, Bytes, Shape).
+ * ffk_object_release recognises it: such a death runs no other deleter, so it skips the
+ * thread's deleter depth (object.c, "Releasing deep data") and its thread-local access.
+ */
+void ffk_object__leaf_deleter(void *self, int which);
+
+/*
  * The calling thread's pending error (error.c), and how the call path avoids reading it.
  *
  * In a shared library a thread-local variable is reached, in the compilers' default

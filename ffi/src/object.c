@@ -119,12 +119,27 @@ void ffk_object_retain(ffk_object *obj) {
  * opt-in). The stack stays within DIE_DEPTH_MAX nested deleters whatever the depth of
  * the data, the queue holds at most what the data holds, and a release still returns only
  * when everything it made unreachable is gone (the live-object counters see no lag).
- * Shallow data never reaches the queue: its cost is one thread-local counter per death.
+ * Shallow data never reaches the queue: its cost is one thread-local counter per death
+ * (none for leaves, die() below).
  *
  * Only the thread's outermost deleter call drains, and it drains last-in first-out, so
  * a chain keeps the queue at about one entry. The queue grows with malloc and is freed
  * when it empties (a thread that exits leaves nothing behind); when malloc fails the
- * object is destroyed in place, recursing as before, rather than leaked.
+ * object is destroyed in place, recursing as before, rather than leaked. That memory is
+ * libc's, not ffk_mem's: a release neither uses up nor trips the failing-allocation hook
+ * of the fail-Nth tests (ffikit/debug.h).
+ *
+ * What a deleter may rely on. Past DIE_DEPTH_MAX a child that a deleter releases is
+ * destroyed after that deleter has returned (and its object's memory is gone), though
+ * still before the outermost release returns. So a deleter must not, right after
+ * releasing a child, tear down something the child's deleter needs (unload the code a
+ * Function's context deleter lives in, free a pool the child returns memory to): that
+ * held before only when the deleter was the child's last holder anyway. Locks: the queue
+ * is drained in the frame of the outermost call, where the recursion ran it before, so
+ * no deleter runs under a lock it did not run under before (some run under fewer: those
+ * a deeper deleter held while it released). Weak holders: a queued object's strong count
+ * is already 0 (or it was never shared), so ffk_weak_lock fails while it waits, as it
+ * does once it is destroyed; its memory stays until the last weak holder lets go, as ever.
  */
 #define DIE_DEPTH_MAX 128
 
@@ -139,18 +154,22 @@ static _Thread_local struct {
   dying *queue;
 } t_die;
 
-/* Destroys an object whose strong count reached 0, and frees it when no weak holder remains. */
-static void finish(ffk_object *obj, bool weak_held) {
-  if (!weak_held) {
-    obj->deleter(obj, FFK_DELETER_BOTH);
-    return;
-  }
+/* Destroys an object whose weak holders outlive it, and frees it when the last has gone. */
+static FFK_NOINLINE void finish_weak_held(ffk_object *obj) {
   obj->deleter(obj, FFK_DELETER_DESTROY);
   /* Give back the weak unit the strong holders shared. */
   if (FFK_ATOMIC_SUB(&obj->refcount, FFK_REFCOUNT_WEAK_ONE, FFK_DECREMENT_ORDER) == FFK_REFCOUNT_WEAK_ONE) {
     FFK_ACQUIRE_FENCE();
     obj->deleter(obj, FFK_DELETER_FREE);
   }
+}
+
+/* Destroys an object whose strong count reached 0, and frees it when no weak holder remains. */
+static inline void finish(ffk_object *obj, bool weak_held) {
+  if (FFK_LIKELY(!weak_held))
+    obj->deleter(obj, FFK_DELETER_BOTH);
+  else
+    finish_weak_held(obj);
 }
 
 /* Queues obj for the outermost deleter call. False when the queue cannot grow. */
@@ -177,13 +196,35 @@ static FFK_NOINLINE void drain(void) {
   t_die.cap = 0;
 }
 
-static FFK_NOINLINE void die(ffk_object *obj, bool weak_held) {
-  uint32_t depth = t_die.depth;
-  if (FFK_UNLIKELY(depth >= DIE_DEPTH_MAX) && defer(obj, weak_held)) return;
-  t_die.depth = depth + 1;
+void ffk_object__leaf_deleter(void *self, int which) {
+  if (which & FFK_DELETER_FREE) ffk_object_free(self);
+}
+
+/*
+ * The thread-local state costs a __tls_get_addr call in a shared library (internal.h,
+ * on the error slot), so the depth is read and written through one address computed
+ * once (the empty asm keeps GCC from calling again after finish()), and a leaf (an
+ * object whose deleter owns nothing else: String, Bytes, Shape), whose death can nest
+ * nothing, skips it before any frame is set up: an Array of 1,000 Strings touches it once.
+ */
+static FFK_NOINLINE void die_nesting(ffk_object *obj, bool weak_held) {
+  __typeof__(t_die) *t = &t_die;
+  __asm__("" : "+r"(t));
+  if (FFK_UNLIKELY(t->depth >= DIE_DEPTH_MAX) && defer(obj, weak_held)) return;
+  ++t->depth;
   finish(obj, weak_held);
-  if (FFK_UNLIKELY(depth == 0 && t_die.queue != NULL)) drain();
-  t_die.depth = depth;
+  /* Back at depth 1: this is the thread's outermost deleter call. */
+  if (FFK_UNLIKELY(t->depth == 1 && t->queue != NULL)) drain();
+  --t->depth;
+}
+
+static inline void die(ffk_object *obj, bool weak_held) {
+  if (obj->deleter != ffk_object__leaf_deleter)
+    die_nesting(obj, weak_held);
+  else if (FFK_LIKELY(!weak_held))
+    ffk_object_free(obj); /* all that the leaf deleter does */
+  else
+    finish_weak_held(obj);
 }
 
 void ffk_object_release(ffk_object *obj) {

@@ -8,10 +8,6 @@
 
 #include <string.h>
 
-static void shape_deleter(void *self, int which) {
-  if (which & FFK_DELETER_FREE) ffk_object_free(self);
-}
-
 ffk_shape *ffk_shape_new(const int64_t *dims, size_t ndim) {
   if (dims == NULL && ndim > 0) {
     ffk_error_set(FFK_ERR_VALUE, "ffk_shape_new: dims is NULL but ndim is %zu", ndim);
@@ -32,7 +28,7 @@ ffk_shape *ffk_shape_new(const int64_t *dims, size_t ndim) {
     }
   }
   ffk_shape *s = (ffk_shape *)ffk_object__alloc_uninit(FFK_TYPE_SHAPE, sizeof(ffk_shape) + ndim * sizeof(int64_t),
-                                                      shape_deleter);
+                                                      ffk_object__leaf_deleter);
   if (s == NULL) return NULL;
   int64_t *copy = (int64_t *)(s + 1);
   if (ndim) memcpy(copy, dims, ndim * sizeof(int64_t));

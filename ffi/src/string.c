@@ -10,17 +10,12 @@
 
 #include <string.h>
 
-static void string_deleter(void *self, int which) {
-  /* A string owns nothing but its own block. */
-  if (which & FFK_DELETER_FREE) ffk_object_free(self);
-}
-
 static ffk_string *make(int32_t type_index, const char *data, size_t size) {
   if (size > SIZE_MAX - sizeof(ffk_string) - 1) {
     ffk_error_set(FFK_ERR_MEMORY, "a %s of %zu bytes is too large", ffk_type_name(type_index), size);
     return NULL;
   }
-  ffk_string *s = (ffk_string *)ffk_object__alloc_uninit(type_index, sizeof(ffk_string) + size + 1, string_deleter);
+  ffk_string *s = (ffk_string *)ffk_object__alloc_uninit(type_index, sizeof(ffk_string) + size + 1, ffk_object__leaf_deleter);
   if (s == NULL) return NULL;
   char *bytes = (char *)(s + 1);
   if (size) memcpy(bytes, data, size);
