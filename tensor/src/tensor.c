@@ -234,14 +234,18 @@ static FFK_NOINLINE int check_shape_error(const char *what, int64_t ndim, const 
                          format_dims(buf, sizeof buf, n, shape), name);
   if (strides == NULL) {
     int64_t contiguous[FFK_TENSOR_MAX_NDIM];
-    return ffk_tensor__contiguous_strides(what, n, shape, contiguous);
+    if (ffk_tensor__contiguous_strides(what, n, shape, contiguous) != 0) return -1;
+  } else {
+    int64_t first, end;
+    if (!element_extent(n, shape, strides, (int64_t)ffk_dtype_itemsize(dtype), 0, &first, &end))
+      return ffk_error_set(FFK_ERR_VALUE,
+                           WHAT_FMT "shape %s with strides %s of %s reaches 2^63 bytes or more from its first element",
+                           WHAT_ARGS(what), format_dims(buf, sizeof buf, n, shape),
+                           format_dims(sbuf, sizeof sbuf, n, strides), name);
   }
-  int64_t first, end;
-  if (!element_extent(n, shape, strides, (int64_t)ffk_dtype_itemsize(dtype), 0, &first, &end))
-    return ffk_error_set(FFK_ERR_VALUE, WHAT_FMT "shape %s with strides %s of %s reaches 2^63 bytes or more from its first element",
-                         WHAT_ARGS(what), format_dims(buf, sizeof buf, n, shape),
-                         format_dims(sbuf, sizeof sbuf, n, strides), name);
-  return 0;
+  /* Only reached when the checks above found nothing: a caller must never see 0 from here. */
+  return ffk_error_set(FFK_ERR_RUNTIME, WHAT_FMT "the shape rule disagrees with itself about shape %s (a bug)",
+                       WHAT_ARGS(what), format_dims(buf, sizeof buf, n, shape));
 }
 
 int ffk_tensor_check_shape(const char *what, int64_t ndim, const int64_t *shape, const int64_t *strides,
@@ -249,11 +253,12 @@ int ffk_tensor_check_shape(const char *what, int64_t ndim, const int64_t *shape,
   if (FFK_UNLIKELY(ndim < 0 || ndim > FFK_TENSOR_MAX_NDIM || (ndim > 0 && shape == NULL) || !ffk_tensor__holds(dtype)))
     return check_shape_error(what, ndim, shape, strides, dtype);
   int32_t n = (int32_t)ndim;
-  int64_t numel = 1, nbytes = (int64_t)ffk_dtype_itemsize(dtype);
+  int64_t numel = 1, nbytes;
   bool bad = false;
-  for (int32_t i = 0; i < n; ++i)
-    bad |= shape[i] < 0 || __builtin_mul_overflow(numel, shape[i], &numel) ||
-           __builtin_mul_overflow(nbytes, shape[i], &nbytes);
+  for (int32_t i = 0; i < n; ++i) bad |= shape[i] < 0 || __builtin_mul_overflow(numel, shape[i], &numel);
+  /* The bytes from the count, not dimension by dimension: [2^62, 0] of float32 has 0 bytes
+   * although 4 * 2^62 does not fit (found by tensor_shape_fuzzer: the two ways disagreed). */
+  bad |= __builtin_mul_overflow(numel, (int64_t)ffk_dtype_itemsize(dtype), &nbytes);
   if (FFK_UNLIKELY(bad)) return check_shape_error(what, ndim, shape, strides, dtype);
   if (strides == NULL) {
     /* No elements: the strides are not bounded by the size and may not fit (each is at most the size otherwise). */

@@ -59,6 +59,20 @@ TEST_F(ShapeRule, GoodShapesGiveTheirElementsAndBytes) {
   EXPECT_FALSE(ffk_error_occurred());
 }
 
+// Found by tensor_shape_fuzzer: the rule multiplied the bytes dimension by dimension, so
+// 4 * 2^62 overflowed before the 0 made them 0, while its error path (elements first, then
+// bytes) found nothing wrong and returned 0 without the sizes: zeros allocated garbage.
+TEST_F(ShapeRule, AZeroDimensionAfterAHugeOneHasNoBytes) {
+  int64_t shape[2] = {INT64_C(1) << 62, 0}, numel = -1, nbytes = -1;
+  EXPECT_EQ(ffk_tensor_check_shape("zeros", 2, shape, nullptr, kF32, &numel, &nbytes), 0) << FetchError();
+  EXPECT_EQ(numel, 0);
+  EXPECT_EQ(nbytes, 0);
+  ffk_tensor* t = ffk_tensor_zeros(2, shape, kF32, kCpu);
+  ASSERT_NE(t, nullptr) << FetchError();
+  EXPECT_EQ(ffk_tensor_nbytes(t), 0);
+  ffk_object_release(Obj(t));
+}
+
 TEST_F(ShapeRule, EveryBadShapeIsNamedWithTheOperationArgumentAndValue) {
   for (const Case& c : BadShapes()) {
     SCOPED_TRACE(c.message);
