@@ -58,10 +58,12 @@ static DLDataType fuzz_dtype(fuzz_reader *r) {
   return kinds[fuzz_below(r, sizeof kinds / sizeof kinds[0])];
 }
 
+__extension__ typedef __int128 wide; /* gcc and clang have it; -Wpedantic is told so */
+
 /* The element count and bytes of a contiguous shape in 128 bits; false when the shape is not one the rule accepts. */
 static bool exact_size(int64_t ndim, const int64_t *shape, size_t itemsize, int64_t *numel, int64_t *nbytes) {
   if (ndim < 0 || ndim > FFK_TENSOR_MAX_NDIM) return false;
-  __int128 n = 1;
+  wide n = 1;
   bool zero = false;
   for (int64_t i = 0; i < ndim; ++i) {
     if (shape[i] < 0) return false;
@@ -71,7 +73,7 @@ static bool exact_size(int64_t ndim, const int64_t *shape, size_t itemsize, int6
     n *= shape[i];
     if (n > INT64_MAX) return false; /* the rule multiplies left to right, as here */
   }
-  __int128 b = n * (__int128)itemsize;
+  wide b = n * (wide)itemsize;
   if (b > INT64_MAX) return false;
   (void)zero;
   *numel = (int64_t)n;
