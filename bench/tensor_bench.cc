@@ -359,6 +359,33 @@ void Copy_memcpy(benchmark::State &state) {
   state.SetBytesProcessed(static_cast<int64_t>(state.iterations()) * kCopyBytes);
 }
 
+// fill_64mb: ffk_tensor_fill of the dense float32 [4096, 4096] tensor with 1.5 (on the CPU
+// the element is broadcast through the copy loop's row kernel, a zero-stride source). Peer:
+// memset of the 64 MiB, the least any fill writes.
+void Fill_ffikit(benchmark::State &state) {
+  Big &b = TheBig();
+  ffk_any v = ffk_any_float(1.5);
+  if (ffk_tensor_fill(b.dst, &v) != 0) return SkipWithFfkError(state, "ffk_tensor_fill");
+  if (static_cast<const float *>(ffk_tensor_data_ptr(b.dst))[kSide * kSide - 1] != 1.5f)
+    return state.SkipWithError("the fill did not reach the last element");
+  for (auto _ : state) {
+    if (FFK_UNLIKELY(ffk_tensor_fill(b.dst, &v) != 0)) return SkipWithFfkError(state, "ffk_tensor_fill");
+    benchmark::ClobberMemory();
+  }
+  state.SetBytesProcessed(static_cast<int64_t>(state.iterations()) * kCopyBytes);
+}
+
+void Fill_memset(benchmark::State &state) {
+  Big &b = TheBig();
+  void *d = ffk_tensor_data_ptr(b.dst);
+  for (auto _ : state) {
+    Escape(d);
+    std::memset(d, 0x3f, static_cast<size_t>(kCopyBytes));
+    benchmark::ClobberMemory();
+  }
+  state.SetBytesProcessed(static_cast<int64_t>(state.iterations()) * kCopyBytes);
+}
+
 // ---- dlpack_import_foreign -------------------------------------------------------------------
 
 void DlpackImportForeign_ffikit(benchmark::State &state) {
@@ -399,6 +426,8 @@ void RegisterAll() {
   RegisterBenchmark("copy_transposed_64mb/memcpy", Copy_memcpy)->Unit(benchmark::kMillisecond);
   RegisterBenchmark("copy_contiguous_64mb/ffikit", CopyContiguous_ffikit)->Unit(benchmark::kMillisecond);
   RegisterBenchmark("copy_contiguous_64mb/memcpy", Copy_memcpy)->Unit(benchmark::kMillisecond);
+  RegisterBenchmark("fill_64mb/ffikit", Fill_ffikit)->Unit(benchmark::kMillisecond);
+  RegisterBenchmark("fill_64mb/memset", Fill_memset)->Unit(benchmark::kMillisecond);
 }
 
 }  // namespace

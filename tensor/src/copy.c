@@ -4,7 +4,12 @@
  * On the CPU both copy and fill walk the destination in row-major order with an
  * odometer over the outer dimensions; the innermost dimension is a tight loop
  * specialised for 1, 2, 4 and 8-byte elements (or one memcpy when both sides are dense
- * along it). A copy that transposes (one side's elements lie closer together along
+ * along it). Every element is loaded and stored through a fixed-size memcpy (LOAD and
+ * STORE below), never through a typed pointer: a tensor may start at any address (a
+ * slice of a Dask frame, a numpy view at an odd offset, DLPack's data + byte_offset), and
+ * a fixed-size memcpy is one plain move on every target we build for (x86-64 and arm64
+ * load and store unaligned), so the aligned path costs the same and a misaligned one is
+ * neither undefined behaviour nor a reason to copy. A copy that transposes (one side's elements lie closer together along
  * another dimension than along the row, as in a transpose view) would touch a new cache
  * line and page for every element of a row on that side; it is copied in blocks and
  * tiles of those two dimensions instead (see copy_panel). A device with kernels (CUDA,
@@ -43,27 +48,44 @@ static int kernel_fill(ffk_tensor *t, const void *elem, size_t size) {
 }
 #endif
 
-/*
- * Copies `n` elements of `size` bytes from src (stride ss elements) to dst (stride ds).
- * `aligned`: both start addresses are multiples of `size`, so elements of 1, 2, 4 and 8
- * bytes may be moved as integers of that size (see host_copy).
- */
-static void copy_row(char *dst, int64_t ds, const char *src, int64_t ss, int64_t n, size_t size, bool aligned) {
+/* One element of type T at `p`, any alignment: a fixed-size memcpy, which compilers make one move. */
+#define DEFINE_LOAD_STORE(T)                                                                                         \
+  static inline T load_##T(const char *p) {                                                                          \
+    T v;                                                                                                             \
+    memcpy(&v, p, sizeof v);                                                                                         \
+    return v;                                                                                                        \
+  }                                                                                                                  \
+  static inline void store_##T(char *p, T v) { memcpy(p, &v, sizeof v); }
+DEFINE_LOAD_STORE(uint8_t)
+DEFINE_LOAD_STORE(uint16_t)
+DEFINE_LOAD_STORE(uint32_t)
+DEFINE_LOAD_STORE(uint64_t)
+#undef DEFINE_LOAD_STORE
+
+/* Copies `n` elements of `size` bytes from src (stride ss elements) to dst (stride ds), at any alignment. */
+static void copy_row(char *dst, int64_t ds, const char *src, int64_t ss, int64_t n, size_t size) {
   if (ds == 1 && ss == 1) {
-    memcpy(dst, src, (size_t)n * size);
+    memmove(dst, src, (size_t)n * size); /* the two may overlap: see host_copy */
     return;
   }
-  switch (aligned ? size : 0) {
-#define ROW(T)                                                                 \
-  for (int64_t i = 0; i < n; ++i) ((T *)dst)[i * ds] = ((const T *)src)[i * ss]; \
+  switch (size) {
+#define ROW(T)                                                                                                       \
+  for (int64_t i = 0; i < n; ++i)                                                                                    \
+    store_##T(dst + i * ds * (int64_t)sizeof(T), load_##T(src + i * ss * (int64_t)sizeof(T)));                       \
   return;
     case 1: ROW(uint8_t)
     case 2: ROW(uint16_t)
     case 4: ROW(uint32_t)
     case 8: ROW(uint64_t)
 #undef ROW
-    default:
-      for (int64_t i = 0; i < n; ++i) memcpy(dst + i * ds * (int64_t)size, src + i * ss * (int64_t)size, size);
+    default: { /* 16-byte elements (complex128), through a copy so that overlapping elements are defined too */
+      unsigned char elem[16];
+      assert(size <= sizeof elem);
+      for (int64_t i = 0; i < n; ++i) {
+        memcpy(elem, src + i * ss * (int64_t)size, size);
+        memcpy(dst + i * ds * (int64_t)size, elem, size);
+      }
+    }
   }
 }
 
@@ -85,11 +107,12 @@ static void copy_row(char *dst, int64_t ds, const char *src, int64_t ss, int64_t
 enum { BLOCK = 256, TILE = 16 };
 
 #define MIN64(a, b) ((a) < (b) ? (a) : (b))
+/* Strides below are in bytes (element strides times sizeof(elem)); p and q are char pointers. */
 #define LOAD4(r)                                                                                                     \
-  const elem r##0 = p[0], r##1 = p[sc_], r##2 = p[2 * sc_], r##3 = p[3 * sc_];                                       \
+  const elem r##0 = LD(p), r##1 = LD(p + sc_), r##2 = LD(p + 2 * sc_), r##3 = LD(p + 3 * sc_);                       \
   p += sr_;
 #define STORE4(r)                                                                                                    \
-  q[0] = r##0, q[dc_] = r##1, q[2 * dc_] = r##2, q[3 * dc_] = r##3;                                                  \
+  ST(q, r##0), ST(q + dc_, r##1), ST(q + 2 * dc_, r##2), ST(q + 3 * dc_, r##3);                                      \
   q += dr_;
 
 /* Defines `name`, copying a panel of T elements; DC and SR are dc and sr, or the constant 1. */
@@ -97,10 +120,11 @@ enum { BLOCK = 256, TILE = 16 };
   static void name(char *dst, int64_t dr, int64_t dc, const char *src, int64_t sr, int64_t sc, int64_t rows,         \
                    int64_t cols) {                                                                                   \
     typedef T elem;                                                                                                  \
-    const int64_t dr_ = dr, dc_ = (DC), sr_ = (SR), sc_ = sc;                                                        \
+    enum { Z = sizeof(T) };                                                                                          \
+    const int64_t dr_ = dr * Z, dc_ = (DC) * Z, sr_ = (SR) * Z, sc_ = sc * Z;                                        \
     (void)dc, (void)sr;                                                                                              \
-    elem *d = (elem *)dst;                                                                                           \
-    const elem *s = (const elem *)src;                                                                               \
+    char *d = dst;                                                                                                   \
+    const char *s = src;                                                                                             \
     for (int64_t bi = 0; bi < rows; bi += BLOCK) {                                                                   \
       for (int64_t bj = 0; bj < cols; bj += BLOCK) {                                                                 \
         int64_t bi_end = MIN64(bi + BLOCK, rows), bj_end = MIN64(bj + BLOCK, cols);                                  \
@@ -110,15 +134,15 @@ enum { BLOCK = 256, TILE = 16 };
             for (; i + 4 <= ti_end; i += 4) {                                                                        \
               int64_t j = tj;                                                                                        \
               for (; j + 4 <= tj_end; j += 4) {                                                                      \
-                const elem *p = s + i * sr_ + j * sc_;                                                               \
-                elem *q = d + i * dr_ + j * dc_;                                                                     \
+                const char *p = s + i * sr_ + j * sc_;                                                               \
+                char *q = d + i * dr_ + j * dc_;                                                                     \
                 LOAD4(a) LOAD4(b) LOAD4(c) LOAD4(e) STORE4(a) STORE4(b) STORE4(c) STORE4(e)                          \
               }                                                                                                      \
               for (int64_t r = i; r < i + 4; ++r) /* the columns left over at the tile's right edge */               \
-                for (int64_t c = j; c < tj_end; ++c) d[r * dr_ + c * dc_] = s[r * sr_ + c * sc_];                    \
+                for (int64_t c = j; c < tj_end; ++c) ST(d + r * dr_ + c * dc_, LD(s + r * sr_ + c * sc_));           \
             }                                                                                                        \
             for (; i < ti_end; ++i) /* the rows left over at its bottom edge */                                      \
-              for (int64_t c = tj; c < tj_end; ++c) d[i * dr_ + c * dc_] = s[i * sr_ + c * sc_];                     \
+              for (int64_t c = tj; c < tj_end; ++c) ST(d + i * dr_ + c * dc_, LD(s + i * sr_ + c * sc_));            \
           }                                                                                                          \
         }                                                                                                            \
       }                                                                                                              \
@@ -126,14 +150,30 @@ enum { BLOCK = 256, TILE = 16 };
   }
 #define PANEL_ANY(T) DEFINE_PANEL(panel_##T, T, dc, sr)
 #define PANEL_UNIT(T) DEFINE_PANEL(panel_unit_##T, T, 1, 1)
+#define LD(p) load_uint8_t(p)
+#define ST(p, v) store_uint8_t(p, v)
 PANEL_ANY(uint8_t)
-PANEL_ANY(uint16_t)
-PANEL_ANY(uint32_t)
-PANEL_ANY(uint64_t)
 PANEL_UNIT(uint8_t)
+#undef LD
+#undef ST
+#define LD(p) load_uint16_t(p)
+#define ST(p, v) store_uint16_t(p, v)
+PANEL_ANY(uint16_t)
 PANEL_UNIT(uint16_t)
+#undef LD
+#undef ST
+#define LD(p) load_uint32_t(p)
+#define ST(p, v) store_uint32_t(p, v)
+PANEL_ANY(uint32_t)
 PANEL_UNIT(uint32_t)
+#undef LD
+#undef ST
+#define LD(p) load_uint64_t(p)
+#define ST(p, v) store_uint64_t(p, v)
+PANEL_ANY(uint64_t)
 PANEL_UNIT(uint64_t)
+#undef LD
+#undef ST
 #undef PANEL_UNIT
 #undef PANEL_ANY
 #undef DEFINE_PANEL
@@ -219,22 +259,23 @@ static void host_copy(const ffk_tensor *dst, const ffk_tensor *src, size_t size)
   if (ffk_tensor_numel(dst) == 0) return;
   char *d = ffk_tensor_data_ptr(dst);
   const char *s = ffk_tensor_data_ptr(src);
+  /*
+   * Two views of one storage may overlap (the header leaves the values unspecified but
+   * promises no crash): dense runs move with memmove, which is defined for any overlap and
+   * as fast as memcpy when there is none; single elements go through a register.
+   * Found by tensor_shape_fuzzer (ASan: memcpy-param-overlap).
+   */
   if (nd == 0) {
-    memcpy(d, s, size);
+    memmove(d, s, size);
     return;
   }
   if (ffk_tensor_is_contiguous(dst) && ffk_tensor_is_contiguous(src)) {
-    memcpy(d, s, (size_t)ffk_tensor_numel(dst) * size);
+    memmove(d, s, (size_t)ffk_tensor_numel(dst) * size);
     return;
   }
   const int64_t *shape = dst->dl.shape, *dstr = dst->dl.strides, *sstr = src->dl.strides;
-  /*
-   * The typed loops load and store whole integers, which needs element-aligned data: a
-   * tensor imported through DLPack may start anywhere (data + byte_offset). Every element
-   * lies a whole number of elements from the first, so the first addresses decide.
-   */
-  bool aligned = (size & (size - 1)) == 0 && (((uintptr_t)d | (uintptr_t)s) & (size - 1)) == 0;
-  int32_t k = aligned ? panel_dim(nd, shape, dstr, sstr, size) : -1;
+  /* Any alignment: the loops load and store through memcpy (see the top of the file). */
+  int32_t k = panel_dim(nd, shape, dstr, sstr, size);
   if (k >= 0) {
     panel_copy(d, dstr, s, sstr, shape, nd, k, size);
     return;
@@ -247,7 +288,7 @@ static void host_copy(const ffk_tensor *dst, const ffk_tensor *src, size_t size)
       doff += index[i] * dstr[i];
       soff += index[i] * sstr[i];
     }
-    copy_row(d + doff * (int64_t)size, dstr[nd - 1], s + soff * (int64_t)size, sstr[nd - 1], inner, size, aligned);
+    copy_row(d + doff * (int64_t)size, dstr[nd - 1], s + soff * (int64_t)size, sstr[nd - 1], inner, size);
     int32_t i = nd - 2;
     for (; i >= 0; --i) {
       if (++index[i] < shape[i]) break;

@@ -98,18 +98,6 @@ static bool known_dtype_code(uint8_t code) {
 
 /* Validates a DLTensor from a producer. 0, or -1 with a ValueError naming the problem. */
 static int validate(const char *what, const DLTensor *d, const ffk_dlpack_requirements *req) {
-  if (d->ndim < 0 || d->ndim > FFK_TENSOR_MAX_NDIM)
-    return ffk_error_set(FFK_ERR_VALUE, "%s: ndim %d is outside 0..%d", what, (int)d->ndim, FFK_TENSOR_MAX_NDIM);
-  if (d->ndim > 0 && d->shape == NULL)
-    return ffk_error_set(FFK_ERR_VALUE, "%s: the shape of a %d-d tensor is NULL", what, (int)d->ndim);
-  int64_t numel = 1;
-  for (int32_t i = 0; i < d->ndim; ++i) {
-    if (d->shape[i] < 0)
-      return ffk_error_set(FFK_ERR_VALUE, "%s: dimension %d has negative size %lld", what, (int)i,
-                           (long long)d->shape[i]);
-    if (__builtin_mul_overflow(numel, d->shape[i], &numel))
-      return ffk_error_set(FFK_ERR_VALUE, "%s: the shape has too many elements", what);
-  }
   if (!known_dtype_code(d->dtype.code))
     return ffk_error_set(FFK_ERR_VALUE, "%s: unsupported dtype (code %u, %u bits, %u lanes)", what,
                          (unsigned)d->dtype.code, (unsigned)d->dtype.bits, (unsigned)d->dtype.lanes);
@@ -122,6 +110,9 @@ static int validate(const char *what, const DLTensor *d, const ffk_dlpack_requir
     return ffk_error_set(FFK_ERR_VALUE, "%s: unsupported dtype %s: its elements are %u bits, not a whole number of bytes",
                          what, name, (unsigned)d->dtype.bits);
   }
+  /* The shape rule every function taking a shape applies (with byte_offset and addresses: check_span, below). */
+  int64_t numel = 1;
+  if (ffk_tensor_check_shape(what, d->ndim, d->shape, d->strides, d->dtype, &numel, NULL) != 0) return -1;
   int32_t type = (int32_t)d->device.device_type;
   if (ffk_device_type_name(type) == NULL || d->device.device_id < 0)
     return ffk_error_set(FFK_ERR_VALUE, "%s: unknown device (type %d, id %d)", what, (int)type,

@@ -186,58 +186,104 @@ int ffk_tensor__contiguous_strides(const char *what, int32_t ndim, const int64_t
   return overflow ? strides_overflow(what, ndim, shape) : 0;
 }
 
-static int check_ndim(int32_t ndim, const int64_t *shape) {
+/*
+ * The shape rule (ffk_tensor_check_shape). The checks are split so that the usual case,
+ * a good shape, is one loop with no formatting; every error is raised by check_shape_error,
+ * which walks the same checks again in their documented order and names the first that
+ * fails.
+ */
+
+/* "what: " or nothing, for the front of a message. */
+#define WHAT_FMT "%s%s"
+#define WHAT_ARGS(what) (what) ? (what) : "", (what) ? ": " : ""
+
+/* The bytes [*first, *end) relative to the first element; see element_extent below. */
+static bool element_extent(int32_t ndim, const int64_t *shape, const int64_t *strides, int64_t elsize, int64_t offset,
+                           int64_t *first, int64_t *end);
+
+static FFK_NOINLINE int check_shape_error(const char *what, int64_t ndim, const int64_t *shape, const int64_t *strides,
+                                          DLDataType dtype) {
+  char buf[512], sbuf[512];
   if (ndim < 0 || ndim > FFK_TENSOR_MAX_NDIM)
-    return ffk_error_set(FFK_ERR_VALUE, "a tensor has 0 to %d dimensions, not %d", FFK_TENSOR_MAX_NDIM, (int)ndim);
-  if (ndim > 0 && shape == NULL) return ffk_error_set(FFK_ERR_VALUE, "the shape of a %d-d tensor is NULL", (int)ndim);
-  for (int32_t i = 0; i < ndim; ++i) {
-    if (shape[i] < 0) {
-      char buf[512];
-      return ffk_error_set(FFK_ERR_VALUE, "negative dimension %lld in shape %s", (long long)shape[i],
-                           format_dims(buf, sizeof buf, ndim, shape));
+    return ffk_error_set(FFK_ERR_VALUE, WHAT_FMT "shape has %lld dimensions; a tensor has 0 to %d", WHAT_ARGS(what),
+                         (long long)ndim, FFK_TENSOR_MAX_NDIM);
+  int32_t n = (int32_t)ndim;
+  if (n > 0 && shape == NULL)
+    return ffk_error_set(FFK_ERR_VALUE, WHAT_FMT "the shape of a %d-d tensor is NULL", WHAT_ARGS(what), (int)n);
+  for (int32_t i = 0; i < n; ++i)
+    if (shape[i] < 0)
+      return ffk_error_set(FFK_ERR_VALUE, WHAT_FMT "shape[%d] is %lld, and a dimension cannot be negative", WHAT_ARGS(what),
+                           (int)i, (long long)shape[i]);
+  if (ffk_tensor__element_size(dtype) == 0) {
+    if (what != NULL) { /* the user's operation first: re-raise with it in front */
+      ffk_error *err = ffk_error_fetch();
+      ffk_error_set(FFK_ERR_VALUE, "%s: %s", what, err != NULL ? ffk_error_message(err) : "bad dtype");
+      ffk_object_release((ffk_object *)err);
     }
+    return -1;
   }
+  int64_t numel = 1, nbytes;
+  for (int32_t i = 0; i < n; ++i)
+    if (__builtin_mul_overflow(numel, shape[i], &numel))
+      return ffk_error_set(FFK_ERR_VALUE, WHAT_FMT "shape %s has more elements than fit in 64 bits", WHAT_ARGS(what),
+                           format_dims(buf, sizeof buf, n, shape));
+  char name[FFK_DTYPE_STR_MAX];
+  ffk_dtype_format(dtype, name, sizeof name);
+  if (__builtin_mul_overflow(numel, (int64_t)ffk_dtype_itemsize(dtype), &nbytes))
+    return ffk_error_set(FFK_ERR_VALUE, WHAT_FMT "shape %s of %s has more bytes than fit in 64 bits", WHAT_ARGS(what),
+                         format_dims(buf, sizeof buf, n, shape), name);
+  if (strides == NULL) {
+    int64_t contiguous[FFK_TENSOR_MAX_NDIM];
+    if (ffk_tensor__contiguous_strides(what, n, shape, contiguous) != 0) return -1;
+  } else {
+    int64_t first, end;
+    if (!element_extent(n, shape, strides, (int64_t)ffk_dtype_itemsize(dtype), 0, &first, &end))
+      return ffk_error_set(FFK_ERR_VALUE,
+                           WHAT_FMT "shape %s with strides %s of %s reaches 2^63 bytes or more from its first element",
+                           WHAT_ARGS(what), format_dims(buf, sizeof buf, n, shape),
+                           format_dims(sbuf, sizeof sbuf, n, strides), name);
+  }
+  /* Only reached when the checks above found nothing: a caller must never see 0 from here. */
+  return ffk_error_set(FFK_ERR_RUNTIME, WHAT_FMT "the shape rule disagrees with itself about shape %s (a bug)",
+                       WHAT_ARGS(what), format_dims(buf, sizeof buf, n, shape));
+}
+
+int ffk_tensor_check_shape(const char *what, int64_t ndim, const int64_t *shape, const int64_t *strides,
+                           DLDataType dtype, int64_t *numel_out, int64_t *nbytes_out) {
+  if (FFK_UNLIKELY(ndim < 0 || ndim > FFK_TENSOR_MAX_NDIM || (ndim > 0 && shape == NULL) || !ffk_tensor__holds(dtype)))
+    return check_shape_error(what, ndim, shape, strides, dtype);
+  int32_t n = (int32_t)ndim;
+  int64_t numel = 1, nbytes;
+  bool bad = false;
+  for (int32_t i = 0; i < n; ++i) bad |= shape[i] < 0 || __builtin_mul_overflow(numel, shape[i], &numel);
+  /* The bytes from the count, not dimension by dimension: [2^62, 0] of float32 has 0 bytes
+   * although 4 * 2^62 does not fit (found by tensor_shape_fuzzer: the two ways disagreed). */
+  bad |= __builtin_mul_overflow(numel, (int64_t)ffk_dtype_itemsize(dtype), &nbytes);
+  if (FFK_UNLIKELY(bad)) return check_shape_error(what, ndim, shape, strides, dtype);
+  if (strides == NULL) {
+    /* No elements: the strides are not bounded by the size and may not fit (each is at most the size otherwise). */
+    if (FFK_UNLIKELY(numel == 0 && n > 1)) {
+      int64_t contiguous[FFK_TENSOR_MAX_NDIM];
+      if (ffk_tensor__contiguous_strides(what, n, shape, contiguous) != 0) return -1;
+    }
+  } else if (numel > 0) {
+    int64_t first, end;
+    if (!element_extent(n, shape, strides, (int64_t)ffk_dtype_itemsize(dtype), 0, &first, &end))
+      return check_shape_error(what, ndim, shape, strides, dtype);
+  }
+  if (numel_out != NULL) *numel_out = numel;
+  if (nbytes_out != NULL) *nbytes_out = nbytes;
   return 0;
 }
 
-/* The number of elements, or -1 with a ValueError when it overflows. */
-static int64_t checked_numel(int32_t ndim, const int64_t *shape) {
-  int64_t n = 1;
-  for (int32_t i = 0; i < ndim; ++i) {
-    if (__builtin_mul_overflow(n, shape[i], &n)) {
-      char buf[512];
-      ffk_error_set(FFK_ERR_VALUE, "shape %s has too many elements", format_dims(buf, sizeof buf, ndim, shape));
-      return -1;
-    }
-  }
-  return n;
+int64_t ffk_tensor__contiguous_nbytes(const char *what, int32_t ndim, const int64_t *shape, DLDataType dtype) {
+  int64_t nbytes;
+  return ffk_tensor_check_shape(what, ndim, shape, NULL, dtype, NULL, &nbytes) == 0 ? nbytes : -1;
 }
 
-/* The error contiguous_nbytes raises: the first of check_ndim, the dtype, checked_numel and the size in bytes. */
-static FFK_NOINLINE int64_t contiguous_nbytes_error(int32_t ndim, const int64_t *shape, DLDataType dtype) {
-  char buf[512];
-  if (check_ndim(ndim, shape) != 0 || ffk_tensor__element_size(dtype) == 0 || checked_numel(ndim, shape) < 0)
-    return -1;
-  ffk_error_set(FFK_ERR_VALUE, "shape %s is too large", format_dims(buf, sizeof buf, ndim, shape));
-  return -1;
-}
-
-int64_t ffk_tensor__contiguous_nbytes(int32_t ndim, const int64_t *shape, DLDataType dtype) {
-  if (ndim < 0 || ndim > FFK_TENSOR_MAX_NDIM || (ndim > 0 && shape == NULL) || !ffk_tensor__holds(dtype))
-    return contiguous_nbytes_error(ndim, shape, dtype);
-  int64_t nbytes = (int64_t)ffk_dtype_itemsize(dtype);
-  bool bad = false;
-  for (int32_t i = 0; i < ndim; ++i) bad |= shape[i] < 0 || __builtin_mul_overflow(nbytes, shape[i], &nbytes);
-  if (FFK_UNLIKELY(nbytes == 0 && !bad && ndim > 1)) {
-    /* No elements: the strides are not bounded by the size and may not fit (each is at most the size otherwise). */
-    int64_t strides[FFK_TENSOR_MAX_NDIM];
-    if (ffk_tensor__contiguous_strides(NULL, ndim, shape, strides) != 0) return -1;
-  }
-  return bad ? contiguous_nbytes_error(ndim, shape, dtype) : nbytes;
-}
-
-static ffk_tensor *new_tensor(int32_t ndim, const int64_t *shape, DLDataType dtype, DLDevice device, bool zero) {
-  int64_t nbytes = ffk_tensor__contiguous_nbytes(ndim, shape, dtype);
+static ffk_tensor *new_tensor(const char *what, int32_t ndim, const int64_t *shape, DLDataType dtype, DLDevice device,
+                              bool zero) {
+  int64_t nbytes = ffk_tensor__contiguous_nbytes(what, ndim, shape, dtype);
   if (nbytes < 0) return NULL;
   if (device.device_type == kDLCPU && device.device_id >= 0 && nbytes <= FUSED_MAX && ffk_storage__cpu_is_builtin())
     return fused_new(device, ndim, shape, dtype, (size_t)nbytes, zero);
@@ -254,15 +300,15 @@ static ffk_tensor *new_tensor(int32_t ndim, const int64_t *shape, DLDataType dty
 }
 
 ffk_tensor *ffk_tensor_empty(int32_t ndim, const int64_t *shape, DLDataType dtype, DLDevice device) {
-  return new_tensor(ndim, shape, dtype, device, false);
+  return new_tensor("empty", ndim, shape, dtype, device, false);
 }
 
 ffk_tensor *ffk_tensor_zeros(int32_t ndim, const int64_t *shape, DLDataType dtype, DLDevice device) {
-  return new_tensor(ndim, shape, dtype, device, true);
+  return new_tensor("zeros", ndim, shape, dtype, device, true);
 }
 
 ffk_tensor *ffk_tensor_new_shared(const char *name, int32_t ndim, const int64_t *shape, DLDataType dtype) {
-  int64_t nbytes = ffk_tensor__contiguous_nbytes(ndim, shape, dtype);
+  int64_t nbytes = ffk_tensor__contiguous_nbytes("empty_shared", ndim, shape, dtype);
   if (nbytes < 0) return NULL;
   ffk_storage *s = ffk_storage_new_shared(name, (size_t)nbytes);
   if (s == NULL) return NULL;
@@ -306,9 +352,8 @@ static bool element_extent(int32_t ndim, const int64_t *shape, const int64_t *st
 static ffk_tensor *make_view(const char *what, ffk_storage *storage, void *data, DLDevice device, int64_t lo,
                              int64_t hi, int32_t ndim, const int64_t *shape, const int64_t *strides, int64_t offset,
                              DLDataType dtype) {
-  if (check_ndim(ndim, shape) != 0) return NULL;
-  size_t elsize = ffk_tensor__element_size(dtype);
-  if (elsize == 0 || checked_numel(ndim, shape) < 0) return NULL;
+  if (ffk_tensor_check_shape(what, ndim, shape, strides, dtype, NULL, NULL) != 0) return NULL;
+  size_t elsize = ffk_dtype_itemsize(dtype);
   char sb[512], tb[512];
   int64_t first, end;
   bool fits = element_extent(ndim, shape, strides, (int64_t)elsize, offset, &first, &end);
@@ -363,7 +408,7 @@ ffk_tensor *ffk_tensor_from_storage(ffk_storage *storage, int32_t ndim, const in
     ffk_error_set(FFK_ERR_VALUE, "from_storage: the storage is NULL");
     return NULL;
   }
-  if (check_ndim(ndim, shape) != 0) return NULL;
+  if (ffk_tensor_check_shape("from_storage", ndim, shape, strides, dtype, NULL, NULL) != 0) return NULL;
   int64_t contiguous[FFK_TENSOR_MAX_NDIM];
   if (strides == NULL) {
     if (ffk_tensor__contiguous_strides("from_storage", ndim, shape, contiguous) != 0) return NULL;
@@ -379,27 +424,11 @@ ffk_tensor *ffk_tensor_from_storage(ffk_storage *storage, int32_t ndim, const in
                    shape, strides, (int64_t)byte_offset, dtype);
 }
 
-/*
- * The alignment typed access to an element of `dtype` needs: what C gives its scalar type
- * (the item size; a complex number is two floats, float4_e2m1fn_x2 one byte). Every dtype
- * tensors hold has an item size of 1, 2, 4, 8 or 16 bytes.
- */
-static size_t element_alignment(DLDataType dtype) {
-  size_t size = ffk_dtype_itemsize(dtype);
-  return dtype.code == FFK_DTYPE_COMPLEX && size > 1 ? size / 2 : size;
-}
-
 int ffk_tensor_check_bytes(const char *what, int32_t ndim, const int64_t *shape, DLDataType dtype, const void *data,
                            uint64_t nbytes) {
   if (what == NULL) what = "from bytes";
-  int64_t need = ffk_tensor__contiguous_nbytes(ndim, shape, dtype);
-  if (need < 0) { /* the user's operation first: re-raise with it in front */
-    ffk_error *err = ffk_error_fetch();
-    ffk_error_set(err != NULL ? ffk_error_kind(err) : FFK_ERR_VALUE, "%s: %s", what,
-                  err != NULL ? ffk_error_message(err) : "bad shape or dtype");
-    ffk_object_release((ffk_object *)err);
-    return -1;
-  }
+  int64_t need = ffk_tensor__contiguous_nbytes(what, ndim, shape, dtype);
+  if (need < 0) return -1;
   if ((uint64_t)need != nbytes) {
     char name[FFK_DTYPE_STR_MAX], dims[512];
     ffk_dtype_format(dtype, name, sizeof name);
@@ -408,7 +437,7 @@ int ffk_tensor_check_bytes(const char *what, int32_t ndim, const int64_t *shape,
   }
   if (nbytes > 0 && data == NULL)
     return ffk_error_set(FFK_ERR_VALUE, "%s: the buffer of %llu bytes has no address", what, (unsigned long long)nbytes);
-  return nbytes == 0 || (uintptr_t)data % element_alignment(dtype) == 0 ? 1 : 0;
+  return 1; /* at any address: the CPU loops read and write elements through memcpy (copy.c) */
 }
 
 const DLTensor *ffk_tensor_dltensor_borrow(const ffk_tensor *t) { return &t->dl; }
@@ -463,24 +492,23 @@ int64_t ffk_tensor_size(const ffk_tensor *t, int32_t dim) {
 }
 
 ffk_tensor *ffk_tensor_reshape(const ffk_tensor *t, int32_t ndim, const int64_t *shape) {
-  if (ndim < 0 || ndim > FFK_TENSOR_MAX_NDIM || (ndim > 0 && shape == NULL)) {
-    check_ndim(ndim < 0 || ndim > FFK_TENSOR_MAX_NDIM ? ndim : 0, shape);
-    if (!ffk_error_occurred()) ffk_error_set(FFK_ERR_VALUE, "reshape: the shape is NULL");
-    return NULL;
-  }
   char ab[512], bb[512];
   int64_t want[FFK_TENSOR_MAX_NDIM], known = 1, numel = ffk_tensor_numel(t);
   int32_t infer = -1;
-  for (int32_t i = 0; i < ndim; ++i) {
+  /*
+   * The shape rule, with the one -1 (the inferred dimension) read as 1 for it: a
+   * multiplicative identity, so the rule's element count is the product of the others.
+   */
+  bool readable = ndim >= 0 && ndim <= FFK_TENSOR_MAX_NDIM && (ndim == 0 || shape != NULL);
+  for (int32_t i = 0; readable && i < ndim; ++i) {
     want[i] = shape[i];
     if (shape[i] == -1 && infer < 0) {
       infer = i;
-    } else if (shape[i] < 0 || __builtin_mul_overflow(known, shape[i], &known)) {
-      ffk_error_set(FFK_ERR_VALUE, "cannot reshape to %s: bad dimension %lld", format_dims(ab, sizeof ab, ndim, shape),
-                    (long long)shape[i]);
-      return NULL;
+      want[i] = 1;
     }
   }
+  if (ffk_tensor_check_shape("reshape", ndim, readable ? want : shape, NULL, t->dl.dtype, &known, NULL) != 0)
+    return NULL;
   if (infer >= 0) {
     if (known == 0 || numel % known != 0) {
       ffk_error_set(FFK_ERR_VALUE, "cannot reshape a tensor of shape %s (%lld elements) to %s",
@@ -639,8 +667,7 @@ ffk_tensor *ffk_tensor_unsqueeze(const ffk_tensor *t, int32_t dim) {
 
 ffk_tensor *ffk_tensor_as_strided(const ffk_tensor *t, int32_t ndim, const int64_t *shape, const int64_t *strides,
                                   int64_t offset) {
-  if (check_ndim(ndim, shape) != 0) return NULL;
-  if (strides == NULL && ndim > 0) {
+  if (strides == NULL && ndim > 0) { /* the shape and strides themselves: make_view's ffk_tensor_check_shape */
     ffk_error_set(FFK_ERR_VALUE, "as_strided: the strides are NULL");
     return NULL;
   }

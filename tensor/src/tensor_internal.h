@@ -105,11 +105,11 @@ bool ffk_tensor__holds(DLDataType dtype);
 size_t ffk_tensor__element_size(DLDataType dtype);
 
 /*
- * The bytes of a contiguous `shape` of `dtype`, or -1 with a ValueError naming what is
- * wrong (ndim, a negative dimension, the dtype, a shape whose elements or bytes overflow).
- * The row-major strides are known to fit in 64 bits when this succeeds.
+ * The bytes of a contiguous `shape` of `dtype`, or -1 with ffk_tensor_check_shape's
+ * ValueError (prefixed "what: " when `what` is not NULL). The row-major strides are known
+ * to fit in 64 bits when this succeeds.
  */
-int64_t ffk_tensor__contiguous_nbytes(int32_t ndim, const int64_t *shape, DLDataType dtype);
+int64_t ffk_tensor__contiguous_nbytes(const char *what, int32_t ndim, const int64_t *shape, DLDataType dtype);
 
 /*
  * Row-major strides for `shape` (dimensions >= 0) into `strides`. 0, or -1 with a

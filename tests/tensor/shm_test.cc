@@ -596,10 +596,10 @@ TEST_F(Shm, ShapedConstructorChecksTheSizeAndAttaches) {
   ffk_object_release(reinterpret_cast<ffk_object*>(t));
   int64_t huge[2] = {INT64_C(1) << 31, INT64_C(1) << 31};  // 2^62 elements of 8 bytes
   EXPECT_EQ(ffk_tensor_new_shared(nullptr, 2, huge, f64), nullptr);
-  EXPECT_EQ(FetchError(), "ValueError: shape [2147483648, 2147483648] is too large");
+  EXPECT_EQ(FetchError(), "ValueError: empty_shared: shape [2147483648, 2147483648] of float64 has more bytes than fit in 64 bits");
   int64_t negative[1] = {-2};
   EXPECT_EQ(ffk_tensor_new_shared(nullptr, 1, negative, f64), nullptr);
-  EXPECT_EQ(FetchError(), "ValueError: negative dimension -2 in shape [-2]");
+  EXPECT_EQ(FetchError(), "ValueError: empty_shared: shape[0] is -2, and a dimension cannot be negative");
   EXPECT_EQ(ffk_tensor_new_shared("no-slash", 2, shape, f64), nullptr);
   EXPECT_EQ(FetchError(), "ValueError: shared memory name `no-slash` does not start with '/'");
 }

@@ -59,7 +59,7 @@ class Shape(tuple):  # type: ignore[type-arg]
     _ffikit_object: Object
 
     def __new__(cls, dims: Iterable[int] = ()) -> Shape:
-        obj = _core._make_shape_object(list(dims))
+        obj = _core._make_shape_object(dims)  # any iterable of ints but a str or bytes
         s = tuple.__new__(cls, _core._shape_dims(obj))
         s._ffikit_object = obj
         return s

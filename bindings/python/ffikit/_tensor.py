@@ -8,10 +8,10 @@ and ``pickle.loads(data, buffers=...)`` rebuilds the tensor over the buffer it i
 (a ``PickleBuffer``, ``memoryview``, ``bytes``, ``bytearray``, numpy array, or an engine's
 own buffer) without copying it: the tensor keeps the buffer alive and is read-only when
 the buffer is (Ray's object store hands out read-only buffers). A tensor that is not
-contiguous is made contiguous once while pickling. Two cases copy once on loading: a
-buffer whose address is not aligned for the dtype (a slice of a larger frame), copied
-into fresh CPU memory, and a ``cuda_host`` tensor, copied into pinned memory (the device
-is kept). Without a ``buffer_callback`` the bytes go in band, and loading still wraps
+contiguous is made contiguous once while pickling. A buffer whose address is not
+aligned for the dtype (a slice of a larger frame, as Dask hands them) is wrapped as it is,
+as numpy wraps it: ffikit's CPU loops read elements at any alignment. One case copies once
+on loading: a ``cuda_host`` tensor, copied into pinned memory (the device is kept). Without a ``buffer_callback`` the bytes go in band, and loading still wraps
 the ``bytearray`` (or, for a read-only tensor, the ``bytes``) that pickle reads them
 into. Protocols 0 to 4 keep the older format: the bytes, copied into the stream as
 ``bytes``, and loaded into a fresh writable tensor (``_from_bytes``). ``copy.copy`` and

@@ -209,6 +209,22 @@ PyObject *ffkpy_element_steal(PyObject *owner, ffk_any *v);
 
 /* Raises the pending ffikit error (fetched from the slot) as a Python exception. Returns NULL. */
 PyObject *ffkpy_raise_from_ffk(void);
+
+/*
+ * Reads `obj`, a sequence of ints (a shape, strides, a permutation), into int64 values:
+ * the conversion every function taking one shares, which decides nothing about the values
+ * (C's rules do: ffk_tensor_check_shape, ffk_shape_new). Any iterable but str, bytes and
+ * bytearray; each item an int or an object with __index__ (numpy's ints), never a bool.
+ * Nothing is recursed into: a nested sequence is an item of the wrong type. `dims` has
+ * room for `cap` values; a longer sequence is read into a new PyMem block stored in *heap
+ * when `heap` is not NULL, and otherwise is not read at all (only its length is stored,
+ * for the caller's C rule to refuse). *n is the length. 0, or -1 with a TypeError naming
+ * `what` (the user's operation), `arg` and the item's type ("empty: shape must be a
+ * sequence of ints, not str", "reshape: shape[0] must be an int, not tuple"), or an
+ * OverflowError for an int outside int64 ("empty: shape[1] is 10**30, ...").
+ */
+int ffkpy_read_int64s(PyObject *obj, const char *what, const char *arg, int64_t *dims, Py_ssize_t cap,
+                      int64_t **heap, Py_ssize_t *n);
 /* Same, returning -1. */
 int ffkpy_raise_from_ffk_int(void);
 int ffkpy_set_switch(PyObject *v, char *flag, const char *name);

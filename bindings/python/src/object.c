@@ -511,33 +511,14 @@ static PyObject *make_string_object(PyObject *mod, PyObject *arg) {
   return ffkpy_wrap_steal(v.v_obj);
 }
 
-/* _make_shape_object(dims) -> the C Shape object for a new Shape. */
+/* _make_shape_object(dims) -> the C Shape object for a new Shape (C's ffk_shape_new decides the values). */
 static PyObject *make_shape_object(PyObject *mod, PyObject *arg) {
   (void)mod;
-  PyObject *seq = PySequence_Fast(arg, "Shape() takes a sequence of ints");
-  if (seq == NULL) return NULL;
-  Py_ssize_t n = PySequence_Fast_GET_SIZE(seq);
-  int64_t stack[16];
-  int64_t *dims = n <= 16 ? stack : PyMem_Malloc(sizeof(int64_t) * (size_t)n);
-  if (dims == NULL) {
-    Py_DECREF(seq);
-    return PyErr_NoMemory();
-  }
-  for (Py_ssize_t i = 0; i < n; ++i) {
-    PyObject *item = PySequence_Fast_GET_ITEM(seq, i);
-    PyObject *index = PyNumber_Index(item);
-    long long x = index ? PyLong_AsLongLong(index) : -1;
-    Py_XDECREF(index);
-    if (x == -1 && PyErr_Occurred()) {
-      if (dims != stack) PyMem_Free(dims);
-      Py_DECREF(seq);
-      return NULL;
-    }
-    dims[i] = x;
-  }
-  ffk_shape *s = ffk_shape_new(dims, (size_t)n);
-  if (dims != stack) PyMem_Free(dims);
-  Py_DECREF(seq);
+  int64_t stack[16], *heap = NULL;
+  Py_ssize_t n;
+  if (ffkpy_read_int64s(arg, "Shape", "dims", stack, 16, &heap, &n) != 0) return NULL;
+  ffk_shape *s = ffk_shape_new(heap != NULL ? heap : stack, (size_t)n);
+  PyMem_Free(heap);
   if (s == NULL) return ffkpy_raise_from_ffk();
   return ffkpy_wrap_steal(&s->header);
 }

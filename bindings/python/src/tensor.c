@@ -115,51 +115,89 @@ static PyObject *tensor_size(PyObject *self, PyObject *arg) {
   return n < 0 ? ffkpy_raise_from_ffk() : PyLong_FromLongLong(n);
 }
 
-/* Reads a shape given as ints or one sequence of ints into dims (at most FFK_TENSOR_MAX_NDIM). */
-/*
- * Reads a flat sequence of ints (a shape or a permutation) into dims. `seq_or_args` is
- * either the shape itself or a method's args tuple, so f((2, 3)) reads as f(2, 3): one
- * level is unwrapped, and only there. A str or bytes is never a sequence of ints.
- */
-static int read_ints_flat(PyObject *obj, int64_t *dims, int32_t *n, const char *what) {
+int ffkpy_read_int64s(PyObject *obj, const char *what, const char *arg, int64_t *dims, Py_ssize_t cap,
+                      int64_t **heap, Py_ssize_t *n) {
+  if (heap != NULL) *heap = NULL;
+  /* A str is a sequence of strs, each again a sequence: never a sequence of ints. */
   if (PyUnicode_Check(obj) || PyBytes_Check(obj) || PyByteArray_Check(obj)) {
-    PyErr_Format(PyExc_TypeError, "%s: expected a sequence of ints, got %.200s", what, Py_TYPE(obj)->tp_name);
+    PyErr_Format(PyExc_TypeError, "%s: %s must be a sequence of ints, not %.200s", what, arg, Py_TYPE(obj)->tp_name);
     return -1;
   }
-  PyObject *seq = PySequence_Fast(obj, what);
-  if (seq == NULL) return -1;
-  Py_ssize_t count = PySequence_Fast_GET_SIZE(seq);
-  if (count > FFK_TENSOR_MAX_NDIM) {
-    Py_DECREF(seq);
-    PyErr_Format(PyExc_ValueError, "%s: %zd dimensions, more than the %d ffikit supports", what, count,
-                 FFK_TENSOR_MAX_NDIM);
+  PyObject *seq = PySequence_Fast(obj, "");
+  if (seq == NULL) {
+    if (!PyErr_ExceptionMatches(PyExc_TypeError)) return -1; /* the iterable's own error, as it raised it */
+    PyErr_Clear();
+    PyErr_Format(PyExc_TypeError, "%s: %s must be a sequence of ints, not %.200s", what, arg, Py_TYPE(obj)->tp_name);
     return -1;
+  }
+  Py_ssize_t count = PySequence_Fast_GET_SIZE(seq);
+  *n = count;
+  if (count > cap) {
+    if (heap == NULL) { /* too long to hold: the caller's C rule names the length */
+      Py_DECREF(seq);
+      return 0;
+    }
+    if ((size_t)count > PY_SSIZE_T_MAX / sizeof(int64_t) || (*heap = PyMem_Malloc(sizeof(int64_t) * (size_t)count)) == NULL) {
+      Py_DECREF(seq);
+      PyErr_NoMemory();
+      return -1;
+    }
+    dims = *heap;
   }
   for (Py_ssize_t i = 0; i < count; ++i) {
     PyObject *x = PySequence_Fast_GET_ITEM(seq, i);
     if (PyBool_Check(x) || !PyIndex_Check(x)) {
-      Py_DECREF(seq);
-      PyErr_Format(PyExc_TypeError, "%s: expected ints, got %.200s", what, Py_TYPE(x)->tp_name);
-      return -1;
+      PyErr_Format(PyExc_TypeError, "%s: %s[%zd] must be an int, not %.200s", what, arg, i, Py_TYPE(x)->tp_name);
+      goto fail;
     }
-    long long v = PyLong_AsLongLong(x);
-    if (v == -1 && PyErr_Occurred()) {
-      Py_DECREF(seq);
-      return -1;
+    PyObject *index = PyNumber_Index(x);
+    if (index == NULL) goto fail;
+    int overflow = 0;
+    long long v = PyLong_AsLongLongAndOverflow(index, &overflow);
+    if (overflow != 0) {
+      PyErr_Format(PyExc_OverflowError, "%s: %s[%zd] is %R, which does not fit in 64 bits", what, arg, i, index);
+      Py_DECREF(index);
+      goto fail;
     }
+    Py_DECREF(index);
+    if (v == -1 && PyErr_Occurred()) goto fail;
     dims[i] = v;
   }
-  *n = (int32_t)count;
   Py_DECREF(seq);
+  return 0;
+fail:
+  Py_DECREF(seq);
+  if (heap != NULL && *heap != NULL) {
+    PyMem_Free(*heap);
+    *heap = NULL;
+  }
+  return -1;
+}
+
+/*
+ * A tensor's shape (or strides) into dims, at most FFK_TENSOR_MAX_NDIM of them; a longer
+ * one is refused by C's shape rule, which names the length. 0, or -1 with an exception.
+ */
+static int read_shape(PyObject *obj, const char *what, const char *arg, int64_t *dims, int32_t *n) {
+  Py_ssize_t count;
+  if (ffkpy_read_int64s(obj, what, arg, dims, FFK_TENSOR_MAX_NDIM, NULL, &count) != 0) return -1;
+  if (count > FFK_TENSOR_MAX_NDIM) {
+    ffk_tensor_check_shape(what, count, NULL, NULL, ffk_dtype(FFK_DTYPE_UINT, 8, 1), NULL, NULL); /* refuses it */
+    return ffkpy_raise_from_ffk_int();
+  }
+  *n = (int32_t)count;
   return 0;
 }
 
-static int read_ints(PyObject *seq_or_args, int64_t *dims, int32_t *n, const char *what) {
-  if (PyTuple_Check(seq_or_args) && PyTuple_GET_SIZE(seq_or_args) == 1) {
-    PyObject *only = PyTuple_GET_ITEM(seq_or_args, 0);
-    if (!PyIndex_Check(only)) return read_ints_flat(only, dims, n, what);
-  }
-  return read_ints_flat(seq_or_args, dims, n, what);
+/*
+ * A method's shape given either as its arguments or as one sequence: f(2, 3) and
+ * f((2, 3)) read alike. Exactly one level is unwrapped, and only there.
+ */
+static PyObject *args_or_only(PyObject *args) {
+  if (PyTuple_GET_SIZE(args) != 1) return args;
+  PyObject *only = PyTuple_GET_ITEM(args, 0);
+  /* A sequence (numpy arrays have __index__ too) or anything that is not an int is the shape itself. */
+  return !PyIndex_Check(only) || PySequence_Check(only) ? only : args;
 }
 
 /* ---- Views and element operations --------------------------------------------------------- */
@@ -167,16 +205,17 @@ static int read_ints(PyObject *seq_or_args, int64_t *dims, int32_t *n, const cha
 static PyObject *tensor_reshape(PyObject *self, PyObject *args) {
   int64_t dims[FFK_TENSOR_MAX_NDIM];
   int32_t n;
-  if (read_ints(args, dims, &n, "reshape") != 0) return NULL;
+  if (read_shape(args_or_only(args), "reshape", "shape", dims, &n) != 0) return NULL;
   return wrap_tensor(ffk_tensor_reshape(ffkpy_tensor_of(self), n, dims));
 }
 
 static PyObject *tensor_permute(PyObject *self, PyObject *args) {
   int64_t dims[FFK_TENSOR_MAX_NDIM];
-  int32_t n, perm[FFK_TENSOR_MAX_NDIM];
-  if (read_ints(args, dims, &n, "permute") != 0) return NULL;
-  if (n != ffkpy_dl_of(self)->ndim)
-    return PyErr_Format(PyExc_ValueError, "permute: %d dimensions given for a tensor with %d", (int)n,
+  int32_t perm[FFK_TENSOR_MAX_NDIM];
+  Py_ssize_t n;
+  if (ffkpy_read_int64s(args_or_only(args), "permute", "dims", dims, FFK_TENSOR_MAX_NDIM, NULL, &n) != 0) return NULL;
+  if (n != ffkpy_dl_of(self)->ndim) /* ffk_tensor_permute reads exactly ndim entries */
+    return PyErr_Format(PyExc_ValueError, "permute: %zd dimensions given for a tensor with %d", n,
                         (int)ffkpy_dl_of(self)->ndim);
   for (int32_t i = 0; i < n; ++i) {
     if (dims[i] < INT32_MIN || dims[i] > INT32_MAX)
@@ -304,7 +343,7 @@ static PyObject *tensor_as_strided(PyObject *self, PyObject *args, PyObject *kwd
   if (!PyArg_ParseTupleAndKeywords(args, kwds, "OO|L:as_strided", kwlist, &shape, &strides, &offset)) return NULL;
   int64_t dims[FFK_TENSOR_MAX_NDIM], st[FFK_TENSOR_MAX_NDIM];
   int32_t n, m;
-  if (read_ints(shape, dims, &n, "as_strided shape") != 0 || read_ints(strides, st, &m, "as_strided strides") != 0)
+  if (read_shape(shape, "as_strided", "shape", dims, &n) != 0 || read_shape(strides, "as_strided", "strides", st, &m) != 0)
     return NULL;
   if (n != m) return PyErr_Format(PyExc_ValueError, "as_strided: %d dimensions but %d strides", (int)n, (int)m);
   return wrap_tensor(ffk_tensor_as_strided(ffkpy_tensor_of(self), n, dims, st, offset));
@@ -486,7 +525,7 @@ static int read_alloc_args(PyObject *args, PyObject *kwds, const char *fname, in
   static char *kwlist[] = {"shape", "dtype", "device", "name", NULL};
   PyObject *shape, *dtype, *device = Py_None, *nm = Py_None;
   if (!PyArg_ParseTupleAndKeywords(args, kwds, "OO|OO", kwlist, &shape, &dtype, &device, &nm)) return -1;
-  if (read_ints(shape, dims, n, fname) != 0 || read_dtype(dtype, dt) != 0) return -1;
+  if (read_shape(shape, fname, "shape", dims, n) != 0 || read_dtype(dtype, dt) != 0) return -1;
   *dev = ffk_device(FFK_DEVICE_CPU, 0);
   if (device != Py_None && read_device(device, dev) != 0) return -1;
   if (name != NULL) *name = nm;
@@ -540,9 +579,10 @@ static PyObject *attach_shared(PyObject *mod, PyObject *args) {
   int64_t dims[FFK_TENSOR_MAX_NDIM], st[FFK_TENSOR_MAX_NDIM];
   int32_t n, m;
   DLDataType dt;
-  if (read_ints(shape, dims, &n, "shape") != 0 || read_ints(strides, st, &m, "strides") != 0 ||
-      read_dtype(dtype, &dt) != 0)
+  if (read_shape(shape, "attach_shared", "shape", dims, &n) != 0 ||
+      read_shape(strides, "attach_shared", "strides", st, &m) != 0 || read_dtype(dtype, &dt) != 0)
     return NULL;
+  if (n != m) return PyErr_Format(PyExc_ValueError, "attach_shared: %d dimensions but %d strides", (int)n, (int)m);
   ffk_storage *s = ffk_storage_attach_shared(name);
   if (s == NULL) return ffkpy_raise_from_ffk();
   ffk_tensor *t = ffk_tensor_from_storage(s, n, dims, st, offset, dt);
@@ -559,7 +599,7 @@ static PyObject *tensor_from_pickle_buffer(PyObject *mod, PyObject *const *args,
   int32_t n;
   DLDataType dt;
   DLDevice dev;
-  if (read_ints(args[1], dims, &n, "unpickle: shape") != 0 || read_dtype(args[2], &dt) != 0 ||
+  if (read_shape(args[1], "unpickle", "shape", dims, &n) != 0 || read_dtype(args[2], &dt) != 0 ||
       read_device(args[3], &dev) != 0)
     return NULL;
   return ffkpy_tensor_from_pickle_buffer(args[0], n, dims, dt, dev);

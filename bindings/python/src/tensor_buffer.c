@@ -318,12 +318,11 @@ PyObject *ffkpy_tensor_from_pickle_buffer(PyObject *buf, int32_t ndim, const int
   int read_only = ctx->view.readonly;
   ffk_tensor *t = wrap_view(ctx, ndim, dtype, NULL); /* owns ctx from here on */
   if (t == NULL) return ffkpy_raise_from_ffk();
-  if (wrap == 1 && ffk_device_type(device) == FFK_DEVICE_CPU) return ffkpy_wrap_steal((ffk_object *)t);
+  /* At any address, aligned for the dtype or not (a slice of a Dask frame): C's loops read it unaligned-safely. */
+  if (ffk_device_type(device) == FFK_DEVICE_CPU) return ffkpy_wrap_steal((ffk_object *)t);
   /*
-   * Copied once: into pinned memory for cuda_host (the device is kept), or into fresh,
-   * aligned CPU memory when the buffer's address is not aligned for the dtype (a slice of
-   * a larger frame, as Dask may hand one back). The copy is read-only when the buffer
-   * was, as the wrapped buffer would have been.
+   * Copied once into pinned memory for cuda_host (the device is kept); the copy is
+   * read-only when the buffer was, as the wrapped buffer would have been.
    */
   ffk_tensor *c;
   int rc = -1;

@@ -40,9 +40,9 @@ PyObject *ffkpy_tensor_pickle_buffer(PyObject *tensor);
  * The tensor of `shape` (ndim values), `dtype` and `device` over the bytes of `buf` (any
  * C-contiguous buffer: PickleBuffer, memoryview, bytes, bytearray, ...), as unpickling
  * rebuilds a protocol-5 Tensor: C checks the length (ffk_tensor_check_bytes); on the CPU
- * the buffer is wrapped without a copy and kept alive, read-only when it is; copied once
- * into a fresh tensor when its address is misaligned for the dtype or `device` is not the
- * CPU (cuda_host: pinned memory), read-only all the same. New reference, or NULL with a
+ * the buffer is wrapped without a copy, at any address (misaligned for the dtype too),
+ * and kept alive, read-only when it is; copied once into a fresh tensor when `device` is
+ * not the CPU (cuda_host: pinned memory), read-only all the same. New reference, or NULL with a
  * Python exception (ValueError for a length, shape or dtype that does not fit).
  */
 PyObject *ffkpy_tensor_from_pickle_buffer(PyObject *buf, int32_t ndim, const int64_t *shape, DLDataType dtype,

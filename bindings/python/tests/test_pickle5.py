@@ -195,19 +195,22 @@ def test_a_contiguous_view_at_an_offset_sends_only_its_own_bytes():
 # ---- Checks on loading ----------------------------------------------------------------------
 
 
-def test_a_misaligned_buffer_is_copied_once_into_aligned_memory():
+def test_a_misaligned_buffer_is_wrapped_without_a_copy():
+    # Dask hands back slices of larger frames, misaligned for the dtype; numpy wraps them as
+    # they are, and so does ffikit (its CPU loops read elements at any alignment).
     t = ffikit.from_dlpack(np.arange(6, dtype=np.float64))
     data, bufs = dumps5(t)
     frame = bytearray(1) + bytearray(bufs[0].raw())  # the tensor at byte 1 of a larger frame
     view = memoryview(frame)[1:]
     assert address(view) % 8 != 0
     u = pickle.loads(data, buffers=[view])
-    assert u.data_ptr() != address(view) and u.data_ptr() % 8 == 0
-    assert np.array_equal(np.asarray(u), np.arange(6)) and not u.is_read_only
-    frozen = memoryview(bytes(frame))[1:]  # read-only stays read-only through the copy
+    assert u.data_ptr() == address(view) and not u.is_read_only
+    assert np.array_equal(np.asarray(u), np.arange(6))
+    u.fill_(2.5)  # writes land in the frame itself
+    assert np.array_equal(np.frombuffer(bytes(frame[1:]), dtype=np.float64), np.full(6, 2.5))
+    frozen = memoryview(bytes(frame))[1:]  # read-only stays read-only
     v = pickle.loads(data, buffers=[frozen])
-    assert v.is_read_only and v.data_ptr() % 8 == 0 and np.array_equal(np.asarray(v), np.arange(6))
-    # Byte-sized elements are never misaligned: wrapped as they are.
+    assert v.is_read_only and v.data_ptr() == address(frozen) and np.array_equal(np.asarray(v), np.full(6, 2.5))
     b = ffikit.from_dlpack(np.arange(6, dtype=np.uint8))
     data, bufs = dumps5(b)
     odd = memoryview(bytearray(1) + bytearray(bufs[0].raw()))[1:]
@@ -222,7 +225,7 @@ def test_a_buffer_of_the_wrong_length_is_refused_naming_both_lengths():
         pickle.loads(data, buffers=[bytes(23)])
     with pytest.raises(ValueError, match="the buffer has 25 bytes"):
         pickle.loads(data, buffers=[bytearray(25)])
-    with pytest.raises(ValueError, match="unpickle: negative dimension -1 in shape"):
+    with pytest.raises(ValueError, match=r"unpickle: shape\[0\] is -1, and a dimension cannot be negative"):
         _tensor._from_pickle_buffer(b"", (-1, 2), "float32", "cpu")
     with pytest.raises(ValueError, match="Invalid dtype"):
         _tensor._from_pickle_buffer(b"", (0,), "flaot32", "cpu")

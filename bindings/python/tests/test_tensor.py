@@ -106,7 +106,7 @@ def test_refused_import_leaves_the_capsule_to_its_owner():
     with pytest.raises(ValueError):
         ffikit.from_dlpack(cap)
     assert p.deleted == 0  # not taken: the producer still owns it
-    with pytest.raises(ValueError, match="ndim"):
+    with pytest.raises(ValueError, match="shape has -1 dimensions"):
         ffikit.from_dlpack(p)
 
 

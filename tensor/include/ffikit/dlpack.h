@@ -40,6 +40,11 @@ typedef struct ffk_dlpack_requirements {
  * Shape and strides point into the Tensor (strides never NULL). A read-only tensor cannot
  * be exported this way (the legacy struct cannot say so): ValueError. Returns new memory
  * the consumer frees by calling its deleter, or NULL with a MemoryError.
+ * Alignment: data and byte_offset are the tensor's own, as numpy and PyTorch export them.
+ * A tensor wrapped over a misaligned buffer (ffikit's CPU loops take any address) is
+ * exported misaligned: DLPack's header asks for a 256-byte aligned `data` but notes that
+ * producers do not keep that promise and consumers should not rely on it; a consumer that
+ * needs alignment checks data + byte_offset (ffikit's own import: `req->alignment`).
  */
 FFK_API DLManagedTensor *ffk_tensor_to_dlpack(ffk_tensor *t);
 

@@ -51,6 +51,31 @@ FFK_EXTERN_C_BEGIN
 typedef struct ffk_tensor ffk_tensor;
 
 /*
+ * The rule for a shape, and for strides beside it, that every function here taking a
+ * shape applies (empty, zeros, new_shared, from_storage, reshape after reading its -1,
+ * as_strided, the views, check_bytes, DLPack import) and that bindings call where they
+ * need the answer before anything exists (Rust's from_slice):
+ *  - `ndim` is 0 to FFK_TENSOR_MAX_NDIM (an int64, so a binding passes the length it has
+ *    without narrowing it first), and `shape` is not NULL when it is above 0;
+ *  - every dimension is 0 or more;
+ *  - `dtype` is one tensors hold (see above);
+ *  - the element count and the byte size (elements times the item size) fit in int64;
+ *  - with `strides` NULL, the row-major strides fit in int64 (only a shape without
+ *    elements can break this: [0, 2^40, 2^40, 2^40]); with `strides` (any int64 values,
+ *    `ndim` of them), the elements' reach from the first one fits in 2^63 bytes. Whether
+ *    they stay inside some storage is the view functions' question, not this one's.
+ * `what` (borrowed, may be NULL) names the user's operation and starts every message, and
+ * the message names the argument and the value: "empty: shape[1] is -3, and a dimension
+ * cannot be negative", "reshape: shape has 40 dimensions; a tensor has 0 to 32",
+ * "empty: shape [2305843009213693952] of float32 has more bytes than fit in 64 bits".
+ * Returns 0 and stores the element count and byte size (either pointer may be NULL), or
+ * -1 with that ValueError. Reads nothing past what `ndim` says, and never `shape` when
+ * `ndim` is out of range.
+ */
+FFK_API int ffk_tensor_check_shape(const char *what, int64_t ndim, const int64_t *shape, const int64_t *strides,
+                                   DLDataType dtype, int64_t *numel, int64_t *nbytes);
+
+/*
  * A new contiguous (row-major) tensor of `shape` (ndim values, each >= 0) and `dtype`
  * on `device`, over fresh storage aligned to 64 bytes; the elements are uninitialised.
  * `dtype` must be one tensors hold (see above). Returns a new reference, or NULL with a
@@ -90,14 +115,14 @@ FFK_API ffk_tensor *ffk_tensor_from_storage(ffk_storage *storage, int32_t ndim, 
  * Checks received bytes against the tensor they should hold: whether the `nbytes` bytes at
  * `data` (host memory) are exactly a contiguous (row-major) tensor of `shape` (ndim values)
  * and `dtype`, as a deserializer that received a tensor's bytes (Python's unpickler, with a
- * protocol-5 buffer) asks before wrapping them. Returns 1 when they are and `data` is
- * aligned for the dtype (to its item size; half of it for complex dtypes, whose parts are
- * floats; 1 for float4_e2m1fn_x2): the bytes can be wrapped as they are; 0 when they are
- * but `data` is not aligned (a slice of a larger frame): the caller copies them once into
- * a fresh tensor, since typed access to them would be misaligned; or -1 with a ValueError
- * prefixed "`what`: " (`what` names the user's operation): ndim, a negative dimension, a
- * dtype tensors do not hold, a shape whose bytes overflow, or a length that differs
- * ("unpickle: the buffer has 12 bytes, but a float32 tensor of shape [2, 3] has 24").
+ * protocol-5 buffer) asks before wrapping them. Returns 1 when they are: the bytes can be
+ * wrapped as they are, at any address. A buffer misaligned for its dtype (a slice of a
+ * larger frame, as Dask hands them) is wrapped too, as numpy wraps it: ffikit's CPU loops
+ * (copy, fill, item) read and write elements through unaligned-safe accesses. (Versions
+ * before this one returned 0 for a misaligned buffer, asking the caller to copy; 0 is no
+ * longer returned.) Or -1 with ffk_tensor_check_shape's ValueError, prefixed "`what`: "
+ * (`what` names the user's operation), or one for a length that differs ("unpickle: the
+ * buffer has 12 bytes, but a float32 tensor of shape [2, 3] has 24").
  * All arguments borrowed; `data` is only compared, never read (NULL only with nbytes 0).
  */
 FFK_API int ffk_tensor_check_bytes(const char *what, int32_t ndim, const int64_t *shape, DLDataType dtype,

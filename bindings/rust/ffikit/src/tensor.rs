@@ -44,6 +44,14 @@ fn err(kind: &str, msg: String) -> Error {
     Error::new(kind, &msg)
 }
 
+/// A shape's length as C's `ndim`, unnarrowed where it fits: C's shape rule
+/// (`ffk_tensor_check_shape`) decides how many dimensions a tensor may have and names the
+/// length it refuses. A slice longer than `i32::MAX` is passed as `i32::MAX`, which it
+/// refuses all the same.
+fn ndim(shape: &[i64]) -> i32 {
+    i32::try_from(shape.len()).unwrap_or(i32::MAX)
+}
+
 impl Tensor {
     fn raw(&self) -> *mut sys::ffk_tensor {
         self.0.as_ptr().cast()
@@ -65,19 +73,31 @@ impl Tensor {
     /// ```
     pub fn zeros(shape: &[i64], dtype: DataType, device: Device) -> Result<Tensor> {
         // SAFETY: shape pointer and length go together.
-        Tensor::wrap(unsafe { sys::ffk_tensor_zeros(shape.len() as i32, shape.as_ptr(), dtype.0, device.0) })
+        Tensor::wrap(unsafe { sys::ffk_tensor_zeros(ndim(shape), shape.as_ptr(), dtype.0, device.0) })
     }
 
-    /// A new CPU tensor of `shape` holding a copy of `data` (ValueError when the element
-    /// counts differ).
+    /// A new CPU tensor of `shape` holding a copy of `data`: a `ValueError` when the
+    /// element counts differ, or from C's shape rule (a negative dimension, too many
+    /// dimensions, elements or bytes that overflow 64 bits, each named).
+    ///
+    /// ```
+    /// let e = ffikit::Tensor::from_slice(&[1.0f32], &[i64::MAX, 2]).unwrap_err();
+    /// assert_eq!(e.to_string(), "ValueError: from_slice: shape [9223372036854775807, 2] has more elements than fit in 64 bits");
+    /// ```
     pub fn from_slice<T: Scalar>(data: &[T], shape: &[i64]) -> Result<Tensor> {
-        let n: i64 = shape.iter().product();
-        if n != data.len() as i64 {
-            return Err(err("ValueError", format!("shape {:?} holds {} elements but the slice has {}", shape, n, data.len())));
+        let mut n = 0i64;
+        // SAFETY: shape pointer and length go together; C reads no dimension when the
+        // length is out of range, and writes only `n`.
+        check(unsafe {
+            sys::ffk_tensor_check_shape(c"from_slice".as_ptr(), shape.len() as i64, shape.as_ptr(), std::ptr::null(),
+                                        DataType::of::<T>().0, &mut n, std::ptr::null_mut())
+        })?;
+        if n as u64 != data.len() as u64 {
+            return Err(err("ValueError", format!("from_slice: shape {:?} holds {} elements but the slice has {}", shape, n, data.len())));
         }
-        // SAFETY: shape pointer and length go together.
+        // SAFETY: shape pointer and length go together (at most FFK_TENSOR_MAX_NDIM: checked above).
         let mut t = Tensor::wrap(unsafe {
-            sys::ffk_tensor_empty(shape.len() as i32, shape.as_ptr(), DataType::of::<T>().0, Device::cpu().0)
+            sys::ffk_tensor_empty(ndim(shape), shape.as_ptr(), DataType::of::<T>().0, Device::cpu().0)
         })?;
         if !data.is_empty() {
             t.as_mut_slice::<T>()?.copy_from_slice(data);
@@ -103,7 +123,7 @@ impl Tensor {
         let cname = name.map(cstring).transpose()?;
         let name_ptr = cname.as_ref().map_or(std::ptr::null(), |c| c.as_ptr());
         // SAFETY: shape pointer and length go together; a new reference or NULL.
-        Tensor::wrap(unsafe { sys::ffk_tensor_new_shared(name_ptr, shape.len() as i32, shape.as_ptr(), dtype.0) })
+        Tensor::wrap(unsafe { sys::ffk_tensor_new_shared(name_ptr, ndim(shape), shape.as_ptr(), dtype.0) })
     }
 
     /// Attaches to shared memory made by `new_shared` (here or in another process); a
@@ -117,7 +137,7 @@ impl Tensor {
 
     fn over(storage: &ObjectRef, shape: &[i64], dtype: DataType) -> Result<Tensor> {
         // SAFETY: the tensor takes its own reference to the storage.
-        Tensor::wrap(unsafe { sys::ffk_tensor_from_storage(storage.as_ptr().cast(), shape.len() as i32, shape.as_ptr(), std::ptr::null(), 0, dtype.0) })
+        Tensor::wrap(unsafe { sys::ffk_tensor_from_storage(storage.as_ptr().cast(), ndim(shape), shape.as_ptr(), std::ptr::null(), 0, dtype.0) })
     }
 
     /// The shared-memory name of the storage, if it is shared memory.
@@ -321,7 +341,7 @@ impl Tensor {
     /// ```
     pub fn reshape(&self, shape: &[i64]) -> Result<Tensor> {
         // SAFETY: a new reference or NULL.
-        Tensor::wrap(unsafe { sys::ffk_tensor_reshape(self.raw(), shape.len() as i32, shape.as_ptr()) })
+        Tensor::wrap(unsafe { sys::ffk_tensor_reshape(self.raw(), ndim(shape), shape.as_ptr()) })
     }
 
     /// Elements start, start+step, ... below stop along `dim`.

@@ -166,12 +166,41 @@ fn item_and_fill_keep_values_exact() {
 #[test]
 fn shared_memory_sizes_are_checked_in_c() {
     let e = Tensor::new_shared(None, &[1 << 61, 2], DataType::of::<i64>()).unwrap_err();
-    assert_eq!(e.to_string(), "ValueError: shape [2305843009213693952, 2] is too large");
+    assert_eq!(e.to_string(), "ValueError: empty_shared: shape [2305843009213693952, 2] of int64 has more bytes than fit in 64 bits");
     let e = Tensor::new_shared(None, &[i64::MAX, 2], DataType::of::<i64>()).unwrap_err();
-    assert_eq!(e.to_string(), "ValueError: shape [9223372036854775807, 2] has too many elements");
+    assert_eq!(e.to_string(), "ValueError: empty_shared: shape [9223372036854775807, 2] has more elements than fit in 64 bits");
     let e = Tensor::new_shared(Some("no-slash"), &[2], DataType::of::<i64>()).unwrap_err();
     assert!(e.message().contains("does not start with '/'"), "{}", e);
     let missing = format!("/ffikit-rust-missing-{}", std::process::id());
     let e = Tensor::attach_shared(&missing, &[2], DataType::of::<i64>()).unwrap_err();
     assert_eq!(e.error_kind(), ffikit::ErrorKind::FileNotFound, "{}", e);
+}
+
+/// Every Rust entry that takes a shape answers through C's one shape rule: an error naming
+/// the operation, the argument and the value, never a panic (from_slice multiplied the
+/// shape itself, which overflowed: a panic in debug builds, a wrong count in release).
+#[test]
+fn shapes_go_through_the_c_rule() {
+    let cases: &[(&[i64], &str)] = &[
+        (&[i64::MAX, 2], "ValueError: from_slice: shape [9223372036854775807, 2] has more elements than fit in 64 bits"),
+        (&[1 << 62, 4], "ValueError: from_slice: shape [4611686018427387904, 4] has more elements than fit in 64 bits"),
+        (&[1 << 61], "ValueError: from_slice: shape [2305843009213693952] of float32 has more bytes than fit in 64 bits"),
+        (&[2, -3], "ValueError: from_slice: shape[1] is -3, and a dimension cannot be negative"),
+        (&[-1, -1], "ValueError: from_slice: shape[0] is -1, and a dimension cannot be negative"),
+        (&[1; 33], "ValueError: from_slice: shape has 33 dimensions; a tensor has 0 to 32"),
+    ];
+    for (shape, want) in cases {
+        assert_eq!(Tensor::from_slice(&[1.0f32], shape).unwrap_err().to_string(), *want);
+    }
+    let e = Tensor::from_slice(&[1.0f32, 2.0], &[3]).unwrap_err();
+    assert_eq!(e.to_string(), "ValueError: from_slice: shape [3] holds 3 elements but the slice has 2");
+    let z = Tensor::zeros(&[i64::MAX, 2], DataType::of::<u8>(), Device::cpu()).unwrap_err();
+    assert_eq!(z.to_string(), "ValueError: zeros: shape [9223372036854775807, 2] has more elements than fit in 64 bits");
+    let z = Tensor::zeros(&[4, -1], DataType::of::<u8>(), Device::cpu()).unwrap_err();
+    assert_eq!(z.to_string(), "ValueError: zeros: shape[1] is -1, and a dimension cannot be negative");
+    let t = Tensor::from_slice(&[0u8; 6], &[2, 3]).unwrap();
+    assert_eq!(t.reshape(&[-1, -2]).unwrap_err().to_string(), "ValueError: reshape: shape[1] is -2, and a dimension cannot be negative");
+    assert_eq!(t.reshape(&[1; 40]).unwrap_err().to_string(), "ValueError: reshape: shape has 40 dimensions; a tensor has 0 to 32");
+    assert_eq!(t.reshape(&[i64::MAX, 2, -1]).unwrap_err().to_string(), "ValueError: reshape: shape [9223372036854775807, 2, 1] has more elements than fit in 64 bits");
+    assert_eq!(t.reshape(&[3, -1]).unwrap().shape(), &[3, 2]);
 }
