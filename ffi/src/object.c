@@ -112,24 +112,24 @@ void ffk_object_retain(ffk_object *obj) {
  * Releasing deep data. A deleter releases what its object holds, and the last release of
  * a child runs the child's deleter inside the parent's: a chain N objects deep (a List
  * holding a List holding ...) would nest N deleter calls and overflow the stack long
- * before N reaches ten million. So each thread counts the deleters it is inside; past
- * DIE_DEPTH_MAX it queues a dying object instead of destroying it there, and the
- * outermost deleter call on the thread destroys the queued ones one at a time before it
- * returns, each starting again from depth 1 (CPython's "trashcan", without its per-type
- * opt-in). The stack stays within DIE_DEPTH_MAX nested deleters whatever the depth of
- * the data, the queue holds at most what the data holds, and a release still returns only
- * when everything it made unreachable is gone (the live-object counters see no lag).
- * Shallow data never reaches the queue: its cost is one thread-local counter per death
- * (none for leaves, die() below).
+ * before N reaches ten million. So each thread notes the stack address of its outermost
+ * death; a death nested more than DIE_STACK_MAX bytes below it queues the dying object
+ * instead of destroying it there, and the outermost death destroys the queued ones one at
+ * a time before it returns, each starting again near the top (CPython's "trashcan",
+ * without its per-type opt-in). The stack a release uses stays within DIE_STACK_MAX and one
+ * more deleter, whatever the depth of the data and however large the deleters' frames; the
+ * queue holds at most what the data holds; and a release still returns only when
+ * everything it made unreachable is gone (the live-object counters see no lag).
  *
- * Only the thread's outermost deleter call drains, and it drains last-in first-out, so
- * a chain keeps the queue at about one entry. The queue grows with malloc and is freed
- * when it empties (a thread that exits leaves nothing behind); when malloc fails the
- * object is destroyed in place, recursing as before, rather than leaked. That memory is
- * libc's, not ffk_mem's: a release neither uses up nor trips the failing-allocation hook
- * of the fail-Nth tests (ffikit/debug.h).
+ * Only the outermost death drains, last-in first-out, so a chain keeps the queue at about
+ * one entry. The queue grows with malloc and is freed when it empties (a thread that exits
+ * leaves nothing behind); when malloc fails the object is destroyed in place, recursing as
+ * before, rather than leaked. That memory is libc's, not ffk_mem's: a release neither uses
+ * up nor trips the failing-allocation hook of the fail-Nth tests (ffikit/debug.h). A death
+ * on another stack than its outermost one (a deleter that switches stacks) is queued too:
+ * the distance is only ever a reason to queue, never to recurse.
  *
- * What a deleter may rely on. Past DIE_DEPTH_MAX a child that a deleter releases is
+ * What a deleter may rely on. Past DIE_STACK_MAX a child that a deleter releases is
  * destroyed after that deleter has returned (and its object's memory is gone), though
  * still before the outermost release returns. So a deleter must not, right after
  * releasing a child, tear down something the child's deleter needs (unload the code a
@@ -140,19 +140,74 @@ void ffk_object_retain(ffk_object *obj) {
  * a deeper deleter held while it released). Weak holders: a queued object's strong count
  * is already 0 (or it was never shared), so ffk_weak_lock fails while it waits, as it
  * does once it is destroyed; its memory stays until the last weak holder lets go, as ever.
+ *
+ * What it costs. A nested death reads the thread's outermost address, compares, and
+ * tail-calls the deleter: no frame, nothing to restore after. Only the outermost death
+ * keeps a frame across its deleter (to drain and to clear the address). Leaves (String,
+ * Bytes, Shape: one shared deleter that owns nothing) skip all of it.
  */
-#define DIE_DEPTH_MAX 128
+#define DIE_STACK_MAX (32 * 1024)
 
 typedef struct dying {
   ffk_object *obj;
   bool weak_held; /* weak holders remain: destroy, then give back the strong holders' weak unit */
 } dying;
 
+/* A thread's deaths: read and written only by that thread (relaxed atomics). */
+typedef struct die_state {
+  uintptr_t top;   /* the stack address of the thread's outermost death; 0 outside one */
+  uint32_t queued; /* entries in the thread's queue */
+} die_state;
+
 static _Thread_local struct {
-  uint32_t depth; /* deleters this thread is inside */
-  uint32_t n, cap;
+  die_state state; /* for a thread that has no slot (below) */
+  uint32_t cap;
   dying *queue;
 } t_die;
+
+/*
+ * Where a thread finds its state. A thread-local variable costs a __tls_get_addr call in a
+ * shared library (internal.h says why the faster TLS models do not fit libffikit.so), on
+ * every death of an object that can hold others. So the state lives in a slot of a small
+ * process-wide table, found from the thread pointer (one instruction: %fs:0 on x86-64,
+ * tpidr_el0 on AArch64), which no two live threads share. A thread claims the slot its
+ * thread pointer hashes to (a CAS from 0) the first time it needs one, and keeps it:
+ * between releases its state is empty, so a later thread that inherits the same thread
+ * pointer (glibc reuses a dead thread's stack and TCB) inherits a correct slot. A thread
+ * whose slot another owns, or where the thread pointer cannot be read, uses t_die.state all
+ * its life. One slot per cache line: threads never write each other's lines.
+ */
+#define DIE_SLOTS 256
+
+typedef struct die_slot {
+  _Alignas(64) uintptr_t owner; /* the owner's thread pointer; 0 while free */
+  die_state state;
+} die_slot;
+
+static die_slot g_die_slots[DIE_SLOTS];
+
+static inline uintptr_t thread_pointer(void) {
+  uintptr_t tp = 0;
+#if defined(__x86_64__) && defined(__linux__)
+  __asm__("mov %%fs:0, %0" : "=r"(tp));
+#elif defined(__aarch64__) && defined(__linux__)
+  __asm__("mrs %0, tpidr_el0" : "=r"(tp));
+#endif
+  return tp;
+}
+
+static inline die_slot *slot_of(uintptr_t tp) { return &g_die_slots[(tp * UINT64_C(0x9e3779b97f4a7c15)) >> 56]; }
+
+/* The state of a thread whose slot is not (yet) its own: claims it when free. */
+static die_state *claim_state(die_slot *s, uintptr_t tp) {
+  uintptr_t owner = 0;
+  if (tp != 0 && __atomic_compare_exchange_n(&s->owner, &owner, tp, false, __ATOMIC_RELAXED, __ATOMIC_RELAXED))
+    return &s->state;
+  return &t_die.state;
+}
+
+#define STATE_LOAD(p) __atomic_load_n((p), __ATOMIC_RELAXED)
+#define STATE_STORE(p, v) __atomic_store_n((p), (v), __ATOMIC_RELAXED)
 
 /* Destroys an object whose weak holders outlive it, and frees it when the last has gone. */
 static FFK_NOINLINE void finish_weak_held(ffk_object *obj) {
@@ -172,23 +227,26 @@ static inline void finish(ffk_object *obj, bool weak_held) {
     finish_weak_held(obj);
 }
 
-/* Queues obj for the outermost deleter call. False when the queue cannot grow. */
-static FFK_NOINLINE bool defer(ffk_object *obj, bool weak_held) {
-  if (t_die.n == t_die.cap) {
+/* Queues obj for the outermost death. False when the queue cannot grow. */
+static FFK_NOINLINE bool defer(die_state *st, ffk_object *obj, bool weak_held) {
+  uint32_t n = STATE_LOAD(&st->queued);
+  if (n == t_die.cap) {
     uint32_t cap = t_die.cap ? 2 * t_die.cap : 64;
     dying *more = cap > t_die.cap ? realloc(t_die.queue, (size_t)cap * sizeof *more) : NULL;
     if (more == NULL) return false;
     t_die.queue = more;
     t_die.cap = cap;
   }
-  t_die.queue[t_die.n++] = (dying){obj, weak_held};
+  t_die.queue[n] = (dying){obj, weak_held};
+  STATE_STORE(&st->queued, n + 1);
   return true;
 }
 
-/* The outermost deleter call: destroys what the nested ones queued, then drops the queue. */
-static FFK_NOINLINE void drain(void) {
-  while (t_die.n > 0) {
-    dying d = t_die.queue[--t_die.n];
+/* The outermost death's last part: destroys what the nested ones queued, then drops the queue. */
+static FFK_NOINLINE void drain(die_state *st) {
+  for (uint32_t n; (n = STATE_LOAD(&st->queued)) > 0;) {
+    dying d = t_die.queue[n - 1];
+    STATE_STORE(&st->queued, n - 1);
     finish(d.obj, d.weak_held);
   }
   free(t_die.queue);
@@ -196,28 +254,56 @@ static FFK_NOINLINE void drain(void) {
   t_die.cap = 0;
 }
 
+/* The thread's outermost death: notes where its stack stands, destroys, drains. */
+static FFK_NOINLINE void die_outermost(die_state *st, ffk_object *obj, bool weak_held) {
+  STATE_STORE(&st->top, (uintptr_t)__builtin_frame_address(0));
+  finish(obj, weak_held);
+  if (FFK_UNLIKELY(STATE_LOAD(&st->queued) != 0)) drain(st);
+  STATE_STORE(&st->top, 0);
+}
+
+/* A death nested DIE_STACK_MAX below the outermost (or on another stack): queued. */
+static FFK_NOINLINE void die_far(die_state *st, ffk_object *obj, bool weak_held) {
+  if (!defer(st, obj, weak_held)) finish(obj, weak_held);
+}
+
 void ffk_object__leaf_deleter(void *self, int which) {
   if (which & FFK_DELETER_FREE) ffk_object_free(self);
 }
 
 /*
- * The thread-local state costs a __tls_get_addr call in a shared library (internal.h,
- * on the error slot), so the depth is read and written through one address computed
- * once (the empty asm keeps GCC from calling again after finish()), and a leaf (an
- * object whose deleter owns nothing else: String, Bytes, Shape), whose death can nest
- * nothing, skips it before any frame is set up: an Array of 1,000 Strings touches it once.
+ * The death of an object that can hold others, given the thread's state. Nested (the
+ * thread is inside a death): the deleter runs here unless the stack has grown
+ * DIE_STACK_MAX since the outermost death (the unsigned difference is huge, so queues, on
+ * any other stack). Every call is a tail call, so the nested path keeps nothing in a frame
+ * and has nothing to restore.
  */
-static FFK_NOINLINE void die_nesting(ffk_object *obj, bool weak_held) {
-  __typeof__(t_die) *t = &t_die;
-  __asm__("" : "+r"(t));
-  if (FFK_UNLIKELY(t->depth >= DIE_DEPTH_MAX) && defer(obj, weak_held)) return;
-  ++t->depth;
-  finish(obj, weak_held);
-  /* Back at depth 1: this is the thread's outermost deleter call. */
-  if (FFK_UNLIKELY(t->depth == 1 && t->queue != NULL)) drain();
-  --t->depth;
+static inline void die_with(die_state *st, ffk_object *obj, bool weak_held) {
+  uintptr_t here = (uintptr_t)__builtin_frame_address(0);
+  uintptr_t top = STATE_LOAD(&st->top);
+  if (FFK_UNLIKELY(top == 0))
+    die_outermost(st, obj, weak_held);
+  else if (FFK_UNLIKELY(top - here > DIE_STACK_MAX))
+    die_far(st, obj, weak_held);
+  else
+    finish(obj, weak_held);
 }
 
+static FFK_NOINLINE void die_unslotted(ffk_object *obj, bool weak_held) {
+  uintptr_t tp = thread_pointer();
+  die_with(claim_state(slot_of(tp), tp), obj, weak_held);
+}
+
+static FFK_NOINLINE void die_nesting(ffk_object *obj, bool weak_held) {
+  uintptr_t tp = thread_pointer();
+  die_slot *s = slot_of(tp);
+  if (FFK_UNLIKELY(__atomic_load_n(&s->owner, __ATOMIC_RELAXED) != tp || tp == 0))
+    die_unslotted(obj, weak_held);
+  else
+    die_with(&s->state, obj, weak_held);
+}
+
+/* A leaf (an object whose deleter owns nothing else) cannot nest a death: freed without any of the above. */
 static inline void die(ffk_object *obj, bool weak_held) {
   if (obj->deleter != ffk_object__leaf_deleter)
     die_nesting(obj, weak_held);

@@ -1,6 +1,6 @@
 // Releasing deep data (issue 35, item 2): a chain of any depth, of any kind of holder,
 // is released with a bounded stack, in any thread (ffk_object_release in ffi/src/object.c
-// queues a dying object past DIE_DEPTH_MAX nested deleters).
+// queues a dying object nested more than DIE_STACK_MAX bytes of stack below the outermost death).
 //
 // Each test builds a chain kDepth objects deep, each holding the next, and releases its
 // head. Before the queue, every level nested one deleter call in the next one's, so the
@@ -314,7 +314,7 @@ TEST_F(DeepRelease, OnAThreadWithASmallStack) {
   EXPECT_EQ(ffk_debug_live_objects(-1), 0);
 }
 
-// A chain whose links are wide: past DIE_DEPTH_MAX each node holds many dying leaves, so
+// A chain whose links are wide: past DIE_STACK_MAX each node holds many dying leaves, so
 // the queue holds a whole node's worth at once. Still a small stack.
 TEST_F(DeepRelease, WideNodesOnAThreadWithASmallStack) {
   constexpr int kWidth = 1000;
