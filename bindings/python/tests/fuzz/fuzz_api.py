@@ -258,7 +258,10 @@ STRS = ["", "a", "x", "0", "1", "-1", " ", "\x00", "\ud800", "é", "名", "a" * 
         "metal:99999999999", "ext_dev", "cpu:", ":", "ffi.Array", "ffi.Map", "ffi.Tensor", "ffi.Shape", "ffi.Object",
         "testing.TestObjectBase", "testing.TestIntPair", "testing.echo", "testing.nop", "v_i64", "v_str", "a.b",
         "(int, int) -> int", "(", "() -> ", "{}", "[1, 2]", '{"root": 1, "nodes": [{"type": "ffi.Array"}]}', "add",
-        "__init__", "main", "x.c", "x.cu", "\n", "%s%n", "..", "/", "ValueError", "TypeError", "RuntimeError"]
+        "__init__", "main", "x.c", "x.cu", "\n", "%s%n", "..", "/", "ValueError", "TypeError", "RuntimeError",
+        "KeyboardInterrupt", "SystemExit", "MemoryError", "StopIteration",
+        # Backtrace lines (Error's third argument, pickled Errors): what error.py parses.
+        '  File "x.py", line 2147483648, in f\n', "  at f (x.c:99999999999)\n", "  in call to Function `f`\n"]
 BYTES = [b"", b"\x00", b"a", b"\xff" * 3, bytes(range(16)), b"\x80abc"]
 INTS = [0, 1, 2, 3, 7, -1, -2, -7, 31, 64, 2**31 - 1, 2**31, -(2**31) - 1, 2**32, 2**48, 2**62, 2**63 - 1, 2**63,
         -(2**63), -(2**63) - 1, 2**64, 2**64 + 1, 10**30, -(10**30), 2**1000]
