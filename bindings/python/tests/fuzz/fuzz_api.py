@@ -343,9 +343,11 @@ class Values:
         if k == 23:
             return ffikit.convert((1, "a", None))
         if k == 24:
+            # A TypeInfo of its own: the one a class carries is shared by the whole process,
+            # and its attributes are writable.
             cls = self.classes[r.pick(len(self.classes))]
             ti = getattr(cls, "__tvm_ffi_type_info__", None)
-            return ti if ti is not None else ffikit.TypeInfo(r.small(0, 90), None)
+            return ffikit.TypeInfo(ti.type_index, ti.type_cls) if ti is not None else ffikit.TypeInfo(r.small(0, 90), None)
         return ffikit.dataclasses.field(default=self.scalar())
 
     def scalar(self):
@@ -527,6 +529,8 @@ def run(data: bytes) -> None:
         except ALLOWED:
             continue
         _describe(out)
+        if isinstance(out, ffikit.TypeInfo):  # maybe a class's own: later steps get a copy
+            out = ffikit.TypeInfo(out.type_index, out.type_cls)
         if not isinstance(out, type) and len(vals.results) < 64:
             vals.results.append(out)
     restore_streams(vals.results + vals.made)
@@ -558,7 +562,11 @@ def sweep(roots) -> None:
             if isinstance(x, ffikit.List):
                 x.clear()
         else:
-            for f in getattr(getattr(type(x), "__tvm_ffi_type_info__", None), "fields", ()) or ():
+            try:
+                fields = getattr(type(x), "__tvm_ffi_type_info__").fields
+            except ALLOWED:
+                continue
+            for f in fields or ():
                 try:
                     todo.append(getattr(x, f.name))
                     setattr(x, f.name, None)
