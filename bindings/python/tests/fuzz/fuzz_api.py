@@ -88,6 +88,11 @@ SKIP_ATTRS = {"__class__", "__init_subclass__", "__subclasshook__", "__new__", "
 # in the collections.abc mixins that ffikit's containers are built on (List.pop, Map.get).
 OWN_MODULES = ("ffikit", "collections.abc", "_collections_abc")
 
+# The registry namespaces ffikit itself fills (its C library and its testing module). Others
+# are registered by tests and users: the replay imports this harness after other tests ran,
+# and an input must mean the same program there as it did when it was fuzzed.
+LIBRARY_NAMESPACES = {"ffi", "testing"}
+
 SCRATCH_MODULE = "_fuzz_api_scratch"
 sys.modules[SCRATCH_MODULE] = types.ModuleType(SCRATCH_MODULE)
 NAMESPACE = "fuzz_api."
@@ -247,7 +252,8 @@ def discover():
                 targets[name] = Target(name, fn=fn)
     del samples
     for name in sorted(ffikit.list_global_func_names()):
-        targets["global:" + name] = Target("global:" + name, fn=ffikit.get_global_func(name))
+        if name.split(".")[0] in LIBRARY_NAMESPACES:
+            targets["global:" + name] = Target("global:" + name, fn=ffikit.get_global_func(name))
     return [targets[k] for k in sorted(targets)], [classes[k] for k in sorted(classes)]
 
 
