@@ -138,8 +138,10 @@ static int read_ints_flat(PyObject *obj, int64_t *dims, int32_t *n, const char *
   for (Py_ssize_t i = 0; i < count; ++i) {
     PyObject *x = PySequence_Fast_GET_ITEM(seq, i);
     if (PyBool_Check(x) || !PyIndex_Check(x)) {
-      Py_DECREF(seq);
+      /* The message first: x is borrowed from seq, which may be the only owner (a list
+         PySequence_Fast made from an Array or a numpy array). */
       PyErr_Format(PyExc_TypeError, "%s: expected ints, got %.200s", what, Py_TYPE(x)->tp_name);
+      Py_DECREF(seq);
       return -1;
     }
     long long v = PyLong_AsLongLong(x);
