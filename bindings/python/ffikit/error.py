@@ -63,14 +63,25 @@ _C_LOCATION = re.compile(r"\s*at (\S+) \((.+):(\d+)\)$")
 _C_CALL = re.compile(r"\s*in call to (?:Function )?`(.+)`$")
 
 
+# The largest line number a code object and a traceback hold (a C int).
+_MAX_LINE = 2**31 - 1
+
+
+def _line_number(digits: str) -> int:
+    """A line number read from backtrace text, which is data (pickles and other languages
+    write it): clamped to what a traceback holds, and never parsed past ten digits (Python
+    refuses ints of more than 4300 digits)."""
+    return _MAX_LINE if len(digits) > 10 else min(int(digits), _MAX_LINE)
+
+
 def _parse_frame(line: str) -> tuple[str, int, str] | None:
     """(file, line, function) of a backtrace line that names a place; None for raw addresses."""
     m = _PY_FRAME.match(line)
     if m:
-        return m.group(1), int(m.group(2)), m.group(3)
+        return m.group(1), _line_number(m.group(2)), m.group(3)
     m = _C_LOCATION.match(line)
     if m:
-        return m.group(2), int(m.group(3)), m.group(1)
+        return m.group(2), _line_number(m.group(3)), m.group(1)
     m = _C_CALL.match(line)
     if m:
         return "<ffikit>", 1, m.group(1)
@@ -91,8 +102,10 @@ def _frame_for(filename: str, lineno: int, func: str) -> types.FrameType:
     key = (filename, lineno, func)
     code = _CODE_CACHE.get(key)
     if code is None:
-        code = compile("\n" * (max(lineno, 1) - 1) + "_getframe()", filename, "eval")
-        code = code.replace(co_name=func)
+        # The line is the code object's first line, not reached through lineno - 1 newlines:
+        # those would make a line number the size of the text compiled (2 GiB for 2**31).
+        code = compile("_getframe()", filename, "eval")
+        code = code.replace(co_name=func, co_firstlineno=max(lineno, 1))
         if len(_CODE_CACHE) < 4096:
             _CODE_CACHE[key] = code
     return cast(types.FrameType, eval(code, {"_getframe": sys._getframe}))  # noqa: S307 - our own constant code

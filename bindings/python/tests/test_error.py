@@ -216,6 +216,17 @@ def test_error_constructor_and_same_as():
     assert isinstance(py, ValueError) and py.__ffikit_error__ is e
 
 
+@pytest.mark.parametrize("line", [str(10**15), str(2**31), "9" * 5000])
+def test_a_backtrace_line_number_of_any_size_converts_at_once(line):
+    # Backtrace lines are data (pickles and other languages write them): a line number may
+    # not size anything, nor exceed what a traceback holds.
+    e = ffikit.Error("ValueError", "m", f'  File "x.py", line {line}, in far\n  at g (y.c:{line})\n')
+    py = e.py_error()
+    assert isinstance(py, ValueError) and py.__ffikit_error__ is e
+    lines = [(f.name, f.lineno) for f in traceback.extract_tb(py.__traceback__)]
+    assert lines[-2:] == [("g", 2**31 - 1), ("far", 2**31 - 1)]
+
+
 def test_memory_error_from_c_is_a_memory_error():
     with pytest.raises(MemoryError):
         testing.raise_error("MemoryError", "no memory")
