@@ -123,14 +123,16 @@ int ffkpy_read_int64s(PyObject *obj, const char *what, const char *arg, int64_t 
     PyErr_Format(PyExc_TypeError, "%s: %s must be a sequence of ints, not %.200s", what, arg, Py_TYPE(obj)->tp_name);
     return -1;
   }
-  PyObject *seq = PySequence_Fast(obj, "");
+  /* A tuple as it is; anything else copied into one, so that an item's __index__ cannot
+     shrink the sequence under the loop below (PySequence_Fast would hand a list itself). */
+  PyObject *seq = PyTuple_Check(obj) ? (Py_INCREF(obj), obj) : PySequence_Tuple(obj);
   if (seq == NULL) {
     if (!PyErr_ExceptionMatches(PyExc_TypeError)) return -1; /* the iterable's own error, as it raised it */
     PyErr_Clear();
     PyErr_Format(PyExc_TypeError, "%s: %s must be a sequence of ints, not %.200s", what, arg, Py_TYPE(obj)->tp_name);
     return -1;
   }
-  Py_ssize_t count = PySequence_Fast_GET_SIZE(seq);
+  Py_ssize_t count = PyTuple_GET_SIZE(seq);
   *n = count;
   if (count > cap) {
     if (heap == NULL) { /* too long to hold: the caller's C rule names the length */
@@ -145,7 +147,7 @@ int ffkpy_read_int64s(PyObject *obj, const char *what, const char *arg, int64_t 
     dims = *heap;
   }
   for (Py_ssize_t i = 0; i < count; ++i) {
-    PyObject *x = PySequence_Fast_GET_ITEM(seq, i);
+    PyObject *x = PyTuple_GET_ITEM(seq, i);
     if (PyBool_Check(x) || !PyIndex_Check(x)) {
       PyErr_Format(PyExc_TypeError, "%s: %s[%zd] must be an int, not %.200s", what, arg, i, Py_TYPE(x)->tp_name);
       goto fail;

@@ -171,3 +171,17 @@ def test_a_misaligned_float64_buffer_wraps_without_a_copy():
     # numpy sees the same memory, flagged unaligned
     a = np.asarray(u)
     assert a.ctypes.data == raw.ctypes.data and not a.flags.aligned
+
+
+def test_an_item_whose_index_empties_the_list_reads_what_was_given():
+    # The items are read from a copy: an __index__ that clears the list (dropping the
+    # item being converted, too) neither reads past its end nor frees what it reads.
+    shape = []
+
+    class Clears:
+        def __index__(self):
+            shape.clear()
+            return 2
+
+    shape.extend([Clears(), 3, 4])
+    assert tuple(ffikit.empty(shape, "float32").shape) == (2, 3, 4)
