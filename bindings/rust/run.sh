@@ -117,7 +117,7 @@ case "${1:-}" in
     # "possibly lost", hence the leak kinds). A binary valgrind fails counts as failed.
     log=$(mktemp); trap 'rm -f "$log"' EXIT
     if ! install_prefix; then echo "0 1 0"; exit 1; fi
-    # tests/depth.rs walks 20,000 levels here instead of 10 million (hours under memcheck).
+    # tests/depth.rs and tests/deep.rs walk 20,000 levels here instead of millions (hours under memcheck).
     FFIKIT_DEPTH_TEST_DEEP=20000 \
     CARGO_TARGET_X86_64_UNKNOWN_LINUX_GNU_RUNNER="valgrind -q --error-exitcode=9 --leak-check=full \
 --errors-for-leak-kinds=definite --show-leak-kinds=definite" \
