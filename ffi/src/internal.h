@@ -77,7 +77,7 @@ void ffk_object__init(ffk_object *obj, int32_t type_index, ffk_deleter deleter);
 /*
  * The deleter of objects that own nothing but their own block (String, Bytes, Shape).
  * ffk_object_release recognises it: such a death runs no other deleter, so it skips the
- * thread's deleter depth (object.c, "Releasing deep data") and its thread-local access.
+ * stack bound of deep releases (object.c, "Releasing deep data") and frees the block directly.
  */
 void ffk_object__leaf_deleter(void *self, int which);
 
