@@ -200,8 +200,11 @@ static inline die_slot *slot_of(uintptr_t tp) { return &g_die_slots[(tp * UINT64
 
 /* The state of a thread whose slot is not (yet) its own: claims it when free. */
 static die_state *claim_state(die_slot *s, uintptr_t tp) {
-  uintptr_t owner = 0;
-  if (tp != 0 && __atomic_compare_exchange_n(&s->owner, &owner, tp, false, __ATOMIC_RELAXED, __ATOMIC_RELAXED))
+  /* A load first: a thread whose slot another owns must not take the owner's cache line
+     with a failing CAS on every death. */
+  uintptr_t owner = __atomic_load_n(&s->owner, __ATOMIC_RELAXED);
+  if (tp != 0 && owner == 0 &&
+      __atomic_compare_exchange_n(&s->owner, &owner, tp, false, __ATOMIC_RELAXED, __ATOMIC_RELAXED))
     return &s->state;
   return &t_die.state;
 }
