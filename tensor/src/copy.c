@@ -78,14 +78,8 @@ static void copy_row(char *dst, int64_t ds, const char *src, int64_t ss, int64_t
     case 4: ROW(uint32_t)
     case 8: ROW(uint64_t)
 #undef ROW
-    default: { /* 16-byte elements (complex128), through a copy so that overlapping elements are defined too */
-      unsigned char elem[16];
-      assert(size <= sizeof elem);
-      for (int64_t i = 0; i < n; ++i) {
-        memcpy(elem, src + i * ss * (int64_t)size, size);
-        memcpy(dst + i * ds * (int64_t)size, elem, size);
-      }
-    }
+    default: /* any other size (complex128, vector dtypes of any lane count): memmove, so overlapping elements are defined too */
+      for (int64_t i = 0; i < n; ++i) memmove(dst + i * ds * (int64_t)size, src + i * ss * (int64_t)size, size);
   }
 }
 

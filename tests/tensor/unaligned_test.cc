@@ -158,3 +158,41 @@ TEST_F(Unaligned, OverlappingCopiesAreDefined) {
 }
 
 }  // namespace
+
+namespace {
+
+// Found by dlpack_fuzzer: a strided copy of elements that are not 1, 2, 4, 8 or 16 bytes
+// (a tensor holds any whole number of bytes per element: a DLPack producer's int24 or
+// float160) tripped an assertion in the row copy, which had room for 16 bytes. Any element
+// size copies, in either layout.
+TEST_F(Unaligned, StridedCopiesOfWideAndOddElements) {
+  const Dtype kWide[] = {{{kDLUInt, 24, 1}, 3}, {{kDLInt, 48, 1}, 6}, {{kDLFloat, 160, 1}, 20}, {{kDLInt, 248, 1}, 31}};
+  for (const Dtype& d : kWide) {
+    SCOPED_TRACE(testing::Message() << "size " << d.size);
+    ffk_storage* a = ffk_storage_new_zeroed(kCpu, 15 * d.size, 0);
+    ffk_storage* b = ffk_storage_new_zeroed(kCpu, 15 * d.size, 0);
+    ffk_tensor* src = Over(a, d, 0, false);
+    ffk_tensor* dst = Over(b, d, 0, true);  // the transposing copy walks rows of stride 3
+    ASSERT_NE(src, nullptr) << FetchError();
+    ASSERT_NE(dst, nullptr) << FetchError();
+    unsigned char* sb = static_cast<unsigned char*>(ffk_tensor_data_ptr(src));
+    for (int64_t i = 0; i < 15; ++i) Pattern(sb + i * static_cast<int64_t>(d.size), d.size, i);
+    ASSERT_EQ(ffk_tensor_copy_from(dst, src), 0) << FetchError();
+    const unsigned char* db = static_cast<const unsigned char*>(ffk_tensor_data_ptr(dst));
+    std::vector<unsigned char> want(d.size);
+    for (int64_t i = 0; i < 3; ++i) {
+      for (int64_t j = 0; j < 5; ++j) {
+        Pattern(want.data(), d.size, i * 5 + j);
+        EXPECT_EQ(std::memcmp(db + (j * 3 + i) * static_cast<int64_t>(d.size), want.data(), d.size), 0)
+            << "element " << i << ", " << j;
+      }
+    }
+    ffk_tensor* dense = ffk_tensor_contiguous(dst);  // and back to row-major
+    ASSERT_NE(dense, nullptr) << FetchError();
+    EXPECT_EQ(std::memcmp(ffk_tensor_data_ptr(dense), sb, 15 * d.size), 0);
+    for (ffk_tensor* t : {src, dst, dense}) ffk_object_release(Obj(t));
+    for (ffk_storage* st : {a, b}) ffk_object_release(Obj(st));
+  }
+}
+
+}  // namespace
