@@ -29,6 +29,8 @@ ROOT = os.path.normpath(os.path.join(PKG, "..", ".."))
 # (allocation, copies, DLPack) and how the runtime is loaded.
 SUITE_SUBSET = ["test_tensor.py", "test_tensor_rules.py", "test_runtime.py"]
 
+pytestmark = pytest.mark.rebuild
+
 
 def _toolkit():
     """setup.py's find_cuda() as a build would run it, or a reason to skip."""

@@ -268,6 +268,7 @@ SDIST_MUST_HOLD = [
                                               if os.path.isdir(os.path.join(ROOT, "tensor", "cuda")) else [])]
 
 
+@pytest.mark.rebuild
 @pytest.mark.skipif(not os.path.exists(os.path.join(ROOT, "ffi", "BUILD")), reason="not in a source checkout")
 def test_sdist_builds_and_imports_outside_the_source_tree(tmp_path):
     """setup.py sdist, unpacked away from the repository, pip-installed into a fresh venv
