@@ -64,16 +64,32 @@
 static PyObject *g_str_type_index; /* interned "__ffi_type_index__" */
 static PyObject *g_str_cache;      /* interned "__ffi_field_cache__" */
 
+/*
+ * _PyType_Lookup (borrowed, cached by CPython), keeping an exception that is pending when
+ * it is called. On a miss of CPython's type attribute cache it walks the MRO and takes
+ * any exception set after a dict lookup as its own, and clears it: a wrapper freed while
+ * an error propagates (the arguments of a call that raised are released after it
+ * returned) lost that error, and the caller got "SystemError: error return without
+ * exception set" (pickle.dumps of an object whose __reduce__ raised, whenever the cache
+ * missed). Deallocs and write hooks run with such errors pending.
+ */
+static PyObject *type_lookup(PyTypeObject *type, PyObject *name) {
+  if (FFK_LIKELY(!PyErr_Occurred())) return _PyType_Lookup(type, name);
+  PyObject *exc_type, *exc_value, *exc_tb; /* PyErr_Fetch: Python 3.10 lacks PyErr_GetRaisedException */
+  PyErr_Fetch(&exc_type, &exc_value, &exc_tb);
+  PyObject *found = _PyType_Lookup(type, name);
+  PyErr_Restore(exc_type, exc_value, exc_tb);
+  return found;
+}
+
 /* ---- Class -> reflected type index ------------------------------------------------- */
 
 int32_t ffkpy_reflect_index(PyTypeObject *type) {
-  PyObject *v = _PyType_Lookup(type, g_str_type_index); /* borrowed, cached by CPython */
+  PyObject *v = type_lookup(type, g_str_type_index);
   if (v == NULL || !PyLong_CheckExact(v)) return -1;
-  long index = PyLong_AsLong(v);
-  if (index < 0 || index > INT32_MAX) {
-    PyErr_Clear();
-    return -1;
-  }
+  int overflow; /* no exception of its own: a pending one stays (see type_lookup) */
+  long index = PyLong_AsLongAndOverflow(v, &overflow);
+  if (overflow || index < 0 || index > INT32_MAX) return -1;
   return (int32_t)index;
 }
 
@@ -304,7 +320,7 @@ typedef struct {
 } field_cache;
 
 static const field_cache *cache_of(PyTypeObject *type) {
-  PyObject *cap = _PyType_Lookup(type, g_str_cache);
+  PyObject *cap = type_lookup(type, g_str_cache);
   if (cap == NULL || !PyCapsule_CheckExact(cap) || PyCapsule_GetName(cap) != CACHE_CAPSULE) return NULL;
   return PyCapsule_GetContext(cap);
 }
@@ -380,7 +396,7 @@ static void field_written(ffk_object *obj, const ffk_field_info *field) {
    class; an untracked one caches only read-only fields); everything else is the generic
    path. */
 static int cached_setattro(PyObject *self, PyObject *name, PyObject *value) {
-  PyObject *d = _PyType_Lookup(Py_TYPE(self), name);
+  PyObject *d = type_lookup(Py_TYPE(self), name);
   if (d != NULL && Py_IS_TYPE(d, &PyMemberDescr_Type)) {
     const field_cache *c = cache_of(Py_TYPE(self));
     for (Py_ssize_t i = 0; c != NULL && i < c->n; ++i) {
@@ -423,7 +439,7 @@ static int install_setattro(PyTypeObject *cls, PyObject *dict) {
     /* Looked up, not read from tp_dict: CPython 3.12+ keeps a static type's dict elsewhere. */
     PyObject *key = PyUnicode_InternFromString(names[i]);
     if (key == NULL) return -1;
-    PyObject *base = _PyType_Lookup(&PyBaseObject_Type, key); /* borrowed */
+    PyObject *base = type_lookup(&PyBaseObject_Type, key); /* borrowed */
     Py_DECREF(key);
     if (base == NULL || !Py_IS_TYPE(base, &PyWrapperDescr_Type)) {
       PyErr_Format(PyExc_RuntimeError, "object.%s is not a slot wrapper", names[i]);

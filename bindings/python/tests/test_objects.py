@@ -529,3 +529,47 @@ def test_threads_construct_and_drop_objects():
         t.start()
     for t in threads:
         t.join()
+
+
+class _RaisesAfterClearingTheTypeCache:
+    """Pickles by raising, after emptying CPython's type attribute cache: the values pickled
+    before it are then freed with the error pending, and their classes' lookups miss."""
+
+    def __reduce__(self):
+        import sys
+
+        sys._clear_type_cache()
+        raise TypeError("cannot pickle this one")
+
+
+def _fresh_values():
+    yield "reflected object", lambda: TestObjectDerived(v_map={"a": 1}, v_array=[1, 2])
+    yield "Array", lambda: ffikit.Array([1, "x"])
+    yield "List", lambda: ffikit.List([1, "x"])
+    yield "Map", lambda: ffikit.Map({"a": 1})
+    yield "Dict", lambda: ffikit.Dict({"a": 1})
+    yield "Function", lambda: ffikit.get_global_func("testing.echo")
+
+
+@pytest.mark.parametrize("make", [m for _, m in _fresh_values()], ids=[n for n, _ in _fresh_values()])
+def test_a_wrapper_freed_while_an_error_propagates_keeps_the_error(make):
+    # Found in CI (test_serialization.py, once in about 30 runs): a reflected object freed
+    # after pickle.dumps had failed looked its class up with _PyType_Lookup, which on a
+    # cache miss clears the pending error, so the caller got "SystemError: error return
+    # without exception set". The list below is freed after dumps has raised.
+    for _ in range(3):
+        with pytest.raises(TypeError, match="cannot pickle this one"):
+            pickle.dumps([make(), _RaisesAfterClearingTheTypeCache()])
+
+
+def test_a_py_class_object_freed_while_an_error_propagates_keeps_the_error():
+    dc = pytest.importorskip("ffikit.dataclasses", reason="ffikit.dataclasses (py_class) is not in this build")
+
+    @dc.py_class("test_objects.FreedWhileRaising")
+    class FreedWhileRaising(ffikit.Object):
+        x: int
+        items: ffikit.Array
+
+    for _ in range(3):
+        with pytest.raises(TypeError, match="cannot pickle this one"):
+            pickle.dumps([FreedWhileRaising(1, ffikit.Array([1])), _RaisesAfterClearingTheTypeCache()])
