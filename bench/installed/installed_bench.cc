@@ -21,6 +21,15 @@
 //   retain_release           ffk_object_retain + ffk_object_release of a live String
 //                            / tvm_ffi: TVMFFIObjectIncRef + TVMFFIObjectDecRef
 //                            / tvm_ffi_cxx: an ffi::Function copied and destroyed (inline)
+//   destroy_array_1000       the last ffk_object_release of an Array of 1,000 distinct
+//                            Strings (the Array's death and 1,000 leaf deaths); the Array is
+//                            built with the timer paused (ffikit only)
+//   destroy_tree_1000        the last ffk_object_release of a tree of 1,000 Arrays, each
+//                            holding a String and up to two child Arrays (1,000 deaths of
+//                            objects that hold others, nested up to 10 deep, and 1,000
+//                            leaf deaths); built with the timer paused (ffikit only)
+// The two destroy_ cases compare builds (a baseline installed with --prefix): releasing
+// deep data without growing the stack (ffi/src/object.c) must cost nothing measurable here.
 #include <ffikit/ffikit.h>
 
 #include <benchmark/benchmark.h>
@@ -127,6 +136,50 @@ void RetainRelease_ffikit(benchmark::State &state) {
   ffk_object_release(obj);
 }
 
+ffk_object *NewString(int64_t i) {
+  char text[24];
+  int n = std::snprintf(text, sizeof text, "leaf-%lld", static_cast<long long>(i));
+  return reinterpret_cast<ffk_object *>(ffk_string_new(text, static_cast<size_t>(n)));
+}
+
+ffk_object *NewStringArray(int64_t n) {
+  ffk_any items[1000];
+  for (int64_t i = 0; i < n; ++i) {
+    ffk_object *s = NewString(i);
+    if (s == nullptr) Die("ffk_string_new");
+    items[i] = ffk_any_object_steal(s);
+  }
+  ffk_array *a = ffk_array_new_steal(items, n);
+  if (a == nullptr) Die("ffk_array_new_steal");
+  return reinterpret_cast<ffk_object *>(a);
+}
+
+// A tree of `n` Array nodes: [String, left subtree, right subtree], the rest split evenly.
+ffk_object *NewTree(int64_t n, int64_t *label) {
+  ffk_any items[3];
+  int64_t k = 0;
+  ffk_object *s = NewString((*label)++);
+  if (s == nullptr) Die("ffk_string_new");
+  items[k++] = ffk_any_object_steal(s);
+  int64_t rest = n - 1, left = rest / 2 + rest % 2, right = rest / 2;
+  if (left > 0) items[k++] = ffk_any_object_steal(NewTree(left, label));
+  if (right > 0) items[k++] = ffk_any_object_steal(NewTree(right, label));
+  ffk_array *a = ffk_array_new_steal(items, k);
+  if (a == nullptr) Die("ffk_array_new_steal");
+  return reinterpret_cast<ffk_object *>(a);
+}
+
+template <bool kTree>
+void Destroy_ffikit(benchmark::State &state) {
+  for (auto _ : state) {
+    state.PauseTiming();
+    int64_t label = 0;
+    ffk_object *root = kTree ? NewTree(1000, &label) : NewStringArray(1000);
+    state.ResumeTiming();
+    ffk_object_release(root);
+  }
+}
+
 }  // namespace
 
 int main(int argc, char **argv) {
@@ -140,6 +193,8 @@ int main(int argc, char **argv) {
   RegisterBenchmark("typed_call_2/ffikit", Call_ffikit<2>, g_sum_typed);
   RegisterBenchmark("any_box_unbox/ffikit", AnyBoxUnbox_ffikit);
   RegisterBenchmark("retain_release/ffikit", RetainRelease_ffikit);
+  RegisterBenchmark("destroy_array_1000/ffikit", Destroy_ffikit<false>);
+  RegisterBenchmark("destroy_tree_1000/ffikit", Destroy_ffikit<true>);
   ffk_installed::RegisterTvmPeers();
   benchmark::Initialize(&argc, argv);
   if (benchmark::ReportUnrecognizedArguments(argc, argv)) return 1;
