@@ -507,6 +507,22 @@ ffk_tensor *ffk_tensor_reshape(const ffk_tensor *t, int32_t ndim, const int64_t 
       want[i] = 1;
     }
   }
+  /* With a -1 the others must multiply to a divisor of numel: when they overflow (or only
+     their bytes do) no dimension fits, and the message names the shape as given, -1 and all. */
+  if (readable && infer >= 0) {
+    bool negative = false, fit = true;
+    int64_t others = 1;
+    for (int32_t i = 0; i < ndim; ++i) {
+      if (want[i] < 0) negative = true; /* the shape rule's message, below */
+      else if (fit && __builtin_mul_overflow(others, want[i], &others)) fit = false;
+    }
+    if (!negative && (!fit || (numel > 0 && others > numel))) {
+      ffk_error_set(FFK_ERR_VALUE, "cannot reshape a tensor of shape %s (%lld elements) to %s",
+                    format_dims(ab, sizeof ab, t->dl.ndim, t->dl.shape), (long long)numel,
+                    format_dims(bb, sizeof bb, ndim, shape));
+      return NULL;
+    }
+  }
   if (ffk_tensor_check_shape("reshape", ndim, readable ? want : shape, NULL, t->dl.dtype, &known, NULL) != 0)
     return NULL;
   if (infer >= 0) {

@@ -203,6 +203,16 @@ TEST_F(Tensor, ReshapeNeedsContiguityAndMatchingCounts) {
   EXPECT_EQ(FetchError(), "ValueError: cannot reshape a tensor of shape [2, 6] (12 elements) to [5, 2] (10 elements)");
   EXPECT_EQ(ffk_tensor_reshape(a.t, 2, std::vector<int64_t>{5, -1}.data()), nullptr);
   EXPECT_EQ(FetchError(), "ValueError: cannot reshape a tensor of shape [2, 6] (12 elements) to [5, -1]");
+  // Others that overflow beside a -1: the shape as given, the -1 shown as -1.
+  EXPECT_EQ(ffk_tensor_reshape(a.t, 3, std::vector<int64_t>{-1, INT64_MAX, 2}.data()), nullptr);
+  EXPECT_EQ(FetchError(), "ValueError: cannot reshape a tensor of shape [2, 6] (12 elements) to "
+                          "[-1, 9223372036854775807, 2]");
+  EXPECT_EQ(ffk_tensor_reshape(a.t, 2, std::vector<int64_t>{-1, INT64_MAX / 4}.data()), nullptr);  // bytes overflow
+  EXPECT_EQ(FetchError(), "ValueError: cannot reshape a tensor of shape [2, 6] (12 elements) to [-1, 2305843009213693951]");
+  T none(Iota({0, 3}));  // no elements: the -1 is 0, whatever the others
+  T none5(ffk_tensor_reshape(none.t, 2, std::vector<int64_t>{-1, 5}.data()));
+  ASSERT_NE(none5.t, nullptr) << FetchError();
+  EXPECT_EQ(Shape(none5.t), (std::vector<int64_t>{0, 5}));
   T tr(ffk_tensor_transpose(a.t, 0, 1));
   EXPECT_EQ(ffk_tensor_reshape(tr.t, 1, std::vector<int64_t>{12}.data()), nullptr);
   EXPECT_EQ(FetchError(), "ValueError: cannot reshape a non-contiguous tensor of shape [6, 2] with strides [1, 6]; "

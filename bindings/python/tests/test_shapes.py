@@ -127,6 +127,10 @@ def test_views_take_the_same_rule():
         t.reshape(-1, -2)
     with pytest.raises(ValueError, match=r"^reshape: shape has 40 dimensions; a tensor has 0 to 32$"):
         t.reshape((1,) * 40)
+    # Others that overflow beside a -1: the message shows the shape as given (it showed the -1 as 1).
+    with pytest.raises(ValueError, match=r"^cannot reshape a tensor of shape \[2, 3\] \(6 elements\) to "
+                                         r"\[-1, 4611686018427387904, 4\]$"):
+        t.reshape(-1, 2**62, 4)
     assert t.reshape(3, -1).shape == (3, 2) and t.reshape((3, -1)).shape == (3, 2) and t.reshape([6]).shape == (6,)
     assert t.reshape(np.int64(6)).shape == (6,) and t.reshape(np.array([3, 2])).shape == (3, 2)
     with pytest.raises(ValueError, match=r"^as_strided: shape\[0\] is -1, and a dimension cannot be negative$"):
