@@ -14,13 +14,16 @@ set -euo pipefail
 command -v valgrind >/dev/null || { echo "icount.sh: valgrind is not installed" >&2; exit 2; }
 N1=${ICOUNT_N1:-20000}
 N2=${ICOUNT_N2:-120000}
-cases=(call_0 call_2 call_8 typed_call_2 any_box_unbox retain_release)
+cases=(call_0 call_2 call_8 typed_call_2 any_box_unbox retain_release destroy_array_1000 destroy_tree_1000)
 tmp=$(mktemp -d)
 trap 'rm -rf "$tmp"' EXIT
 
 # Total instructions of DRIVER CASE N (empty when the driver has no such case).
+# The destroy_ cases count only inside ffk_object_release (their loops also build).
 count() {
-  if ! valgrind --tool=callgrind --callgrind-out-file="$tmp/cg" "$1" "$2" "$3" >"$tmp/log" 2>&1; then
+  local only=()
+  [[ $2 == destroy_* ]] && only=(--toggle-collect=ffk_object_release)
+  if ! valgrind --tool=callgrind "${only[@]}" --callgrind-out-file="$tmp/cg" "$1" "$2" "$3" >"$tmp/log" 2>&1; then
     grep -q "unknown case" "$tmp/log" && return 0
     cat "$tmp/log" >&2
     exit 1
@@ -34,13 +37,15 @@ for spec in "$@"; do header+=" ${spec%%=*} |"; rule+="---:|"; done
 echo "$header"
 echo "$rule"
 for c in "${cases[@]}"; do
+  n1=$N1 n2=$N2
+  [[ $c == destroy_* ]] && n1=$((N1 / 1000)) n2=$((N2 / 1000))  # 1,000 objects an iteration
   row="| $c |"
   for spec in "$@"; do
     drv=${spec#*=}
-    a=$(count "$drv" "$c" "$N1")
+    a=$(count "$drv" "$c" "$n1")
     if [[ -z "$a" ]]; then row+=" - |"; continue; fi
-    b=$(count "$drv" "$c" "$N2")
-    row+=" $(python3 -c "print(f'{($b - $a) / ($N2 - $N1):.1f}')") |"
+    b=$(count "$drv" "$c" "$n2")
+    row+=" $(python3 -c "print(f'{($b - $a) / ($n2 - $n1):.1f}')") |"
   done
   echo "$row"
 done

@@ -5,6 +5,9 @@
  * the only instructions are the case's). icount.sh counts two runs with different N under
  * callgrind and divides the difference by the difference of N: the setup cancels out.
  * Built against the installed headers and libffikit.so (pkg-config), as a user builds.
+ * The destroy_ cases build their value (an Array of 1,000 Strings, a tree of 1,000 Arrays,
+ * as installed_bench.cc does) and release it, N times; icount.sh counts them with
+ * --toggle-collect=ffk_object_release, so only the releases count.
  * Exits 1 with a message on a failed call or a wrong result, 2 on bad usage.
  */
 #include <ffikit/ffikit.h>
@@ -77,9 +80,48 @@ static FFK_NOINLINE int retain_release(ffk_object *obj, int64_t iters) {
   return 0;
 }
 
+static ffk_object *new_string(int64_t i) {
+  char text[24];
+  int n = snprintf(text, sizeof text, "leaf-%lld", (long long)i);
+  return (ffk_object *)ffk_string_new(text, (size_t)n);
+}
+
+static ffk_object *new_string_array(int64_t n) {
+  ffk_any items[1000];
+  for (int64_t i = 0; i < n; ++i) {
+    ffk_object *s = new_string(i);
+    if (s == NULL) return NULL;
+    items[i] = ffk_any_object_steal(s);
+  }
+  return (ffk_object *)ffk_array_new_steal(items, n);
+}
+
+/* A tree of n Array nodes: [String, left subtree, right subtree], the rest split evenly. */
+static ffk_object *new_tree(int64_t n, int64_t *label) {
+  ffk_any items[3];
+  int64_t k = 0, rest = n - 1, left = rest / 2 + rest % 2, right = rest / 2;
+  ffk_object *s = new_string((*label)++);
+  if (s == NULL) return NULL;
+  items[k++] = ffk_any_object_steal(s);
+  if (left > 0) items[k++] = ffk_any_object_steal(new_tree(left, label));
+  if (right > 0) items[k++] = ffk_any_object_steal(new_tree(right, label));
+  return (ffk_object *)ffk_array_new_steal(items, k);
+}
+
+static FFK_NOINLINE int destroys(int tree, int64_t iters) {
+  for (int64_t i = 0; i < iters; ++i) {
+    int64_t label = 0;
+    ffk_object *root = tree ? new_tree(1000, &label) : new_string_array(1000);
+    if (root == NULL) return fail("building the value");
+    ffk_object_release(root);
+  }
+  return 0;
+}
+
 int main(int argc, char **argv) {
   if (argc != 3) {
-    fprintf(stderr, "usage: icount_ffikit call_0|call_2|call_8|typed_call_2|any_box_unbox|retain_release N\n");
+    fprintf(stderr, "usage: icount_ffikit call_0|call_2|call_8|typed_call_2|any_box_unbox|retain_release|"
+                    "destroy_array_1000|destroy_tree_1000 N\n");
     return 2;
   }
   const char *c = argv[1];
@@ -100,6 +142,8 @@ int main(int argc, char **argv) {
     if (s == NULL) return fail("ffk_string_new");
     rc = retain_release(&s->header, iters);
     ffk_object_release(&s->header);
+  } else if (strcmp(c, "destroy_array_1000") == 0 || strcmp(c, "destroy_tree_1000") == 0) {
+    rc = destroys(c[8] == 't', iters);
   }
   if (rc == 2) fprintf(stderr, "icount_ffikit: unknown case `%s`\n", c);
   return rc;
