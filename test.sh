@@ -24,7 +24,9 @@ for a in "$@"; do case "$a" in --config=tsan) sanitized=true; filters=(--test_ta
 
 # 1. The C suites and the Python suite through Bazel (gtest and pytest XML are counted
 #    per test case).
-bazel test //... ${filters[@]+"${filters[@]}"} "$@" 2>&1 | tee "$logs/bazel.log"
+#    --build_tests_only: the benchmarks and other binaries that no test runs are built once,
+#    with -c opt, by .ci/run, not again in every configuration here.
+bazel test //... --build_tests_only ${filters[@]+"${filters[@]}"} "$@" 2>&1 | tee "$logs/bazel.log"
 "$FFK_PYTHON" scripts/summarize.py bazel "$logs/bazel.log" > "$logs/counts.bazel"
 
 # 2. The install check: install under a temporary prefix, build a program with pkg-config.

@@ -9,13 +9,28 @@
 # stamp), 20-50 s per version into a fresh venv, about 16 s of engine tests per version);
 # where they cannot be installed the run says so and those tests skip, the rest still runs.
 # Prints "passed failed skipped" per version on its last lines (for scripts/summarize.py).
-set -uo pipefail
-cd "$(dirname "$0")/.."
-root=$PWD
+#
 # The tests marked `rebuild` (the CUDA build and the sdist, which build the whole package
 # again, a minute or two each) run on the newest of these CPythons only: the per-version
 # question is whether the package builds and works there, which the pip install and the
-# rest of the suite answer; rebuilding it three times more asks nothing new.
+# rest of the suite answer; rebuilding it three times more asks nothing new. They run
+# `setup.py sdist` in bindings/python, whose release tree (a copy of the C tree with its
+# BUILD files) is a Bazel package while it exists, so .ci/run, which runs this script
+# beside Bazel, splits them off:
+#   scripts/python_versions.sh                   every version; the rebuilds on the newest
+#   scripts/python_versions.sh --no-rebuilds     every version; no rebuilds
+#   scripts/python_versions.sh --only-rebuilds   the rebuilds alone, in the newest version's
+#                                                venv (made by a run before)
+set -uo pipefail
+cd "$(dirname "$0")/.."
+root=$PWD
+rebuilds=newest
+case "${1:-}" in
+  --no-rebuilds) rebuilds=none ;;
+  --only-rebuilds) rebuilds=only ;;
+  "") ;;
+  *) echo "usage: scripts/python_versions.sh [--no-rebuilds|--only-rebuilds]" >&2; exit 2 ;;
+esac
 present=()
 for version in 3.10 3.12 3.13; do
   if ls -d "$HOME"/.pyenv/versions/"$version".*/bin/python3 > /dev/null 2>&1; then
@@ -24,10 +39,27 @@ for version in 3.10 3.12 3.13; do
     echo "[python $version] not installed: skipped" >&2
   fi
 done
+newest=${present[${#present[@]}-1]:-}
+if [ "$rebuilds" = only ]; then
+  [ -n "$newest" ] || exit 0
+  venv="$root/.venv-$newest"
+  if [ ! -x "$venv/bin/python" ]; then
+    echo "[python $newest] no venv at $venv: run scripts/python_versions.sh first" >&2
+    echo "0 1 0"
+    exit 1
+  fi
+  echo "[python $newest] the rebuild tests" >&2
+  xml=$(mktemp)
+  (cd /tmp && PYTHONDONTWRITEBYTECODE=1 "$venv/bin/python" -m pytest -q -p no:cacheprovider --junitxml="$xml" \
+    -m rebuild "$root/bindings/python/tests") >&2
+  "$venv/bin/python" scripts/summarize.py junit "$xml"
+  rm -f "$xml"
+  exit 0
+fi
 for version in ${present[@]+"${present[@]}"}; do
   py=$(ls -d "$HOME"/.pyenv/versions/"$version".*/bin/python3 2>/dev/null | sort -V | tail -n 1)
   select=()
-  [ "$version" = "${present[${#present[@]}-1]}" ] || select=(-m "not rebuild")
+  [ "$rebuilds" = newest ] && [ "$version" = "$newest" ] || select=(-m "not rebuild")
   venv="$root/.venv-$version"
   mkdir -p "$root/.ci-logs"
   log="$root/.ci-logs/python-$version-install.log"
@@ -54,7 +86,7 @@ for version in ${present[@]+"${present[@]}"}; do
     fi
   fi
   xml=$(mktemp)
-  (cd /tmp && "$venv/bin/python" -m pytest -q -p no:cacheprovider --junitxml="$xml" ${select[@]+"${select[@]}"} \
+  (cd /tmp && PYTHONDONTWRITEBYTECODE=1 "$venv/bin/python" -m pytest -q -p no:cacheprovider --junitxml="$xml" ${select[@]+"${select[@]}"} \
     "$root/bindings/python/tests") >&2
   "$venv/bin/python" scripts/summarize.py junit "$xml"
   rm -f "$xml"
