@@ -1,7 +1,9 @@
 #!/usr/bin/env bash
-# ffikit's GPU check: the one prepared script a session runs on a lent GPU machine, which has
-# no Bazel and no network (Ubuntu, python3 with torch, cupy, numpy, pytest; nvcc and
-# compute-sanitizer; see ../shared/notes/gpu.md). Two modes:
+# ffikit's GPU check: one prepared script for a Linux machine with an NVIDIA GPU. What it needs
+# there: the driver (nvidia-smi), the CUDA toolkit (nvcc, compute-sanitizer), python3 with
+# torch, cupy, numpy and pytest, and a C compiler for pip's build. What it does not need: Bazel
+# (the test binaries are built beforehand, with --prepare, and copied over) or a network (pip
+# builds with --no-index --no-build-isolation). Two modes:
 #
 #   scripts/gpu_check.sh --prepare [DIR]   here, with Bazel: `bazel build //tests/tensor:all`
 #                                          (and //tests/ffi:stream_test where it exists), then
@@ -10,18 +12,21 @@
 #                                          copied to DIR (default .gpu-check, ignored by git).
 #   scripts/gpu_check.sh [--prebuilt DIR] [--python PY] [--out OUT] [--budget SECONDS]
 #                        [--only REGEX]    there: the checks below, every output under OUT
-#                                          (default $OUT, the device tool's output folder,
-#                                          else /tmp/ffikit-gpu-check-out) and OUT/summary.txt;
+#                                          (default $OUT when set, else
+#                                          /tmp/ffikit-gpu-check-out) and OUT/summary.txt;
 #                                          --only runs just the steps whose summary name
 #                                          matches (e.g. 'racecheck|bench'; the package is
 #                                          built all the same), to rerun what ran out of time.
 #
-# From a session with a lent GPU: `scripts/gpu_check.sh --prepare` here, then the device tool's
-# run with command `scripts/gpu_check.sh`, carry [".gpu-check"] and timeout_s 570; the outputs
-# come back from $OUT (summary.txt first).
+# So: `scripts/gpu_check.sh --prepare` on a machine with Bazel, copy the checkout with its
+# .gpu-check folder to the GPU machine, run `scripts/gpu_check.sh` there, and read OUT
+# (summary.txt first). Where each command has a time limit, --budget keeps the whole run
+# inside it. OUT receives only text (summary.txt and one log per step; the binaries stay in
+# the prepared folder), for machines that limit what can be copied back; the prepared folder
+# is kept under 48 MiB (below) for those that limit what can be copied there.
 #
 # The run, in this order, each step under `timeout` and within one time budget (default 480 s,
-# so it ends well inside the device tool's 10 minutes; a step that would start with under 10 s
+# so that it ends inside a 10-minute command limit; a step that would start with under 10 s
 # left is SKIPPED "out of time"), the most telling first:
 #   1. env.txt: nvidia-smi, nvcc, compute-sanitizer, Python, torch and cupy versions.
 #   2. In the background, while 3 runs: the package built with CUDA by pip from a fresh sdist
@@ -103,7 +108,7 @@ if [ "$mode" = prepare ]; then
       cp -n "$so" "$prebuilt/lib/"
     done
   done
-  # The device tool carries at most 64 MiB. The host-only binaries lose their debug info
+  # Kept small for a transfer limit (64 MiB is a common one). The host-only binaries lose their debug info
   # (half their size); the device ones keep it, for compute-sanitizer's line numbers, unless
   # the whole passes 48 MiB (symbols stay: reports still name functions).
   chmod u+w "$prebuilt"/bin/*
@@ -120,7 +125,7 @@ if [ "$mode" = prepare ]; then
     for f in "$prebuilt"/bin/*; do echo "== $(basename "$f")"; ldd "$f" 2>&1; done
   } > "$prebuilt/MANIFEST"
   log "$(ls "$prebuilt/bin" | wc -l) test binaries and $(ls "$prebuilt/lib" | wc -l) libraries in $prebuilt ($(du -sh "$prebuilt" | cut -f1))"
-  log "on the GPU machine (device tool: carry [\"${prebuilt#$root/}\"]): scripts/gpu_check.sh --prebuilt ${prebuilt#$root/}"
+  log "on the GPU machine, with ${prebuilt#$root/} copied beside the checkout: scripts/gpu_check.sh --prebuilt ${prebuilt#$root/}"
   exit 0
 fi
 
