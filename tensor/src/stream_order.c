@@ -24,16 +24,14 @@ int ffk_stream_order(DLDevice device, void *producer, void *consumer) {
 #endif
 }
 
-int ffk_tensor_dlpack_export_stream(const ffk_tensor *t, bool has_stream, int64_t stream) {
-  DLDevice device = t->dl.device;
-  char dev[FFK_DEVICE_STR_MAX];
+int ffk_dlpack_check_stream(DLDevice device, bool has_stream, int64_t stream) {
   if (!ffk_device_has_streams(device)) {
     if (!has_stream || stream == -1) return 0;
     return ffk_error_set(FFK_ERR_VALUE, "stream must be None for a tensor on %s, got %lld",
                          ffk_device_type_name(ffk_device_type(device)), (long long)stream);
   }
-  if (has_stream && stream == -1) return 0; /* the consumer asked for no synchronisation */
-  if (has_stream && stream < 1) {
+  if (has_stream && stream != -1 && stream < 1) {
+    char dev[FFK_DEVICE_STR_MAX];
     ffk_device_format(device, dev, sizeof dev);
     return ffk_error_set(FFK_ERR_VALUE, "stream %lld is not a valid DLPack stream for a tensor on `%s`%s",
                          (long long)stream, dev,
@@ -41,6 +39,14 @@ int ffk_tensor_dlpack_export_stream(const ffk_tensor *t, bool has_stream, int64_
                                        "per-thread default stream)"
                                      : " (use None, -1, 1, 2 or a stream handle)");
   }
+  return 0;
+}
+
+int ffk_tensor_dlpack_export_stream(const ffk_tensor *t, bool has_stream, int64_t stream) {
+  DLDevice device = t->dl.device;
+  if (ffk_dlpack_check_stream(device, has_stream, stream) != 0) return -1;
+  /* No stream to wait on: a device without streams, or -1 (the consumer asked for no synchronisation). */
+  if (!ffk_device_has_streams(device) || (has_stream && stream == -1)) return 0;
   void *consumer = (void *)(uintptr_t)(has_stream ? stream : 1); /* None: the legacy default stream */
   void *producer = ffk_stream_get(ffk_device_type(device), device.device_id);
   return ffk_stream_order(device, producer, consumer);

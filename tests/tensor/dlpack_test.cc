@@ -573,6 +573,27 @@ TEST_F(DLPack, ExportStreamOnTheCpuTakesNoneOrMinusOneOnly) {
   ffk_object_release(Obj(t));
 }
 
+// The check alone (what __dlpack__(copy=True) asks before copying): the export's rule and
+// texts, for any device, with no tensor and no stream work.
+TEST_F(DLPack, CheckStreamIsTheExportsRuleAlone) {
+  EXPECT_EQ(ffk_dlpack_check_stream(kCpu, false, 0), 0) << FetchError();
+  EXPECT_EQ(ffk_dlpack_check_stream(kCpu, true, -1), 0) << FetchError();
+  EXPECT_EQ(ffk_dlpack_check_stream(kCpu, true, 5), -1);
+  EXPECT_EQ(FetchError(), "ValueError: stream must be None for a tensor on cpu, got 5");
+  DLDevice cuda = {kDLCUDA, 1};
+  for (int64_t ok : {int64_t{-1}, int64_t{1}, int64_t{2}, int64_t{0x7f00}})
+    EXPECT_EQ(ffk_dlpack_check_stream(cuda, true, ok), 0) << ok << ": " << FetchError();
+  EXPECT_EQ(ffk_dlpack_check_stream(cuda, false, 0), 0) << FetchError();
+  EXPECT_EQ(ffk_dlpack_check_stream(cuda, true, 0), -1);
+  EXPECT_EQ(FetchError(),
+            "ValueError: stream 0 is not a valid DLPack stream for a tensor on `cuda:1` (0 is ambiguous: pass 1 for "
+            "the legacy default stream, 2 for the per-thread default stream)");
+  EXPECT_EQ(ffk_dlpack_check_stream(cuda, true, -3), -1);
+  EXPECT_EQ(FetchError(),
+            "ValueError: stream -3 is not a valid DLPack stream for a tensor on `cuda:1` (use None, -1, 1, 2 or a "
+            "stream handle)");
+}
+
 // A CUDA tensor's export validates its argument before any device work; the cases that
 // need no event (no synchronisation asked, the same stream on both sides) queue nothing,
 // so they hold on any machine, with or without a driver or CUDA in the build.

@@ -261,6 +261,18 @@ def test_cpu_export_refuses_a_stream():
             t.__dlpack__(stream=stream)
 
 
+def test_a_bad_stream_is_refused_before_the_copy():
+    # __dlpack__(copy=True) checked the stream only when exporting, after copying: a view
+    # whose copy cannot be allocated (8 TiB of one broadcast element) raised MemoryError
+    # instead of the stream's error.
+    t = ffikit.from_dlpack(np.arange(3.0))
+    huge = t.as_strided((2**40,), (0,))
+    for stream in (0, 5):
+        with pytest.raises(ValueError, match=f"^stream must be None for a tensor on cpu, got {stream}$"):
+            huge.__dlpack__(stream=stream, copy=True)
+    assert np.array_equal(np.from_dlpack(ffikit.from_dlpack(t.__dlpack__(stream=-1, copy=True))), [0.0, 1.0, 2.0])
+
+
 def test_export_stream_must_be_an_int():
     t = ffikit.from_dlpack(np.arange(3.0))
     for stream in ("x", 1.0, True, ctypes.c_void_p(1)):

@@ -108,6 +108,14 @@ FFK_API int ffk_stream_order(DLDevice device, void *producer, void *consumer);
 FFK_API int ffk_tensor_dlpack_export_stream(const ffk_tensor *t, bool has_stream, int64_t stream);
 
 /*
+ * The check alone of ffk_tensor_dlpack_export_stream: whether `stream` is a valid DLPack
+ * `stream` argument for a tensor on `device` (the same rule and the same ValueErrors),
+ * without ordering anything. A binding calls it before work that the argument would make
+ * useless, such as __dlpack__(copy=True)'s copy. 0, or -1 with that ValueError.
+ */
+FFK_API int ffk_dlpack_check_stream(DLDevice device, bool has_stream, int64_t stream);
+
+/*
  * The consumer's side: the `stream` value to pass to a producer's __dlpack__ for a tensor
  * on `device`, so the producer orders its work before ffikit's current stream for that
  * device (ffk_stream_get): true with *out set (1 for the legacy default stream, the
