@@ -78,7 +78,7 @@ static void copy_row(char *dst, int64_t ds, const char *src, int64_t ss, int64_t
     case 4: ROW(uint32_t)
     case 8: ROW(uint64_t)
 #undef ROW
-    default: /* any other size (complex128, vector dtypes of any lane count): memmove, so overlapping elements are defined too */
+    default: /* any other size (complex128, a DLPack int24 or float160): memmove, so overlapping elements are defined too */
       for (int64_t i = 0; i < n; ++i) memmove(dst + i * ds * (int64_t)size, src + i * ss * (int64_t)size, size);
   }
 }

@@ -491,6 +491,14 @@ int64_t ffk_tensor_size(const ffk_tensor *t, int32_t dim) {
   return t->dl.shape[d];
 }
 
+/* Sets "cannot reshape a tensor of shape [2, 3] (6 elements) to [-1, 4]": no size fits the -1. */
+static void no_inferred_size(const ffk_tensor *t, int32_t ndim, const int64_t *shape) {
+  char ab[512], bb[512];
+  ffk_error_set(FFK_ERR_VALUE, "cannot reshape a tensor of shape %s (%lld elements) to %s",
+                format_dims(ab, sizeof ab, t->dl.ndim, t->dl.shape), (long long)ffk_tensor_numel(t),
+                format_dims(bb, sizeof bb, ndim, shape));
+}
+
 ffk_tensor *ffk_tensor_reshape(const ffk_tensor *t, int32_t ndim, const int64_t *shape) {
   char ab[512], bb[512];
   int64_t want[FFK_TENSOR_MAX_NDIM], known = 1, numel = ffk_tensor_numel(t);
@@ -517,9 +525,7 @@ ffk_tensor *ffk_tensor_reshape(const ffk_tensor *t, int32_t ndim, const int64_t 
       else if (fit && __builtin_mul_overflow(others, want[i], &others)) fit = false;
     }
     if (!negative && (!fit || (numel > 0 && others > numel))) {
-      ffk_error_set(FFK_ERR_VALUE, "cannot reshape a tensor of shape %s (%lld elements) to %s",
-                    format_dims(ab, sizeof ab, t->dl.ndim, t->dl.shape), (long long)numel,
-                    format_dims(bb, sizeof bb, ndim, shape));
+      no_inferred_size(t, ndim, shape);
       return NULL;
     }
   }
@@ -527,9 +533,7 @@ ffk_tensor *ffk_tensor_reshape(const ffk_tensor *t, int32_t ndim, const int64_t 
     return NULL;
   if (infer >= 0) {
     if (known == 0 || numel % known != 0) {
-      ffk_error_set(FFK_ERR_VALUE, "cannot reshape a tensor of shape %s (%lld elements) to %s",
-                    format_dims(ab, sizeof ab, t->dl.ndim, t->dl.shape), (long long)numel,
-                    format_dims(bb, sizeof bb, ndim, shape));
+      no_inferred_size(t, ndim, shape);
       return NULL;
     }
     want[infer] = numel / known;
