@@ -278,8 +278,8 @@ PyObject *ffkpy_tensor_dlpack(PyObject *self, PyObject *const *args, Py_ssize_t 
   if (read_version(max_version, &major, &minor) != 0) return NULL;
   int do_copy = copy == Py_None ? 0 : PyObject_IsTrue(copy);
   if (do_copy < 0) return NULL;
-  /* A bad stream is refused before the copy it would waste (the export checks it again). */
-  if (ffk_dlpack_check_stream(dl->device, has_stream, stream_value) != 0) return ffkpy_raise_from_ffk();
+  /* A bad stream is refused before the copy it would waste (the export checks it otherwise). */
+  if (do_copy && ffk_dlpack_check_stream(dl->device, has_stream, stream_value) != 0) return ffkpy_raise_from_ffk();
   ffk_tensor *t = ffkpy_tensor_of(self);
   ffk_object_retain((ffk_object *)t);
   if (do_copy) {
