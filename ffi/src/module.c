@@ -5,7 +5,8 @@
  * path twice gives two Modules over one mapping). A Function taken from a module has the
  * Module as its context and releases it when destroyed, so the code outlives every
  * Function that can call it. Libraries whose init entry ran are pinned: their Modules
- * never dlclose, because what init registered has no link back to the Module.
+ * never dlclose, because what init registered has no link back to the Module. So are
+ * those ffk_module_keep_loaded keeps (tvm_ffi's keep_module_alive).
  *
  * g_lock (recursive, so an init may load other modules) serialises the init step and
  * guards g_initialised, the handles whose init has run in this process. dlopen and
@@ -31,7 +32,7 @@
 struct ffk_module {
   ffk_object header;
   void *handle;
-  bool pinned;        /* the library ran its init entry: never closed */
+  bool pinned;        /* the library ran its init entry, or ffk_module_keep_loaded: never closed */
   const char *prefix; /* system library: the symbol prefix tried first (in this block); else NULL */
   char path[];
 };
@@ -164,6 +165,16 @@ ffk_module *ffk_module_load(const char *path) {
 }
 
 const char *ffk_module_path(const ffk_module *m) { return m->path; }
+
+int ffk_module_keep_loaded(ffk_module *m) {
+  if (m == NULL) return ffk_error_set(FFK_ERR_VALUE, "ffk_module_keep_loaded: the module is NULL");
+  /* The caller holds a reference, so the deleter (the only reader outside g_lock) runs
+   * after this store: the release that frees the Module orders them. */
+  pthread_mutex_lock(&g_lock); /* a Module exists, so g_once has run */
+  m->pinned = true;
+  pthread_mutex_unlock(&g_lock);
+  return 0;
+}
 
 static void release_module(void *context) { ffk_object_release((ffk_object *)context); }
 

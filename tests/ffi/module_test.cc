@@ -104,6 +104,24 @@ TEST_F(Module, AFunctionKeepsItsModuleLoaded) {
   EXPECT_EQ(dlopen(kPlain, RTLD_NOW | RTLD_NOLOAD), nullptr);
 }
 
+TEST_F(Module, KeepLoadedOutlivesTheLastHolder) {
+  // Its own copy of the plain module: once kept, it stays loaded for the whole process.
+  const char kKept[] = "tests/ffi/libtest_module_kept.so";
+  ffk_module* m = ffk_module_load(kKept);
+  ASSERT_NE(m, nullptr) << FetchError();
+  ffk_function* f = ffk_module_get_function(m, "add_one");
+  ASSERT_NE(f, nullptr) << FetchError();
+  ASSERT_EQ(ffk_module_keep_loaded(m), 0);
+  ASSERT_EQ(ffk_module_keep_loaded(m), 0);  // idempotent
+  ffk_object_release(Obj(f));
+  ffk_object_release(Obj(m));
+  void* h = dlopen(kKept, RTLD_NOW | RTLD_NOLOAD);
+  EXPECT_NE(h, nullptr) << "a kept module must stay loaded after its last holder";
+  if (h) dlclose(h);
+  EXPECT_EQ(ffk_module_keep_loaded(nullptr), -1);
+  EXPECT_TRUE(PendingError("ValueError", {"the module is NULL"}));
+}
+
 TEST_F(Module, ClearErrorsForMissingFilesSymbolsAndBadAbi) {
   EXPECT_EQ(ffk_module_load("tests/ffi/no_such_module.so"), nullptr);
   EXPECT_TRUE(PendingError("RuntimeError", {"cannot load module `tests/ffi/no_such_module.so`: ",

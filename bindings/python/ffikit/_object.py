@@ -137,8 +137,14 @@ class Module(Object):
         return _core._module_path(self)
 
 
-def load_module(path: Any) -> Module:
+def load_module(path: Any, keep_module_alive: bool = True) -> Module:
     """Loads a shared library of ffikit Functions (the ``ffikit_fn_<name>`` convention).
+
+    ``keep_module_alive`` (tvm_ffi's argument and default): the library stays loaded for
+    the life of the process, even after the Module and every Function taken from it are
+    gone, since objects or callbacks it made may still run its code. With False it is
+    unloaded when the last of them goes, unless its init entry ran (such a library is kept
+    anyway: what init registered points into it).
 
     Raises RuntimeError for a missing file, a library that is not an ffikit module, or an
     ABI mismatch, with the loader's reason in the message.
@@ -146,6 +152,8 @@ def load_module(path: Any) -> Module:
     import os
 
     module: Module = _core._module_load(os.fspath(path))
+    if keep_module_alive:
+        _core._module_keep_loaded(module)
     return module
 
 

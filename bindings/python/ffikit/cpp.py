@@ -439,10 +439,10 @@ def _build(plan: _Plan, build_directory: str | os.PathLike[str] | None,
     return str(output)
 
 
-def _load_checked(path: str, specs: Sequence[tuple[str, str | None, str | None]]) -> Module:
+def _load_checked(path: str, specs: Sequence[tuple[str, str | None, str | None]], keep_module_alive: bool) -> Module:
     """Loads the module and looks up each exported function once, so a malformed signature
     is reported now (by the C library) rather than at the first call."""
-    module = load_module(path)
+    module = load_module(path, keep_module_alive=keep_module_alive)
     for fn, _, _ in specs:
         getattr(module, fn)
     return module
@@ -506,9 +506,14 @@ def load_inline(name: str, *, c_sources: SourceArg = None, cpp_sources: SourceAr
                 cuda_sources: SourceArg = None, functions: FunctionsArg = None,
                 extra_cflags: Sequence[str] | None = None, extra_cuda_cflags: Sequence[str] | None = None,
                 extra_ldflags: Sequence[str] | None = None, extra_include_paths: Sequence[str] | None = None,
-                build_directory: str | os.PathLike[str] | None = None) -> Module:
+                build_directory: str | os.PathLike[str] | None = None, keep_module_alive: bool = True) -> Module:
     """Like :func:`build_inline`, then loads the library: returns an :class:`ffikit.Module`
     whose attributes are the exported functions (``m.add(1, 2)``).
+
+    ``keep_module_alive`` as :func:`ffikit.load_module`'s (tvm_ffi's default, True): the
+    library stays loaded for the life of the process. A kept library is what later loads of
+    the same path return, even after a rebuild there; pass False to load a rebuilt library
+    once the old Module and its Functions are gone.
 
     A cached build loads without compiling. Raises what :func:`build_inline` raises, a
     RuntimeError when the library cannot be loaded, and a ValueError (from the C library)
@@ -519,7 +524,7 @@ def load_inline(name: str, *, c_sources: SourceArg = None, cpp_sources: SourceAr
                         functions=functions, extra_cflags=extra_cflags, extra_cuda_cflags=extra_cuda_cflags,
                         extra_ldflags=extra_ldflags, extra_include_paths=extra_include_paths,
                         build_directory=build_directory)
-    return _load_checked(path, specs)
+    return _load_checked(path, specs, keep_module_alive)
 
 
 def build(name: str, *, sources: SourceArg = None, cpp_files: SourceArg = None, cuda_files: SourceArg = None,
@@ -561,9 +566,13 @@ def build(name: str, *, sources: SourceArg = None, cpp_files: SourceArg = None, 
 def load(name: str, *, sources: SourceArg = None, cpp_files: SourceArg = None, cuda_files: SourceArg = None,
          extra_cflags: Sequence[str] | None = None, extra_cuda_cflags: Sequence[str] | None = None,
          extra_ldflags: Sequence[str] | None = None, extra_include_paths: Sequence[str] | None = None,
-         build_directory: str | os.PathLike[str] | None = None) -> Module:
-    """Like :func:`build`, then loads the library and returns an :class:`ffikit.Module`."""
+         build_directory: str | os.PathLike[str] | None = None, keep_module_alive: bool = True) -> Module:
+    """Like :func:`build`, then loads the library and returns an :class:`ffikit.Module`.
+
+    ``keep_module_alive`` as :func:`load_inline`'s: a kept library is what later loads of
+    its path return, even after a rebuild there (a changed header rebuilds in place).
+    """
     return load_module(build(name, sources=sources, cpp_files=cpp_files, cuda_files=cuda_files,
                              extra_cflags=extra_cflags, extra_cuda_cflags=extra_cuda_cflags,
                              extra_ldflags=extra_ldflags, extra_include_paths=extra_include_paths,
-                             build_directory=build_directory))
+                             build_directory=build_directory), keep_module_alive=keep_module_alive)

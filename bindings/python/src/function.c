@@ -555,6 +555,14 @@ static PyObject *module_load(PyObject *mod, PyObject *arg) {
   return ffkpy_wrap_steal((ffk_object *)m);
 }
 
+static PyObject *module_keep_loaded(PyObject *mod, PyObject *m) {
+  (void)mod;
+  ffk_object *h = ffkpy_handle(m);
+  if (h == NULL || h->type_index != FFK_TYPE_MODULE) return PyErr_Format(PyExc_TypeError, "expected an ffikit.Module");
+  if (ffk_module_keep_loaded((ffk_module *)h) != 0) return ffkpy_raise_from_ffk();
+  Py_RETURN_NONE;
+}
+
 static PyObject *module_get_function(PyObject *mod, PyObject *args) {
   (void)mod;
   PyObject *m;
@@ -586,6 +594,8 @@ PyMethodDef ffkpy_function_methods[] = {
     {"_module_load", module_load, METH_O, NULL},
     {"_module_get_function", module_get_function, METH_VARARGS, NULL},
     {"_module_path", module_path, METH_O, NULL},
+    {"_module_keep_loaded", module_keep_loaded, METH_O,
+     "_module_keep_loaded(module): its library stays loaded for the life of the process (ffk_module_keep_loaded)."},
     {NULL, NULL, 0, NULL},
 };
 

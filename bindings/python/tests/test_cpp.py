@@ -254,7 +254,8 @@ def test_build_and_load_files_by_suffix_and_a_changed_header_rebuilds(tmp_path, 
         FFK_MODULE_EXPORT_TYPED(value, "() -> int", value)
         """))
     files = [str(src / "impl.c"), str(src / "mod.cc")]
-    m = cpp.load("files", sources=files)
+    # Not kept: the rebuilt library at the same path is loaded below.
+    m = cpp.load("files", sources=files, keep_module_alive=False)
     assert m.value() == 1
     path = m.path
     del m
@@ -264,7 +265,7 @@ def test_build_and_load_files_by_suffix_and_a_changed_header_rebuilds(tmp_path, 
     (src / "value.h").write_text("#define VALUE 2 /* changed */\n")
     assert cpp.build("files", sources=files) == path  # same key, the header is newer
     assert os.stat(path).st_mtime_ns != mtime
-    assert cpp.load("files", sources=files).value() == 2
+    assert cpp.load("files", sources=files, keep_module_alive=False).value() == 2
     with pytest.raises(ValueError, match="cannot be read"):
         cpp.build("files", sources=[str(src / "missing.c")])
 

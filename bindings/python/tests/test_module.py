@@ -170,3 +170,99 @@ def test_init_ffi_api_fills_a_module_with_a_namespace():
             ffikit.remove_global_func(n)
         del sys.modules["ffikit_test_api"]
         del target, ns
+
+
+# ---- keep_module_alive; libinfo's loaders (tvm_ffi's load_lib_module / load_lib_ctypes) ----
+
+def _is_mapped(path: str) -> bool:
+    real = os.path.realpath(path)
+    with open("/proc/self/maps") as f:
+        return any(line.rstrip().endswith(real) for line in f)
+
+
+def _loaded_libm() -> str:
+    import ctypes
+
+    ctypes.CDLL("libm.so.6")
+    with open("/proc/self/maps") as f:
+        for line in f:
+            p = line.split()[-1]
+            if os.path.basename(p).startswith("libm.so"):
+                return p
+    pytest.skip("libm is not mapped from a file")
+
+
+def test_keep_module_alive_keeps_the_library_after_its_last_holder(tmp_path):
+    # Copies of a module without an init entry (other files: other mappings), dropped after
+    # use: the kept one stays mapped, the other is unloaded with its last holder.
+    here = os.path.dirname(os.path.abspath(__file__))
+    plain = os.path.normpath(os.path.join(here, "..", "..", "..", "tests", "ffi", "libtest_module_plain.so"))
+    if not os.path.exists(plain):
+        pytest.skip("libtest_module_plain.so is not built next to this checkout")
+    kept, dropped = tmp_path / "libkept.so", tmp_path / "libdropped.so"
+    for p in (kept, dropped):
+        p.write_bytes(open(plain, "rb").read())
+    m = ffikit.load_module(kept)
+    assert m.add_one(1) == 2
+    n = ffikit.load_module(dropped, keep_module_alive=False)
+    assert n.add_one(2) == 3
+    del m, n
+    assert _is_mapped(str(kept))
+    assert not _is_mapped(str(dropped))
+
+
+def test_load_lib_module_searches_the_callers_directories(testing_module):
+    from pathlib import Path
+
+    import ffikit.libinfo as libinfo
+
+    path, _ = testing_module
+    d = Path(os.path.dirname(path))
+    assert libinfo.find_library("no-such-distribution", "ffikit_testing", [d]) == Path(path).resolve()
+    m = libinfo.load_lib_module("no-such-distribution", "ffikit_testing", extra_lib_paths=[d])
+    assert isinstance(m, ffikit.Module) and m.add_one(1) == 2
+    del m
+    with pytest.raises(TypeError, match=r"extra_lib_paths\[0\] must be a pathlib.Path, got str"):
+        libinfo.load_lib_module("no-such-distribution", "ffikit_testing", extra_lib_paths=[str(d)])  # type: ignore[list-item]
+
+
+def test_a_library_found_nowhere_is_a_clear_error(tmp_path, monkeypatch):
+    import ffikit.libinfo as libinfo
+
+    monkeypatch.setenv("LD_LIBRARY_PATH", str(tmp_path / "env"))
+    with pytest.raises(RuntimeError) as info:
+        libinfo.load_lib_ctypes("no-such-distribution", "no_such_target", "RTLD_LOCAL",
+                                extra_lib_paths=[tmp_path])
+    text = str(info.value)
+    assert "cannot find libno_such_target.so" in text and "'no-such-distribution'" in text
+    assert str(tmp_path) in text and str(tmp_path / "env") in text
+    with pytest.raises(ValueError, match="mode must name a ctypes RTLD_\\* flag .* got 'LOCAL'"):
+        libinfo.load_lib_ctypes("no-such-distribution", "m", "LOCAL")
+
+
+def test_load_lib_ctypes_finds_a_distributions_library_then_the_environment(tmp_path, monkeypatch):
+    import ctypes
+    import sys
+
+    import ffikit.libinfo as libinfo
+
+    # A distribution whose RECORD lists its library, as an installed wheel's does.
+    site = tmp_path / "site"
+    (site / "fakeext").mkdir(parents=True)
+    (site / "fakeext" / "libfakeext.so").write_bytes(open(_loaded_libm(), "rb").read())
+    info = site / "fakeext-1.0.dist-info"
+    info.mkdir()
+    (info / "METADATA").write_text("Metadata-Version: 2.1\nName: fakeext\nVersion: 1.0\n")
+    (info / "RECORD").write_text("fakeext/libfakeext.so,,\nfakeext-1.0.dist-info/METADATA,,\n")
+    monkeypatch.setattr(sys, "path", [str(site)] + sys.path)
+    lib = libinfo.load_lib_ctypes("fakeext", "fakeext", "RTLD_LOCAL")
+    assert isinstance(lib, ctypes.CDLL) and lib._name == str((site / "fakeext" / "libfakeext.so").resolve())
+    lib.cos.restype = ctypes.c_double
+    lib.cos.argtypes = [ctypes.c_double]
+    assert lib.cos(0.0) == 1.0
+    # Not installed: LD_LIBRARY_PATH's directories are searched.
+    env = tmp_path / "env"
+    env.mkdir()
+    (env / "libfakeenv.so").write_bytes(open(_loaded_libm(), "rb").read())
+    monkeypatch.setenv("LD_LIBRARY_PATH", f"/nonexistent{os.pathsep}{env}")
+    assert libinfo.find_library("fakeenv", "fakeenv") == (env / "libfakeenv.so").resolve()

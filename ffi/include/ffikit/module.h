@@ -67,6 +67,16 @@ typedef struct ffk_module ffk_module;
  */
 FFK_API ffk_module *ffk_module_load(const char *path);
 
+/*
+ * Keeps the module's library loaded for the life of the process, whatever becomes of `m`
+ * and its Functions (tvm_ffi's load_module(keep_module_alive=True)): use it when the
+ * library's code may still run after the last Module and Function are gone, through
+ * objects it made or callbacks it handed out. A library whose init entry ran is kept
+ * already, as is the system library. Returns 0, or -1 with a ValueError for NULL.
+ * Idempotent; the Module itself stays an ordinary reference-counted object.
+ */
+FFK_API int ffk_module_keep_loaded(ffk_module *m);
+
 /* The path the module was loaded from, as given. Borrowed from `m` while it lives. */
 FFK_API const char *ffk_module_path(const ffk_module *m);
 

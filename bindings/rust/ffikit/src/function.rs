@@ -438,6 +438,15 @@ impl Module {
         check_ptr(unsafe { sys::ffk_module_get_function(self.0.as_ptr().cast(), n.as_ptr()) }).map(Function)
     }
 
+    /// Keeps the module's library loaded for the life of the process, even after this
+    /// Module and every Function taken from it are dropped (`ffk_module_keep_loaded`): for a
+    /// library whose code may still run through objects or callbacks it made. A library
+    /// whose init entry ran is kept already.
+    pub fn keep_loaded(&self) -> Result<()> {
+        // SAFETY: the live Module; the call only sets a flag under the loader's lock.
+        check(unsafe { sys::ffk_module_keep_loaded(self.0.as_ptr().cast()) })
+    }
+
     /// The path it was loaded from.
     pub fn path(&self) -> String {
         // SAFETY: borrowed from the live Module.

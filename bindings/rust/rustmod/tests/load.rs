@@ -27,6 +27,11 @@ fn loads_from_rust() {
     assert_eq!(e.to_string(), "KeyError: nope");
     let greet = Function::get_global("rustmod.greet").unwrap().expect("registered by the init entry");
     assert_eq!(greet.call_typed::<_, String>(("Rust".to_string(),)).unwrap(), "hello, Rust (from Rust)");
+    // Kept loaded (idempotent; a module whose init ran is kept anyway): still callable.
+    m.keep_loaded().unwrap();
+    m.keep_loaded().unwrap();
+    drop(m);
+    assert_eq!(add.call_typed::<_, i64>((1i64, 2i64)).unwrap(), 3);
 }
 
 #[test]
