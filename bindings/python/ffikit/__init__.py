@@ -10,11 +10,12 @@ from __future__ import annotations
 # maps once for the whole process: modules linked against any libffikit.so bind to it by
 # soname, and ffk_module_load makes it global for modules that only leave ffk_* undefined.
 from . import _core
-from ._core import Object, Function, Error, Device, DataType, convert
+from ._core import Object, Function, Error, Device, DataType, convert, convert_func
 from ._core import __version__
 from ._dtype import dtype, DataTypeCode
 from ._device import DLDeviceType, device
 from ._object import String, Bytes, Shape, Module, TypeInfo, WeakRef, load_module, system_lib, _make_class
+from ._object import ObjectConvertible
 from .container import Array, List, Map, Dict
 from ._core import Tensor, from_dlpack, empty, zeros, empty_shared
 from ._tensor import sweep_shared
@@ -26,7 +27,7 @@ from . import error as _error
 Tuple = Array  # tvm_ffi backs tuples by Array
 
 _core._set_hooks(dtype=dtype, string=String, bytes=Bytes, shape=Shape, error_to_c=_error._to_c,
-                 error_from_c=_error._from_c, make_class=_make_class)
+                 error_from_c=_error._from_c, make_class=_make_class, object_convertible=ObjectConvertible)
 _core._register_class(73, Module)  # FFK_TYPE_MODULE
 _core._register_class(71, Array)
 _core._register_class(78, Array)  # Tuple objects read as Arrays
@@ -61,7 +62,7 @@ __all__ = [
     "register_error", "register_global_func", "get_global_func", "remove_global_func",
     "list_global_func_names", "load_module", "testing", "__version__",
     "system_lib", "get_global_func_metadata", "init_ffi_api", "register_object", "get_registered_type_keys",
-    "TypeInfo", "WeakRef",
+    "TypeInfo", "WeakRef", "ObjectConvertible", "convert_func",
     "Tensor", "from_dlpack", "empty", "zeros", "empty_shared", "sweep_shared",
     "bool", "int8", "int16", "int32", "int64", "uint8", "uint16", "uint32", "uint64", "float16", "float32",
     "float64", "bfloat16", "float8_e3m4", "float8_e4m3", "float8_e4m3b11fnuz", "float8_e4m3fn",
@@ -71,7 +72,7 @@ __all__ = [
 
 __all__ += ["dataclasses", "method"]  # ffikit.dataclasses
 
-for _cls in (String, Bytes, Shape, Module, TypeInfo, WeakRef, Array, List, Map, Dict, dtype, DLDeviceType, DataTypeCode):
+for _cls in (String, Bytes, Shape, Module, TypeInfo, WeakRef, ObjectConvertible, Array, List, Map, Dict, dtype, DLDeviceType, DataTypeCode):
     _cls.__module__ = "ffikit"
 del _cls
 

@@ -137,6 +137,20 @@ class Module(Object):
         return _core._module_path(self)
 
 
+class ObjectConvertible:
+    """Base class for Python classes that convert to an ffikit :class:`Object` (tvm_ffi's):
+    wherever a value is converted (a call's argument, a container element, ``convert``), an
+    instance of a subclass becomes the Object its :meth:`asobject` returns.
+    """
+
+    __slots__ = ()
+
+    def asobject(self) -> Object:
+        """The Object this value stands for. Subclasses implement it; anything but an
+        ffikit Object returned here makes the conversion a TypeError."""
+        raise NotImplementedError(f"{type(self).__name__} does not implement asobject()")
+
+
 def load_module(path: Any, keep_module_alive: bool = True) -> Module:
     """Loads a shared library of ffikit Functions (the ``ffikit_fn_<name>`` convention).
 

@@ -26,6 +26,7 @@ enum kind {
   K_UNKNOWN = 0,
   K_NONE,
   K_WRAPPER,
+  K_CONVERTIBLE, /* ffikit.ObjectConvertible: the Object its asobject() returns */
   K_BOOL,
   K_INT,
   K_INDEX, /* numbers.Integral that is not an int: via __index__ */
@@ -73,6 +74,7 @@ static int is_foreign_dtype(PyTypeObject *tp) {
 /* The kind of a type that is not one of the exact builtins (K_UNKNOWN with an exception). */
 static int classify(PyTypeObject *tp) {
   if (PyType_IsSubtype(tp, &ffkpy_ObjectType)) return K_WRAPPER;
+  if (subtype(tp, ffkpy_g.object_convertible_cls)) return K_CONVERTIBLE;
   if (PyType_IsSubtype(tp, &PyBool_Type)) return K_BOOL;
   if (strcmp(tp->tp_name, "numpy.bool_") == 0 || strcmp(tp->tp_name, "numpy.bool") == 0) return K_BOOL;
   if (subtype(tp, ffkpy_g.dtype_cls)) return K_DTYPE; /* a str subclass: before str and ints */
@@ -441,6 +443,24 @@ Py_ssize_t ffkpy_args_to_any_plain(PyObject *const *args, Py_ssize_t n, ffk_any 
   return i;
 }
 
+/* An ffikit.ObjectConvertible: the ffikit Object its asobject() returns (tvm_ffi's rule;
+ * anything else is a TypeError naming the class and what came back). */
+static int convertible_to_any(PyObject *o, ffk_any *out, ffkpy_temps *temps) {
+  PyObject *r = PyObject_CallMethod(o, "asobject", NULL);
+  if (r == NULL) return -1;
+  if (!PyObject_TypeCheck(r, &ffkpy_ObjectType) || ((ffkpy_Object *)r)->obj == NULL) {
+    PyErr_Format(PyExc_TypeError, "%.200s.asobject() must return an ffikit Object, got %.200s", Py_TYPE(o)->tp_name,
+                 Py_TYPE(r)->tp_name);
+    Py_DECREF(r);
+    return -1;
+  }
+  ffk_object *h = ((ffkpy_Object *)r)->obj;
+  ffkpy_exchange_note_wrapper(r);
+  ffk_object_retain(h); /* r may be the last holder: the value (or the call's temps) keeps it */
+  Py_DECREF(r);
+  return new_object_to_any(h, out, temps);
+}
+
 int ffkpy_to_any(PyObject *o, ffk_any *out, ffkpy_temps *temps) {
   *out = ffk_any_none();
   switch (kind_of(o)) {
@@ -454,6 +474,8 @@ int ffkpy_to_any(PyObject *o, ffk_any *out, ffkpy_temps *temps) {
       }
       ffkpy_exchange_note_wrapper(o);
       return handle_to_any(((ffkpy_Object *)o)->obj, out, temps);
+    case K_CONVERTIBLE:
+      return convertible_to_any(o, out, temps);
     case K_BOOL: {
       int b = PyObject_IsTrue(o);
       if (b < 0) return -1;

@@ -99,15 +99,16 @@ int ffkpy_dlpack_exchange_init(void) {
 
 static PyObject *g_api_cache; /* dict: type -> capsule, or None when the type has no table */
 
-const DLPackExchangeAPI *ffkpy_exchange_api_of(PyObject *o) {
-  if (g_api_cache == NULL && (g_api_cache = PyDict_New()) == NULL) return FFKPY_EXCHANGE_ERROR;
-  PyObject *tp = (PyObject *)Py_TYPE(o);
+/* The exchange capsule of the class `tp` (borrowed from the cache), Py_None when it has
+ * none that this code speaks, NULL with an exception. */
+static PyObject *capsule_of_type(PyObject *tp) {
+  if (g_api_cache == NULL && (g_api_cache = PyDict_New()) == NULL) return NULL;
   PyObject *cap = PyDict_GetItemWithError(g_api_cache, tp);
   if (cap == NULL) {
-    if (PyErr_Occurred()) return FFKPY_EXCHANGE_ERROR;
+    if (PyErr_Occurred()) return NULL;
     cap = PyObject_GetAttrString(tp, "__dlpack_c_exchange_api__");
     if (cap == NULL) {
-      if (!PyErr_ExceptionMatches(PyExc_AttributeError)) return FFKPY_EXCHANGE_ERROR;
+      if (!PyErr_ExceptionMatches(PyExc_AttributeError)) return NULL;
       PyErr_Clear();
       cap = Py_NewRef(Py_None);
     } else {
@@ -119,9 +120,20 @@ const DLPackExchangeAPI *ffkpy_exchange_api_of(PyObject *o) {
     }
     int rc = PyDict_SetItem(g_api_cache, tp, cap);
     Py_DECREF(cap); /* the cache keeps it */
-    if (rc != 0) return FFKPY_EXCHANGE_ERROR;
+    if (rc != 0) return NULL;
   }
+  return cap;
+}
+
+const DLPackExchangeAPI *ffkpy_exchange_api_of(PyObject *o) {
+  PyObject *cap = capsule_of_type((PyObject *)Py_TYPE(o));
+  if (cap == NULL) return FFKPY_EXCHANGE_ERROR;
   return cap == Py_None ? NULL : PyCapsule_GetPointer(cap, FFKPY_DLPACK_EXCHANGE_CAPSULE);
+}
+
+PyObject *ffkpy_exchange_capsule_of_class(PyObject *cls) {
+  PyObject *cap = capsule_of_type(cls);
+  return cap == NULL ? NULL : Py_NewRef(cap);
 }
 
 /* Gives a managed tensor back to its producer (the table's contract: it is ours to release). */

@@ -50,4 +50,8 @@ FFK_STATIC_ASSERT(sizeof(DLPackExchangeAPI) == 56, "DLPackExchangeAPI layout (DL
  */
 const DLPackExchangeAPI *ffkpy_exchange_api_of(PyObject *o);
 
+/* The exchange capsule (a new reference) of the class `cls`, as ffkpy_exchange_api_of finds
+ * it for an instance; Py_None (new reference) when it has none; NULL with an exception. */
+PyObject *ffkpy_exchange_capsule_of_class(PyObject *cls);
+
 #endif /* FFIKIT_PY_DLPACK_EXCHANGE_H */

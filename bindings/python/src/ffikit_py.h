@@ -79,6 +79,7 @@ typedef struct {
   PyObject *type_cache;     /* dict: exact Python type -> conversion kind (int) */
   PyObject *dynamic_classes;/* dict: type index (int) -> wrapper class, for every type */
   PyObject *make_class;     /* ffikit._make_class(type_key, parent_cls) -> new class */
+  PyObject *object_convertible_cls; /* ffikit.ObjectConvertible: converted through asobject() */
   PyObject *dtype_cache;    /* dict: packed DLDataType -> dtype instance */
   Py_ssize_t string_slot;   /* offset of String._ffikit_object, or -1 */
   Py_ssize_t dtype_slot;    /* offset of dtype._ffikit_dtype, or -1 */

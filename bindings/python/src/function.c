@@ -15,13 +15,18 @@
  * Python never saw. A Python exception becomes the pending ffikit Error (error.c).
  */
 #include "ffikit_py.h"
+#include "dlpack_exchange.h"
 
 #include <pthread.h>
 
 /* ---- Python callables as Functions ----------------------------------------------- */
 
-static int call_python(void *self, const ffk_any *args, int32_t nargs, ffk_any *result) {
+/* Calls `callable` with the arguments as Python values; tensors arrive through the
+ * framework of the exchange capsule `cap` when it is not NULL (convert_func's tensor_cls),
+ * else as ffikit.Tensor. */
+static int call_python_with(PyObject *callable, PyObject *cap, const ffk_any *args, int32_t nargs, ffk_any *result) {
   PyGILState_STATE g = PyGILState_Ensure();
+  const DLPackExchangeAPI *api = cap != NULL ? PyCapsule_GetPointer(cap, FFKPY_DLPACK_EXCHANGE_CAPSULE) : NULL;
   PyObject *stack[9];
   PyObject **argv = nargs <= 8 ? stack : PyMem_Malloc(sizeof(PyObject *) * (size_t)(nargs + 1));
   int rc = -1;
@@ -30,9 +35,17 @@ static int call_python(void *self, const ffk_any *args, int32_t nargs, ffk_any *
     PyErr_NoMemory();
     goto done;
   }
-  for (; i < nargs; ++i)
-    if ((argv[i + 1] = ffkpy_from_any(&args[i])) == NULL) goto done;
-  PyObject *r = PyObject_Vectorcall((PyObject *)self, argv + 1, (size_t)nargs | PY_VECTORCALL_ARGUMENTS_OFFSET, NULL);
+  for (; i < nargs; ++i) {
+    if (api == NULL) {
+      argv[i + 1] = ffkpy_from_any(&args[i]);
+    } else {
+      ffk_any owned;
+      argv[i + 1] = ffk_any_to_owned(&args[i], &owned) == 0 ? ffkpy_from_any_exchange_steal(&owned, api)
+                                                             : ffkpy_raise_from_ffk();
+    }
+    if (argv[i + 1] == NULL) goto done;
+  }
+  PyObject *r = PyObject_Vectorcall(callable, argv + 1, (size_t)nargs | PY_VECTORCALL_ARGUMENTS_OFFSET, NULL);
   if (r != NULL) {
     rc = ffkpy_to_any(r, result, NULL);
     Py_DECREF(r);
@@ -43,6 +56,17 @@ done:
   if (rc != 0) ffkpy_set_ffk_from_py();
   PyGILState_Release(g);
   return rc;
+}
+
+static int call_python(void *self, const ffk_any *args, int32_t nargs, ffk_any *result) {
+  return call_python_with((PyObject *)self, NULL, args, nargs, result);
+}
+
+/* self: the tuple (callable, exchange capsule) that convert_func made; a tuple never
+ * changes, so its items are read before the GIL is taken. */
+static int call_python_exchange(void *self, const ffk_any *args, int32_t nargs, ffk_any *result) {
+  return call_python_with(PyTuple_GET_ITEM((PyObject *)self, 0), PyTuple_GET_ITEM((PyObject *)self, 1), args, nargs,
+                          result);
 }
 
 static void release_python(void *context) { ffkpy_opaque_release(context); }
@@ -63,6 +87,41 @@ ffk_function *ffkpy_function_from_callable(PyObject *callable) {
   Py_XDECREF(name);
   if (f == NULL) ffkpy_raise_from_ffk();
   return f;
+}
+
+/* convert_func(pyfunc, tensor_cls=None) -> Function */
+static PyObject *convert_func(PyObject *mod, PyObject *args, PyObject *kwds) {
+  (void)mod;
+  static char *kwlist[] = {"pyfunc", "tensor_cls", NULL};
+  PyObject *callable, *tensor_cls = Py_None;
+  if (!PyArg_ParseTupleAndKeywords(args, kwds, "O|O:convert_func", kwlist, &callable, &tensor_cls)) return NULL;
+  if (!PyCallable_Check(callable))
+    return PyErr_Format(PyExc_TypeError, "convert_func expects a callable, got %.200s", Py_TYPE(callable)->tp_name);
+  ffk_function *f;
+  if (tensor_cls == Py_None) {
+    f = ffkpy_function_from_callable(callable);
+  } else {
+    if (!PyType_Check(tensor_cls))
+      return PyErr_Format(PyExc_TypeError, "tensor_cls must be a class, got %.200s", Py_TYPE(tensor_cls)->tp_name);
+    PyObject *cap = ffkpy_exchange_capsule_of_class(tensor_cls);
+    if (cap == NULL) return NULL;
+    if (cap == Py_None) {
+      Py_DECREF(cap);
+      return PyErr_Format(PyExc_TypeError, "tensor_cls %R must expose __dlpack_c_exchange_api__", tensor_cls);
+    }
+    PyObject *context = PyTuple_Pack(2, callable, cap);
+    Py_DECREF(cap);
+    if (context == NULL) return NULL;
+    PyObject *name = PyObject_GetAttrString(callable, "__qualname__");
+    if (name == NULL) PyErr_Clear();
+    const char *cname = name && PyUnicode_Check(name) ? PyUnicode_AsUTF8(name) : NULL;
+    if (cname == NULL) PyErr_Clear();
+    f = ffk_function_new(cname, call_python_exchange, context, release_python); /* steals context */
+    Py_XDECREF(name);
+    if (f == NULL) return ffkpy_raise_from_ffk();
+  }
+  if (f == NULL) return NULL;
+  return ffkpy_wrap_steal((ffk_object *)f);
 }
 
 /* ---- Calling ---------------------------------------------------------------------- */
@@ -591,6 +650,10 @@ PyMethodDef ffkpy_function_methods[] = {
      "list_global_func_names() -> list[str]: the names of every global Function, sorted."},
     {"_global_function_from_pickle", global_function_from_pickle, METH_O,
      "_global_function_from_pickle(name) -> the global Function `name` (what a pickled Function loads as)."},
+    {"convert_func", (PyCFunction)(void (*)(void))convert_func, METH_VARARGS | METH_KEYWORDS,
+     "convert_func(pyfunc, tensor_cls=None) -> Function: a Function calling `pyfunc`. With `tensor_cls` (a class\n"
+     "exposing __dlpack_c_exchange_api__, such as torch.Tensor), its tensor arguments arrive as that class's\n"
+     "tensors (and containers read their tensors so), converted in C; else as ffikit.Tensor, as convert(pyfunc)."},
     {"_module_load", module_load, METH_O, NULL},
     {"_module_get_function", module_get_function, METH_VARARGS, NULL},
     {"_module_path", module_path, METH_O, NULL},

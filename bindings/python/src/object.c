@@ -470,14 +470,16 @@ static int slot_offset(PyObject *cls, const char *name, Py_ssize_t *out) {
 /* _set_hooks(**classes and callables made by the Python modules). */
 static PyObject *set_hooks(PyObject *mod, PyObject *args, PyObject *kwds) {
   (void)mod;
-  static char *kwlist[] = {"dtype", "string", "bytes", "shape", "error_to_c", "error_from_c", "make_class", NULL};
-  PyObject *v[7] = {NULL};
-  if (!PyArg_ParseTupleAndKeywords(args, kwds, "|OOOOOOO:_set_hooks", kwlist, &v[0], &v[1], &v[2], &v[3], &v[4],
-                                   &v[5], &v[6]))
+  static char *kwlist[] = {"dtype",        "string",     "bytes", "shape", "error_to_c", "error_from_c",
+                           "make_class", "object_convertible", NULL};
+  enum { N = 8 };
+  PyObject *v[N] = {NULL};
+  if (!PyArg_ParseTupleAndKeywords(args, kwds, "|OOOOOOOO:_set_hooks", kwlist, &v[0], &v[1], &v[2], &v[3], &v[4],
+                                   &v[5], &v[6], &v[7]))
     return NULL;
-  PyObject **slots[7] = {&ffkpy_g.dtype_cls,  &ffkpy_g.string_cls,   &ffkpy_g.bytes_cls, &ffkpy_g.shape_cls,
-                         &ffkpy_g.error_to_c, &ffkpy_g.error_from_c, &ffkpy_g.make_class};
-  for (int i = 0; i < 7; ++i) {
+  PyObject **slots[N] = {&ffkpy_g.dtype_cls,  &ffkpy_g.string_cls,   &ffkpy_g.bytes_cls,  &ffkpy_g.shape_cls,
+                         &ffkpy_g.error_to_c, &ffkpy_g.error_from_c, &ffkpy_g.make_class, &ffkpy_g.object_convertible_cls};
+  for (int i = 0; i < N; ++i) {
     if (v[i] == NULL) continue;
     Py_INCREF(v[i]);
     Py_XSETREF(*slots[i], v[i]);

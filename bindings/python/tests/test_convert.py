@@ -218,3 +218,68 @@ def test_deep_nesting_fails_cleanly():
 def test_invalid_utf8_from_surrogates_is_an_error():
     with pytest.raises(UnicodeEncodeError):
         echo("\ud800 lone surrogate")
+
+
+# ---- ObjectConvertible (tvm_ffi's): an instance converts to the Object asobject() returns ----
+
+class _AsArray(ffikit.ObjectConvertible):
+    def __init__(self, *items):
+        self.items = items
+
+    def asobject(self):
+        return ffikit.Array(self.items)
+
+
+def test_an_object_convertible_becomes_its_object_wherever_values_convert():
+    v = _AsArray(1, 2)
+    assert echo(v) == (1, 2) and isinstance(echo(v), ffikit.Array)  # a call's argument
+    assert ffikit.convert(v) == (1, 2)  # convert
+    assert ffikit.Array([v])[0] == (1, 2)  # a container element
+    assert ffikit.Map({"k": v})["k"] == (1, 2)
+    d = ffikit.Dict()
+    d["k"] = v
+    assert d["k"] == (1, 2)
+
+
+def test_asobject_keeps_the_object_alive_when_it_made_the_only_reference():
+    # asobject() returns a fresh Array nothing else holds: the call (and the container) keep it.
+    assert testing.echo(_AsArray("x" * 50))[0] == "x" * 50
+    arr = ffikit.List([_AsArray(3)])
+    assert arr[0] == (3,)
+
+
+def test_an_object_convertible_without_asobject_or_with_a_wrong_result_is_refused():
+    class Missing(ffikit.ObjectConvertible):
+        pass
+
+    class Wrong(ffikit.ObjectConvertible):
+        def asobject(self):
+            return 5  # tvm_ffi 0.1.15 crashes here
+
+    class Raises(ffikit.ObjectConvertible):
+        def asobject(self):
+            raise KeyError("no object")
+
+    with pytest.raises(NotImplementedError, match="Missing does not implement asobject"):
+        echo(Missing())
+    with pytest.raises(TypeError, match=r"Wrong.asobject\(\) must return an ffikit Object, got int"):
+        echo(Wrong())
+    with pytest.raises(TypeError, match=r"Wrong.asobject\(\) must return an ffikit Object, got int"):
+        ffikit.Array([Wrong()])
+    with pytest.raises(KeyError, match="no object"):
+        ffikit.convert(Raises())
+
+
+# ---- convert_func ----
+
+def test_convert_func_wraps_a_callable_as_convert_does():
+    f = ffikit.convert_func(lambda x, y: x + y)
+    assert isinstance(f, ffikit.Function) and f(1, 2) == 3
+    assert testing.apply(f, 2, 3) == 5
+    assert type(testing.apply(ffikit.convert_func(lambda t: t), np.zeros(2))) is ffikit.Tensor
+    with pytest.raises(TypeError, match="convert_func expects a callable, got int"):
+        ffikit.convert_func(1)  # type: ignore[arg-type]
+    with pytest.raises(TypeError, match="tensor_cls <class 'int'> must expose __dlpack_c_exchange_api__"):
+        ffikit.convert_func(lambda x: x, tensor_cls=int)
+    with pytest.raises(TypeError, match="tensor_cls must be a class, got int"):
+        ffikit.convert_func(lambda x: x, tensor_cls=3)  # type: ignore[arg-type]

@@ -104,3 +104,25 @@ def test_a_tensor_torch_cannot_hold_comes_back_as_an_ffikit_tensor(t):
     assert np.asarray(r).tolist() == [5.0, 4.0, 3.0, 2.0, 1.0, 0.0]
     arr = testing.apply(lambda x, y: [x, y], t, backwards)
     assert isinstance(arr[0], torch.Tensor) and type(arr[1]) is ffikit.Tensor
+
+
+def test_convert_func_with_tensor_cls_hands_the_callback_framework_tensors(t):
+    seen = []
+
+    def callback(a, b, items):
+        seen.append((type(a), type(b), type(items[0])))
+        return a.sum().item() + b
+
+    f = ffikit.convert_func(callback, tensor_cls=torch.Tensor)
+    # Called from C (testing.apply) with an ffikit.Tensor and a torch.Tensor: both arrive as torch's,
+    # as do tensors inside a container argument; other values as usual.
+    ft = ffikit.from_dlpack(t)
+    assert testing.apply(f, ft, 1, [t]) == 16.0
+    assert seen == [(torch.Tensor, int, torch.Tensor)]
+    assert testing.apply(f, t, 2.5, [ft]) == 17.5
+    # Sharing memory: a write through the callback's tensor shows in the original.
+    g = ffikit.convert_func(lambda a: a.add_(1) is a, tensor_cls=torch.Tensor)
+    assert testing.apply(g, ft) is True and t[0, 0].item() == 1.0
+    # Without tensor_cls: ffikit.Tensor, as convert(callable) gives.
+    h = ffikit.convert_func(lambda a: type(a).__name__)
+    assert testing.apply(h, ft) == "Tensor"
