@@ -362,9 +362,13 @@ static int create_from_fields(const ffk_rtype *rt, const ffk_any *args, int32_t 
   int rc = -1;
   ffk_object *obj = NULL;
   for (int32_t i = 0; i < rt->nfields; ++i) bound[i] = NULL;
+  /* The positional parameters: the required fields, then those with a default, each in
+     field order (tvm_ffi's order, so a required field may follow a defaulted one). */
   int32_t nparams = 0;
-  for (int32_t i = 0; i < rt->nfields; ++i)
-    if (is_positional(rt->fields[i])) {
+  for (int pass = 0; pass < 2; ++pass)
+    for (int32_t i = 0; i < rt->nfields; ++i) {
+      const ffk_field_info *f = rt->fields[i];
+      if (!is_positional(f) || ((f->flags & FFK_FIELD_HAS_DEFAULT) != 0) != (pass == 1)) continue;
       if (nparams < npos) bound[i] = &args[nparams];
       ++nparams;
     }

@@ -99,6 +99,52 @@ TEST_F(Reflect, DefineDescribesFieldsAndMethods) {
   EXPECT_FALSE(m->is_static);
 }
 
+// Fields {a = 1, b, c = 3 (kw_only), d = 4, e}: positional values bind to b, e, a, d
+// (required first, then defaulted, each in field order); c by name only.
+TEST_F(Reflect, PositionalValuesBindRequiredFieldsFirst) {
+  struct Five {
+    ffk_object header;
+    int64_t a, b, c, d, e;
+  };
+  static int32_t t = [] {
+    ffk_field_def fields[] = {
+        {"a", offsetof(Five, a), "int", FFK_FIELD_HAS_DEFAULT, ffk_any_int(1), nullptr},
+        {"b", offsetof(Five, b), "int", 0, ffk_any_none(), nullptr},
+        {"c", offsetof(Five, c), "int", FFK_FIELD_HAS_DEFAULT | FFK_FIELD_KW_ONLY, ffk_any_int(3), nullptr},
+        {"d", offsetof(Five, d), "int", FFK_FIELD_HAS_DEFAULT, ffk_any_int(4), nullptr},
+        {"e", offsetof(Five, e), "int", 0, ffk_any_none(), nullptr},
+    };
+    ffk_type_def def = {};
+    def.key = "test.reflect.RequiredFirst";
+    def.parent_index = FFK_TYPE_OBJECT;
+    def.instance_size = sizeof(Five);
+    def.fields = fields;
+    def.nfields = 5;
+    return ffk_type_define(&def);
+  }();
+  ASSERT_GE(t, 0) << FetchError();
+  auto values = [](ffk_object* o) {
+    const Five* f = reinterpret_cast<const Five*>(o);
+    return std::vector<int64_t>{f->a, f->b, f->c, f->d, f->e};
+  };
+  ffk_any args[] = {ffk_any_int(10), ffk_any_int(20), ffk_any_int(30), ffk_any_int(40), ffk_any_int(50)};
+  ffk_object* o = nullptr;
+  ASSERT_EQ(ffk_object_create(t, args, 2, nullptr, 0, &o), 0) << FetchError();
+  EXPECT_EQ(values(o), (std::vector<int64_t>{1, 10, 3, 4, 20}));
+  ffk_object_release(o);
+  ASSERT_EQ(ffk_object_create(t, args, 4, nullptr, 0, &o), 0) << FetchError();
+  EXPECT_EQ(values(o), (std::vector<int64_t>{30, 10, 3, 40, 20}));
+  ffk_object_release(o);
+  const char* names[] = {"c"};
+  ASSERT_EQ(ffk_object_create(t, args, 2, names, 1, &o), 0) << FetchError();
+  EXPECT_EQ(values(o), (std::vector<int64_t>{1, 10, 30, 4, 20}));
+  ffk_object_release(o);
+  EXPECT_EQ(ffk_object_create(t, args, 1, nullptr, 0, &o), -1);
+  EXPECT_TRUE(PendingError("TypeError", {"test.reflect.RequiredFirst.__init__() missing required argument: `e`"}));
+  EXPECT_EQ(ffk_object_create(t, args, 5, nullptr, 0, &o), -1);
+  EXPECT_TRUE(PendingError("TypeError", {"takes 4 positional arguments but 5 were given"}));
+}
+
 TEST_F(Reflect, CreateReadWriteAndCallAMethod) {
   int32_t t = PointType();
   ffk_any args[] = {ffk_any_int(3), ffk_any_raw_str("a longer name")};
@@ -996,8 +1042,9 @@ TEST_F(Reflect, EveryAllocationFailureInDefineAndCreateIsAMemoryErrorAndLeaksNot
   ffk_object_release(Obj(factory));
   ffk_object_release(Obj(method));
 
-  ffk_any values[] = {ffk_any_raw_str("a name longer than seven bytes"), ffk_any_none(),
-                      ffk_any_raw_str("another long string value"), ffk_any_int(3)};
+  // Positionally: the required `any`, then `name` and `items` (required fields bind first).
+  ffk_any values[] = {ffk_any_raw_str("another long string value"), ffk_any_raw_str("a name longer than seven bytes"),
+                      ffk_any_none(), ffk_any_int(3)};
   const char* names[] = {"n"};
   ffk::test::SweepAllocationFailures([&] {
     ffk_object* obj = nullptr;
@@ -1016,7 +1063,7 @@ TEST_F(Reflect, EveryAllocationFailureInDefineAndCreateIsAMemoryErrorAndLeaksNot
   ffk::test::SweepAllocationFailures([&] {
     ffk_object* obj = nullptr;
     const char* any_name[] = {"any"};
-    if (ffk_object_create(t, &values[2], 0, any_name, 1, &obj) != 0) return false;
+    if (ffk_object_create(t, &values[0], 0, any_name, 1, &obj) != 0) return false;
     ffk_object_release(obj);
     return true;
   });
@@ -1025,7 +1072,7 @@ TEST_F(Reflect, EveryAllocationFailureInDefineAndCreateIsAMemoryErrorAndLeaksNot
   ASSERT_EQ(ffk_object_create(t, values, 3, nullptr, 0, &obj), 0) << FetchError();
   const ffk_field_info* name = ffk_type_field_at(t, 0);
   ffk_object* before = reinterpret_cast<Sweep*>(obj)->name;
-  ffk::test::SweepAllocationFailures([&] { return ffk_field_set(name, obj, &values[2]) == 0; },
+  ffk::test::SweepAllocationFailures([&] { return ffk_field_set(name, obj, &values[0]) == 0; },
                                      [&] { EXPECT_EQ(reinterpret_cast<Sweep*>(obj)->name, before); });
   ffk::test::SweepAllocationFailures([&] {
     ffk_object* copy = ffk_object_shallow_copy(obj);
@@ -1769,6 +1816,7 @@ TEST_F(Reflect, FieldWiseAllocationFailuresAreMemoryErrorsAndLeakNothing) {
   ffk_object_release(Obj(method));
   int32_t t = -1;
   ASSERT_EQ(ffk_type_lookup("test.reflect.sweep.FieldWise", &t), 1);
+  // In field order: name, items, any, n.
   ffk_any values[] = {ffk_any_raw_str("a name longer than seven bytes"), ffk_any_none(),
                       ffk_any_raw_str("another long string value"), ffk_any_int(3)};
   ffk::test::SweepAllocationFailures([&] {

@@ -298,7 +298,7 @@ TEST_F(Repr, ATypeWithoutFieldsPrintsEmptyParentheses) {
 TEST_F(Repr, DerivedTypesPrintParentFieldsFirstAndLeaveOutReprOff) {
   ASSERT_GE(RLabelledType(), 0) << ffk::test::FetchError();
   OwnedAny o(Create(RLabelledType(), {ffk_any_int(1), ffk_any_float(0.5), ffk_any_raw_str("a \"quoted\" label")},
-                    {"label"}));
+                    {"y", "label"}));
   EXPECT_EQ(R(o.v), "test.repr.Labelled(x=1, y=0.5, label=\"a \\\"quoted\\\" label\")");
   OwnedAny secret;
   ASSERT_EQ(ffk_object_get_field(o.v.v_obj, "secret", &secret.v), 0);
@@ -365,7 +365,7 @@ TEST_F(Repr, ARegisteredSlotWinsOverTheFields) {
 TEST_F(Repr, ReflectedReprFailsCleanlyWhenMemoryRunsOut) {
   OwnedAny p(Create(RPointType(), {ffk_any_int(1)}));
   OwnedAny o(Create(RLabelledType(), {ffk_any_int(2), ffk_any_float(3.0), ffk_any_raw_str(std::string(100, 'l').c_str())},
-                    {"label"}));
+                    {"y", "label"}));
   ffk_any items[] = {p.v, o.v};
   OwnedAny arr(ffk_any_object_steal(&ffk_array_new(items, 2)->header));
   ffk::test::SweepAllocationFailures([&] {

@@ -471,21 +471,6 @@ def _resolve_fields(cls: type, key: str, opts: dict[str, Any]) -> list[Field]:
     return own
 
 
-def _check_order(own: list[Field], all_fields: list[Field]) -> None:
-    """The standard library's rule: a required positional parameter after one with a
-    default. Only the class's own fields are held to it: C binds a C parent's fields in
-    its order whatever their defaults."""
-    seen_default: str | None = None
-    for f in all_fields:
-        if not f.init or f.kw_only:
-            continue
-        has_default = f.default is not MISSING or f.default_factory is not MISSING
-        if has_default:
-            seen_default = f.name
-        elif seen_default is not None and any(f is o for o in own):
-            raise TypeError(f"non-default argument {f.name!r} follows default argument {seen_default!r}")
-
-
 def _collect_methods(cls: type) -> list[tuple[str, Any, bool, str | None]]:
     """(name, function, is_static, doc) for each method the type gets: marked ones and the
     public plain/static methods of the class body."""
@@ -523,8 +508,6 @@ def _finish(cls: type, opts: dict[str, Any]) -> None:
     else:
         inherited = _fields_from_c(parent_index, {}, None)
     all_fields = inherited + own
-    if opts["init"]:
-        _check_order(own, all_fields)
     specs = []
     for f in own:
         default: Any = None
@@ -638,6 +621,11 @@ def py_class(cls_or_type_key: Any = None, /, *, type_key: str | None = None, fro
     registered classes (the class itself too) by their key, ``Any`` / ``object``,
     ``Tensor``, ``Callable`` / ``Function``, ``Device``, ``dtype``. ``ClassVar``
     annotations are not fields; ``_: KW_ONLY`` makes the fields after it keyword-only.
+
+    The constructor takes the required fields first, then those with a default, each in
+    field order (parents' first), then the keyword-only ones: tvm_ffi's order, decided by
+    C for every reflected type, so ``a: int = 1`` before ``b: int`` gives ``__init__(b, a=1)``
+    where the standard library raises; ``__match_args__`` keeps field order.
 
     Options as the standard ``dataclasses.dataclass`` (and tvm_ffi): ``frozen`` (fields
     read-only in C after construction: assignment raises AttributeError), ``init``
@@ -878,10 +866,7 @@ def _install_dunders(cls: type, all_fields: list[Field], opts: dict[str, Any], *
                                        getattr(own["__init__"], "__ffi_post_init_wrapper__", False))
     setattr(cls, "__ffi_generated_init__", generated_init)
     if generated_init and py_class_mode and "__signature__" not in own:
-        try:
-            setattr(cls, "__signature__", _init_signature(all_fields))
-        except ValueError:  # a C parent's required field after a default: no Python signature says that
-            pass
+        setattr(cls, "__signature__", _init_signature(all_fields))
 
     if opts["repr"]:
         if "__repr__" not in own:
@@ -944,9 +929,11 @@ _FACTORY_DEFAULT = _FactoryDefault()
 
 
 def _init_signature(all_fields: list[Field]) -> inspect.Signature:
-    """The constructor's signature: the init fields, positional-or-keyword in field order,
-    then the keyword-only ones (what C's constructor binds)."""
-    positional: list[inspect.Parameter] = []
+    """The constructor's signature, as C's constructor binds (ffikit/reflect.h): the
+    required positional-or-keyword fields, then those with a default, each in field order,
+    then the keyword-only ones."""
+    required: list[inspect.Parameter] = []
+    optional: list[inspect.Parameter] = []
     keyword: list[inspect.Parameter] = []
     for f in all_fields:
         if not f.init:
@@ -956,8 +943,8 @@ def _init_signature(all_fields: list[Field]) -> inspect.Signature:
         kind = inspect.Parameter.KEYWORD_ONLY if f.kw_only else inspect.Parameter.POSITIONAL_OR_KEYWORD
         param = inspect.Parameter(f.name, kind, default=default,
                                   annotation=f.type if f.type is not None else inspect.Parameter.empty)
-        (keyword if f.kw_only else positional).append(param)
-    return inspect.Signature(positional + keyword, return_annotation=None)
+        (keyword if f.kw_only else required if default is inspect.Parameter.empty else optional).append(param)
+    return inspect.Signature(required + optional + keyword, return_annotation=None)
 
 
 def _make_order(op_name: str, op: str, compared: tuple[str, ...]) -> Callable[[Any, Any], Any]:

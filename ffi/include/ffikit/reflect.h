@@ -44,8 +44,10 @@
  * size is at least its parent's, and its struct starts with the parent's struct.
  *
  * Constructors. By default a type is constructed from its fields: the positional
- * arguments bind to the fields without FFK_FIELD_INIT_OFF and FFK_FIELD_KW_ONLY in field
- * order, the named ones to any field without FFK_FIELD_INIT_OFF, defaults fill the rest,
+ * arguments bind to the fields without FFK_FIELD_INIT_OFF and FFK_FIELD_KW_ONLY, first
+ * those without FFK_FIELD_HAS_DEFAULT, then those with one, each group in field order
+ * (inherited fields first; tvm_ffi's order: fields {a = 1, b, c = 3, d} take (b, d, a, c)),
+ * the named ones to any field without FFK_FIELD_INIT_OFF, defaults fill the rest,
  * and a missing field without a default is a TypeError naming it. A type may supply its
  * own constructor instead: a Function called with the caller's arguments (positional and
  * named, through ffk_function_call_kw) that returns the new object, usually made with
