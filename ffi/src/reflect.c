@@ -288,7 +288,16 @@ static int build_field(const char *key, const ffk_field_def *d, ffk_field_info *
   }
   if (ffk_reflect__convert(f, key, &d->default_value, &f->default_value) != 0) {
     f->default_value = ffk_any_none();
-    return prefix_error("cannot define type `%s`: bad default for field `%s`", key, d->name);
+    if (!ffk_error_matches(FFK_ERR_TYPE))
+      return prefix_error("cannot define type `%s`: bad default for field `%s`", key, d->name);
+    /* A default of another type: kept as given, converted (and refused) when an object
+       needs it, as tvm_ffi checks defaults (see FFK_FIELD_DEFAULT_UNCHECKED). */
+    ffk_error_clear();
+    if (ffk_any_to_owned(&d->default_value, &f->default_value) != 0) {
+      f->default_value = ffk_any_none();
+      return prefix_error("cannot define type `%s`: default for field `%s`", key, d->name);
+    }
+    f->flags |= FFK_FIELD_DEFAULT_UNCHECKED;
   }
   return 0;
 }

@@ -313,6 +313,8 @@ static int fill_default(ffk_object *obj, const ffk_rtype *rt, const ffk_field_in
     int rc = ffk_reflect__convert(f, ffk_type_key(rt->index), &made, &v);
     ffk_any_release(&made);
     if (rc != 0) return -1;
+  } else if (f->flags & FFK_FIELD_DEFAULT_UNCHECKED) { /* refused now, with the conversion's error */
+    if (ffk_reflect__convert(f, ffk_type_key(rt->index), &f->default_value, &v) != 0) return -1;
   } else {
     ffk_any__copy(&v, &f->default_value);
     ffk_any_retain(&v);

@@ -145,6 +145,44 @@ TEST_F(Reflect, PositionalValuesBindRequiredFieldsFirst) {
   EXPECT_TRUE(PendingError("TypeError", {"takes 4 positional arguments but 5 were given"}));
 }
 
+// A default of another type than its field's (`b: int = "x"`) defines the type (tvm_ffi
+// checks defaults when an object is built); a constructor that needs it fails then.
+TEST_F(Reflect, ADefaultOfTheWrongTypeFailsWhenAnObjectNeedsIt) {
+  struct IntPair {
+    ffk_object header;
+    int64_t a, b;
+  };
+  static int32_t t = [] {
+    ffk_field_def fields[] = {
+        {"a", offsetof(IntPair, a), "int", 0, ffk_any_none(), nullptr},
+        {"b", offsetof(IntPair, b), "int", FFK_FIELD_HAS_DEFAULT, ffk_any_raw_str("not an int"), nullptr},
+    };
+    ffk_type_def def = {};
+    def.key = "test.reflect.UncheckedDefault";
+    def.parent_index = FFK_TYPE_OBJECT;
+    def.instance_size = sizeof(IntPair);
+    def.fields = fields;
+    def.nfields = 2;
+    return ffk_type_define(&def);
+  }();
+  ASSERT_GE(t, 0) << FetchError();
+  const ffk_field_info* b = ffk_type_field_at(t, 1);
+  ASSERT_NE(b, nullptr);
+  EXPECT_TRUE(b->flags & FFK_FIELD_DEFAULT_UNCHECKED);
+  ffk_any args[] = {ffk_any_int(1), ffk_any_int(2)};
+  ffk_object* o = nullptr;
+  ASSERT_EQ(ffk_object_create(t, args, 2, nullptr, 0, &o), 0) << FetchError();  // b given: no default needed
+  EXPECT_EQ(reinterpret_cast<IntPair*>(o)->b, 2);
+  ffk_object_release(o);
+  EXPECT_EQ(ffk_object_create(t, args, 1, nullptr, 0, &o), -1);
+  EXPECT_EQ(o, nullptr);
+  EXPECT_TRUE(PendingError("TypeError", {"field `b` of `test.reflect.UncheckedDefault`", "expected `int` but got `str`"}));
+  EXPECT_EQ(ffk_object_new_reflected(t), nullptr);
+  EXPECT_TRUE(PendingError("TypeError", {"field `b`"}));
+  // A default that converts keeps its converted form and no flag.
+  EXPECT_FALSE(ffk_type_field_at(PointType(), 1)->flags & FFK_FIELD_DEFAULT_UNCHECKED);
+}
+
 TEST_F(Reflect, CreateReadWriteAndCallAMethod) {
   int32_t t = PointType();
   ffk_any args[] = {ffk_any_int(3), ffk_any_raw_str("a longer name")};
@@ -335,11 +373,9 @@ TEST_F(Reflect, DefineRefusesBadFields) {
     EXPECT_TRUE(DefineFails(d.def, "ValueError", {"field `b` at offset 36 is misaligned"}));
   }
   {
-    TwoDef d("test.reflect.bad.default");
-    d.fields[1].flags = FFK_FIELD_HAS_DEFAULT;
-    d.fields[1].default_value = ffk_any_raw_str("x");
-    EXPECT_TRUE(DefineFails(d.def, "TypeError", {"test.reflect.bad.default", "bad default for field `b`",
-                                                 "expected `int` but got `str`"}));
+    TwoDef d("test.reflect.bad.unchecked_flag");
+    d.fields[1].flags = FFK_FIELD_HAS_DEFAULT | FFK_FIELD_DEFAULT_UNCHECKED;  // ffk_type_define's to set
+    EXPECT_TRUE(DefineFails(d.def, "ValueError", {"field `b` has unknown flags 0x8000"}));
   }
   {
     TwoDef d("test.reflect.bad.flags");

@@ -393,6 +393,22 @@ def test_required_fields_come_first_in_the_constructor_as_tvm_ffi_orders_them():
     assert (R(9).x, R(9).z) == (2, 9)
 
 
+def test_a_default_of_the_wrong_type_is_refused_when_an_object_needs_it():
+    # tvm_ffi checks defaults when an object is built: `name: str = None` defines the class.
+    key = _key("Unchecked")
+
+    @py_class(key)
+    class U(Object):
+        name: str = None  # type: ignore[assignment]
+        n: int = 0
+
+    assert U(name="x").name == "x"
+    with pytest.raises(TypeError, match=f"field `name` of `{key}`: expected `str` but got `None`"):
+        U()
+    with pytest.raises(TypeError, match="expected `str` but got `None`"):
+        U(n=1)
+
+
 def test_frozen_class_fields_are_read_only_in_c():
     key = _key("Frozen")
 

@@ -93,6 +93,11 @@ enum {
   FFK_FIELD_COMPARE_OFF = 1u << 5,     /* ignored by structural equality and hash */
   FFK_FIELD_DEFAULT_FACTORY = 1u << 6, /* with HAS_DEFAULT: default_value is a Function called with no
                                           arguments for each new object (a fresh List per object) */
+  /* Set by ffk_type_define alone (an unknown flag in an ffk_field_def): the default does not convert
+     to the field's type (`name: str = None`), so it is kept as given and a constructor that
+     needs it fails with the conversion's TypeError, naming the field (tvm_ffi checks defaults
+     when an object is built, not when its class is defined). */
+  FFK_FIELD_DEFAULT_UNCHECKED = 1u << 15,
 };
 
 /* The C type stored at a field's offset (see the table above). */
