@@ -11,7 +11,8 @@ from typing import TYPE_CHECKING, Any, ClassVar
 
 from . import _core
 from ._core import Function, Object
-from .registry import register_object
+from .container import Array, Map
+from .dataclasses import c_class
 
 if TYPE_CHECKING:
     from collections.abc import Mapping, Sequence
@@ -19,7 +20,9 @@ if TYPE_CHECKING:
 _core._testing_register()
 
 
-@register_object("testing.TestObjectBase")
+# c_class, as tvm_ffi.testing declares them: dataclasses' is_dataclass, fields, asdict,
+# astuple and replace work on them and their instances.
+@c_class("testing.TestObjectBase")
 class TestObjectBase(Object):
     """The base test type: ``v_i64`` (writable, default 10, doc "i64 field"), ``v_f64``
     (read-only, default 10.0), ``v_str`` (writable, default "hello") and the method
@@ -35,23 +38,22 @@ class TestObjectBase(Object):
         def add_i64(self, x: int, /) -> int: ...
 
 
-@register_object("testing.TestObjectDerived")
+@c_class("testing.TestObjectDerived")
 class TestObjectDerived(TestObjectBase):
     """TestObjectBase with two required fields more: ``v_map`` (a Map) and ``v_array``
     (an Array)."""
 
     __slots__ = ()
     __test__: ClassVar[bool] = False
-    v_map: Mapping[Any, Any]
-    v_array: Sequence[Any]
+    v_map: Map[Any, Any]
+    v_array: Array[Any]
     if TYPE_CHECKING:
-        # C binds positional arguments in field order (the parent's fields first), so the
-        # required v_map and v_array are given by name here (tvm_ffi takes them first).
-        def __init__(self, v_i64: int = ..., v_f64: float = ..., v_str: str = ..., *,
-                     v_map: Mapping[Any, Any], v_array: Sequence[Any]) -> None: ...
+        # C binds the required fields first (v_map, v_array), then the parent's defaulted ones.
+        def __init__(self, v_map: Mapping[Any, Any], v_array: Sequence[Any], v_i64: int = ..., v_f64: float = ...,
+                     v_str: str = ...) -> None: ...
 
 
-@register_object("testing.TestIntPair")
+@c_class("testing.TestIntPair")
 class TestIntPair(Object):
     """Two read-only ints ``a`` and ``b`` (docs "Field `a`", "Field `b`"), constructed as
     ``TestIntPair(a, b)``, with the method ``sum()``."""

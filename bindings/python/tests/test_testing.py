@@ -81,3 +81,19 @@ def test_add_one_refuses_to_overflow():
     with pytest.raises(OverflowError, match=r"^`testing.add_one\(9223372036854775807\)`: the result does not fit"):
         testing.add_one(2**63 - 1)
     assert testing.add_one(-(2**63)) == -(2**63) + 1
+
+
+def test_the_testing_types_are_c_classes_as_in_tvm_ffi():
+    from ffikit import dataclasses as dc
+    from ffikit.testing import TestIntPair, TestObjectBase, TestObjectDerived
+
+    p = TestIntPair(1, 2)
+    assert dc.is_dataclass(TestIntPair) and dc.is_dataclass(p)
+    assert [f.name for f in dc.fields(TestIntPair)] == ["a", "b"]
+    assert dc.asdict(p) == {"a": 1, "b": 2} and dc.astuple(p) == (1, 2)
+    q = dc.replace(p, a=5)
+    assert (q.a, q.b) == (5, 2) and TestIntPair.__match_args__ == ("a", "b")
+    assert dc.asdict(TestObjectBase()) == {"v_i64": 10, "v_f64": 10.0, "v_str": "hello"}
+    # Required fields first (tvm_ffi's order): v_map and v_array, then the parent's defaulted ones.
+    d = TestObjectDerived({"k": 1}, [1, 2], 3)
+    assert (dict(d.v_map), list(d.v_array), d.v_i64) == ({"k": 1}, [1, 2], 3)
