@@ -19,6 +19,8 @@
  */
 #include "ffikit_py.h"
 
+#include <limits.h>
+
 #include "tensor_py.h"
 
 static const char *const k_legacy = "dltensor", *const k_versioned = "dltensor_versioned";
@@ -101,8 +103,22 @@ static PyObject *str_dlpack_device;            /* "__dlpack_device__" */
  * when obj has no __dlpack_device__: the keyword is not passed then. NULL with an
  * exception when __dlpack_device__ fails or returns something else than (type, id).
  */
+/* One int of a (device_type, device_id) tuple; 0, or -1 when it is not an int in range. */
+static int device_int(PyObject *v, int *out) {
+  if (!PyLong_Check(v)) return -1;
+  int overflow;
+  long x = PyLong_AsLongAndOverflow(v, &overflow);
+  if (overflow != 0 || x < INT_MIN || x > INT_MAX) return -1;
+  *out = (int)x;
+  return 0;
+}
+
 static PyObject *consumer_stream(PyObject *obj, int *absent) {
   *absent = 0;
+  /* A numpy array is always on the CPU, which has no streams: its __dlpack_device__ call
+     (a Python method call, the largest cost of importing a small array) is skipped.
+     Checked by exact type name, so numpy is never imported here. */
+  if (strcmp(Py_TYPE(obj)->tp_name, "numpy.ndarray") == 0) return Py_NewRef(Py_None);
   PyObject *dev = PyObject_CallMethodNoArgs(obj, str_dlpack_device);
   if (dev == NULL) {
     if (!PyErr_ExceptionMatches(PyExc_AttributeError)) return NULL;
@@ -111,13 +127,11 @@ static PyObject *consumer_stream(PyObject *obj, int *absent) {
     return NULL;
   }
   int type, id;
-  int ok = PyTuple_Check(dev) && PyTuple_GET_SIZE(dev) == 2 && PyArg_ParseTuple(dev, "ii", &type, &id);
+  int ok = PyTuple_Check(dev) && PyTuple_GET_SIZE(dev) == 2 && device_int(PyTuple_GET_ITEM(dev, 0), &type) == 0 &&
+           device_int(PyTuple_GET_ITEM(dev, 1), &id) == 0;
   if (!ok) {
-    if (!PyErr_Occurred() || PyErr_ExceptionMatches(PyExc_TypeError)) {
-      PyErr_Clear();
-      PyErr_Format(PyExc_TypeError, "%.200s.__dlpack_device__() returned %R, not a (device_type, device_id) tuple",
-                   Py_TYPE(obj)->tp_name, dev);
-    }
+    PyErr_Format(PyExc_TypeError, "%.200s.__dlpack_device__() returned %R, not a (device_type, device_id) tuple",
+                 Py_TYPE(obj)->tp_name, dev);
     Py_DECREF(dev);
     return NULL;
   }
@@ -169,17 +183,15 @@ ffk_tensor *ffkpy_tensor_from_dlpack(PyObject *obj, const ffk_dlpack_requirement
     return t;
   }
   if (PyCapsule_CheckExact(obj)) return import_capsule(obj, req);
-  PyObject *method = PyObject_GetAttr((PyObject *)Py_TYPE(obj), ffkpy_g.str_dlpack);
-  if (method == NULL) {
-    if (!PyErr_ExceptionMatches(PyExc_AttributeError)) return NULL;
-    PyErr_Clear();
+  /* The class attribute through CPython's type cache (no exception raised for a miss). */
+  if (_PyType_Lookup(Py_TYPE(obj), ffkpy_g.str_dlpack) == NULL) {
+    if (PyErr_Occurred()) return NULL;
     PyErr_Format(PyExc_TypeError,
                  "expected a tensor (an object with __dlpack__, such as a numpy array or a torch.Tensor) or a "
                  "DLPack capsule, not %.200s",
                  Py_TYPE(obj)->tp_name);
     return NULL;
   }
-  Py_DECREF(method);
   ffk_tensor *fast;
   int rc = ffkpy_tensor_from_exchange_api(obj, req, &fast);
   if (rc != 0) return rc > 0 ? fast : NULL;

@@ -394,6 +394,27 @@ def test_a_bad_dlpack_device_is_named():
 
     with pytest.raises(TypeError, match=r"__dlpack_device__\(\) returned 'cuda', not a \(device_type, device_id\)"):
         ffikit.from_dlpack(Bad())
+    for dev, shown in ((("cuda", 0), r"\('cuda', 0\)"), ((2**40, 0), r"\(1099511627776, 0\)"),
+                       ((2, 0.5), r"\(2, 0.5\)"), ((2,), r"\(2,\)")):
+        Bad.__dlpack_device__ = lambda self, dev=dev: dev  # type: ignore[method-assign]
+        with pytest.raises(TypeError, match=shown + ", not a \\(device_type, device_id\\) tuple"):
+            ffikit.from_dlpack(Bad())
+
+
+def test_a_numpy_subclass_is_asked_for_its_device():
+    # Exact numpy arrays are known to be on the CPU (no __dlpack_device__ call); a subclass
+    # may say otherwise, so it is asked.
+    asked = []
+
+    class Sub(np.ndarray):
+        def __dlpack_device__(self):
+            asked.append(True)
+            return super().__dlpack_device__()
+
+    x = np.arange(3.0)
+    assert ffikit.from_dlpack(x).data_ptr() == x.ctypes.data
+    t = ffikit.from_dlpack(x.view(Sub))
+    assert asked == [True] and t.data_ptr() == x.ctypes.data
 
 
 # ---- The C exchange API (DLPack 1.3) and streams -------------------------------------------------
