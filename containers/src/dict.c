@@ -70,6 +70,26 @@ ffk_dict *ffk_dict_from_map(const ffk_map *m) {
   return d;
 }
 
+ffk_dict *ffk_dict_from_map_steal(ffk_map *m) {
+  if (m == NULL) {
+    ffk_error_set(FFK_ERR_VALUE, "ffk_dict_from_map_steal: the map is NULL");
+    return NULL;
+  }
+  if (!ffk_object_is_unique(&m->header)) { /* shared: its entries stay with the other holders */
+    ffk_dict *d = ffk_dict_from_map(m);
+    ffk_object_release(&m->header);
+    return d;
+  }
+  ffk_dict *d = ffk_dict_new();
+  if (d != NULL) { /* the only reference: its table moves, entries and all */
+    ffk_table__free(&d->table);
+    d->table = m->table;
+    ffk_table__init(&m->table);
+  }
+  ffk_object_release(&m->header);
+  return d;
+}
+
 ffk_map *ffk_dict_to_map(ffk_dict *d) {
   if (d == NULL) {
     null_handle("ffk_dict_to_map");

@@ -196,6 +196,45 @@ fail:
   return NULL;
 }
 
+/* Releases the 2n values not yet moved (from position `from`), views included (which own nothing). */
+static void drop_pairs(ffk_any *keys, ffk_any *values, int64_t from, int64_t n) {
+  for (int64_t i = from; i < n; ++i) {
+    if (ffk_array__is_view(&keys[i])) keys[i] = ffk_any_none();
+    if (ffk_array__is_view(&values[i])) values[i] = ffk_any_none();
+    ffk_any_release(&keys[i]);
+    ffk_any_release(&values[i]);
+  }
+}
+
+ffk_map *ffk_map_from_pairs_steal(ffk_any *keys, ffk_any *values, int64_t n) {
+  if (n < 0 || ((keys == NULL || values == NULL) && n > 0)) {
+    ffk_error_set(FFK_ERR_VALUE, "ffk_map_from_pairs_steal: %lld pairs from %p and %p", (long long)n, (void *)keys,
+                  (void *)values);
+    return NULL;
+  }
+  ffk_map *m = ffk_map_new();
+  if (m == NULL || (n > 0 && ffk_table__reserve(&m->table, n) != 0)) {
+    drop_pairs(keys, values, 0, n);
+    if (m != NULL) ffk_object_release(&m->header);
+    return NULL;
+  }
+  for (int64_t i = 0; i < n; ++i) {
+    if (FFK_UNLIKELY(ffk_array__is_view(&keys[i]) || ffk_array__is_view(&values[i]))) {
+      const ffk_any *view = ffk_array__is_view(&keys[i]) ? &keys[i] : &values[i];
+      ffk_error_set(FFK_ERR_TYPE, "ffk_map_from_pairs_steal: the %s of pair %lld is a borrowed %s view, which owns nothing",
+                    view == &keys[i] ? "key" : "value", (long long)i, ffk_any_type_name(view));
+      drop_pairs(keys, values, i, n);
+      ffk_object_release(&m->header);
+      return NULL;
+    }
+    ffk_any k = keys[i], v = values[i], old;
+    keys[i] = values[i] = ffk_any_none();
+    (void)put(m, k, v, &old); /* reserved above: no allocation, cannot fail */
+    ffk_any_release(&old);     /* a duplicate key: the earlier value */
+  }
+  return m;
+}
+
 int ffk_map_merge(ffk_map **pm, const ffk_map *other) {
   if (pm == NULL || *pm == NULL || other == NULL)
     return ffk_error_set(FFK_ERR_VALUE, "ffk_map_merge: a map is NULL");

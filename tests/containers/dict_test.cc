@@ -413,6 +413,34 @@ TEST_F(Dict, FromPairsLaterDuplicatesWinAtTheFirstPosition) {
   ffk_object_release(Obj(e));
 }
 
+TEST_F(Dict, FromMapStealMovesTheEntriesOfAnUnsharedMap) {
+  ffk_map* m = ffk_map_new();
+  for (int i = 0; i < 12; ++i) ASSERT_EQ(MapSet(&m, ffk_any_int(11 - i), ffk_any_int(i)), 0);
+  ffk_any big;
+  ASSERT_EQ(ffk_any_str("a string longer than seven bytes", 32, &big), 0);
+  ASSERT_EQ(MapSet(&m, ffk_any_int(99), big), 0);
+  EXPECT_EQ(ffk_object_use_count(big.v_obj), 2);
+  std::string mrepr = R(m);
+  // The only reference: the entries move (no retain), the Map goes.
+  ffk_dict* d = ffk_dict_from_map_steal(m);
+  ASSERT_NE(d, nullptr) << FetchError();
+  EXPECT_EQ(R(d), mrepr);
+  EXPECT_EQ(ffk_object_use_count(big.v_obj), 2) << "moved, not copied";
+  // Shared: copied, and the caller's reference released; the other holder's Map is unchanged.
+  ffk_map* shared = ffk_dict_to_map(d);
+  ASSERT_NE(shared, nullptr);
+  ffk_object_retain(Obj(shared));
+  ffk_dict* e = ffk_dict_from_map_steal(shared);
+  ASSERT_NE(e, nullptr);
+  ASSERT_EQ(Set(e, ffk_any_int(1000), ffk_any_int(1)), 0);
+  EXPECT_EQ(R(shared), mrepr);
+  EXPECT_EQ(ffk_object_use_count(Obj(shared)), 1);
+  EXPECT_EQ(ffk_dict_from_map_steal(nullptr), nullptr);
+  EXPECT_TRUE(PendingError("ValueError", {"the map is NULL"}));
+  ffk_any_release(&big);
+  for (ffk_object* x : {Obj(shared), Obj(d), Obj(e)}) ffk_object_release(x);
+}
+
 TEST_F(Dict, FromMapAndToMapAreSnapshots) {
   ffk_map* m = ffk_map_new();
   for (int i = 0; i < 12; ++i) ASSERT_EQ(MapSet(&m, ffk_any_int(11 - i), ffk_any_int(i)), 0);

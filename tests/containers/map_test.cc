@@ -347,6 +347,45 @@ TEST_F(Map, GrowsPastTheSmallTableAndShrinksBackAfterErasing) {
   ffk_object_release(Obj(m));
 }
 
+TEST_F(Map, FromPairsStealTakesEveryValueAndKeepsDuplicateRules) {
+  ffk_any keys[3], vals[3];
+  ASSERT_EQ(ffk_any_str("a key longer than seven", 23, &keys[0]), 0);
+  keys[1] = ffk_any_int(2);
+  ASSERT_EQ(ffk_any_str("a key longer than seven", 23, &keys[2]), 0);  // a duplicate: the later value wins
+  ASSERT_EQ(ffk_any_str("a value longer than seven", 25, &vals[0]), 0);
+  vals[1] = ffk_any_float(0.5);
+  vals[2] = ffk_any_int(3);
+  ffk_object* s0 = keys[0].v_obj;
+  ffk_map* m = ffk_map_from_pairs_steal(keys, vals, 3);
+  ASSERT_NE(m, nullptr) << FetchError();
+  EXPECT_EQ(R(m), "{\"a key longer than seven\": 3, 2: 0.5}");
+  EXPECT_EQ(ffk_object_use_count(s0), 1) << "the Map holds the first key without a retain";
+  for (int i = 0; i < 3; ++i) EXPECT_EQ(keys[i].type_index, FFK_TYPE_NONE);  // taken over
+  ffk_object_release(Obj(m));
+  // A view owns nothing: the pair is named, and everything is released (ASan checks).
+  ffk_any k2[2] = {ffk_any_int(1), ffk_any_raw_str("view")};
+  ffk_any v2[2];
+  ASSERT_EQ(ffk_any_str("another value longer than seven", 31, &v2[0]), 0);
+  ASSERT_EQ(ffk_any_str("and one more longer than seven", 30, &v2[1]), 0);
+  EXPECT_EQ(ffk_map_from_pairs_steal(k2, v2, 2), nullptr);
+  EXPECT_TRUE(PendingError("TypeError", {"the key of pair 1 is a borrowed", "view"}));
+  EXPECT_EQ(v2[1].type_index, FFK_TYPE_NONE);
+  EXPECT_EQ(ffk_map_from_pairs_steal(nullptr, nullptr, 1), nullptr);
+  EXPECT_TRUE(PendingError("ValueError", {"1 pairs"}));
+  ffk::test::SweepAllocationFailures([] {
+    ffk_any k[2] = {ffk_any_int(1), ffk_any_int(2)}, v[2];
+    if (ffk_any_str("a value longer than seven", 25, &v[0]) != 0) return false;
+    if (ffk_any_str("a value longer than seven", 25, &v[1]) != 0) {
+      ffk_any_release(&v[0]);
+      return false;
+    }
+    ffk_map* got = ffk_map_from_pairs_steal(k, v, 2);
+    if (got == nullptr) return false;
+    ffk_object_release(Obj(got));
+    return true;
+  });
+}
+
 TEST_F(Map, NullHandlesAndBadPairsAreErrors) {
   ffk_any k = ffk_any_int(1);
   EXPECT_EQ(ffk_map_set(nullptr, &k, &k), -1);

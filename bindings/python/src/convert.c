@@ -344,6 +344,30 @@ static int seq_to_array(PyObject *o, ffk_any *out, ffkpy_temps *temps) {
   return new_object_to_any((ffk_object *)a, out, temps); /* NULL: the pending error */
 }
 
+/* An owned value for a dict's key or value: exact str, int and float inline (the common
+ * keys and values), the rest through ffkpy_to_any. 0, or -1 with an exception. */
+static inline int owned_item(PyObject *x, ffk_any *out) {
+  PyTypeObject *tp = Py_TYPE(x);
+  if (tp == &PyUnicode_Type) return str_to_any(x, out, NULL);
+  if (tp == &PyLong_Type) {
+    long long v;
+    int of = 0;
+    if (small_int(x, &v) || ((v = PyLong_AsLongLongAndOverflow(x, &of)), of == 0 && !(v == -1 && PyErr_Occurred()))) {
+      *out = ffk_any_int(v);
+      return 0;
+    }
+  } else if (tp == &PyFloat_Type) {
+    *out = ffk_any_float(PyFloat_AS_DOUBLE(x));
+    return 0;
+  }
+  Py_INCREF(x); /* a conversion may run Python code that drops the dict's reference */
+  int rc = ffkpy_to_any(x, out, NULL);
+  Py_DECREF(x);
+  return rc;
+}
+
+/* A dict -> a new Map in one pass: every key and value converted once into owned values
+ * that ffk_map_from_pairs_steal takes over (one hash per key, no retain/release pair). */
 static int dict_to_map(PyObject *o, ffk_any *out, ffkpy_temps *temps) {
   Py_ssize_t n = PyDict_Size(o);
   ffk_any *keys = PyMem_Malloc(sizeof(ffk_any) * (size_t)(2 * n + 1));
@@ -359,8 +383,8 @@ static int dict_to_map(PyObject *o, ffk_any *out, ffkpy_temps *temps) {
     rc = -1;
   } else {
     while (rc == 0 && i < n && PyDict_Next(o, &pos, &k, &v)) {
-      if ((rc = ffkpy_to_any(k, &keys[i], NULL)) != 0) break;
-      if ((rc = ffkpy_to_any(v, &values[i], NULL)) != 0) {
+      if ((rc = owned_item(k, &keys[i])) != 0) break;
+      if ((rc = owned_item(v, &values[i])) != 0) {
         ffk_any_release(&keys[i]);
         break;
       }
@@ -368,14 +392,17 @@ static int dict_to_map(PyObject *o, ffk_any *out, ffkpy_temps *temps) {
     }
     Py_LeaveRecursiveCall();
   }
-  ffk_map *m = rc == 0 ? ffk_map_from_pairs(keys, values, i) : NULL;
-  for (Py_ssize_t j = 0; j < i; ++j) {
-    ffk_any_release(&keys[j]);
-    ffk_any_release(&values[j]);
+  if (rc != 0) {
+    for (Py_ssize_t j = 0; j < i; ++j) {
+      ffk_any_release(&keys[j]);
+      ffk_any_release(&values[j]);
+    }
+    PyMem_Free(keys);
+    return -1;
   }
+  ffk_map *m = ffk_map_from_pairs_steal(keys, values, i); /* takes every pair, also on failure */
   PyMem_Free(keys);
-  if (rc != 0) return -1;
-  return new_object_to_any((ffk_object *)m, out, temps);
+  return new_object_to_any((ffk_object *)m, out, temps); /* NULL: the pending error */
 }
 
 /* The ffikit.Error of an exception (new reference), from ffikit.error._to_c: the one it

@@ -161,10 +161,13 @@ static ffk_map *map_of(PyObject *mapping) {
       break;
     }
   }
-  if (kv != NULL && done == n && (m = ffk_map_from_pairs(kv, kv + n, n)) == NULL) ffkpy_raise_from_ffk();
-  for (Py_ssize_t i = 0; i < done; ++i) {
-    ffk_any_release(&kv[i]);
-    ffk_any_release(&kv[n + i]);
+  if (kv != NULL && done == n) {
+    if ((m = ffk_map_from_pairs_steal(kv, kv + n, n)) == NULL) ffkpy_raise_from_ffk(); /* took every pair */
+  } else {
+    for (Py_ssize_t i = 0; i < done; ++i) {
+      ffk_any_release(&kv[i]);
+      ffk_any_release(&kv[n + i]);
+    }
   }
   PyMem_Free(kv);
   Py_DECREF(seq);
@@ -187,8 +190,7 @@ static PyObject *dict_new(PyTypeObject *type, PyObject *args, PyObject *kwds) {
   if (mapping == NULL || mapping == Py_None) return ffkpy_container__wrap(type, (ffk_object *)ffk_dict_new());
   ffk_map *m = map_of(mapping);
   if (m == NULL) return NULL;
-  ffk_dict *d = ffk_dict_from_map(m);
-  ffk_object_release((ffk_object *)m);
+  ffk_dict *d = ffk_dict_from_map_steal(m); /* a Map made here: its entries move */
   return ffkpy_container__wrap(type, (ffk_object *)d);
 }
 
@@ -428,8 +430,7 @@ static PyObject *dict_update_from(PyObject *self, PyObject *mapping) {
 static PyObject *dict_copy(PyObject *self, PyObject *unused) {
   ffk_map *m = ffk_dict_to_map(DCT(self));
   if (m == NULL) return ffkpy_raise_from_ffk();
-  ffk_dict *d = ffk_dict_from_map(m);
-  ffk_object_release((ffk_object *)m);
+  ffk_dict *d = ffk_dict_from_map_steal(m); /* the snapshot's entries move */
   return ffkpy_container__wrap(Py_TYPE(self), (ffk_object *)d);
 }
 

@@ -36,6 +36,14 @@ FFK_API ffk_dict *ffk_dict_from_pairs(const ffk_any *keys, const ffk_any *values
 /* A new Dict with the entries of a Map (borrowed), in its order. New reference or NULL (ValueError, MemoryError). */
 FFK_API ffk_dict *ffk_dict_from_map(const ffk_map *m);
 
+/*
+ * Like ffk_dict_from_map, but takes over the reference `m` (steals it, also on failure):
+ * when it is the only one, the Map's entries move into the Dict without a copy or any
+ * reference-count traffic (a Map just built for it); otherwise they are copied. New
+ * reference, or NULL with a ValueError (m NULL) or a MemoryError.
+ */
+FFK_API ffk_dict *ffk_dict_from_map_steal(ffk_map *m);
+
 /* A snapshot of the entries as a new Map. New reference, or NULL (ValueError, MemoryError). */
 FFK_API ffk_map *ffk_dict_to_map(ffk_dict *d);
 

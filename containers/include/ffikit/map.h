@@ -42,6 +42,16 @@ FFK_API ffk_map *ffk_map_new(void);
  */
 FFK_API ffk_map *ffk_map_from_pairs(const ffk_any *keys, const ffk_any *values, int64_t n);
 
+/*
+ * Like ffk_map_from_pairs, but takes over the 2n owned values at `keys` and `values`
+ * (steals them, even on failure: each is then released and reset to None), in one pass
+ * with one hash per key and no reference-count traffic: the bulk path of a binding that
+ * has just made the values (a Python dict -> Map). Views own nothing and are a TypeError
+ * naming the pair. New reference, or NULL with a ValueError (negative n, NULL arrays), that
+ * TypeError or a MemoryError.
+ */
+FFK_API ffk_map *ffk_map_from_pairs_steal(ffk_any *keys, ffk_any *values, int64_t n);
+
 /* The number of entries. Cannot fail. */
 FFK_API int64_t ffk_map_size(const ffk_map *m);
 
