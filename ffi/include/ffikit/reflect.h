@@ -232,6 +232,7 @@ FFK_API int ffk_type_add_method(int32_t type_index, const ffk_method_def *method
  *   "__s_equal__"        Function(a, b, equal) -> bool: structural equality of two objects of
  *                        the type (ffikit/structural.h says how `equal` recurses)
  *   "__s_hash__"         Function(v, hash) -> int: its structural hash
+ *   "__s_kind__"         int, an ffk_s_kind: how structural equality treats it (below)
  *   "__data_to_json__"   Function(v) -> a JSON-able value: its data in a JSON graph
  *                        (ffikit/serialization.h)
  *   "__data_from_json__" Function(data) -> object: rebuilds it from that data
