@@ -108,7 +108,11 @@ typedef struct type_info {
   ffk_function *eq_hook;         /* owned, or NULL */
   ffk_function *hash_hook;       /* owned, or NULL */
   bool reflected;                /* described by ffk_type_define */
+  int skind;                     /* an ffk_s_kind (FFK_ATTR_S_KIND; TREE without one) */
 } type_info;
+
+/* The definition region a walk is in (ffikit/structural.h, "Kinds and variables"). */
+enum { REGION_NONE, REGION_SIMPLE, REGION_PATTERN };
 
 #define RECENT_TYPES 8 /* direct-mapped by type index, in front of the full list */
 
@@ -141,6 +145,14 @@ typedef struct walk {
   bool cyclic;       /* hash: the node being hashed has reached a cycle so far */
   ffk_object **kept; /* owned until the walk ends: snapshots and hook arguments (walk_memo) */
   int64_t nkept, capkept;
+  int region;         /* REGION_*: where variables met now bind */
+  bool look_inside;   /* equality: an object compared with itself is walked (see equal_walk) */
+  bool met_binding;   /* equality: a variable or dag node was compared */
+  walk_memo bound_a;  /* equality: variables and dag nodes of `a` bound, (a, NULL) -> b as value;
+                         hash: variables and dag nodes hashed, (v, NULL) -> their hash */
+  walk_memo bound_b;  /* and the other way; both sides kept alive by walk_keep until the walk ends */
+  uint64_t var_order; /* hash: variables met in a definition region so far */
+  uint64_t dag_order; /* hash: dag nodes met so far */
 } walk;
 
 /* True when `o` may be met again in this walk (see walk_memo). */
@@ -183,7 +195,7 @@ static int memo_add(walk_memo *m, const ffk_object *a, const ffk_object *b, uint
   return 0;
 }
 
-static walk *walk_new(bool paths) {
+static walk *walk_new(bool paths, uint32_t flags, bool look_inside) {
   walk *w = ffk_mem_alloc(sizeof(walk));
   if (w == NULL) return NULL;
   w->depth = 0;
@@ -200,6 +212,11 @@ static walk *walk_new(bool paths) {
   w->cyclic = false;
   w->kept = NULL;
   w->nkept = w->capkept = 0;
+  w->region = (flags & FFK_STRUCTURAL_MAP_FREE_VARS) ? REGION_PATTERN : REGION_NONE;
+  w->look_inside = look_inside;
+  w->met_binding = false;
+  w->bound_a = w->bound_b = (walk_memo){NULL, 0, 0};
+  w->var_order = w->dag_order = 0;
   return w;
 }
 
@@ -258,6 +275,8 @@ static void steps_truncate(walk *w, int32_t mark) {
 
 static void walk_free(walk *w) {
   ffk_mem_free(w->done.slots);
+  ffk_mem_free(w->bound_a.slots);
+  ffk_mem_free(w->bound_b.slots);
   for (int64_t i = 0; i < w->nkept; ++i) ffk_object_release(w->kept[i]);
   ffk_mem_free(w->kept);
   for (int32_t i = 0; i < w->ninfos; ++i) {
@@ -325,6 +344,25 @@ static const type_info *info_of(walk *w, int32_t t) {
   info->eq_hook = info->hash_hook = NULL;
   info->reflected = ffk_type_is_reflected(t);
   info->key_hash = hash_key(ffk_type_key(t));
+  info->skind = FFK_S_KIND_TREE;
+  ffk_any kind;
+  int found = ffk_type_get_attr(t, FFK_ATTR_S_KIND, &kind);
+  if (found < 0) {
+    ffk_mem_free(info);
+    return NULL;
+  }
+  if (found == 1) {
+    bool valid = kind.type_index == FFK_TYPE_INT && kind.v_int >= FFK_S_KIND_TREE && kind.v_int <= FFK_S_KIND_SINGLETON;
+    if (valid) info->skind = (int)kind.v_int;
+    else
+      ffk_error_set(FFK_ERR_VALUE, "the `%s` attribute of type `%s` is not a structural kind (an int from 1 to 5)",
+                    FFK_ATTR_S_KIND, ffk_type_key(t));
+    ffk_any_release(&kind);
+    if (!valid) {
+      ffk_mem_free(info);
+      return NULL;
+    }
+  }
   for (int32_t i = 0; i < n; ++i) {
     const ffk_field_info *f = ffk_type_field_at(t, i);
     if (f == NULL) {
@@ -371,7 +409,7 @@ static int value_kind(walk *w, const ffk_any *v, const type_info **info) {
   if (t < FFK_TYPE_STATIC_END || v->v_obj == NULL) return builtin_kind(t);
   const type_info *ti = info_of(w, t);
   if (ti == NULL) return -1;
-  if (!ti->reflected && ti->eq_hook == NULL && ti->hash_hook == NULL) return KIND_KEY;
+  if (!ti->reflected && ti->eq_hook == NULL && ti->hash_hook == NULL && ti->skind == FFK_S_KIND_TREE) return KIND_KEY;
   *info = ti;
   return KIND_OBJECT;
 }
@@ -547,6 +585,30 @@ static int equal_sequences(walk *w, ffk_object *a, ffk_object *b) {
   return rc;
 }
 
+/*
+ * `key` (borrowed) as the other side names it: what it is bound to when it is a bound
+ * variable or dag node (`bound` is bound_a or bound_b), else itself; *hash becomes the
+ * returned key's hash.
+ */
+static ffk_any bound_key(const walk_memo *bound, const ffk_any *key, uint64_t *hash) {
+  if (bound->size == 0 || !ffk_any_is_object(key) || key->v_obj == NULL) return *key;
+  const memo_slot *s = memo_find(bound, key->v_obj, NULL);
+  if (s == NULL) return *key;
+  ffk_any other = borrowed_object((ffk_object *)(uintptr_t)s->value);
+  *hash = ffk_any_hash(&other);
+  return other;
+}
+
+/* Binds a to b both ways (a variable or dag node pair), keeping both alive. 0, or -1 with a MemoryError. */
+static int bind(walk *w, ffk_object *a, ffk_object *b) {
+  ffk_object_retain(a);
+  if (walk_keep(w, a) != 0) return -1;
+  ffk_object_retain(b);
+  if (walk_keep(w, b) != 0) return -1;
+  if (memo_add(&w->bound_a, a, NULL, (uint64_t)(uintptr_t)b, false) != 0) return -1;
+  return memo_add(&w->bound_b, b, NULL, (uint64_t)(uintptr_t)a, false);
+}
+
 static int equal_mappings(walk *w, ffk_object *a, ffk_object *b) {
   map_view ma, mb;
   if (map_open(a, &ma) != 0) return -1;
@@ -558,20 +620,24 @@ static int equal_mappings(walk *w, ffk_object *a, ffk_object *b) {
   int rc = w->paths || ma.table->size == mb.table->size ? 1 : 0;
   int64_t pos = 0;
   for (ffk_table_entry *e; rc == 1 && (e = ffk_table__next(ma.table, &pos)) != NULL;) {
-    int64_t at = ffk_table__find(mb.table, &e->key, e->hash);
+    uint64_t kh = e->hash;
+    ffk_any key = bound_key(&w->bound_a, &e->key, &kh); /* a's key as b names it */
+    int64_t at = ffk_table__find(mb.table, &key, kh);
     if (at < 0) {
       rc = 0;
-      if (w->paths && push_step(w, FFK_ACCESS_MAP_ITEM, &e->key, FFK_ACCESS_MAP_ITEM_MISSING, &e->key) != 0) rc = -1;
+      if (w->paths && push_step(w, FFK_ACCESS_MAP_ITEM, &e->key, FFK_ACCESS_MAP_ITEM_MISSING, &key) != 0) rc = -1;
       break;
     }
     rc = equal(w, &e->value, &mb.table->entries[at].value);
-    if (rc == 0 && w->paths && push_step(w, FFK_ACCESS_MAP_ITEM, &e->key, FFK_ACCESS_MAP_ITEM, &e->key) != 0) rc = -1;
+    if (rc == 0 && w->paths && push_step(w, FFK_ACCESS_MAP_ITEM, &e->key, FFK_ACCESS_MAP_ITEM, &key) != 0) rc = -1;
   }
   if (rc == 1 && ma.table->size != mb.table->size) { /* paths only: the first key b has and a lacks */
     pos = 0;
     for (ffk_table_entry *e; rc == 1 && (e = ffk_table__next(mb.table, &pos)) != NULL;) {
-      if (ffk_table__find(ma.table, &e->key, e->hash) >= 0) continue;
-      rc = push_step(w, FFK_ACCESS_MAP_ITEM_MISSING, &e->key, FFK_ACCESS_MAP_ITEM, &e->key) != 0 ? -1 : 0;
+      uint64_t kh = e->hash;
+      ffk_any key = bound_key(&w->bound_b, &e->key, &kh);
+      if (ffk_table__find(ma.table, &key, kh) >= 0) continue;
+      rc = push_step(w, FFK_ACCESS_MAP_ITEM_MISSING, &key, FFK_ACCESS_MAP_ITEM, &e->key) != 0 ? -1 : 0;
     }
   }
   if (close_map(w, &ma, mark) != 0) rc = -1;
@@ -586,7 +652,7 @@ static inline int equal_field(walk *w, const ffk_field_info *f, const ffk_object
     (void)ffk_field_peek_unchecked(f, a, &fa); /* 0, borrowed: these storages cannot fail */
     (void)ffk_field_peek_unchecked(f, b, &fb);
     if (f->storage == FFK_FIELD_STORAGE_INT) return fa.v_int == fb.v_int;
-    if (fa.v_obj == fb.v_obj) return 1; /* one object (or both None) equals itself */
+    if (fa.v_obj == fb.v_obj && (fa.v_obj == NULL || !w->look_inside)) return 1; /* one object (or both None) equals itself */
     if (fa.type_index == FFK_TYPE_NONE || fb.type_index == FFK_TYPE_NONE) return 0;
     if (fa.type_index == FFK_TYPE_STRING && fb.type_index == FFK_TYPE_STRING) { /* ffk_any_equal's answer, inline */
       const ffk_string *sa = (const ffk_string *)fa.v_obj, *sb = (const ffk_string *)fb.v_obj;
@@ -600,7 +666,8 @@ static inline int equal_field(walk *w, const ffk_field_info *f, const ffk_object
     drop_field(&fa, owned_a);
     return -1;
   }
-  int rc = fa.type_index == fb.type_index && fa.type_index >= FFK_TYPE_OBJECT_BEGIN && fa.v_obj == fb.v_obj
+  int rc = !w->look_inside && fa.type_index == fb.type_index && fa.type_index >= FFK_TYPE_OBJECT_BEGIN &&
+                   fa.v_obj == fb.v_obj
                ? 1 /* one object equals itself */
                : equal(w, &fa, &fb);
   drop_field(&fa, owned_a);
@@ -636,6 +703,11 @@ static int equal_by_hook(walk *w, ffk_object *a, ffk_object *b, ffk_function *ho
   return rc;
 }
 
+/* The region inside definition field `f` met in region `outer`: a pattern region stays one. */
+static int field_region(const ffk_field_info *f, int outer) {
+  return (f->flags & FFK_FIELD_S_DEF_SIMPLE) && outer != REGION_PATTERN ? REGION_SIMPLE : REGION_PATTERN;
+}
+
 /*
  * Two distinct objects of one type: its __s_equal__ hook, or (a reflected type) every
  * field without FFK_FIELD_COMPARE_OFF equal, in field order, stopping at the first
@@ -644,11 +716,19 @@ static int equal_by_hook(walk *w, ffk_object *a, ffk_object *b, ffk_function *ho
  */
 static int equal_objects(walk *w, ffk_object *a, ffk_object *b, const type_info *info) {
   if (info->eq_hook != NULL) return equal_by_hook(w, a, b, info->eq_hook); /* info lives as long as the walk */
-  if (!info->reflected) return 0; /* a plain type with only a hash hook: identity, and a != b */
+  if (!info->reflected) return a == b; /* a plain type with only a hash hook or a kind: identity */
   int rc = 1;
   int32_t i = 0;
   for (; i < info->n; ++i) {
-    rc = equal_field(w, info->fields[i], a, b);
+    const ffk_field_info *f = info->fields[i];
+    if (f->flags & (FFK_FIELD_S_DEF | FFK_FIELD_S_DEF_SIMPLE)) {
+      int outer = w->region;
+      w->region = field_region(f, outer);
+      rc = equal_field(w, f, a, b);
+      w->region = outer;
+    } else {
+      rc = equal_field(w, f, a, b);
+    }
     if (rc != 1) break;
   }
   if (rc == 0 && w->paths) {
@@ -671,30 +751,42 @@ static int equal(walk *w, const ffk_any *x, const ffk_any *y) {
   if (kx == KIND_SHAPE) return ffk_shape_equal((const ffk_shape *)x->v_obj, (const ffk_shape *)y->v_obj);
   if (x->type_index != y->type_index) return 0; /* another container or object type */
   ffk_object *a = x->v_obj, *b = y->v_obj;
-  if (a == b) return 1;
+  int sk = kx == KIND_OBJECT ? info->skind : FFK_S_KIND_TREE;
+  if (sk == FFK_S_KIND_SINGLETON) return a == b;
+  /* An object equals itself; a walk that looks inside (equal_walk) still walks it below the
+     top, so that the variables inside bind to themselves (and a later x != y). */
+  if (a == b && (!w->look_inside || w->depth == 0 || sk == FFK_S_KIND_CONST_TREE)) return 1;
+  bool binds = sk == FFK_S_KIND_VAR || sk == FFK_S_KIND_DAG;
+  if (binds) { /* bound already: to b and nothing else */
+    w->met_binding = true;
+    const memo_slot *s = memo_find(&w->bound_a, a, NULL);
+    if (s != NULL) return s->value == (uint64_t)(uintptr_t)b;
+    if (memo_find(&w->bound_b, b, NULL) != NULL) return 0;
+  }
   bool may_recur = shareable(a) && shareable(b); /* else (a, b) is neither on the stack nor recorded */
   if (may_recur && (on_stack(w, a, b) || memo_find(&w->done, a, b) != NULL)) return 1;
   if (w->depth == FFK_STRUCTURAL_MAX_DEPTH) return ffk_structural_too_deep();
   w->a[w->depth] = a;
   w->b[w->depth] = b;
   ++w->depth;
+  int outer = w->region;
+  if (sk == FFK_S_KIND_VAR && outer == REGION_SIMPLE) w->region = REGION_NONE; /* its fields are uses */
   int rc = kx == KIND_OBJECT            ? equal_objects(w, a, b, info)
            : is_sequence(x->type_index) ? equal_sequences(w, a, b)
                                         : equal_mappings(w, a, b);
+  w->region = outer;
   --w->depth;
+  if (rc == 1 && sk == FFK_S_KIND_VAR && a != b && outer == REGION_NONE) rc = 0; /* a free variable: itself only */
+  if (rc == 1 && binds && bind(w, a, b) != 0) return -1;
   if (rc == 1 && may_recur && memo_add(&w->done, a, b, 0, false) != 0) return -1;
   return rc;
 }
 
-int ffk_structural_equal(const ffk_any *a, const ffk_any *b) {
-  if (a == NULL || b == NULL) return ffk_error_set(FFK_ERR_VALUE, "ffk_structural_equal: a value is NULL");
-  void *section = ffk_read_section_enter();
-  if (section == NULL) return -1;
-  walk *w = walk_new(false);
-  int rc = w == NULL ? -1 : equal(w, a, b);
-  if (w != NULL) walk_free(w);
-  ffk_read_section_exit(section);
-  return rc;
+/* 0, or -1 with a ValueError naming the unknown option bits. */
+static int check_flags(uint32_t flags) {
+  if ((flags & ~(uint32_t)FFK_STRUCTURAL_MAP_FREE_VARS) == 0) return 0;
+  return ffk_error_set(FFK_ERR_VALUE, "structural equality and hash: unknown option flags 0x%x",
+                       (unsigned)(flags & ~(uint32_t)FFK_STRUCTURAL_MAP_FREE_VARS));
 }
 
 /* Builds the two paths from the walk's steps (deepest first). 0, or -1 with both NULL. */
@@ -717,22 +809,59 @@ static int build_paths(walk *w, ffk_object **lhs, ffk_object **rhs) {
   return 0;
 }
 
+/*
+ * The equality walk (with paths into *lhs / *rhs when they are not NULL): 1, 0 or -1.
+ *
+ * Identity. tvm_ffi looks into an object compared with itself, so that the variables in
+ * it bind to themselves: [x, Lambda(x, x)] differs from [x, Lambda(y, y)], since x is
+ * bound to x. Doing so always would make every comparison of shared structure walk it
+ * (and Python's `l == l` reach the depth limit). So the first walk takes an object as
+ * equal to itself at once; if it compared no variable or dag node, bindings played no
+ * part in what it walked, and a variable inside a skipped object could only have bound
+ * to itself, which nothing met: its answer is the looking walk's. Otherwise the walk runs
+ * again, looking inside; the two agree wherever no variable is met, so the first
+ * mismatch is the same place either way.
+ */
+static int equal_walk(const ffk_any *a, const ffk_any *b, uint32_t flags, ffk_object **lhs, ffk_object **rhs) {
+  void *section = ffk_read_section_enter();
+  if (section == NULL) return -1;
+  bool paths = lhs != NULL;
+  walk *w = walk_new(paths, flags, false);
+  int rc = w == NULL ? -1 : equal(w, a, b);
+  if (rc >= 0 && w->met_binding) {
+    walk_free(w);
+    w = walk_new(paths, flags, true);
+    rc = w == NULL ? -1 : equal(w, a, b);
+  }
+  if (paths && rc == 0) rc = build_paths(w, lhs, rhs) == 0 ? 0 : -1;
+  if (w != NULL) walk_free(w);
+  ffk_read_section_exit(section);
+  return rc;
+}
+
+int ffk_structural_equal(const ffk_any *a, const ffk_any *b) { return ffk_structural_equal_opts(a, b, 0); }
+
+int ffk_structural_equal_opts(const ffk_any *a, const ffk_any *b, uint32_t flags) {
+  if (a == NULL || b == NULL) return ffk_error_set(FFK_ERR_VALUE, "ffk_structural_equal: a value is NULL");
+  if (check_flags(flags) != 0) return -1;
+  return equal_walk(a, b, flags, NULL, NULL);
+}
+
 int ffk_structural_first_mismatch(const ffk_any *a, const ffk_any *b, ffk_object **lhs_path,
                                   ffk_object **rhs_path) {
+  return ffk_structural_first_mismatch_opts(a, b, 0, lhs_path, rhs_path);
+}
+
+int ffk_structural_first_mismatch_opts(const ffk_any *a, const ffk_any *b, uint32_t flags, ffk_object **lhs_path,
+                                       ffk_object **rhs_path) {
   if (lhs_path != NULL) *lhs_path = NULL;
   if (rhs_path != NULL) *rhs_path = NULL;
   if (a == NULL || b == NULL || lhs_path == NULL || rhs_path == NULL)
     return ffk_error_set(FFK_ERR_VALUE, "ffk_structural_first_mismatch: the %s is NULL",
                          a == NULL || b == NULL ? "value" : "path out");
-  void *section = ffk_read_section_enter();
-  if (section == NULL) return -1;
-  walk *w = walk_new(true);
-  int rc = w == NULL ? -1 : equal(w, a, b);
-  if (rc == 0) rc = build_paths(w, lhs_path, rhs_path) == 0 ? 1 : -1;
-  else if (rc == 1) rc = 0;
-  if (w != NULL) walk_free(w);
-  ffk_read_section_exit(section);
-  return rc;
+  if (check_flags(flags) != 0) return -1;
+  int rc = equal_walk(a, b, flags, lhs_path, rhs_path);
+  return rc < 0 ? -1 : !rc; /* 1: a mismatch, with its paths */
 }
 
 /* ---- Hashing. --------------------------------------------------------------------- */
@@ -747,6 +876,8 @@ static uint64_t mix(uint64_t h) {
 }
 
 #define HASH_CYCLE UINT64_C(0x6379636c65) /* "cycle": what a node met again contributes */
+#define HASH_VAR UINT64_C(0x766172)        /* "var": a bound variable's order */
+#define HASH_DAG UINT64_C(0x646167)        /* "dag": a dag node's order */
 
 /* An object through its __s_hash__ hook: hook(v, hash) -> int, mixed with the type key. */
 static int hash_by_hook(walk *w, ffk_object *o, const type_info *info, uint64_t *out) {
@@ -778,12 +909,17 @@ static int hash_object(walk *w, ffk_object *o, const type_info *info, uint64_t *
     return 0;
   }
   uint64_t h = mix(info->key_hash);
+  int outer = w->region;
   for (int32_t i = 0; i < info->n; ++i) {
     const ffk_field_info *f = info->fields[i];
     ffk_any value;
     bool owned;
     uint64_t e;
-    if (read_field(f, o, &value, &owned) != 0) return -1;
+    w->region = f->flags & (FFK_FIELD_S_DEF | FFK_FIELD_S_DEF_SIMPLE) ? field_region(f, outer) : outer;
+    if (read_field(f, o, &value, &owned) != 0) {
+      w->region = outer;
+      return -1;
+    }
     if (value.type_index < FFK_TYPE_STATIC_END && builtin_kind(value.type_index) == KIND_KEY) {
       e = ffk_any_hash(&value); /* an int, None, a string...: what hash() would answer, without the call */
       drop_field(&value, owned);
@@ -792,9 +928,13 @@ static int hash_object(walk *w, ffk_object *o, const type_info *info, uint64_t *
     }
     int rc = hash(w, &value, &e);
     drop_field(&value, owned);
-    if (rc != 0) return -1;
+    if (rc != 0) {
+      w->region = outer;
+      return -1;
+    }
     h = mix(h ^ e) + (uint64_t)i; /* field order matters, as for sequences */
   }
+  w->region = outer;
   *out = h ^ mix((uint64_t)info->n);
   return 0;
 }
@@ -820,9 +960,13 @@ static int hash_container(walk *w, const ffk_any *v, uint64_t *out) {
     uint64_t sum = 0;
     int64_t pos = 0;
     for (ffk_table_entry *e; rc == 0 && (e = ffk_table__next(m.table, &pos)) != NULL;) {
-      uint64_t hv;
+      uint64_t hv, kh = e->hash;
+      const memo_slot *bound = w->bound_a.size > 0 && ffk_any_is_object(&e->key) && e->key.v_obj != NULL
+                                   ? memo_find(&w->bound_a, e->key.v_obj, NULL)
+                                   : NULL;
+      if (bound != NULL) kh = bound->value; /* a variable or dag node met before: as it hashed then */
       rc = hash(w, &e->value, &hv);
-      sum += mix(e->hash ^ mix(hv)); /* a sum: order does not matter */
+      sum += mix(kh ^ mix(hv)); /* a sum: order does not matter */
     }
     h ^= mix(sum + (uint64_t)m.table->size);
     if (close_map(w, &m, mark) != 0) rc = -1;
@@ -859,7 +1003,9 @@ static int hash(walk *w, const ffk_any *v, uint64_t *out) {
     *out = shape_hash(v);
     return 0;
   }
-  bool may_recur = shareable(v->v_obj); /* else it is neither on the stack nor recorded */
+  int sk = kind == KIND_OBJECT ? info->skind : FFK_S_KIND_TREE;
+  /* else it is neither on the stack nor recorded; a variable or dag node is always recorded (its order) */
+  bool may_recur = sk == FFK_S_KIND_VAR || sk == FFK_S_KIND_DAG || shareable(v->v_obj);
   if (may_recur && on_stack(w, v->v_obj, NULL)) {
     w->cyclic = true;
     *out = cyclic_hash(v, info);
@@ -877,7 +1023,16 @@ static int hash(walk *w, const ffk_any *v, uint64_t *out) {
   ++w->depth;
   bool outer_cyclic = w->cyclic;
   w->cyclic = false;
+  int outer = w->region;
+  if (sk == FFK_S_KIND_VAR && outer == REGION_SIMPLE) w->region = REGION_NONE; /* its fields are uses */
   int rc = kind == KIND_CONTAINER ? hash_container(w, v, out) : hash_object(w, v->v_obj, info, out);
+  w->region = outer;
+  if (rc == 0 && sk == FFK_S_KIND_VAR) /* bound: by its order; free: by identity, as equality */
+    *out = outer != REGION_NONE ? mix(*out ^ mix(HASH_VAR + w->var_order++))
+                                : mix((uint64_t)(uintptr_t)v->v_obj ^ info->key_hash);
+  if (rc == 0 && sk == FFK_S_KIND_DAG) *out = mix(*out ^ mix(HASH_DAG + w->dag_order++)); /* its sharing */
+  if (rc == 0 && (sk == FFK_S_KIND_VAR || sk == FFK_S_KIND_DAG) && memo_add(&w->bound_a, v->v_obj, NULL, *out, false) != 0)
+    rc = -1; /* what it hashes as when a Map key, as equality looks such a key up as what it is bound to */
   bool cyclic = w->cyclic;
   w->cyclic = outer_cyclic || cyclic;
   --w->depth;
@@ -886,12 +1041,15 @@ static int hash(walk *w, const ffk_any *v, uint64_t *out) {
   return rc;
 }
 
-int ffk_structural_hash(const ffk_any *v, uint64_t *out) {
+int ffk_structural_hash(const ffk_any *v, uint64_t *out) { return ffk_structural_hash_opts(v, 0, out); }
+
+int ffk_structural_hash_opts(const ffk_any *v, uint32_t flags, uint64_t *out) {
   if (v == NULL || out == NULL) return ffk_error_set(FFK_ERR_VALUE, "ffk_structural_hash: the %s is NULL", v == NULL ? "value" : "out");
   *out = 0;
+  if (check_flags(flags) != 0) return -1;
   void *section = ffk_read_section_enter();
   if (section == NULL) return -1;
-  walk *w = walk_new(false);
+  walk *w = walk_new(false, flags, false); /* hashing has no identity shortcut to drop */
   int rc = w == NULL ? -1 : hash(w, v, out);
   if (w != NULL) walk_free(w);
   ffk_read_section_exit(section);

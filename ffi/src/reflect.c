@@ -254,7 +254,8 @@ static int build_field(const char *key, const ffk_field_def *d, ffk_field_info *
       return ffk_error_set(FFK_ERR_VALUE, "cannot define type `%s`: field `%s` is defined twice%s", key, d->name,
                            earlier[i]->owner_index != owner ? " (its parent has it)" : "");
   const uint32_t all = FFK_FIELD_WRITABLE | FFK_FIELD_HAS_DEFAULT | FFK_FIELD_INIT_OFF | FFK_FIELD_KW_ONLY |
-                       FFK_FIELD_REPR_OFF | FFK_FIELD_COMPARE_OFF | FFK_FIELD_DEFAULT_FACTORY;
+                       FFK_FIELD_REPR_OFF | FFK_FIELD_COMPARE_OFF | FFK_FIELD_DEFAULT_FACTORY | FFK_FIELD_S_DEF |
+                       FFK_FIELD_S_DEF_SIMPLE;
   if (d->flags & ~all)
     return ffk_error_set(FFK_ERR_VALUE, "cannot define type `%s`: field `%s` has unknown flags 0x%x", key, d->name,
                          (unsigned)(d->flags & ~all));

@@ -59,14 +59,16 @@ KW_ONLY = _std_dataclasses.KW_ONLY
 
 #: The C field flags (ffikit/reflect.h, FFK_FIELD_*).
 _WRITABLE, _HAS_DEFAULT, _INIT_OFF, _KW_ONLY, _REPR_OFF, _COMPARE_OFF, _FACTORY = 1, 2, 4, 8, 16, 32, 64
+_S_DEF, _S_DEF_SIMPLE = 128, 256
 
 _OBJECT_INDEX = 64  # FFK_TYPE_OBJECT
 
 #: Type attributes a class body may define, stored in C's type attribute table.
 _TYPE_ATTR_NAMES = frozenset({"__s_equal__", "__s_hash__", "__data_to_json__", "__data_from_json__"})
 
-_STRUCTURAL_KINDS = ("tree", "const-tree", "singleton", None)
-_UNSUPPORTED_STRUCTURAL_KINDS = ("var", "dag")
+#: py_class's structural_eq kinds, as the C values of the __s_kind__ type attribute
+#: (ffikit/reflect.h, ffk_s_kind; tvm_ffi's numbers). None is identity, through hooks.
+_STRUCTURAL_KINDS: dict[str | None, int] = {None: 0, "tree": 1, "var": 2, "dag": 3, "const-tree": 4, "singleton": 5}
 
 
 class _MissingType:
@@ -106,14 +108,16 @@ class Field:
     the decorator; ``type_text`` is the field's type in C's signature language.
     ``default`` / ``default_factory`` are :data:`MISSING` when not given. ``frozen``: read-only
     after construction; ``init``, ``repr``, ``compare``, ``hash``, ``kw_only``,
-    ``metadata`` as the standard library's; ``structural_eq`` None or ``"ignore"`` (left
-    out of structural equality and hash); ``doc`` the field's doc text.
+    ``metadata`` as the standard library's; ``structural_eq`` None, ``"ignore"`` (left
+    out of structural equality and hash), ``"def"`` / ``"def-pattern"`` or
+    ``"def-simple"`` (a definition region: see :func:`field`); ``doc`` the field's doc
+    text.
     """
 
     __slots__ = ("name", "type", "type_text", "default", "default_factory", "frozen", "init", "repr", "hash",
                  "compare", "kw_only", "metadata", "structural_eq", "doc")
 
-    _VALID_STRUCTURAL_EQ = (None, "ignore")
+    _VALID_STRUCTURAL_EQ = (None, "ignore", "def", "def-pattern", "def-simple")
 
     def __init__(self, name: str | None = None, *, default: Any = MISSING, default_factory: Any = MISSING,
                  frozen: bool = False, init: bool = True, repr: bool = True, hash: bool | None = None,
@@ -125,10 +129,8 @@ class Field:
             if not callable(default_factory):
                 raise TypeError(f"default_factory must be a callable, got {type(default_factory).__name__}")
         if structural_eq not in Field._VALID_STRUCTURAL_EQ:
-            if structural_eq in ("def", "def-pattern", "def-simple"):
-                raise ValueError(f"structural_eq={structural_eq!r}: ffikit does not support definition regions "
-                                 "(variable binding) in structural equality; use None or 'ignore'")
-            raise ValueError(f"structural_eq must be None or 'ignore', got {structural_eq!r}")
+            raise ValueError(f"structural_eq must be one of {sorted(Field._VALID_STRUCTURAL_EQ, key=str)}, "
+                             f"got {structural_eq!r}")
         self.name: str = name  # type: ignore[assignment]
         self.type: Any = None
         self.type_text: str | None = None
@@ -170,6 +172,10 @@ class Field:
             flags |= _REPR_OFF
         if not self.compare or self.structural_eq == "ignore":
             flags |= _COMPARE_OFF
+        if self.structural_eq in ("def", "def-pattern"):
+            flags |= _S_DEF
+        elif self.structural_eq == "def-simple":
+            flags |= _S_DEF_SIMPLE
         return flags
 
 
@@ -182,8 +188,13 @@ def field(*, default: Any = MISSING, default_factory: Any = MISSING, frozen: boo
     object; not both: ValueError), ``frozen`` (read-only after construction), ``init``
     (a constructor parameter), ``repr``, ``hash`` (None: follows ``compare``),
     ``compare`` (part of ``==``, ordering, and of structural equality and hash),
-    ``kw_only`` (None: the decorator's), ``metadata``, ``structural_eq`` (None, or
-    ``"ignore"``: left out of structural equality and hash only) and ``doc``.
+    ``kw_only`` (None: the decorator's), ``metadata``, ``structural_eq`` and ``doc``.
+    ``structural_eq``: None (compared as usual), ``"ignore"`` (left out of structural
+    equality and hash only), ``"def"`` / ``"def-pattern"`` (a definition region: the
+    ``structural_eq="var"`` objects met inside it, their own fields included, are bound
+    to their counterparts, so ``Lambda(x, x + 1)`` equals ``Lambda(y, y + 1)``) or
+    ``"def-simple"`` (the same, but a variable's own fields are walked as uses); others
+    raise ValueError.
     Returns a :class:`Field` the decorator completes.
     """
     return Field(default=default, default_factory=default_factory, frozen=frozen, init=init, repr=repr, hash=hash,
@@ -528,9 +539,11 @@ def _finish(cls: type, opts: dict[str, Any]) -> None:
             value = cls.__dict__[name]
             _core._type_set_attr(index, name, value.__func__ if isinstance(value, staticmethod) else value)
     kind = opts["structural_eq"]
-    if kind in (None, "singleton") and "__s_equal__" not in cls.__dict__:
+    if kind is None and "__s_equal__" not in cls.__dict__:
         _core._type_set_attr(index, "__s_equal__", _identity_equal)
         _core._type_set_attr(index, "__s_hash__", _identity_hash)
+    elif kind is not None:  # each type its own kind, as tvm_ffi registers it (not the parent's)
+        _core._type_set_attr(index, "__s_kind__", _STRUCTURAL_KINDS[kind])
     delattr(cls, "__ffi_pending_key__")
     _core._reflect_class(cls, index, True)  # tracked: one wrapper per object, all POD fields cached
     _bind_class(cls, index)
@@ -633,9 +646,12 @@ def py_class(cls_or_type_key: Any = None, /, *, type_key: str | None = None, fro
     ``repr`` (False: Python's default repr), ``eq`` / ``order`` (field-wise ``==`` and
     ordering; default off: ``==`` is identity, ``same_as``), ``unsafe_hash``,
     ``match_args``, ``kw_only``; ``__post_init__`` runs after construction.
-    ``structural_eq``: ``"tree"`` / ``"const-tree"`` (field-wise structural equality
-    and hash, the default), ``None`` / ``"singleton"`` (by identity); ``"var"`` and
-    ``"dag"`` raise ValueError (ffikit has no variable binding). ``slots`` is accepted
+    ``structural_eq`` (the C type's ``__s_kind__``, ffikit/structural.h): ``"tree"``
+    (field-wise structural equality and hash, the default), ``"const-tree"`` (the same,
+    and an object equals itself without a look inside), ``"var"`` (a variable: equal
+    to another only where bound to it, by a ``field(structural_eq="def")`` or
+    ``map_free_vars``), ``"dag"`` (field-wise, and the sharing must match),
+    ``"singleton"`` / ``None`` (by identity). ``slots`` is accepted
     for compatibility: fields always live in C and the class has ``__slots__ = ()``.
 
     The decorator may return a new class (the same body, made again with
@@ -646,12 +662,9 @@ def py_class(cls_or_type_key: Any = None, /, *, type_key: str | None = None, fro
     """
     if order and not eq:
         raise ValueError("order=True requires eq=True")
-    if structural_eq in _UNSUPPORTED_STRUCTURAL_KINDS:
-        raise ValueError(f"structural_eq={structural_eq!r} is not supported by ffikit (no variable binding or "
-                         "DAG-aware structural equality); use 'tree', 'const-tree', 'singleton' or None")
     if structural_eq not in _STRUCTURAL_KINDS:
-        raise ValueError(f"structural_eq must be one of 'tree', 'const-tree', 'singleton' or None, "
-                         f"got {structural_eq!r}")
+        raise ValueError(f"structural_eq must be one of {sorted(k for k in _STRUCTURAL_KINDS if k is not None)} "
+                         f"or None, got {structural_eq!r}")
     opts = {"frozen": frozen, "init": init, "repr": repr, "eq": eq, "order": order, "unsafe_hash": unsafe_hash,
             "match_args": match_args, "kw_only": kw_only, "structural_eq": structural_eq}
     explicit_key = type_key

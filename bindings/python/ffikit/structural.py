@@ -12,11 +12,16 @@ the C library's (``ffikit/structural.h``): C, Python and Rust give the same answ
 Python values convert as function arguments do (a list becomes an Array, a dict a Map),
 so ``structural_equal([1, 2], ffikit.Array([1, 2]))`` is True.
 
-Options. ``map_free_vars`` and ``skip_tensor_content`` are accepted with tvm_ffi's
-meanings and change nothing in ffikit: ffikit has no free variables (no type declares a
-definition site, so there is nothing to map), and tensors always compare and hash by
-identity (the same tensor object), never by their data, so their content is always
-skipped.
+Variables. A ``py_class(structural_eq="var")`` object is a variable: it equals another
+only where the walk binds them to each other, inside a ``field(structural_eq="def")``
+(``Lambda(x, x + 1)`` equals ``Lambda(y, y + 1)``) or, with ``map_free_vars=True``, wherever
+it meets them first; bindings are one to one. ``structural_eq="dag"`` objects must be
+shared alike on both sides. The hash follows: bound variables hash by binding order.
+
+Options. ``map_free_vars`` (tvm_ffi's): free variables, those met outside any definition
+field, bind on first meeting instead of comparing by identity. ``skip_tensor_content`` is
+accepted and changes nothing: tensors always compare and hash by identity (the same tensor
+object), never by their data, so their content is always skipped.
 """
 from __future__ import annotations
 
@@ -31,7 +36,8 @@ __all__ = ["get_first_structural_mismatch", "structural_equal", "structural_hash
 
 
 def structural_equal(lhs: Any, rhs: Any, map_free_vars: bool = False, skip_tensor_content: bool = False) -> bool:
-    """Whether ``lhs`` and ``rhs`` are structurally equal (see the module doc).
+    """Whether ``lhs`` and ``rhs`` are structurally equal (see the module doc), with free
+    variables mapped one to one when ``map_free_vars``.
 
     ``structural_equal([1, 2, 3], [1, 2, 3])`` is True, ``structural_equal([1, 2], [1, 3])``
     False. Raises TypeError for a value that does not convert, RuntimeError for nesting
@@ -43,7 +49,7 @@ def structural_equal(lhs: Any, rhs: Any, map_free_vars: bool = False, skip_tenso
 
 def structural_hash(value: Any, map_free_vars: bool = False, skip_tensor_content: bool = False) -> int:
     """The structural hash of ``value``, an int in ``[0, 2**64)``: structurally equal
-    values hash alike (for hash tables and quick rejects; confirm with
+    values (under the same ``map_free_vars``) hash alike (for hash tables and quick rejects; confirm with
     :func:`structural_equal`). Tensors, Functions and opaque objects hash by identity.
     Errors as :func:`structural_equal`.
     """

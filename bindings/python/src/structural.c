@@ -49,11 +49,15 @@ static int to_any2(PyObject *a, PyObject *b, ffk_any *x, ffk_any *y, ffkpy_temps
   return 0;
 }
 
-/* The options tvm_ffi's signatures carry: map_free_vars, skip_tensor_content (bools). ffikit
-   has no free variables (no type is a definition site) and compares tensors by identity,
-   so both only need to be bools; the Python modules document this. 0 or -1. */
-static int check_options(PyObject *map_free_vars, PyObject *skip_tensor_content) {
-  if (map_free_vars != NULL && PyObject_IsTrue(map_free_vars) < 0) return -1;
+/* The options tvm_ffi's signatures carry, as the C walk's flags in *flags: map_free_vars
+   (FFK_STRUCTURAL_MAP_FREE_VARS when true) and skip_tensor_content, which changes nothing
+   (ffikit compares tensors by identity, never by their data; the Python module documents
+   this). 0, or -1 when a truth test raised. */
+static int check_options(PyObject *map_free_vars, PyObject *skip_tensor_content, uint32_t *flags) {
+  *flags = 0;
+  int map = map_free_vars != NULL ? PyObject_IsTrue(map_free_vars) : 0;
+  if (map < 0) return -1;
+  if (map) *flags |= FFK_STRUCTURAL_MAP_FREE_VARS;
   if (skip_tensor_content != NULL && PyObject_IsTrue(skip_tensor_content) < 0) return -1;
   return 0;
 }
@@ -63,12 +67,13 @@ static PyObject *py_structural_equal(PyObject *mod, PyObject *args) {
   (void)mod;
   PyObject *a, *b, *mfv = NULL, *stc = NULL;
   if (!PyArg_ParseTuple(args, "OO|OO:structural_equal", &a, &b, &mfv, &stc)) return NULL;
-  if (check_options(mfv, stc) != 0) return NULL;
+  uint32_t flags;
+  if (check_options(mfv, stc, &flags) != 0) return NULL;
   ffkpy_temps temps;
   ffk_any x, y;
   if (to_any2(a, b, &x, &y, &temps) != 0) return NULL;
   int rc;
-  Py_BEGIN_ALLOW_THREADS rc = ffk_structural_equal(&x, &y);
+  Py_BEGIN_ALLOW_THREADS rc = ffk_structural_equal_opts(&x, &y, flags);
   Py_END_ALLOW_THREADS
   ffkpy_temps_release(&temps);
   if (rc < 0) return ffkpy_raise_from_ffk();
@@ -80,7 +85,8 @@ static PyObject *py_structural_hash(PyObject *mod, PyObject *args) {
   (void)mod;
   PyObject *o, *mfv = NULL, *stc = NULL;
   if (!PyArg_ParseTuple(args, "O|OO:structural_hash", &o, &mfv, &stc)) return NULL;
-  if (check_options(mfv, stc) != 0) return NULL;
+  uint32_t flags;
+  if (check_options(mfv, stc, &flags) != 0) return NULL;
   ffkpy_temps temps;
   ffkpy_temps_init(&temps);
   ffk_any v;
@@ -90,7 +96,7 @@ static PyObject *py_structural_hash(PyObject *mod, PyObject *args) {
   }
   uint64_t h = 0;
   int rc;
-  Py_BEGIN_ALLOW_THREADS rc = ffk_structural_hash(&v, &h);
+  Py_BEGIN_ALLOW_THREADS rc = ffk_structural_hash_opts(&v, flags, &h);
   Py_END_ALLOW_THREADS
   ffkpy_temps_release(&temps);
   if (rc != 0) return ffkpy_raise_from_ffk();
@@ -102,13 +108,14 @@ static PyObject *py_first_mismatch(PyObject *mod, PyObject *args) {
   (void)mod;
   PyObject *a, *b, *mfv = NULL, *stc = NULL;
   if (!PyArg_ParseTuple(args, "OO|OO:get_first_structural_mismatch", &a, &b, &mfv, &stc)) return NULL;
-  if (check_options(mfv, stc) != 0) return NULL;
+  uint32_t flags;
+  if (check_options(mfv, stc, &flags) != 0) return NULL;
   ffkpy_temps temps;
   ffk_any x, y;
   if (to_any2(a, b, &x, &y, &temps) != 0) return NULL;
   ffk_object *lp = NULL, *rp = NULL;
   int rc;
-  Py_BEGIN_ALLOW_THREADS rc = ffk_structural_first_mismatch(&x, &y, &lp, &rp);
+  Py_BEGIN_ALLOW_THREADS rc = ffk_structural_first_mismatch_opts(&x, &y, flags, &lp, &rp);
   Py_END_ALLOW_THREADS
   ffkpy_temps_release(&temps);
   if (rc < 0) return ffkpy_raise_from_ffk();

@@ -118,9 +118,8 @@ def test_wrong_base_or_bad_options_are_errors():
         py_class(_key())(type("Plain", (), {"__annotations__": {"a": int}}))
     with pytest.raises(ValueError, match="order=True requires eq=True"):
         py_class(order=True)
-    for kind in ("var", "dag"):
-        with pytest.raises(ValueError, match="not supported by ffikit"):
-            py_class(structural_eq=kind)
+    for kind in ("tree", "var", "dag", "const-tree", "singleton", None):
+        py_class(structural_eq=kind)  # every kind tvm_ffi accepts
     with pytest.raises(ValueError, match="structural_eq must be one of"):
         py_class(structural_eq="bogus")
     with pytest.raises(TypeError, match="py_class: expected a str or a class"):
@@ -326,8 +325,10 @@ def test_field_options_reach_c_flags():
         field(default=1, default_factory=list)
     with pytest.raises(TypeError, match="default_factory must be a callable"):
         field(default_factory=3)
-    with pytest.raises(ValueError, match="ffikit does not support definition regions"):
-        field(structural_eq="def")
+    for kind in ("def", "def-pattern", "def-simple", "ignore", None):
+        assert field(structural_eq=kind).structural_eq == kind
+    with pytest.raises(ValueError, match="structural_eq must be one of"):
+        field(structural_eq="bogus")
 
 
 def test_kw_only_marker_and_decorator_option():
@@ -788,9 +789,13 @@ def test_structural_eq_kinds():
     class NoStruct(Object):
         a: int
 
-    hook = ffikit._core._type_get_attr(Single.__tvm_ffi_type_info__.type_index, "__s_equal__")
-    assert isinstance(hook, ffikit.Function)
+    single = Single.__tvm_ffi_type_info__.type_index
+    assert ffikit._core._type_get_attr(single, "__s_kind__") == 5  # FFK_S_KIND_SINGLETON: C decides
+    assert ffikit._core._type_get_attr(single, "__s_equal__") is None
+    hook = ffikit._core._type_get_attr(NoStruct.__tvm_ffi_type_info__.type_index, "__s_equal__")
+    assert isinstance(hook, ffikit.Function)  # None: identity through hooks
     assert ffikit._core._type_get_attr(Tree.__tvm_ffi_type_info__.type_index, "__s_equal__") is None
+    assert ffikit._core._type_get_attr(Tree.__tvm_ffi_type_info__.type_index, "__s_kind__") == 1
     assert structural_equal(Tree(1, 5), Tree(1, 6))
     assert structural_hash(Tree(1, 5)) == structural_hash(Tree(1, 6))
     assert not structural_equal(Tree(1), Tree(2))
@@ -800,6 +805,41 @@ def test_structural_eq_kinds():
     n = NoStruct(1)
     assert structural_equal(Array([n]), Array([n])) and not structural_equal(Array([n]), Array([NoStruct(1)]))
     assert structural_equal(Array([Tree(1)]), Array([Tree(1)]))
+
+
+def test_var_dag_and_definition_fields_reach_c():
+    """structural_eq="var" / "dag" / "const-tree" set the C type's __s_kind__, and a
+    field's "def" / "def-pattern" / "def-simple" its FFK_FIELD_S_DEF(_SIMPLE) flag."""
+    from ffikit.structural import structural_equal as s_equal
+
+    @py_class(_key(), structural_eq="var")
+    class V(Object):
+        name: str = field(structural_eq="ignore")
+
+    @py_class(_key(), structural_eq="dag")
+    class D(Object):
+        a: int
+
+    @py_class(_key(), structural_eq="const-tree")
+    class C(Object):
+        a: int
+
+    @py_class(_key())
+    class Let(Object):
+        var: V = field(structural_eq="def")
+        pat: Any = field(default=None, structural_eq="def-pattern")
+        simple: Any = field(default=None, structural_eq="def-simple")
+        body: Any = None
+
+    kinds = {cls: ffikit._core._type_get_attr(cls.__tvm_ffi_type_info__.type_index, "__s_kind__")
+             for cls in (V, D, C)}
+    assert kinds == {V: 2, D: 3, C: 4}
+    flags = {f.name: f._flags() & (128 | 256) for f in fields(Let)}
+    assert flags == {"var": 128, "pat": 128, "simple": 256, "body": 0}
+    x, y = V("x"), V("y")
+    assert s_equal(Let(x, body=x), Let(y, body=y)) and not s_equal(Let(x, body=x), Let(y, body=x))
+    assert s_equal(Let(x, simple=x, body=x), Let(y, simple=y, body=y))
+    assert not s_equal(x, y) and s_equal(x, y, map_free_vars=True)
 
 
 def test_copy_deepcopy_pickle_keep_the_class():

@@ -6,7 +6,10 @@ reachable)."""
 from __future__ import annotations
 
 import copy
+import json
 import math
+import os
+import subprocess
 
 import pytest
 from hypothesis import HealthCheck, given, settings
@@ -103,7 +106,7 @@ def test_python_values_convert_like_function_arguments():
     assert structural_hash([1, {"a": 2}]) == structural_hash(Array([1, Map({"a": 2})]))
 
 
-def test_options_are_accepted_and_change_nothing():
+def test_options_change_nothing_without_variables():
     for mfv in (False, True):
         for stc in (False, True):
             assert structural_equal([1], [1], map_free_vars=mfv, skip_tensor_content=stc)
@@ -430,3 +433,203 @@ def test_float_edge_values():
     assert structural_equal(math.nan, math.nan)
     assert structural_hash(-0.0) == structural_hash(0.0)
     assert not structural_equal(math.inf, -math.inf)
+
+
+# ---- variables, kinds and map_free_vars (checked against tvm_ffi 0.1.15) ----------------------
+
+# One program, run on ffikit here and on tvm_ffi in a subprocess (FFK_TVM_FFI_PYTHON): the
+# types use py_class / field / Object and the three functions of whichever library runs
+# it; run_cases() answers [name, map_free_vars, equal, hashes equal, mismatch paths].
+FREE_VARS_PROGRAM = """
+@py_class("test_fv.Var", structural_eq="var")
+class Var(Object):
+    name: str = field(structural_eq="ignore")
+
+@py_class("test_fv.NVar", structural_eq="var")
+class NVar(Object):
+    name: str
+
+@py_class("test_fv.TVar", structural_eq="var")
+class TVar(Object):
+    ty: Any
+
+@py_class("test_fv.Add")
+class Add(Object):
+    a: Any
+    b: Any
+
+@py_class("test_fv.Lam")
+class Lam(Object):
+    p: Any = field(structural_eq="def")
+    body: Any
+
+@py_class("test_fv.LamP", structural_eq="tree")
+class LamP(Object):
+    p: Any = field(structural_eq="def-pattern")
+    body: Any
+
+@py_class("test_fv.LamS")
+class LamS(Object):
+    p: Any = field(structural_eq="def-simple")
+    body: Any
+
+@py_class("test_fv.Node", structural_eq="dag")
+class Node(Object):
+    v: Any
+
+@py_class("test_fv.Const", structural_eq="const-tree")
+class Const(Object):
+    v: Any
+
+@py_class("test_fv.Single", structural_eq="singleton")
+class Single(Object):
+    v: Any
+
+x, y, z = Var("x"), Var("y"), Var("z")
+n1, n2 = TVar(1), TVar(1)
+tx, ty = TVar(n1), TVar(n2)
+A = Add(x, 1)
+n, m1, m2 = Node(1), Node(1), Node(1)
+t1, t2 = Add(1, 2), Add(1, 2)
+s1, s2 = Single(1), Single(1)
+CASES = [
+    ("lambda", Lam(x, Add(x, 1)), Lam(y, Add(y, 1))),
+    ("lambda wrong body", Lam(x, Add(x, 1)), Lam(y, Add(x, 1))),
+    ("free", Add(x, 1), Add(y, 1)),
+    ("free same", Add(x, 1), Add(x, 1)),
+    ("two to one", Add(x, y), Add(z, z)),
+    ("one to two", Add(x, x), Add(y, z)),
+    ("swap", Add(x, y), Add(y, x)),
+    ("compared name", Lam(NVar("a"), 1), Lam(NVar("b"), 1)),
+    ("compared name same", Lam(NVar("a"), 1), Lam(NVar("a"), 1)),
+    ("free then bound", [x, Lam(x, x)], [x, Lam(y, y)]),
+    ("identical then mapped", [A, A], [A, Add(y, 1)]),
+    ("dag shared alike", [n, n], [m1, m1]),
+    ("dag shared unlike", [n, n], [m1, m2]),
+    ("dag unshared vs shared", [m1, m2], [n, n]),
+    ("dag crossed", [m1, m2], [m2, m1]),
+    ("dag nested", Node([m1, m1]), Node([m2, Node(1)])),
+    ("tree sharing ignored", [t1, t1], [t1, t2]),
+    ("var alone", x, y),
+    ("var itself", x, x),
+    ("def array", Lam([x, y], Add(x, y)), Lam([y, x], Add(y, x))),
+    ("def array wrong", Lam([x, y], Add(x, y)), Lam([y, x], Add(x, y))),
+    ("map key", {x: 1}, {y: 1}),
+    ("map key bound", [x, {x: 1}], [y, {y: 1}]),
+    ("map key bound value", [x, {x: 1}], [y, {y: 2}]),
+    ("nested", Lam(x, Lam(y, Add(x, y))), Lam(y, Lam(x, Add(y, x)))),
+    ("nested wrong", Lam(x, Lam(y, Add(x, y))), Lam(y, Lam(x, Add(x, y)))),
+    ("rebind", [Lam(x, x), Lam(x, x)], [Lam(y, y), Lam(z, z)]),
+    ("pattern binds types", LamP(tx, [tx, n1]), LamP(ty, [ty, n2])),
+    ("simple leaves types free", LamS(tx, [tx, n1]), LamS(ty, [ty, n2])),
+    ("const tree", Const([1]), Const([1])),
+    ("singleton", s1, s2),
+    ("singleton itself", [s1], [s1]),
+    ("dag in map", {"a": m1, "b": m1}, {"a": m2, "b": m2}),
+]
+
+def run_cases():
+    out = []
+    for name, a, b in CASES:
+        for mfv in (False, True):
+            eq = structural_equal(a, b, map_free_vars=mfv)
+            heq = structural_hash(a, map_free_vars=mfv) == structural_hash(b, map_free_vars=mfv)
+            mm = get_first_structural_mismatch(a, b, map_free_vars=mfv)
+            out.append([name, mfv, bool(eq), bool(heq), None if mm is None else [str(mm[0]), str(mm[1])]])
+    return out
+"""
+
+_FFIKIT_PRELUDE = """
+from typing import Any
+from ffikit import Object, structural_equal, structural_hash, get_first_structural_mismatch
+from ffikit.dataclasses import py_class, field
+"""
+_TVM_PRELUDE = """
+from typing import Any
+import json
+from tvm_ffi import Object, structural_equal, structural_hash, get_first_structural_mismatch
+from tvm_ffi.dataclasses import py_class, field
+"""
+
+
+@pytest.fixture(scope="module")
+def free_vars_program():
+    ns: dict = {}
+    # Compiled without this module's `from __future__ import annotations`, as the tvm_ffi side is.
+    exec(compile(_FFIKIT_PRELUDE + FREE_VARS_PROGRAM, "<free vars program>", "exec", dont_inherit=True), ns)  # noqa: S102
+    return ns
+
+
+def test_a_definition_field_binds_its_variable(free_vars_program):
+    ns = free_vars_program
+    Var, Add, Lam = ns["Var"], ns["Add"], ns["Lam"]
+    x, y = Var("x"), Var("y")
+    assert structural_equal(Lam(x, Add(x, 1)), Lam(y, Add(y, 1)))
+    assert structural_hash(Lam(x, Add(x, 1))) == structural_hash(Lam(y, Add(y, 1)))
+    lhs, rhs = get_first_structural_mismatch(Lam(x, Add(x, 1)), Lam(y, Add(x, 1)))
+    assert (str(lhs), str(rhs)) == ("<root>.body.a", "<root>.body.a")
+
+
+def test_map_free_vars_maps_free_variables_one_to_one(free_vars_program):
+    ns = free_vars_program
+    Var, Add = ns["Var"], ns["Add"]
+    x, y, z = Var("x"), Var("y"), Var("z")
+    assert not structural_equal(Add(x, 1), Add(y, 1))
+    assert structural_equal(Add(x, 1), Add(y, 1), map_free_vars=True)
+    assert structural_equal(Add(x, 1), Add(x, 1))
+    assert structural_hash(x) != structural_hash(y)
+    assert structural_hash(x, map_free_vars=True) == structural_hash(y, map_free_vars=True)
+    assert not structural_equal(Add(x, y), Add(z, z), map_free_vars=True)
+    assert not structural_equal(Add(x, x), Add(y, z), map_free_vars=True)
+    assert structural_equal(Add(x, y), Add(y, x), map_free_vars=True)
+    assert get_first_structural_mismatch(Add(x, 1), Add(y, 1), map_free_vars=True) is None
+    lhs, rhs = get_first_structural_mismatch(Add(x, x), Add(y, z), True)
+    assert (str(lhs), str(rhs)) == ("<root>.b", "<root>.b")
+
+
+def test_dag_nodes_must_be_shared_alike(free_vars_program):
+    Node = free_vars_program["Node"]
+    n, m1, m2 = Node(1), Node(1), Node(1)
+    assert structural_equal([n, n], [m1, m1])
+    assert not structural_equal([n, n], [m1, m2])
+    assert structural_hash([n, n]) == structural_hash([m1, m1])
+    assert structural_hash([n, n]) != structural_hash([m1, m2])
+
+
+def test_structural_kinds_of_py_class_and_field_are_checked():
+    from ffikit.dataclasses import field, py_class
+
+    with pytest.raises(ValueError, match=r"structural_eq must be one of \['const-tree', 'dag', 'singleton', "
+                                         r"'tree', 'var'\] or None, got 'bogus'"):
+        py_class(structural_eq="bogus")
+    with pytest.raises(ValueError, match=r"structural_eq must be one of \[None, 'def', 'def-pattern', "
+                                         r"'def-simple', 'ignore'\], got 'bogus'"):
+        field(structural_eq="bogus")
+
+
+def _run_free_vars_on_tvm_ffi(py: str) -> list:
+    env = {k: v for k, v in os.environ.items()
+           if k not in ("LD_PRELOAD", "PYTHONPATH", "PYTHONHOME") and not k.startswith(("ASAN_", "UBSAN_", "LSAN_"))}
+    code = _TVM_PRELUDE + FREE_VARS_PROGRAM + "\nprint(json.dumps(run_cases()))\n"
+    proc = subprocess.run([py, "-c", code], capture_output=True, text=True, timeout=300, env=env)
+    if proc.returncode != 0:
+        raise AssertionError(f"the tvm_ffi side ({py}) failed:\n{proc.stderr[-3000:]}")
+    return json.loads(proc.stdout)
+
+
+def test_free_variables_match_tvm_ffi(free_vars_program):
+    """Equality, first mismatch, and (for equal pairs) equal hashes, case by case as
+    tvm_ffi answers. Hashes of unequal values may or may not collide in either library."""
+    py = os.environ.get("FFK_TVM_FFI_PYTHON")
+    if not py:
+        pytest.skip("tvm_ffi interop: FFK_TVM_FFI_PYTHON (an interpreter with apache-tvm-ffi) is not set")
+    ours = json.loads(json.dumps(free_vars_program["run_cases"]()))
+    theirs = _run_free_vars_on_tvm_ffi(py)
+    assert len(ours) == len(theirs)
+    for mine, tvm in zip(ours, theirs):
+        name, mfv, eq, heq, mismatch = mine
+        assert [name, mfv] == tvm[:2]
+        assert eq == tvm[2], f"{name} (map_free_vars={mfv}): equal {eq}, tvm_ffi {tvm[2]}"
+        assert mismatch == tvm[4], f"{name} (map_free_vars={mfv}): mismatch {mismatch}, tvm_ffi {tvm[4]}"
+        if eq:
+            assert heq and tvm[3], f"{name} (map_free_vars={mfv}): equal values hash alike"

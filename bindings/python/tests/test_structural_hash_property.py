@@ -165,3 +165,100 @@ def test_the_issue_35_case():
     f, g = Frozen(ffikit.Shape((2, 3)), None), Frozen(ffikit.Shape((2, 3)), None)
     if f == g:
         assert hash(f) == hash(g)
+
+
+# ---- variables, definition fields and dag nodes ------------------------------------------------
+# Recipes with variables (indices into a pool each build gets), Lambdas whose parameter
+# field is a definition region, dag nodes, and shared sub-values. Two builds with
+# different pools are one value up to a renaming of its variables: equal, and hashing
+# alike, with map_free_vars; and under either option, whatever compares equal hashes alike.
+
+
+@dc.py_class("test_structural_hash_property.Var", structural_eq="var")
+class Var(ffikit.Object):
+    name: str = dc.field(structural_eq="ignore")
+
+
+@dc.py_class("test_structural_hash_property.Lam")
+class Lam(ffikit.Object):
+    param: Any = dc.field(structural_eq="def")
+    body: Any
+
+
+@dc.py_class("test_structural_hash_property.LamS")
+class LamS(ffikit.Object):
+    param: Any = dc.field(structural_eq="def-simple")
+    body: Any
+
+
+@dc.py_class("test_structural_hash_property.DagNode", structural_eq="dag")
+class DagNode(ffikit.Object):
+    v: Any
+
+
+var_leaves = st.one_of(leaves, st.tuples(st.just("var"), st.integers(0, 3)))
+
+
+def _var_nodes(children):
+    return st.one_of(
+        _nodes(children),
+        st.tuples(st.just("lam"), st.booleans(), st.lists(st.integers(0, 3), min_size=1, max_size=2), children),
+        st.tuples(st.just("dag"), children),
+        st.tuples(st.just("twice"), children),
+    )
+
+
+var_recipes = st.recursive(var_leaves, _var_nodes, max_leaves=12)
+
+
+def build_v(r, variant: int, pool: list) -> Any:
+    """build() extended with variables from `pool` (four Vars)."""
+    kind = r[0]
+    if kind == "var":
+        return pool[r[1]]
+    if kind == "lam":
+        _, simple, params, body = r
+        param = Array([pool[i] for i in params]) if len(params) > 1 else pool[params[0]]
+        return (LamS if simple else Lam)(param, build_v(body, variant, pool))
+    if kind == "dag":
+        return DagNode(build_v(r[1], variant, pool))
+    if kind == "twice":  # one value shared in two places
+        v = build_v(r[1], variant, pool)
+        return Array([v, v])
+    if kind in ("array", "list"):
+        return (Array if kind == "array" else List)([build_v(c, variant, pool) for c in r[1]])
+    if kind in ("map", "dict"):
+        return (Map if kind == "map" else Dict)({build(k, variant): build_v(v, variant, pool) for k, v in r[1]})
+    if kind == "holder":
+        _, i, f, b, s, shape, maybe, any_, obj = r
+        return Holder(i, build(("float", f), variant), b, s, build(shape, variant),
+                      None if maybe is None else build(maybe, variant), build_v(any_, variant, pool),
+                      build_v(obj, variant, pool), note=f"note {variant}")
+    if kind == "frozen":
+        return Frozen(build(r[1], variant), build_v(r[2], variant, pool))
+    return build(r, variant)
+
+
+def _pool(tag: str) -> list:
+    return [Var(f"{tag}{i}") for i in range(4)]
+
+
+@settings(max_examples=300, deadline=None, suppress_health_check=[HealthCheck.too_slow])
+@given(var_recipes)
+def test_renamed_builds_are_equal_and_hash_alike_with_map_free_vars(r):
+    a, b = build_v(r, 0, _pool("a")), build_v(r, 1, _pool("b"))
+    assert structural_equal(a, b, map_free_vars=True)
+    assert structural_hash(a, map_free_vars=True) == structural_hash(b, map_free_vars=True)
+    same_pool = _pool("s")
+    x, y = build_v(r, 0, same_pool), build_v(r, 1, same_pool)
+    assert structural_equal(x, y)  # the same free variables: equal without mapping
+    assert structural_hash(x) == structural_hash(y)
+
+
+@settings(max_examples=300, deadline=None, suppress_health_check=[HealthCheck.too_slow])
+@given(var_recipes, var_recipes, st.booleans())
+def test_equal_values_with_variables_hash_alike(r1, r2, map_free_vars):
+    pool = _pool("p")
+    a, b = build_v(r1, 0, pool), build_v(r2, 1, pool)
+    if structural_equal(a, b, map_free_vars=map_free_vars):
+        assert structural_hash(a, map_free_vars=map_free_vars) == structural_hash(b, map_free_vars=map_free_vars)

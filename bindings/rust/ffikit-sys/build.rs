@@ -88,6 +88,7 @@ fn main() {
             .args(["--blocklist-type", "va_list|__builtin_va_list|__va_list_tag"])
             .args(["--size_t-is-usize", "--newtype-enum", "ffk_type_index", "--newtype-enum", "ffk_map_part"])
             .args(["--newtype-enum", "ffk_field_storage", "--newtype-enum", "ffk_access_kind"])
+            .args(["--newtype-enum", "ffk_s_kind"])
             .arg("--with-derive-default")
             .arg("--")
             .args(&iflags),

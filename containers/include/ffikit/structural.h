@@ -38,6 +38,38 @@
  *    its type and what its elements or fields contribute. Nesting (containers and
  *    objects together) deeper than FFK_STRUCTURAL_MAX_DEPTH is a RuntimeError, never a
  *    stack overflow.
+ *
+ * Kinds and variables (tvm_ffi's structural equality, whose numbers and rules these are).
+ * A reflected type's FFK_ATTR_S_KIND (ffikit/reflect.h) says how its objects compare:
+ *
+ *  - tree (the default): as above. const-tree: the same, and an object equals itself
+ *    without a look inside. singleton: by identity alone (and hashes by its address).
+ *  - var: a variable. Two variables are equal when they are bound to each other. A walk
+ *    binds a to b (both ways: a one-to-one map) when it meets them, with equal fields, in
+ *    a definition region (a field with FFK_FIELD_S_DEF or FFK_FIELD_S_DEF_SIMPLE, or
+ *    everywhere with FFK_STRUCTURAL_MAP_FREE_VARS), or when a is b. Once bound, a equals b
+ *    and nothing else, wherever met, and a variable another is bound to equals no other:
+ *    Lambda(x, x + 1) equals Lambda(y, y + 1) (the parameter a FFK_FIELD_S_DEF field),
+ *    x + 1 equals y + 1 only with FFK_STRUCTURAL_MAP_FREE_VARS, and [x, x] never equals
+ *    [y, z]. A variable's own fields are walked in the region it was met in, except that
+ *    a simple region (FFK_FIELD_S_DEF_SIMPLE) walks them as uses.
+ *  - dag: by fields, and the sharing must match: once a and b are found equal they are
+ *    bound as variables are, so [n, n] equals [m, m] but not [m, m2] even when m2 equals m.
+ *  - A Map or Dict key that is a bound variable (or dag node) is looked up on the other
+ *    side as what it is bound to.
+ *  - Hash: a variable met in a definition region (or with FFK_STRUCTURAL_MAP_FREE_VARS)
+ *    hashes by its fields and the order in which the walk first met it; elsewhere by its
+ *    address. A dag node mixes in the order it was first met. So values equal under the
+ *    same flags hash alike under them, provided Maps and Dicts holding variables or dag
+ *    nodes iterate alike on both sides (binding order is walk order).
+ *  - A variable met inside an object compared with itself is bound to itself, as in
+ *    tvm_ffi: [x, Lambda(x, x)] does not equal [x, Lambda(y, y)], since x is bound to x.
+ *    (A walk that compares no variable or dag node still takes an object as equal to
+ *    itself without a look inside; one that does is run again looking inside. A value
+ *    always equals itself.)
+ *
+ * A structural hook takes part in the walk's bindings through `equal` and `hash`, in the
+ * region of the object it was called for.
  */
 #ifndef FFIKIT_STRUCTURAL_H
 #define FFIKIT_STRUCTURAL_H
@@ -65,14 +97,36 @@ FFK_EXTERN_C_BEGIN
  */
 FFK_API int ffk_structural_too_deep(void);
 
+/* Options of the _opts forms (combine with |). */
+enum {
+  FFK_STRUCTURAL_MAP_FREE_VARS = 1u << 0, /* the whole value is a definition region: variables met
+                                             outside any (free variables) bind on first meeting
+                                             instead of comparing by identity (tvm_ffi's map_free_vars) */
+};
+
 /*
  * 1 when `a` and `b` (borrowed) are structurally equal, 0 when not, -1 with a MemoryError,
- * a RuntimeError (the depth limit), what a hook raised (below), or a ValueError for NULL.
+ * a RuntimeError (the depth limit), what a hook raised (below), a ValueError for NULL,
+ * or a ValueError naming a type whose FFK_ATTR_S_KIND is not an ffk_s_kind.
+ * ffk_structural_equal_opts(a, b, 0).
  */
 FFK_API int ffk_structural_equal(const ffk_any *a, const ffk_any *b);
 
+/*
+ * ffk_structural_equal with options: `flags` is 0 or FFK_STRUCTURAL_MAP_FREE_VARS.
+ * Other bits are a ValueError. Same ownership (both borrowed) and errors.
+ */
+FFK_API int ffk_structural_equal_opts(const ffk_any *a, const ffk_any *b, uint32_t flags);
+
 /* The structural hash of `v` (borrowed) in *out. 0, or -1 with the errors of ffk_structural_equal. */
 FFK_API int ffk_structural_hash(const ffk_any *v, uint64_t *out);
+
+/*
+ * ffk_structural_hash with the options of ffk_structural_equal_opts: values equal under
+ * `flags` hash alike under the same `flags`. 0, or -1 with *out 0 and the errors of
+ * ffk_structural_equal_opts.
+ */
+FFK_API int ffk_structural_hash_opts(const ffk_any *v, uint32_t flags, uint64_t *out);
 
 /*
  * Where `a` and `b` (borrowed) first differ structurally. Returns 0 when they are equal
@@ -95,6 +149,15 @@ FFK_API int ffk_structural_hash(const ffk_any *v, uint64_t *out);
  */
 FFK_API int ffk_structural_first_mismatch(const ffk_any *a, const ffk_any *b, ffk_object **lhs_path,
                                           ffk_object **rhs_path);
+
+/*
+ * ffk_structural_first_mismatch with the options of ffk_structural_equal_opts: 0 exactly
+ * when ffk_structural_equal_opts(a, b, flags) is 1. A variable bound elsewhere, or not
+ * bound, is reported where it was met (the path ends at it); a definition field whose
+ * variables fail to bind ends at that field's variable.
+ */
+FFK_API int ffk_structural_first_mismatch_opts(const ffk_any *a, const ffk_any *b, uint32_t flags,
+                                               ffk_object **lhs_path, ffk_object **rhs_path);
 
 /*
  * Per-type hooks (type attributes, ffikit/reflect.h; looked up through the parent chain):

@@ -93,6 +93,13 @@ enum {
   FFK_FIELD_COMPARE_OFF = 1u << 5,     /* ignored by structural equality and hash */
   FFK_FIELD_DEFAULT_FACTORY = 1u << 6, /* with HAS_DEFAULT: default_value is a Function called with no
                                           arguments for each new object (a fresh List per object) */
+  FFK_FIELD_S_DEF = 1u << 7,           /* structural equality and hash: a definition region (tvm_ffi's
+                                          "def" / "def-pattern"): variables met inside it, and inside
+                                          the fields of those variables, are bound (ffikit/structural.h) */
+  FFK_FIELD_S_DEF_SIMPLE = 1u << 8,    /* a simple definition region ("def-simple"): the variables met
+                                          inside it are bound, but their own fields are walked as uses;
+                                          inside a FFK_FIELD_S_DEF region it acts as FFK_FIELD_S_DEF.
+                                          Takes precedence over FFK_FIELD_S_DEF when both are set */
   /* Set by ffk_type_define alone (an unknown flag in an ffk_field_def): the default does not convert
      to the field's type (`name: str = None`), so it is kept as given and a constructor that
      needs it fails with the conversion's TypeError, naming the field (tvm_ffi checks defaults
@@ -232,6 +239,7 @@ FFK_API int ffk_type_add_method(int32_t type_index, const ffk_method_def *method
  *   "__s_equal__"        Function(a, b, equal) -> bool: structural equality of two objects of
  *                        the type (ffikit/structural.h says how `equal` recurses)
  *   "__s_hash__"         Function(v, hash) -> int: its structural hash
+ *   "__s_kind__"         int, an ffk_s_kind: how structural equality treats it (below)
  *   "__data_to_json__"   Function(v) -> a JSON-able value: its data in a JSON graph
  *                        (ffikit/serialization.h)
  *   "__data_from_json__" Function(data) -> object: rebuilds it from that data
@@ -243,6 +251,33 @@ FFK_API int ffk_type_add_method(int32_t type_index, const ffk_method_def *method
  */
 #define FFK_ATTR_S_EQUAL "__s_equal__"
 #define FFK_ATTR_S_HASH "__s_hash__"
+#define FFK_ATTR_S_KIND "__s_kind__"
+
+/*
+ * The value of the "__s_kind__" type attribute (an int): how structural equality and
+ * hash (ffikit/structural.h) treat objects of the type. The numbers are tvm_ffi's. A type
+ * without the attribute (or a parent's) is FFK_S_KIND_TREE; another value is a
+ * ValueError naming the type when a walk meets one of its objects. Hooks (__s_equal__ /
+ * __s_hash__) replace the field-wise comparison of tree, const-tree, var and dag kinds
+ * alike, the kind still deciding how the object is bound.
+ *
+ *   FFK_S_KIND_TREE        by type and compared fields (the default)
+ *   FFK_S_KIND_VAR         a variable: equal to another only where bound to it (a
+ *                          definition region, FFK_FIELD_S_DEF, or map_free_vars), or to
+ *                          itself; hashes by binding order there, by identity elsewhere
+ *   FFK_S_KIND_DAG         by fields, and the sharing must match: an object met twice on
+ *                          one side corresponds to one object on the other
+ *   FFK_S_KIND_CONST_TREE  as TREE, and an object equals itself without a look inside
+ *                          (for types that never hold variables)
+ *   FFK_S_KIND_SINGLETON   by identity only
+ */
+typedef enum {
+  FFK_S_KIND_TREE = 1,
+  FFK_S_KIND_VAR = 2,
+  FFK_S_KIND_DAG = 3,
+  FFK_S_KIND_CONST_TREE = 4,
+  FFK_S_KIND_SINGLETON = 5,
+} ffk_s_kind;
 #define FFK_ATTR_DATA_TO_JSON "__data_to_json__"
 #define FFK_ATTR_DATA_FROM_JSON "__data_from_json__"
 

@@ -96,10 +96,13 @@ pub use function::{Args, Function, Module};
 pub use list::List;
 pub use map::Map;
 pub use object::{ObjectRef, ObjectType};
-pub use reflect::{FieldFlags, FieldInfo, FieldStorage, MethodInfo, Reflect, TypeInfo};
+pub use reflect::{FieldFlags, FieldInfo, FieldStorage, MethodInfo, Reflect, StructuralKind, TypeInfo};
 pub use serialization::{from_json_graph, from_json_graph_with_metadata, to_json_graph};
 pub use string::{Bytes, Shape, Str};
-pub use structural::{deep_copy, first_structural_mismatch, structural_eq, structural_hash};
+pub use structural::{
+    deep_copy, first_structural_mismatch, first_structural_mismatch_with, structural_eq, structural_eq_with,
+    structural_hash, structural_hash_with, StructuralOptions,
+};
 pub use tensor::{DLPack, Tensor};
 pub use types::{DataType, Device, Scalar};
 pub use weak::{find_cycles, WeakRef};

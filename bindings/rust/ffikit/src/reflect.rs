@@ -87,8 +87,15 @@ impl FieldFlags {
     pub const COMPARE_OFF: FieldFlags = FieldFlags(sys::FFK_FIELD_COMPARE_OFF as u32);
     /// With `HAS_DEFAULT`: the default is a Function called for each new object.
     pub const DEFAULT_FACTORY: FieldFlags = FieldFlags(sys::FFK_FIELD_DEFAULT_FACTORY as u32);
+    /// Structural equality and hash: a definition region (tvm_ffi's `"def"`): the
+    /// variables ([`StructuralKind::Var`]) met inside it, their own fields included, are
+    /// bound to their counterparts.
+    pub const S_DEF: FieldFlags = FieldFlags(sys::FFK_FIELD_S_DEF as u32);
+    /// A simple definition region (`"def-simple"`): as `S_DEF`, but a variable's own
+    /// fields are walked as uses.
+    pub const S_DEF_SIMPLE: FieldFlags = FieldFlags(sys::FFK_FIELD_S_DEF_SIMPLE as u32);
 
-    const NAMES: [(FieldFlags, &'static str); 7] = [
+    const NAMES: [(FieldFlags, &'static str); 9] = [
         (Self::WRITABLE, "WRITABLE"),
         (Self::HAS_DEFAULT, "HAS_DEFAULT"),
         (Self::INIT_OFF, "INIT_OFF"),
@@ -96,6 +103,8 @@ impl FieldFlags {
         (Self::REPR_OFF, "REPR_OFF"),
         (Self::COMPARE_OFF, "COMPARE_OFF"),
         (Self::DEFAULT_FACTORY, "DEFAULT_FACTORY"),
+        (Self::S_DEF, "S_DEF"),
+        (Self::S_DEF_SIMPLE, "S_DEF_SIMPLE"),
     ];
 
     /// No flag.
@@ -110,6 +119,24 @@ impl FieldFlags {
     pub const fn contains(self, other: FieldFlags) -> bool {
         self.0 & other.0 == other.0
     }
+}
+
+/// How structural equality and hash treat the objects of a type (C's `ffk_s_kind`, tvm_ffi's
+/// kinds and numbers; ffikit/structural.h, "Kinds and variables").
+#[derive(Clone, Copy, Debug, PartialEq, Eq, Hash)]
+#[repr(i64)]
+pub enum StructuralKind {
+    /// By type and compared fields (the default).
+    Tree = sys::ffk_s_kind::FFK_S_KIND_TREE.0 as i64,
+    /// A variable: equal to another only where bound to it (a [`FieldFlags::S_DEF`] field, or
+    /// `map_free_vars`), or to itself.
+    Var = sys::ffk_s_kind::FFK_S_KIND_VAR.0 as i64,
+    /// By fields, and the sharing must match.
+    Dag = sys::ffk_s_kind::FFK_S_KIND_DAG.0 as i64,
+    /// As `Tree`, and an object equals itself without a look inside.
+    ConstTree = sys::ffk_s_kind::FFK_S_KIND_CONST_TREE.0 as i64,
+    /// By identity only.
+    Singleton = sys::ffk_s_kind::FFK_S_KIND_SINGLETON.0 as i64,
 }
 
 impl std::ops::BitOr for FieldFlags {
@@ -585,6 +612,9 @@ impl TypeInfo {
     /// The attribute name of a structural-hash hook: a Function `(v, hash) -> int`, where
     /// `hash(x)` is the structural hash of a sub-value within the same walk.
     pub const ATTR_S_HASH: &'static str = attr_name(sys::FFK_ATTR_S_HASH);
+    /// The attribute name of a type's structural kind, an int: see
+    /// [`TypeInfo::set_structural_kind`].
+    pub const ATTR_S_KIND: &'static str = attr_name(sys::FFK_ATTR_S_KIND);
     /// The attribute name of a JSON graph writer hook: a Function `(v) -> JSON-able data`.
     pub const ATTR_DATA_TO_JSON: &'static str = attr_name(sys::FFK_ATTR_DATA_TO_JSON);
     /// The attribute name of a JSON graph reader hook: a Function `(data) -> object`.
@@ -618,6 +648,30 @@ impl TypeInfo {
             // SAFETY: a NUL-terminated name and a borrowed valid value; C copies what it keeps.
             check(unsafe { sys::ffk_type_set_attr(self.0, n, value.as_raw()) })
         })
+    }
+
+    /// How structural equality and hash treat objects of this type (the
+    /// [`ATTR_S_KIND`](Self::ATTR_S_KIND) attribute; [`StructuralKind::Tree`] without one).
+    ///
+    /// ```
+    /// use ffikit::{structural_eq, structural_eq_with, Any, StructuralKind, StructuralOptions};
+    /// ffikit::reflected_type! {
+    ///     #[type_key = "doc.kind.Var", layout = VarLayout]
+    ///     pub struct Var { #[flags(COMPARE_OFF)] name: String }
+    /// }
+    /// ffikit::reflected_type! {
+    ///     #[type_key = "doc.kind.Lam", layout = LamLayout]
+    ///     pub struct Lam { #[flags(S_DEF)] param: Any, body: Any }
+    /// }
+    /// Var::type_info().unwrap().set_structural_kind(StructuralKind::Var).unwrap();
+    /// let (x, y) = (Var::new("x".into()).unwrap(), Var::new("y".into()).unwrap());
+    /// let lam = |v: &Var| Lam::new(Any::from(v), Any::from(v)).unwrap();
+    /// assert!(structural_eq(&lam(&x), &lam(&y)).unwrap()); // the parameter binds x to y
+    /// assert!(!structural_eq(&x, &y).unwrap()); // free: by identity
+    /// assert!(structural_eq_with(&x, &y, StructuralOptions { map_free_vars: true }).unwrap());
+    /// ```
+    pub fn set_structural_kind(&self, kind: StructuralKind) -> Result<()> {
+        self.set_attr(Self::ATTR_S_KIND, kind as i64)
     }
 
     /// The type attribute `name`, looked up on this type and then its ancestors: `None`

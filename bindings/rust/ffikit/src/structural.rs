@@ -55,6 +55,53 @@ pub fn structural_hash<'a>(v: impl Into<AnyView<'a>>) -> Result<u64> {
     Ok(out)
 }
 
+/// Options of [`structural_eq_with`], [`structural_hash_with`] and
+/// [`first_structural_mismatch_with`] (C's `FFK_STRUCTURAL_*` flags); the default is what
+/// the plain functions use.
+#[derive(Clone, Copy, Debug, Default, PartialEq, Eq, Hash)]
+pub struct StructuralOptions {
+    /// Variables met outside any definition region (free variables) bind on first meeting
+    /// instead of comparing by identity (tvm_ffi's `map_free_vars`), one to one.
+    pub map_free_vars: bool,
+}
+
+impl StructuralOptions {
+    fn flags(self) -> u32 {
+        if self.map_free_vars { sys::FFK_STRUCTURAL_MAP_FREE_VARS as u32 } else { 0 }
+    }
+}
+
+/// [`structural_eq`] with options: `map_free_vars` binds free variables one to one.
+/// Errors as [`structural_eq`].
+pub fn structural_eq_with<'a, 'b>(a: impl Into<AnyView<'a>>, b: impl Into<AnyView<'b>>, options: StructuralOptions) -> Result<bool> {
+    let (a, b) = (a.into(), b.into());
+    // SAFETY: two borrowed valid values and known flags.
+    match unsafe { sys::ffk_structural_equal_opts(a.as_raw(), b.as_raw(), options.flags()) } {
+        1 => Ok(true),
+        0 => Ok(false),
+        _ => Err(Error::fetch()),
+    }
+}
+
+/// [`structural_hash`] with options: values equal under `options` hash alike under them.
+pub fn structural_hash_with<'a>(v: impl Into<AnyView<'a>>, options: StructuralOptions) -> Result<u64> {
+    let v = v.into();
+    let mut out = 0u64;
+    // SAFETY: a borrowed valid value, known flags and an out parameter.
+    check(unsafe { sys::ffk_structural_hash_opts(v.as_raw(), options.flags(), &mut out) })?;
+    Ok(out)
+}
+
+/// [`first_structural_mismatch`] with options: `None` exactly when [`structural_eq_with`]
+/// is true under the same options.
+pub fn first_structural_mismatch_with<'a, 'b>(
+    a: impl Into<AnyView<'a>>,
+    b: impl Into<AnyView<'b>>,
+    options: StructuralOptions,
+) -> Result<Option<(AccessPath, AccessPath)>> {
+    mismatch(a.into(), b.into(), options.flags())
+}
+
 /// Where `a` and `b` first differ structurally: `None` when they are equal, else the paths
 /// to the first difference in `a` and in `b` (tvm_ffi's paths: a sequence shorter on one
 /// side gives `[<missing:i>]` there, a key on one side only `[<missing:k>]` on the other).
@@ -72,10 +119,13 @@ pub fn first_structural_mismatch<'a, 'b>(
     a: impl Into<AnyView<'a>>,
     b: impl Into<AnyView<'b>>,
 ) -> Result<Option<(AccessPath, AccessPath)>> {
-    let (a, b) = (a.into(), b.into());
+    mismatch(a.into(), b.into(), 0)
+}
+
+fn mismatch(a: AnyView<'_>, b: AnyView<'_>, flags: u32) -> Result<Option<(AccessPath, AccessPath)>> {
     let (mut lhs, mut rhs) = (std::ptr::null_mut(), std::ptr::null_mut());
-    // SAFETY: two borrowed valid values; on 1 both outs are new references, else NULL.
-    let rc = unsafe { sys::ffk_structural_first_mismatch(a.as_raw(), b.as_raw(), &mut lhs, &mut rhs) };
+    // SAFETY: two borrowed valid values and known flags; on 1 both outs are new references, else NULL.
+    let rc = unsafe { sys::ffk_structural_first_mismatch_opts(a.as_raw(), b.as_raw(), flags, &mut lhs, &mut rhs) };
     // SAFETY: new references or NULL, owned from here on (also on a surprising return code).
     let (lhs, rhs) = unsafe { (ObjectRef::from_raw(lhs), ObjectRef::from_raw(rhs)) };
     match (rc, lhs, rhs) {
