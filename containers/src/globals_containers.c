@@ -359,6 +359,37 @@ static int dict_iter(void *self, const ffk_any *args, int32_t nargs, ffk_any *re
   return make_iter(true, &args[0], result);
 }
 
+/* ---- Registry and modules: the answers that are Arrays ------------------------------- */
+
+/* ffi.GetRegisteredTypeKeys(): the key of every type, static ones included, by index. */
+static int registered_type_keys(void *self, const ffk_any *args, int32_t nargs, ffk_any *result) {
+  (void)self, (void)args, (void)nargs;
+  int32_t count = ffk_type_count(), found = 0;
+  ffk_array *a = ffk_array_with_capacity(count);
+  if (a == NULL) return -1;
+  for (int32_t i = 0; found < count && i < FFK_TYPE_STATIC_END + FFK_TYPE_MAX_DYNAMIC; ++i) {
+    const char *key = ffk_type_key(i);
+    if (key == NULL) continue;
+    ++found;
+    ffk_any k;
+    if (ffk_any_cstr(key, &k) != 0 || ffk_array_push_steal(&a, &k) != 0) {
+      ffk_object_release((ffk_object *)a);
+      return -1;
+    }
+  }
+  *result = ffk_any_object_steal((ffk_object *)a);
+  return 0;
+}
+
+/* ffi.ModuleGetWriteFormats(module): none, an ffikit module is not written out (globals_module.c). */
+static int module_write_formats(void *self, const ffk_any *args, int32_t nargs, ffk_any *result) {
+  (void)self, (void)args, (void)nargs;
+  ffk_array *a = ffk_array_new(NULL, 0);
+  if (a == NULL) return -1;
+  *result = ffk_any_object_steal((ffk_object *)a);
+  return 0;
+}
+
 /* ---- Registration ----------------------------------------------------------------- */
 
 static const ffk_function_def k_globals[] = {
@@ -394,6 +425,8 @@ static const ffk_function_def k_globals[] = {
     {"ffi.DictErase", "(Dict, Any) -> None", dict_erase},
     {"ffi.DictClear", "(Dict) -> None", dict_clear},
     {"ffi.DictForwardIterFunctor", "(Dict) -> Function", dict_iter},
+    {"ffi.GetRegisteredTypeKeys", "() -> Array<str>", registered_type_keys},
+    {"ffi.ModuleGetWriteFormats", "(Module) -> Array<str>", module_write_formats},
 };
 
 int ffk_containers__register_container_globals(void) {

@@ -263,7 +263,7 @@ static int make_object_from_packed_args(void *self, const ffk_any *args, int32_t
   ffk_any *values = nkw <= 8 ? values_small : (ffk_any *)ffk_mem_alloc((size_t)nkw * sizeof *values);
   int rc = names == NULL || values == NULL ? -1 : 0;
   for (int32_t j = 0; j < nkw && rc == 0; ++j) {
-    if (ffk_any_as_str(&args[1 + 2 * j], &names[j], NULL) != 0) {
+    if (ffk_any_as_str(&args[1 + 2 * j], &names[j], &(size_t){0}) != 0) {
       ffk_error_clear();
       rc = ffk_error_set(FFK_ERR_TYPE, "`%s`: argument #%d, a field name, expected str but got %s", fn,
                          (int)(1 + 2 * j), ffk_any_type_name(&args[1 + 2 * j]));
