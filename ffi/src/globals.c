@@ -219,13 +219,29 @@ static int list_global_names(void *self, const ffk_any *args, int32_t nargs, ffk
   return 0;
 }
 
+/* A C address argument: an opaque pointer, an int (Python gives addresses as ints) or None (NULL). */
+static int address_arg(const ffk_any *args, int i, void **out) {
+  switch (args[i].type_index) {
+    case FFK_TYPE_NONE: *out = NULL; return 0;
+    case FFK_TYPE_OPAQUE_PTR: *out = args[i].v_ptr; return 0;
+    case FFK_TYPE_INT: *out = (void *)(uintptr_t)args[i].v_int; return 0;
+    default:
+      return ffk_error_set(FFK_ERR_TYPE,
+                           "`ffi.FunctionFromExternC`: argument #%d expected a pointer, int address or None but got %s",
+                           i, ffk_any_type_name(&args[i]));
+  }
+}
+
 /*
  * ffi.FunctionFromExternC(self, safe_call, deleter): a Function over a C routine with
  * ffikit's (and tvm_ffi's) safe-call convention. safe_call must not be NULL; deleter may be.
  */
 static int function_from_extern_c(void *self, const ffk_any *args, int32_t nargs, ffk_any *result) {
-  (void)self, (void)nargs; /* typed: (ptr, ptr, ptr); None arrives as NULL */
-  void *ctx = args[0].v_ptr, *call = args[1].v_ptr, *deleter = args[2].v_ptr;
+  (void)self;
+  void *ctx, *call, *deleter;
+  if (ffk_args_unpack("ffi.FunctionFromExternC", args, nargs, "aaa", NULL, NULL, NULL) != 0) return -1;
+  if (address_arg(args, 0, &ctx) != 0 || address_arg(args, 1, &call) != 0 || address_arg(args, 2, &deleter) != 0)
+    return -1;
   if (call == NULL)
     return ffk_error_set(FFK_ERR_VALUE, "`ffi.FunctionFromExternC`: the safe-call pointer (argument #1) is NULL");
   ffk_safe_call fn;
@@ -290,7 +306,7 @@ static const ffk_function_def k_globals[] = {
     {"ffi.FunctionRemoveGlobal", NULL, remove_global},
     {"ffi.GetGlobalFuncMetadata", NULL, global_metadata},
     {"ffi.FunctionListGlobalNamesFunctor", "() -> Function", list_global_names},
-    {"ffi.FunctionFromExternC", "(ptr, ptr, ptr) -> Function", function_from_extern_c},
+    {"ffi.FunctionFromExternC", NULL, function_from_extern_c},
     {"ffi.MakeObjectFromPackedArgs", NULL, make_object_from_packed_args},
 };
 
