@@ -613,23 +613,55 @@ done:
 }
 
 /*
- * Re-indents yyjson's pretty text (4 spaces a level) to `indent` spaces a level. Inside
- * strings JSON text holds no raw newline, so every line's leading spaces are indentation.
+ * Re-indents yyjson's pretty text (4 spaces a level) to `indent` spaces a level, and writes
+ * an empty array or object as tvm_ffi does: the brackets on two lines, the closing one at
+ * the indentation of the line that opens it ("[\n  ]"). Inside strings JSON text holds no
+ * raw newline, so every line's leading spaces are indentation. With buf NULL it only
+ * counts: returns the length of the result either way.
  */
-static char *reindent(const char *text, size_t len, int64_t indent, size_t *out_len) {
-  size_t cap = len + (len / 4 + 1) * (size_t)indent + 1; /* each 4 spaces become `indent` */
-  char *buf = ffk_mem_alloc(cap);
-  if (buf == NULL) return NULL;
+static size_t reindent_into(const char *text, size_t len, int64_t indent, char *buf) {
   size_t o = 0;
   for (size_t i = 0; i < len;) {
     size_t spaces = 0;
     while (i + spaces < len && text[i + spaces] == ' ') ++spaces;
-    for (size_t k = 0; k < spaces / 4 * (size_t)indent; ++k) buf[o++] = ' ';
+    size_t lead = spaces / 4 * (size_t)indent;
+    for (size_t k = 0; k < lead; ++k, ++o)
+      if (buf != NULL) buf[o] = ' ';
     i += spaces;
-    while (i < len && text[i] != '\n') buf[o++] = text[i++];
-    if (i < len) buf[o++] = text[i++];
+    bool in_str = false;
+    for (; i < len && text[i] != '\n'; ++i) {
+      char c = text[i];
+      if (buf != NULL) buf[o] = c;
+      ++o;
+      if (in_str) {
+        if (c == '\\' && i + 1 < len) {
+          if (buf != NULL) buf[o] = text[i + 1];
+          ++o, ++i;
+        } else if (c == '"') {
+          in_str = false;
+        }
+      } else if (c == '"') {
+        in_str = true;
+      } else if ((c == '[' || c == '{') && i + 1 < len && text[i + 1] == (c == '[' ? ']' : '}')) {
+        if (buf != NULL) buf[o] = '\n';
+        ++o;
+        for (size_t k = 0; k < lead; ++k, ++o)
+          if (buf != NULL) buf[o] = ' ';
+      }
+    }
+    if (i < len) {
+      if (buf != NULL) buf[o] = '\n';
+      ++o, ++i;
+    }
   }
-  *out_len = o;
+  return o;
+}
+
+static char *reindent(const char *text, size_t len, int64_t indent, size_t *out_len) {
+  size_t n = reindent_into(text, len, indent, NULL);
+  char *buf = ffk_mem_alloc(n + 1);
+  if (buf == NULL) return NULL;
+  *out_len = reindent_into(text, len, indent, buf);
   return buf;
 }
 

@@ -253,6 +253,12 @@ TEST_F(Globals, JsonParseAndStringify) {
   size_t n;
   ASSERT_EQ(ffk_any_as_str(&out.v, &s, &n), 0);
   EXPECT_EQ(std::string(s, n), "{\n  \"a\": [\n    1,\n    2.5,\n    null,\n    true\n  ]\n}");
+  OwnedAny empty, pretty;
+  ASSERT_EQ(Call("ffi.json.Parse", {S("{\"a\": [], \"b\": [{}, \"[]\"]}")}, &empty), 0) << FetchError();
+  ASSERT_EQ(Call("ffi.json.Stringify", {empty.v, I(2)}, &pretty), 0);
+  ASSERT_EQ(ffk_any_as_str(&pretty.v, &s, &n), 0);
+  EXPECT_EQ(std::string(s, n), "{\n  \"a\": [\n  ],\n  \"b\": [\n    {\n    },\n    \"[]\"\n  ]\n}")
+      << "empty containers as tvm_ffi writes them; a str is left alone";
   EXPECT_EQ(Call("ffi.json.Parse", {S("[1,")}, &out), -1);
   EXPECT_TRUE(PendingError("ValueError", {"not JSON", "byte"}));
   OwnedAny sh;
