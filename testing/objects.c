@@ -373,6 +373,8 @@ static const struct {
      "object_set_field(obj, name, value): writes field `name` of obj by reflection in C."},
     {"testing.object_call_method", NULL, object_call_method,
      "object_call_method(obj, name, *args): calls method `name` of obj by reflection in C."},
+    {"testing.TestIntPairSum", "(testing.TestIntPair) -> int", int_pair_sum,
+     "TestIntPairSum(pair): pair.a + pair.b (tvm_ffi's global twin of the method `sum`)."},
 };
 #define N_GLOBALS (sizeof k_globals / sizeof k_globals[0])
 

@@ -78,4 +78,11 @@ void ffk_containers__register_converters(void);
 /* Defines ffikit.AccessStep and ffikit.AccessPath (access_path.c). 0, or -1 with an error. */
 int ffk_access_path__register(void);
 
+/*
+ * Register tvm_ffi's ffi.* global functions of the containers component (globals_containers.c,
+ * globals_structural.c) at load. 0, or -1 (MemoryError) with those before the failure registered.
+ */
+int ffk_containers__register_container_globals(void);
+int ffk_containers__register_structural_globals(void);
+
 #endif /* FFIKIT_CONTAINERS_INTERNAL_H */

@@ -71,4 +71,15 @@ void ffk_json__hooks_free(ffk_json_hooks *c);
 int ffk_json__no_memory(void);
 
 
+/*
+ * Plain JSON (ffi.json.Parse / ffi.json.Stringify): text to values (objects become Maps
+ * with str keys, arrays Arrays; ValueError "not JSON: ..." naming the byte), and values
+ * (None, bool, int, float, str, Array/List/Tuple, Map/Dict with str keys) to text, compact
+ * when indent < 0, else with `indent` spaces a level (at most 64). *out an owned value /
+ * str; 0, or -1 with *out None (TypeError for a value that is not JSON-able, RuntimeError
+ * for nesting deeper than FFK_STRUCTURAL_MAX_DEPTH, MemoryError).
+ */
+int ffk_json__parse(const char *text, size_t len, ffk_any *out);
+int ffk_json__stringify(const ffk_any *value, int64_t indent, ffk_any *out);
+
 #endif /* FFIKIT_SERIALIZATION_INTERNAL_H */

@@ -561,3 +561,17 @@ int ffk_from_json_graph(const char *text, size_t len, ffk_any *out, ffk_any *met
   }
   return rc;
 }
+
+int ffk_json__parse(const char *text, size_t len, ffk_any *out) {
+  *out = ffk_any_none();
+  yyjson_read_err err;
+  yyjson_doc *doc = yyjson_read_opts((char *)(uintptr_t)(text == NULL ? "" : text), len,
+                                     YYJSON_READ_ALLOW_INF_AND_NAN, &ffk_json__alc, &err);
+  if (doc == NULL) {
+    if (err.code == YYJSON_READ_ERROR_MEMORY_ALLOCATION) return ffk_json__no_memory();
+    return ffk_error_set(FFK_ERR_VALUE, "not JSON: %s at byte %zu", err.msg, err.pos);
+  }
+  int rc = plain_of_json(yyjson_doc_get_root(doc), 0, out);
+  yyjson_doc_free(doc);
+  return rc;
+}

@@ -611,3 +611,97 @@ done:
   if (rc != 0) ffk_any_release(out);
   return rc;
 }
+
+/*
+ * Re-indents yyjson's pretty text (4 spaces a level) to `indent` spaces a level, and writes
+ * an empty array or object as tvm_ffi does: the brackets on two lines, the closing one at
+ * the indentation of the line that opens it ("[\n  ]"). Inside strings JSON text holds no
+ * raw newline, so every line's leading spaces are indentation. With buf NULL it only
+ * counts: returns the length of the result either way.
+ */
+static size_t reindent_into(const char *text, size_t len, int64_t indent, char *buf) {
+  size_t o = 0;
+  for (size_t i = 0; i < len;) {
+    size_t spaces = 0;
+    while (i + spaces < len && text[i + spaces] == ' ') ++spaces;
+    size_t lead = spaces / 4 * (size_t)indent;
+    for (size_t k = 0; k < lead; ++k, ++o)
+      if (buf != NULL) buf[o] = ' ';
+    i += spaces;
+    bool in_str = false;
+    for (; i < len && text[i] != '\n'; ++i) {
+      char c = text[i];
+      if (buf != NULL) buf[o] = c;
+      ++o;
+      if (in_str) {
+        if (c == '\\' && i + 1 < len) {
+          if (buf != NULL) buf[o] = text[i + 1];
+          ++o, ++i;
+        } else if (c == '"') {
+          in_str = false;
+        }
+      } else if (c == '"') {
+        in_str = true;
+      } else if ((c == '[' || c == '{') && i + 1 < len && text[i + 1] == (c == '[' ? ']' : '}')) {
+        if (buf != NULL) buf[o] = '\n';
+        ++o;
+        for (size_t k = 0; k < lead; ++k, ++o)
+          if (buf != NULL) buf[o] = ' ';
+      }
+    }
+    if (i < len) {
+      if (buf != NULL) buf[o] = '\n';
+      ++o, ++i;
+    }
+  }
+  return o;
+}
+
+static char *reindent(const char *text, size_t len, int64_t indent, size_t *out_len) {
+  size_t n = reindent_into(text, len, indent, NULL);
+  char *buf = ffk_mem_alloc(n + 1);
+  if (buf == NULL) return NULL;
+  *out_len = reindent_into(text, len, indent, buf);
+  return buf;
+}
+
+int ffk_json__stringify(const ffk_any *value, int64_t indent, ffk_any *out) {
+  *out = ffk_any_none();
+  if (indent > 64) return ffk_error_set(FFK_ERR_VALUE, "JSON indent %lld is larger than 64", (long long)indent);
+  writer *w = ffk_mem_calloc(1, sizeof *w);
+  if (w == NULL) return -1;
+  int rc = -1;
+  char *text = NULL, *spaced = NULL;
+  size_t len = 0;
+  yyjson_mut_val *root;
+  if ((w->doc = yyjson_mut_doc_new(&ffk_json__alc)) == NULL) {
+    ffk_json__no_memory();
+    goto done;
+  }
+  if (json_of_plain(w, value, 0, "the value", &root) != 0) goto done;
+  yyjson_mut_doc_set_root(w->doc, root);
+  yyjson_write_err err;
+  yyjson_write_flag flags = YYJSON_WRITE_ALLOW_INF_AND_NAN | YYJSON_WRITE_ESCAPE_SLASHES;
+  if (indent >= 0) flags |= YYJSON_WRITE_PRETTY;
+  text = yyjson_mut_write_opts(w->doc, flags, &ffk_json__alc, &len, &err);
+  if (text == NULL) {
+    if (err.code == YYJSON_WRITE_ERROR_MEMORY_ALLOCATION)
+      ffk_json__no_memory();
+    else
+      ffk_error_set(FFK_ERR_RUNTIME, "writing JSON failed: %s", err.msg);
+    goto done;
+  }
+  if (indent >= 0) {
+    if ((spaced = reindent(text, len, indent, &len)) == NULL) goto done;
+    rc = finish_text(spaced, len, out);
+  } else {
+    rc = finish_text(text, len, out);
+  }
+
+done:
+  ffk_mem_free(text);
+  ffk_mem_free(spaced);
+  yyjson_mut_doc_free(w->doc);
+  ffk_mem_free(w);
+  return rc;
+}

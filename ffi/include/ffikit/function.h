@@ -168,6 +168,24 @@ FFK_API int ffk_function_metadata(const ffk_function *f, ffk_any *out);
  */
 FFK_API int ffk_function_global_metadata(const char *name, ffk_any *out);
 
+/*
+ * One entry of a table of global Functions that a library registers when it loads: the
+ * name, the signature (as ffk_function_new_typed takes it; NULL for untyped) and the call.
+ */
+typedef struct ffk_function_def {
+  const char *name, *signature;
+  ffk_safe_call call;
+} ffk_function_def;
+
+/*
+ * Makes a Function of each of the `n` entries of `defs` (context NULL) and registers it
+ * under its name, replacing what was there. The Functions are immortal (never freed,
+ * not counted by ffk_debug_live_objects): a library's functions live as long as the
+ * process. Stops at the first failure: returns 0, or -1 (MemoryError; ValueError for a
+ * malformed signature) with the entries before it registered.
+ */
+FFK_API int ffk_function_register_table(const ffk_function_def *defs, size_t n);
+
 /* ---- Unpacking arguments. --------------------------------------------------------- */
 
 /*

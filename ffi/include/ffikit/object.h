@@ -162,6 +162,16 @@ FFK_API void ffk_weak_release(ffk_object *obj);
  */
 FFK_API ffk_object *ffk_weak_lock(ffk_object *obj);
 
+/*
+ * tvm_ffi's two marker objects, each one immortal object of its own type, borrowed (the
+ * caller may retain and release it freely): ffk_missing() is `<MISSING>`, what
+ * ffi.MapGetItemOrMissing returns for an absent key and ffi.GetInvalidObject returns
+ * (type key "ffi.Missing"); ffk_kwargs_marker() is `<KWARGS>`, what ffi.GetKwargsObject
+ * returns (type key "ffi.KwargsMarker"). Never fail, never NULL.
+ */
+FFK_API ffk_object *ffk_missing(void);
+FFK_API ffk_object *ffk_kwargs_marker(void);
+
 FFK_EXTERN_C_END
 
 #endif /* FFIKIT_OBJECT_H */
