@@ -448,7 +448,7 @@ pub fn registered(r: &'static Result<TypeData>) -> Result<&'static TypeData> {
 /// signature type is the Rust type's (`i64` "int", `f64` "float", `bool`, `String` "str",
 /// `Vec<u8>` "bytes", `Any`, `Device`, `DataType`, `Array<T>`, `Map<K, V>`, `List<T>`,
 /// `Dict<K, V>`, `ObjectRef` "Object", `Function`, `Tensor`, or another type of this macro),
-/// or `Option<T>` "Optional<T>" of one of them other than `Any` (which holds None itself).
+/// or `Option<T>` (`Optional<T>`) of one of them other than `Any` (which holds None itself).
 /// An optional `methods { ... }` block lists instance methods: `fn name(this: Type, args...)
 /// -> Result<R> { ... }` with `Element` arguments, registered as typed Functions (C checks
 /// the arguments); an optional `static_methods { ... }` block after it lists static ones
