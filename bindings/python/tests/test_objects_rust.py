@@ -42,7 +42,7 @@ pytestmark = pytest.mark.skipif(
 
 RUST_FUNCTIONS = ("rs_make_vec2", "rs_get_field", "rs_set_field", "rs_call_method", "rs_field_names", "rs_vec2_sum_x",
                   "rs_field_types", "rs_structural_equal", "rs_structural_hash", "rs_first_mismatch", "rs_deep_copy",
-                  "rs_to_json_graph", "rs_from_json_graph")
+                  "rs_to_json_graph", "rs_from_json_graph", "rs_make_vec3")
 
 
 @pytest.fixture(scope="module")
@@ -234,6 +234,40 @@ def test_rust_defined_type_seen_from_python(rs):
     assert (w.x, w.y, w.label) == (0.0, 2.5, "v")
     with pytest.raises(TypeError, match="got an unexpected keyword argument `z`"):
         ffikit.testing.create_object("rustmod.Vec2", z=1.0)
+
+
+def test_rust_defined_child_type_seen_from_python_c_and_rust(rs, c):
+    # rustmod.Vec3 derives from rustmod.Vec2 in Rust (reflected_type!'s `parent = Vec2`).
+    v = rs.make_vec3(1.0, 2.0, 2.0, "p")
+    base = type(rs.make_vec2(0.0, 0.0, "b"))
+    assert isinstance(v, base) and type(v) is not base
+    # Inherited fields first, then the child's; the parent's Rust method reads them.
+    assert list(rs.field_names(v)) == ["x", "y", "label", "z", "frame"]
+    assert (v.x, v.y, v.z, v.label, v.frame) == (1.0, 2.0, 2.0, "p", None)
+    assert v.norm() == pytest.approx(5 ** 0.5)
+    assert v.norm3() == 3.0
+    # C and Rust read the inherited and the child's fields by name; Rust's Vec2 handle
+    # accepts the child (a downcast checked with the type registry).
+    v.x = 4.0
+    assert c.get_field(v, "x") == 4.0 == rs.get_field(v, "x")
+    assert c.get_field(v, "z") == 2.0 == rs.get_field(v, "z")
+    assert rs.vec2_sum_x(ffikit.Array([v, rs.make_vec2(0.5, 0.0, "")])) == 4.5
+    # The Optional<rustmod.Vec2> field: a Vec2, a Vec3 (a subtype), None; anything else is
+    # C's TypeError, whichever language writes.
+    v.frame = rs.make_vec2(9.0, 0.0, "origin")
+    assert v.frame.label == "origin" and rs.get_field(v, "frame").x == 9.0
+    assert rs.set_field(v, "frame", rs.make_vec3(0.0, 0.0, 1.0, "up")) is None
+    assert v.frame.z == 1.0
+    assert rs.set_field(v, "frame", None) is None
+    assert v.frame is None and rs.get_field(v, "frame") is None
+    with pytest.raises(TypeError, match="Mismatched type on field `frame` of `rustmod.Vec3`"):
+        v.frame = 5
+    assert c.set_field(v, "frame", 5.0).startswith("TypeError: Mismatched type on field `frame` of `rustmod.Vec3`")
+    assert v.frame is None
+    # Constructed from Python by key, inherited defaults from the parent's Rust definition.
+    w = ffikit.testing.create_object("rustmod.Vec3", z=0.5)
+    assert type(w) is type(v)
+    assert (w.x, w.y, w.z, w.label, w.frame) == (0.0, 0.0, 0.5, "v", None)
 
 
 # ---- Made in Python --------------------------------------------------------------------------

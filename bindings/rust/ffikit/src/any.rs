@@ -672,6 +672,37 @@ impl<T: ObjectType> Element for T {
     }
 }
 
+/// `Option<T>` is `Optional<T>`: `None` is None, `Some(x)` is `x`'s value. A value that is
+/// neither None nor a `T` is `T`'s TypeError.
+///
+/// ```
+/// use ffikit::{Any, Element, Str};
+/// assert_eq!(<Option<Str> as Element>::schema(), "Optional<str>");
+/// assert_eq!(Any::none().to::<Option<i64>>().unwrap(), None);
+/// assert_eq!(Any::from(3i64).to::<Option<i64>>().unwrap(), Some(3));
+/// assert!(Any::from("x").to::<Option<i64>>().is_err());
+/// ```
+impl<T: Element> Element for Option<T> {
+    fn schema() -> String {
+        format!("Optional<{}>", T::schema())
+    }
+    fn into_any(self) -> Result<Any> {
+        match self {
+            Some(x) => x.into_any(),
+            None => Ok(Any::none()),
+        }
+    }
+    fn from_view(v: &sys::ffk_any) -> Result<Self> {
+        if v.type_index == sys::ffk_type_index::FFK_TYPE_NONE.0 as i32 {
+            return Ok(None);
+        }
+        T::from_view(v).map(Some)
+    }
+    fn accepts(v: &sys::ffk_any) -> bool {
+        v.type_index == sys::ffk_type_index::FFK_TYPE_NONE.0 as i32 || T::accepts(v)
+    }
+}
+
 macro_rules! try_from_any {
     ($($t:ty),*) => {$(
         impl TryFrom<&Any> for $t {

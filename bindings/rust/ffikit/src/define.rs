@@ -12,7 +12,9 @@
 //!   type text (`ffk_field_storage_for`), so the layout and C agree.
 //! * The typed handle exists only for an object that C says is an instance of the type (or
 //!   a subtype, whose struct starts with this one), so its getters may read the slots at
-//!   their offsets. Writable POD slots are C's atomic words: the getters load them
+//!   their offsets. A child type's layout starts with its parent's layout, so a child
+//!   handle is a valid parent handle (`Deref` reinterprets one as the other: both are
+//!   `repr(transparent)` over the same owning handle). Writable POD slots are C's atomic words: the getters load them
 //!   atomically. Object and `ffk_any` slots are swapped by C under a lock, so the getters
 //!   read them through the field handle (`ffk_field_get`), never directly.
 //! * Registration runs once per process and copy of the code (a `OnceLock`); C returns the
@@ -118,6 +120,52 @@ unsafe impl<T: ObjectType> FieldValue for T {
     }
 }
 
+/// `Option` fields (`Optional<T>` in the signature): an object pointer that may be NULL
+/// for an object type, `str` or `bytes`; an `ffk_any` for the others (`Optional<int>`...),
+/// as C's storage rule says. Read through C like the other non-POD fields.
+// SAFETY: as via_field_handle: Optional<an object type> has object storage (NULL is None).
+unsafe impl<T: ObjectType> FieldValue for Option<T> {
+    type Slot = ObjectSlot;
+    type Read = Result<Option<T>>;
+    const STORAGE: FieldStorage = FieldStorage::Object;
+    unsafe fn read(_: &ObjectSlot, obj: &ObjectRef, field: impl FnOnce() -> FieldInfo) -> Result<Option<T>> {
+        field().get::<Option<T>, ObjectRef>(obj)
+    }
+}
+via_field_handle!(ObjectSlot, Object, Option<String>, Option<Vec<u8>>);
+via_field_handle!(AnySlot, Any, Option<i64>, Option<f64>, Option<bool>, Option<crate::DataType>, Option<crate::Device>);
+
+/// A type that a [`reflected_type!`](crate::reflected_type) may name as its parent: a type
+/// of that macro, or `ObjectRef` (the root, `Object`, whose layout is the object header).
+/// The macro implements it; a child's layout struct starts with `Self::Layout`.
+///
+/// # Safety
+/// `Layout` must be the `#[repr(C)]` instance layout of the type whose index
+/// `reflected_index` returns, starting with the object header.
+pub unsafe trait Reflected: ObjectType {
+    /// The instance layout: the object header for `ObjectRef`, the macro's layout struct
+    /// for its types.
+    type Layout;
+    /// The type's index (registering a macro type on first use).
+    fn reflected_index() -> Result<i32>;
+}
+
+// SAFETY: the root: every object starts with the header.
+unsafe impl Reflected for ObjectRef {
+    type Layout = sys::ffk_object;
+    fn reflected_index() -> Result<i32> {
+        Ok(sys::ffk_type_index::FFK_TYPE_OBJECT.0 as i32)
+    }
+}
+
+/// The parent named in a `reflected_type!`'s attribute, or `ObjectRef` when none is.
+#[doc(hidden)]
+#[macro_export]
+macro_rules! __reflected_parent {
+    () => { $crate::ObjectRef };
+    ($p:ty) => { $p };
+}
+
 /// The owning handle inside a typed handle of a `reflected_type!`: made only for objects
 /// that are instances of the type, so the getters may read the layout.
 #[doc(hidden)]
@@ -186,6 +234,7 @@ pub fn doc_text(lines: &[&str]) -> Option<String> {
 pub fn define_type(
     key: &str,
     doc: &[&str],
+    parent_index: i32,
     instance_size: usize,
     fields: Vec<FieldSpec>,
     methods: impl FnOnce() -> Result<Vec<MethodSpec>>,
@@ -221,7 +270,7 @@ pub fn define_type(
         .collect();
     let def = sys::ffk_type_def {
         key: ckey.as_ptr(),
-        parent_index: sys::ffk_type_index::FFK_TYPE_OBJECT.0 as i32,
+        parent_index,
         instance_size,
         fields: defs.as_ptr(),
         nfields: defs.len() as i32,
@@ -344,13 +393,62 @@ pub fn registered(r: &'static Result<TypeData>) -> Result<&'static TypeData> {
 /// assert_eq!(std::mem::offset_of!(PointLayout, x), x.offset());
 /// ```
 ///
-/// Grammar: doc lines, then `#[type_key = "...", layout = LayoutName]`, then the handle
+/// A type may derive from another type of this macro (`parent = Base` in the attribute):
+/// its layout starts with the parent's (the `header` member is then `BaseLayout`),
+/// inherited fields come first in its field order, C sees it as a subtype
+/// (`ffk_type_is_instance`), and the child handle is usable as the parent's: `Deref` and
+/// `AsRef<Base>` (the parent's getters, setters and methods), `From<Child> for Base` (the
+/// upcast), `TryFrom<Base> for Child` (the checked downcast). A field of type `Option<T>`
+/// is `Optional<T>` in C: None or a `T` (or, for an object type, a subtype's instance).
+///
+/// ```
+/// use ffikit::{Any, AnyView, ObjectType, Reflect, Result};
+///
+/// ffikit::reflected_type! {
+///     #[type_key = "doc.Animal", layout = AnimalLayout]
+///     pub struct Animal {
+///         #[writable(set_legs)]
+///         legs: i64 = 4,
+///     }
+/// }
+/// ffikit::reflected_type! {
+///     #[type_key = "doc.Dog", layout = DogLayout, parent = Animal]
+///     pub struct Dog {
+///         /// Its friend, if it has one.
+///         #[writable(set_friend)]
+///         friend: Option<Animal> = None,
+///         #[writable(set_nick)]
+///         nick: Option<String> = None,
+///     }
+/// }
+///
+/// fn legs_of(a: &Animal) -> i64 { a.legs() }
+///
+/// let d = Dog::new(None, Some("rex".into())).unwrap(); // inherited fields: defaults
+/// assert_eq!((legs_of(&d), d.nick().unwrap().as_deref()), (4, Some("rex")));
+/// d.set_legs(3).unwrap(); // the parent's setter, through Deref
+/// let cat = Animal::new(4).unwrap();
+/// d.set_friend(Some(cat.clone())).unwrap();
+/// assert!(d.friend().unwrap().unwrap().as_object().ptr_eq(cat.as_object()));
+/// d.set_nick(None).unwrap();
+/// assert_eq!(d.nick().unwrap(), None);
+/// let e = d.set_field("friend", 5i64).unwrap_err(); // C's conversion to Optional<doc.Animal>
+/// assert_eq!(e.kind(), "TypeError");
+/// assert_eq!(d.fields().unwrap().iter().map(|f| f.name()).collect::<Vec<_>>(), ["legs", "friend", "nick"]);
+/// let a: Animal = d.clone().into(); // upcast: the same object
+/// assert_eq!(a.to_string(), "doc.Dog(legs=3, friend=doc.Animal(legs=4), nick=None)");
+/// assert!(Dog::try_from(a).is_ok() && Dog::try_from(cat).is_err()); // checked downcasts
+/// ```
+///
+/// Grammar: doc lines, then `#[type_key = "...", layout = LayoutName]` or
+/// `#[type_key = "...", layout = LayoutName, parent = ParentType]`, then the handle
 /// struct with its fields. Each field is `name: RustType` with an optional `= default`;
 /// before it, its doc lines, an optional `#[writable(setter_name)]` (read-only otherwise)
 /// and an optional `#[flags(KW_ONLY, INIT_OFF, REPR_OFF, COMPARE_OFF)]`. The field's
 /// signature type is the Rust type's (`i64` "int", `f64` "float", `bool`, `String` "str",
 /// `Vec<u8>` "bytes", `Any`, `Device`, `DataType`, `Array<T>`, `Map<K, V>`, `List<T>`,
-/// `Dict<K, V>`, `ObjectRef` "Object", `Function`, `Tensor`, or another type of this macro).
+/// `Dict<K, V>`, `ObjectRef` "Object", `Function`, `Tensor`, or another type of this macro),
+/// or `Option<T>` (`Optional<T>`) of one of them other than `Any` (which holds None itself).
 /// An optional `methods { ... }` block lists instance methods: `fn name(this: Type, args...)
 /// -> Result<R> { ... }` with `Element` arguments, registered as typed Functions (C checks
 /// the arguments); an optional `static_methods { ... }` block after it lists static ones
@@ -362,12 +460,15 @@ pub fn registered(r: &'static Result<TypeData>) -> Result<&'static TypeData> {
 /// `Result` for the others, read through the field handle), the named setters, and the
 /// `ObjectType` impl, so the handle is an element type, a downcast target and an argument
 /// of typed Functions. `new` passes every field by name, so it does not suit a type with
-/// an `INIT_OFF` field: use `create`.
+/// an `INIT_OFF` field: use `create`. With a parent, `new` takes only the type's own
+/// fields and the inherited ones take their defaults (a required inherited field makes it
+/// C's TypeError): `create` gives every field, positionally (C's rule: required fields
+/// first, then those with a default, each in field order, inherited ones first) or by name.
 #[macro_export]
 macro_rules! reflected_type {
     (
         $(#[doc = $doc:expr])*
-        #[type_key = $key:literal, layout = $layout:ident]
+        #[type_key = $key:literal, layout = $layout:ident $(, parent = $parent:ty)? $(,)?]
         $vis:vis struct $name:ident {
             $(
                 $(#[doc = $fdoc:expr])*
@@ -398,11 +499,11 @@ macro_rules! reflected_type {
         #[repr(transparent)]
         $vis struct $name($crate::define::Handle);
 
-        #[doc = concat!("The instance layout of `", $key, "`: the object header, then each field's storage.")]
+        #[doc = concat!("The instance layout of `", $key, "`: the parent's layout (the object header for a root type), then each field's storage.")]
         #[repr(C)]
         $vis struct $layout {
-            /// The object header.
-            pub header: $crate::sys::ffk_object,
+            /// The parent type's layout (for a root type, the object header `ffk_object`).
+            pub header: <$crate::__reflected_parent!($($parent)?) as $crate::define::Reflected>::Layout,
             $(
                 $(#[doc = $fdoc])*
                 pub $field: <$fty as $crate::define::FieldValue>::Slot,
@@ -467,7 +568,8 @@ macro_rules! reflected_type {
                                 },
                             )*)?])
                         };
-                        $crate::define::define_type($key, &[$($doc),*], ::std::mem::size_of::<$layout>(), fields()?, methods)
+                        let parent = <$crate::__reflected_parent!($($parent)?) as $crate::define::Reflected>::reflected_index()?;
+                        $crate::define::define_type($key, &[$($doc),*], parent, ::std::mem::size_of::<$layout>(), fields()?, methods)
                     }))
                 }
 
@@ -548,6 +650,47 @@ macro_rules! reflected_type {
                     self.0.into_object()
                 }
             }
+
+            // SAFETY: the layout is this type's, starting with the parent's layout.
+            unsafe impl $crate::define::Reflected for $name {
+                type Layout = $layout;
+                fn reflected_index() -> $crate::Result<i32> {
+                    Self::type_index()
+                }
+            }
+
+            $(
+                /// The handle seen as its parent's: every instance of this type is one of
+                /// the parent's, so the parent's getters, setters and methods apply.
+                impl ::std::ops::Deref for $name {
+                    type Target = $parent;
+                    fn deref(&self) -> &$parent {
+                        // SAFETY: both handles are repr(transparent) over the same owning
+                        // handle, and an instance of this type is one of the parent's
+                        // (ffk_type_define made it a subtype), whose layout starts this one.
+                        unsafe { &*(self as *const $name as *const $parent) }
+                    }
+                }
+                impl ::std::convert::AsRef<$parent> for $name {
+                    fn as_ref(&self) -> &$parent {
+                        self
+                    }
+                }
+                /// The upcast: the same object, as the parent's handle.
+                impl ::std::convert::From<$name> for $parent {
+                    fn from(h: $name) -> $parent {
+                        <$name as ::std::ops::Deref>::deref(&h).clone()
+                    }
+                }
+                /// The checked downcast (`ffk_type_is_instance`): C's TypeError when the
+                /// object is not an instance of this type.
+                impl ::std::convert::TryFrom<$parent> for $name {
+                    type Error = $crate::Error;
+                    fn try_from(p: $parent) -> $crate::Result<Self> {
+                        <Self as $crate::ObjectType>::from_object(<$parent as $crate::ObjectType>::into_object(p))
+                    }
+                }
+            )?
 
             impl ::std::fmt::Debug for $name {
                 fn fmt(&self, f: &mut ::std::fmt::Formatter<'_>) -> ::std::fmt::Result {

@@ -373,6 +373,33 @@ impl Function {
         check(unsafe { sys::ffk_function_register(name.as_ptr(), self.raw(), replace) })
     }
 
+    /// The name under which this very Function is registered in the global registry: its
+    /// own [`name`](Function::name) when the registry maps that name to it, else the first
+    /// name in name order that does; `None` when no name maps to it (an anonymous closure,
+    /// one removed or replaced by another). Identity, not equality: a Function made the
+    /// same way but not registered has no global name. A pickle-time cost (it may visit
+    /// every registered name), not a call-time one. C's `ffk_function_global_name`.
+    ///
+    /// ```
+    /// use ffikit::Function;
+    /// let f = Function::from_typed("doc.gname", |(x,): (i64,)| Ok(x)).unwrap();
+    /// assert_eq!(f.global_name().unwrap(), None);
+    /// f.register_global("doc.gname.alias", false).unwrap();
+    /// assert_eq!(f.global_name().unwrap().as_deref(), Some("doc.gname.alias"));
+    /// Function::remove_global("doc.gname.alias").unwrap();
+    /// ```
+    pub fn global_name(&self) -> Result<Option<String>> {
+        let mut out = none_raw();
+        // SAFETY: a live Function; out receives an owned str (or None).
+        let rc = unsafe { sys::ffk_function_global_name(self.raw(), &mut out) };
+        let out = Any(out);
+        match rc {
+            1 => Ok(Some(out.to::<String>()?)),
+            0 => Ok(None),
+            _ => Err(Error::fetch()),
+        }
+    }
+
     /// Looks a global Function up.
     pub fn get_global(name: &str) -> Result<Option<Function>> {
         let name = cstring(name)?;

@@ -696,6 +696,34 @@ impl TypeInfo {
         // SAFETY: a new reference or NULL with the error set.
         crate::error::check_ptr(unsafe { sys::ffk_object_new_reflected(self.0) })
     }
+
+    /// A new object whose fields hold `values`, one per field in the type's field order
+    /// (inherited first, read-only and init-off ones too), converted to the fields' types,
+    /// without running a constructor: `ffk_object_new_reflected`, then
+    /// `ffk_object_init_fields` on the object no one else holds yet. What
+    /// [`Reflect::field_values`] read gives an equal object back. Errors: C's TypeError
+    /// for a value of the wrong type ("Mismatched type on field `a` of `T`: expected
+    /// `int` but got `str`"), a ValueError for a wrong count ("`T` has 2 fields, not 3"),
+    /// a TypeError for a type that is not reflected.
+    ///
+    /// ```
+    /// use ffikit::{Any, AnyView, Reflect};
+    /// # ffikit::reflected_type! {
+    /// #     #[type_key = "doc.init.Pair", layout = PairLayout]
+    /// #     pub struct Pair { a: i64, b: String = "b".to_string() }
+    /// # }
+    /// let t = Pair::type_info().unwrap();
+    /// let p = t.new_with_fields(&[AnyView::from(7i64), Any::from("seven").view()]).unwrap();
+    /// assert_eq!((p.field::<i64>("a").unwrap(), p.field::<String>("b").unwrap()), (7, "seven".to_string()));
+    /// let e = t.new_with_fields(&[AnyView::from(7i64)]).unwrap_err();
+    /// assert_eq!(e.to_string(), "ValueError: `doc.init.Pair` has 2 fields, not 1");
+    /// ```
+    pub fn new_with_fields(&self, values: &[AnyView<'_>]) -> Result<ObjectRef> {
+        let o = self.new_default()?;
+        // SAFETY: o was just made by ffk_object_new_reflected and no one else holds it.
+        unsafe { o.init_fields(values) }?;
+        Ok(o)
+    }
 }
 
 impl fmt::Debug for TypeInfo {
@@ -782,6 +810,54 @@ pub trait Reflect: ObjectType {
     /// The methods of the object's type.
     fn methods(&self) -> Result<Vec<MethodInfo>> {
         self.type_info().methods()
+    }
+
+    /// The value of every field, in the type's field order (inherited first, read-only
+    /// ones too), each read as [`FieldInfo::get_any`] reads it: a new reference, so a
+    /// container is the very one the field holds, not a copy. Not one atomic snapshot of
+    /// an object other threads write meanwhile. A TypeError for an object not made by
+    /// reflection (C's `ffk_object_field_values`).
+    ///
+    /// ```
+    /// use ffikit::{Any, Reflect};
+    /// # ffikit::reflected_type! {
+    /// #     #[type_key = "doc.values.Pair", layout = PairLayout]
+    /// #     pub struct Pair { a: i64, b: String = "b".to_string() }
+    /// # }
+    /// let p = Pair::new(1, "two".into()).unwrap();
+    /// let values: Vec<Any> = p.field_values().unwrap();
+    /// assert_eq!(values[0].to::<i64>().unwrap(), 1);
+    /// assert_eq!(values[1].to::<String>().unwrap(), "two");
+    /// let e = ffikit::Array::<i64>::from(vec![1]).field_values().unwrap_err();
+    /// assert_eq!(e.kind(), "TypeError");
+    /// ```
+    fn field_values(&self) -> Result<Vec<Any>> {
+        let obj = self.as_object();
+        // SAFETY: a plain query on a type index.
+        let n = unsafe { sys::ffk_type_num_fields(obj.type_index()) }.max(0);
+        let mut out: Vec<sys::ffk_any> = (0..n).map(|_| none_raw()).collect();
+        // SAFETY: a live object and n out values, which C fills with owned values (None on error).
+        check(unsafe { sys::ffk_object_field_values(obj.as_ptr(), out.as_mut_ptr(), n) })?;
+        Ok(out.into_iter().map(Any).collect())
+    }
+
+    /// Writes `values` (one per field, in the type's field order) into the fields of this
+    /// object, read-only ones too, each converted to its field's type as the constructor
+    /// converts it (C's `ffk_object_init_fields`). Every value is converted before any
+    /// field is written, so a value of the wrong type (TypeError "Mismatched type on field
+    /// ...") or a wrong count (ValueError "`T` has 2 fields, not 3") leaves the object
+    /// unchanged. It is how a decoder fills an object made by [`TypeInfo::new_default`]
+    /// after making every object of a graph (so a cycle through any field can be rebuilt);
+    /// [`TypeInfo::new_with_fields`] does both steps at once, safely.
+    ///
+    /// # Safety
+    /// The object must be fresh from `TypeInfo::new_default` (`ffk_object_new_reflected`),
+    /// and no other thread may read or write it during the call: it writes read-only
+    /// fields, which other code may assume never change.
+    unsafe fn init_fields(&self, values: &[AnyView<'_>]) -> Result<()> {
+        // SAFETY: AnyView is repr(transparent) over ffk_any, borrowed for the call; the
+        // caller guarantees the object is fresh and not used elsewhere meanwhile.
+        check(sys::ffk_object_init_fields(self.as_object().as_ptr(), values.as_ptr().cast(), values.len() as i32))
     }
 
     /// A new object of the same type holding the same field values (references shared,

@@ -105,6 +105,34 @@ impl Tensor {
         Ok(t)
     }
 
+    /// Checks received bytes against the tensor they should hold, as a deserializer asks
+    /// before wrapping them: `Ok` when `data` is exactly a contiguous (row-major) tensor of
+    /// `shape` and `dtype` (at any address: ffikit's CPU loops read elements through
+    /// unaligned-safe accesses, so a misaligned slice of a larger frame is fine). Otherwise
+    /// C's ValueError, prefixed with `what` (the user's operation): the shape rule's (a
+    /// negative dimension, too many dimensions, a size overflowing 64 bits) or a length
+    /// that differs. The bytes are only measured, never read (C's `ffk_tensor_check_bytes`).
+    ///
+    /// ```
+    /// use ffikit::{DataType, Tensor};
+    /// let f32 = DataType::of::<f32>();
+    /// Tensor::check_bytes("unpickle", &[2, 3], f32, &[0u8; 24]).unwrap();
+    /// let e = Tensor::check_bytes("unpickle", &[2, 3], f32, &[0u8; 12]).unwrap_err();
+    /// assert_eq!(e.to_string(), "ValueError: unpickle: the buffer has 12 bytes, but a float32 tensor of shape [2, 3] has 24");
+    /// ```
+    pub fn check_bytes(what: &str, shape: &[i64], dtype: DataType, data: &[u8]) -> Result<()> {
+        let what = cstring(what)?;
+        // SAFETY: shape pointer and length go together (C reads no dimension when the
+        // length is out of range); data is only compared, never read.
+        let rc = unsafe {
+            sys::ffk_tensor_check_bytes(what.as_ptr(), ndim(shape), shape.as_ptr(), dtype.0, data.as_ptr().cast(), data.len() as u64)
+        };
+        if rc < 0 {
+            return Err(Error::fetch());
+        }
+        Ok(())
+    }
+
     /// A new zeroed CPU tensor in POSIX shared memory (`name` like "/my-tensor", or a
     /// made-up one), which another process attaches to with `attach_shared`.
     ///

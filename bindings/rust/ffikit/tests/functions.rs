@@ -268,3 +268,27 @@ fn untyped_and_unnamed_functions_take_no_keywords() {
     let e = testing("add_one").call_kw(&[], &[("x", AnyView::from(1i64))]).unwrap_err();
     assert_eq!(e.to_string(), "TypeError: testing.add_one() takes no keyword arguments");
 }
+
+#[test]
+fn global_name_is_by_identity_own_name_first() {
+    let f = Function::from_typed("rs.gname", |(x,): (i64,)| Ok(x)).unwrap();
+    assert_eq!(f.global_name().unwrap(), None, "not registered");
+    f.register_global("rs.gname.z", false).unwrap();
+    f.register_global("rs.gname.a", false).unwrap();
+    assert_eq!(f.global_name().unwrap().as_deref(), Some("rs.gname.a"), "first name in name order");
+    f.register_global("rs.gname", false).unwrap();
+    assert_eq!(f.global_name().unwrap().as_deref(), Some("rs.gname"), "its own name wins");
+    // A Function made the same way but not registered has none.
+    let g = Function::from_typed("rs.gname", |(x,): (i64,)| Ok(x)).unwrap();
+    assert_eq!(g.global_name().unwrap(), None);
+    // Replaced under its own name: the other names remain.
+    g.register_global("rs.gname", true).unwrap();
+    assert_eq!(f.global_name().unwrap().as_deref(), Some("rs.gname.a"));
+    assert_eq!(g.global_name().unwrap().as_deref(), Some("rs.gname"));
+    for n in ["rs.gname", "rs.gname.a", "rs.gname.z"] {
+        assert!(Function::remove_global(n).unwrap());
+    }
+    assert_eq!(f.global_name().unwrap(), None);
+    // A C global found by name.
+    assert_eq!(testing("echo").global_name().unwrap().as_deref(), Some("testing.echo"));
+}

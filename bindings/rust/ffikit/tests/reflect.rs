@@ -473,3 +473,66 @@ fn repr_and_structural_equality_read_the_rust_fields_through_c() {
     assert!(t == t2);
     assert!(Any::from(&t) == Any::from(&t2));
 }
+
+#[test]
+fn field_values_reads_every_field_in_order_sharing_containers() {
+    let derived = type_of("testing.TestObjectDerived");
+    no_live_after(derived.index(), || {
+        let m: Map<String, i64> = vec![("k".to_string(), 1)].into();
+        let a: Array<i64> = vec![1, 2].into();
+        let d = derived.create(&[], &[("v_i64", AnyView::from(4i64)), ("v_map", AnyView::from(&m)), ("v_array", AnyView::from(&a))]).unwrap();
+        let values = d.field_values().unwrap();
+        assert_eq!(values.len(), 5, "inherited fields first, then the derived type's");
+        assert_eq!(values[0].to::<i64>().unwrap(), 4);
+        assert_eq!(values[1].to::<f64>().unwrap(), 10.0);
+        assert_eq!(values[2].to::<String>().unwrap(), "hello");
+        // The very containers, not copies.
+        assert!(values[3].to::<ObjectRef>().unwrap().ptr_eq(m.as_object_ref()));
+        assert!(values[4].to::<ObjectRef>().unwrap().ptr_eq(a.as_object_ref()));
+        // Read-only fields too.
+        let pair = type_of("testing.TestIntPair").create(&[AnyView::from(1i64), AnyView::from(2i64)], &[]).unwrap();
+        let v: Vec<i64> = pair.field_values().unwrap().iter().map(|v| v.to::<i64>().unwrap()).collect();
+        assert_eq!(v, [1, 2]);
+    });
+    // An object not made by reflection.
+    let e = Array::<i64>::from(vec![1]).field_values().unwrap_err();
+    assert_eq!(e.error_kind(), ErrorKind::Type);
+    assert!(e.message().starts_with("cannot read the fields of a `"), "{}", e.message());
+}
+
+#[test]
+fn new_with_fields_writes_read_only_fields_converting_and_refuses_all_or_nothing() {
+    let pair = type_of("testing.TestIntPair");
+    no_live_after(pair.index(), || {
+        let p = pair.new_with_fields(&[AnyView::from(3i64), AnyView::from(true)]).unwrap();
+        assert_eq!((p.field::<i64>("a").unwrap(), p.field::<i64>("b").unwrap()), (3, 1), "bool converted to int");
+        // Round trip: the values read give an equal object back.
+        let vals = p.field_values().unwrap();
+        let views: Vec<AnyView> = vals.iter().map(|v| v.view()).collect();
+        let q = pair.new_with_fields(&views).unwrap();
+        assert!(ffikit::structural_eq(&p, &q).unwrap());
+        // A wrong count, a wrong type.
+        let e = pair.new_with_fields(&[AnyView::from(1i64)]).unwrap_err();
+        assert_eq!(e.to_string(), "ValueError: `testing.TestIntPair` has 2 fields, not 1");
+        let s = Any::from("x");
+        let e = pair.new_with_fields(&[AnyView::from(1i64), s.view()]).unwrap_err();
+        assert_eq!(e.error_kind(), ErrorKind::Type);
+        assert_eq!(e.message(), "Mismatched type on field `b` of `testing.TestIntPair`: expected `int` but got `str`");
+    });
+    // init_fields on a fresh object: a refused value leaves every field as it was.
+    let o = pair.new_default().unwrap();
+    let s = Any::from("x");
+    // SAFETY: o is fresh from new_default and used by this thread alone.
+    let e = unsafe { o.init_fields(&[AnyView::from(5i64), s.view()]) }.unwrap_err();
+    assert_eq!(e.error_kind(), ErrorKind::Type);
+    assert_eq!((o.field::<i64>("a").unwrap(), o.field::<i64>("b").unwrap()), (0, 0), "unchanged");
+    // SAFETY: as above.
+    unsafe { o.init_fields(&[AnyView::from(5i64), AnyView::from(6i64)]) }.unwrap();
+    assert_eq!((o.field::<i64>("a").unwrap(), o.field::<i64>("b").unwrap()), (5, 6));
+    // A type that is not reflected field-wise.
+    let arr = Array::<i64>::from(vec![1]);
+    // SAFETY: arr is held by this thread alone; C refuses before writing anything.
+    let e = unsafe { arr.init_fields(&[]) }.unwrap_err();
+    assert_eq!(e.error_kind(), ErrorKind::Type);
+    assert!(e.message().starts_with("cannot set the fields of a `"), "{}", e.message());
+}

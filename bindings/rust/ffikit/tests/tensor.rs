@@ -204,3 +204,21 @@ fn shapes_go_through_the_c_rule() {
     assert_eq!(t.reshape(&[i64::MAX, 2, -1]).unwrap_err().to_string(), "ValueError: cannot reshape a tensor of shape [2, 3] (6 elements) to [9223372036854775807, 2, -1]");
     assert_eq!(t.reshape(&[3, -1]).unwrap().shape(), &[3, 2]);
 }
+
+#[test]
+fn check_bytes_accepts_exact_buffers_at_any_address_and_names_the_operation() {
+    let f32 = DataType::of::<f32>();
+    Tensor::check_bytes("unpickle", &[2, 3], f32, &[0u8; 24]).unwrap();
+    // Misaligned for float32: still wrapped as it is.
+    let frame = [0u8; 25];
+    Tensor::check_bytes("unpickle", &[2, 3], f32, &frame[1..]).unwrap();
+    Tensor::check_bytes("unpickle", &[0, 3], f32, &[]).unwrap();
+    Tensor::check_bytes("unpickle", &[], DataType::of::<i64>(), &[0u8; 8]).unwrap();
+    let e = Tensor::check_bytes("unpickle", &[2, 3], f32, &[0u8; 12]).unwrap_err();
+    assert_eq!(e.to_string(), "ValueError: unpickle: the buffer has 12 bytes, but a float32 tensor of shape [2, 3] has 24");
+    let e = Tensor::check_bytes("load", &[-1], f32, &[]).unwrap_err();
+    assert_eq!(e.kind(), "ValueError");
+    assert!(e.message().starts_with("load: "), "{}", e.message());
+    let e = Tensor::check_bytes("load", &[i64::MAX, 2], f32, &[]).unwrap_err();
+    assert!(e.message().starts_with("load: ") && e.message().contains("64 bits"), "{}", e.message());
+}

@@ -10,6 +10,9 @@
 //!   `unit_x`), registered by the init
 //!   entry, so C, Python and Rust construct it by key and see its fields and methods;
 //! * `rs_make_vec2(x, y, label) -> rustmod.Vec2`;
+//! * its child type `rustmod.Vec3` ([`Vec3`], `parent = Vec2`: a float field `z`, an
+//!   `Optional<rustmod.Vec2>` field `frame`, the method `norm3`) and
+//!   `rs_make_vec3(x, y, z, label) -> rustmod.Vec3`;
 //! * `rs_get_field(obj, name)`, `rs_set_field(obj, name, value)`,
 //!   `rs_call_method(obj, name, *args)`, `rs_field_names(obj)`: fields and methods of any
 //!   reflected object by name, from Rust (how Python code changes a C-defined object from
@@ -79,6 +82,31 @@ ffikit::reflected_type! {
         }
     }
 }
+
+ffikit::reflected_type! {
+    /// A 3-D vector: a `rustmod.Vec2` with a z coordinate and an optional frame.
+    #[type_key = "rustmod.Vec3", layout = Vec3Layout, parent = Vec2]
+    pub struct Vec3 {
+        /// The z coordinate.
+        #[writable(set_z)]
+        z: f64 = 0.0,
+        /// The vector this one is relative to, or None.
+        #[writable(set_frame)]
+        frame: Option<Vec2> = None,
+    }
+    methods {
+        /// The Euclidean length in 3-D (x and y read through the parent's getters).
+        fn norm3(this: Vec3) -> Result<f64> {
+            Ok((this.x() * this.x() + this.y() * this.y() + this.z() * this.z()).sqrt())
+        }
+    }
+}
+
+fn make_vec3(args: &[AnyView]) -> Result<Any> {
+    let named = [("x", args[0]), ("y", args[1]), ("z", args[2]), ("label", args[3])];
+    Ok(Any::from(&Vec3::create(&[], &named)?))
+}
+ffikit::export_function!(rs_make_vec3, "(x: float, y: float, z: float, label: str) -> Object", make_vec3);
 
 fn make_vec2(args: &[AnyView]) -> Result<Any> {
     let v = Vec2::new(args[0].to::<f64>()?, args[1].to::<f64>()?, args[2].to::<String>()?)?;
@@ -173,6 +201,7 @@ ffikit::export_function!(rs_from_json_graph, "(text: str) -> Any", from_json_gra
 
 fn init(_m: &Module) -> Result<()> {
     Vec2::type_index()?;
+    Vec3::type_index()?;
     let greet = Function::from_typed("rustmod.greet", |(name,): (String,)| Ok(format!("hello, {} (from Rust)", name)))?;
     greet.register_global("rustmod.greet", true)
 }
