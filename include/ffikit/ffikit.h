@@ -13,6 +13,7 @@
 #include <ffikit/map.h>
 #include <ffikit/serialization.h>
 #include <ffikit/structural.h>
+#include <ffikit/structural_visit.h>
 #include <ffikit/cycles.h>
 #include <ffikit/tuple.h>
 

@@ -1,0 +1,676 @@
+/*
+ * structural_visit.c - structural walk, visit, map and mutate (ffikit/structural_visit.h).
+ *
+ * Two engines. The visitor recurses over nodes (containers and reflected objects, as
+ * structural_internal.h defines them) calling a walk callback before or after the
+ * children, or a visit callback that owns the descent. The mutator rebuilds bottom-up:
+ * each node's children are rewritten first, and the node is rebuilt only when one of them
+ * came back as another value, so unchanged subtrees are shared by identity.
+ *
+ * Invariants:
+ *  - Every recursion goes through visit_value / mutate_value, which count the depth and
+ *    refuse to pass FFK_STRUCTURAL_MAX_DEPTH: the C stack stays bounded whatever the
+ *    callbacks do (a callback that visits its own value again ends at the limit).
+ *  - The nodes being descended into are kept on a path stack; a node met again while on
+ *    it (a cycle) gets no descent the second time, so cycles end. A node on the path is
+ *    alive: the root is held by the caller and each node below by its parent's snapshot
+ *    or field value, held until the descent into it returns.
+ *  - A List or Dict is read through a snapshot (seq_open / map_open), never under its
+ *    lock while a callback runs. A rebuilt List or Dict is a new one: the source is never
+ *    changed, nor is any reflected object (a changed object is a shallow copy).
+ *  - The mutator's remap table holds a reference to each key object and to each value
+ *    until the call ends; a value is stored before the one it replaces is released.
+ */
+#include "structural_internal.h"
+
+#include <ffikit/structural_visit.h>
+
+#include <string.h>
+
+/* ---- What the two engines share ----------------------------------------------------- */
+
+typedef struct path_stack {
+  const ffk_object **items;
+  int32_t size, cap;
+} path_stack;
+
+static bool on_path(const path_stack *p, const ffk_object *o) {
+  for (int32_t i = p->size - 1; i >= 0; --i)
+    if (p->items[i] == o) return true;
+  return false;
+}
+
+static int path_push(path_stack *p, const ffk_object *o) {
+  if (p->size == p->cap) {
+    int32_t cap = p->cap ? 2 * p->cap : 32;
+    const ffk_object **items = ffk_mem_alloc((size_t)cap * sizeof *items);
+    if (items == NULL) return -1;
+    if (p->size > 0) memcpy(items, p->items, (size_t)p->size * sizeof *items);
+    ffk_mem_free(p->items);
+    p->items = items;
+    p->cap = cap;
+  }
+  p->items[p->size++] = o;
+  return 0;
+}
+
+static void path_free(path_stack *p) { ffk_mem_free(p->items); }
+
+/* A pattern region holds for everything below it: entering another kind inside it changes nothing. */
+static ffk_def_region_kind region_enter(ffk_def_region_kind *cur, ffk_def_region_kind kind) {
+  ffk_def_region_kind previous = *cur;
+  if (previous != FFK_DEF_REGION_PATTERN) *cur = kind;
+  return previous;
+}
+
+/* The region a field's flags open; NONE for an ordinary field (which keeps the region it is in). */
+static bool field_opens_region(uint32_t flags, ffk_def_region_kind *kind) {
+  if (flags & FFK_FIELD_S_DEF_SIMPLE) *kind = FFK_DEF_REGION_SIMPLE;
+  else if (flags & FFK_FIELD_S_DEF) *kind = FFK_DEF_REGION_PATTERN;
+  else return false;
+  return true;
+}
+
+/* The ffk_s_kind of reflected type `t` into *kind (TREE without the attribute). 0, or -1 (ValueError). */
+static int s_kind_of(int32_t t, int *kind) {
+  *kind = FFK_S_KIND_TREE;
+  ffk_any attr;
+  int found = ffk_type_get_attr(t, FFK_ATTR_S_KIND, &attr);
+  if (found <= 0) return found;
+  bool valid = attr.type_index == FFK_TYPE_INT && attr.v_int >= FFK_S_KIND_TREE && attr.v_int <= FFK_S_KIND_SINGLETON;
+  if (valid) *kind = (int)attr.v_int;
+  ffk_any_release(&attr);
+  if (!valid)
+    return ffk_error_set(FFK_ERR_VALUE, "the `%s` attribute of type `%s` is not a structural kind (an int from 1 to 5)",
+                         FFK_ATTR_S_KIND, ffk_type_key(t));
+  return 0;
+}
+
+/* The same value: one object, or the same bits for a value that is not an object. */
+static bool same_value(const ffk_any *a, const ffk_any *b) {
+  if (ffk_any_is_object(a) || ffk_any_is_object(b))
+    return a->type_index == b->type_index && a->v_obj == b->v_obj;
+  return memcmp(a, b, sizeof(ffk_any)) == 0;
+}
+
+static ffk_walk_step child_step(const ffk_walk_step *parent, int32_t kind) {
+  ffk_walk_step s = {parent, kind, parent ? parent->depth + 1 : 0, NULL, 0, NULL};
+  return s;
+}
+
+ffk_object *ffk_walk_step_path(const ffk_walk_step *step) {
+  if (step == NULL) {
+    ffk_error_set(FFK_ERR_VALUE, "ffk_walk_step_path: the step is NULL");
+    return NULL;
+  }
+  int32_t n = 0;
+  for (const ffk_walk_step *s = step; s != NULL; s = s->parent) ++n;
+  const ffk_walk_step **chain = ffk_mem_alloc((size_t)n * sizeof *chain);
+  if (chain == NULL) return NULL;
+  int32_t i = n;
+  for (const ffk_walk_step *s = step; s != NULL; s = s->parent) chain[--i] = s;
+  ffk_object *path = ffk_access_path_root();
+  for (i = 0; path != NULL && i < n; ++i) {
+    const ffk_walk_step *s = chain[i];
+    ffk_any key;
+    switch (s->kind) {
+      case FFK_ACCESS_ATTR: key = ffk_any_raw_str(s->field); break;
+      case FFK_ACCESS_ARRAY_ITEM: key = ffk_any_int(s->index); break;
+      case FFK_ACCESS_MAP_ITEM: key = *s->key; break;
+      default: continue; /* the root, or a child a callback chose itself */
+    }
+    ffk_object *next = ffk_access_path_extend(path, s->kind, &key);
+    ffk_object_release(path);
+    path = next;
+  }
+  ffk_mem_free(chain);
+  return path;
+}
+
+/* ---- The visitor ------------------------------------------------------------------------ */
+
+struct ffk_visitor {
+  ffk_walk_fn walk_fn;   /* a walk: called before or after the default descent */
+  ffk_visit_fn visit_fn; /* a visit: owns the descent */
+  ffk_walk_order order;
+  void *ctx;
+  ffk_def_region_kind region;
+  int depth;
+  path_stack path;
+  const ffk_any *current;     /* the value whose callback runs (borrowed) */
+  const ffk_walk_step *where; /* and its step */
+};
+
+static int visit_value(ffk_visitor *v, const ffk_any *value, const ffk_walk_step *where);
+
+static int visit_sequence(ffk_visitor *v, ffk_object *o, const ffk_walk_step *where) {
+  seq_view s;
+  if (seq_open(o, &s) != 0) return -1;
+  int rc = 0;
+  for (int64_t i = 0; rc == 0 && i < s.size; ++i) {
+    ffk_walk_step step = child_step(where, FFK_ACCESS_ARRAY_ITEM);
+    step.index = i;
+    rc = visit_value(v, &s.data[i], &step);
+  }
+  seq_close(&s);
+  return rc;
+}
+
+static int visit_mapping(ffk_visitor *v, ffk_object *o, const ffk_walk_step *where) {
+  map_view m;
+  if (map_open(o, &m) != 0) return -1;
+  int rc = 0;
+  int64_t pos = 0;
+  for (ffk_table_entry *e; rc == 0 && (e = ffk_table__next(m.table, &pos)) != NULL;) {
+    ffk_walk_step step = child_step(where, FFK_ACCESS_MAP_ITEM);
+    step.key = &e->key;
+    rc = visit_value(v, &e->value, &step);
+  }
+  map_close(&m);
+  return rc;
+}
+
+static int visit_fields(ffk_visitor *v, ffk_object *o, const ffk_walk_step *where) {
+  int32_t t = o->type_index, n = ffk_type_num_fields(t);
+  int skind;
+  if (n < 0 || s_kind_of(t, &skind) != 0) return -1;
+  /* A variable defined in a simple region: the definition is the variable; its fields are uses. */
+  ffk_def_region_kind outer = v->region;
+  if (skind == FFK_S_KIND_VAR && v->region == FFK_DEF_REGION_SIMPLE) v->region = FFK_DEF_REGION_NONE;
+  int rc = 0;
+  for (int32_t i = 0; rc == 0 && i < n; ++i) {
+    const ffk_field_info *f = ffk_type_field_at(t, i);
+    if (f == NULL) {
+      rc = -1;
+      break;
+    }
+    if (f->flags & FFK_FIELD_COMPARE_OFF) continue;
+    ffk_any value;
+    if (ffk_field_get(f, o, &value) != 0) {
+      rc = -1;
+      break;
+    }
+    ffk_walk_step step = child_step(where, FFK_ACCESS_ATTR);
+    step.field = f->name;
+    ffk_def_region_kind kind, previous = v->region;
+    if (field_opens_region(f->flags, &kind)) region_enter(&v->region, kind);
+    rc = visit_value(v, &value, &step);
+    v->region = previous;
+    ffk_any_release(&value);
+  }
+  v->region = outer;
+  return rc;
+}
+
+/* The default descent of `value` at `where`: each child through visit_value. */
+static int default_visit(ffk_visitor *v, const ffk_any *value, const ffk_walk_step *where) {
+  if (!is_node(value) || on_path(&v->path, value->v_obj)) return 0;
+  if (path_push(&v->path, value->v_obj) != 0) return -1;
+  int rc;
+  if (is_sequence(value->type_index)) rc = visit_sequence(v, value->v_obj, where);
+  else if (is_mapping(value->type_index)) rc = visit_mapping(v, value->v_obj, where);
+  else rc = visit_fields(v, value->v_obj, where);
+  --v->path.size;
+  return rc;
+}
+
+static int walk_callback(ffk_visitor *v, const ffk_any *value, const ffk_walk_step *where) {
+  int r = v->walk_fn(v->ctx, value, where, v->region);
+  if (r < 0) return -1;
+  return r == FFK_WALK_STOP ? 1 : r == FFK_WALK_SKIP ? 2 : 0;
+}
+
+/* One value: 0 to go on, 1 when stopped, -1 on error. */
+static int visit_value(ffk_visitor *v, const ffk_any *value, const ffk_walk_step *where) {
+  if (value->type_index == FFK_TYPE_NONE) return 0;
+  if (v->depth == FFK_STRUCTURAL_MAX_DEPTH) return ffk_structural_too_deep();
+  ++v->depth;
+  int rc;
+  if (v->visit_fn != NULL) {
+    const ffk_any *outer_value = v->current;
+    const ffk_walk_step *outer_where = v->where;
+    v->current = value;
+    v->where = where;
+    rc = v->visit_fn(v->ctx, v, value, where);
+    rc = rc < 0 ? -1 : rc > 0;
+    v->current = outer_value;
+    v->where = outer_where;
+  } else if (v->order == FFK_WALK_PREORDER) {
+    rc = walk_callback(v, value, where);
+    if (rc == 0) rc = default_visit(v, value, where);
+    else if (rc == 2) rc = 0; /* skip the children */
+  } else {
+    rc = default_visit(v, value, where);
+    if (rc == 0) rc = walk_callback(v, value, where);
+    if (rc == 2) rc = 0; /* after the children, a skip has nothing left to skip */
+  }
+  --v->depth;
+  return rc;
+}
+
+static int run_visitor(ffk_visitor *v, const ffk_any *root) {
+  ffk_walk_step root_step = child_step(NULL, -1);
+  int rc = visit_value(v, root, &root_step);
+  path_free(&v->path);
+  return rc;
+}
+
+int ffk_structural_walk(const ffk_any *root, ffk_walk_order order, ffk_walk_fn fn, void *ctx) {
+  if (root == NULL || fn == NULL) return ffk_error_set(FFK_ERR_VALUE, "ffk_structural_walk: root and fn must not be NULL");
+  if (order != FFK_WALK_PREORDER && order != FFK_WALK_POSTORDER)
+    return ffk_error_set(FFK_ERR_VALUE, "Unknown structural walk order: %d (0: pre-order, 1: post-order)", (int)order);
+  ffk_visitor v = {fn, NULL, order, ctx, FFK_DEF_REGION_NONE, 0, {NULL, 0, 0}, NULL, NULL};
+  return run_visitor(&v, root);
+}
+
+int ffk_structural_visit(const ffk_any *root, ffk_visit_fn fn, void *ctx) {
+  if (root == NULL || fn == NULL) return ffk_error_set(FFK_ERR_VALUE, "ffk_structural_visit: root and fn must not be NULL");
+  ffk_visitor v = {NULL, fn, FFK_WALK_PREORDER, ctx, FFK_DEF_REGION_NONE, 0, {NULL, 0, 0}, NULL, NULL};
+  return run_visitor(&v, root);
+}
+
+int ffk_visitor_visit(ffk_visitor *visitor, const ffk_any *value) {
+  if (visitor == NULL || value == NULL)
+    return ffk_error_set(FFK_ERR_VALUE, "ffk_visitor_visit: visitor and value must not be NULL");
+  ffk_walk_step step = child_step(visitor->where, -1);
+  return visit_value(visitor, value, &step);
+}
+
+int ffk_visitor_default_visit(ffk_visitor *visitor, const ffk_any *value) {
+  if (visitor == NULL || value == NULL)
+    return ffk_error_set(FFK_ERR_VALUE, "ffk_visitor_default_visit: visitor and value must not be NULL");
+  /* The children of the value whose callback runs sit below its step; another value's below a step of its own. */
+  bool current = visitor->current != NULL && same_value(visitor->current, value);
+  ffk_walk_step step = child_step(visitor->where, -1);
+  return default_visit(visitor, value, current ? visitor->where : &step);
+}
+
+ffk_def_region_kind ffk_visitor_region(const ffk_visitor *visitor) {
+  return visitor ? visitor->region : FFK_DEF_REGION_NONE;
+}
+
+ffk_def_region_kind ffk_visitor_enter_region(ffk_visitor *visitor, ffk_def_region_kind kind) {
+  return visitor ? region_enter(&visitor->region, kind) : FFK_DEF_REGION_NONE;
+}
+
+void ffk_visitor_leave_region(ffk_visitor *visitor, ffk_def_region_kind previous) {
+  if (visitor) visitor->region = previous;
+}
+
+/* ---- The mutator ------------------------------------------------------------------------ */
+
+enum { MODE_MAP_PRE, MODE_MAP_POST, MODE_MUTATE };
+
+struct ffk_mutator {
+  int mode;
+  ffk_map_fn fn;
+  void *ctx;
+  ffk_def_region_kind region;
+  int depth;
+  path_stack path;
+  ffk_table remap; /* object identity (an opaque-pointer key, object retained) -> replacement */
+};
+
+static int mutate_value(ffk_mutator *m, const ffk_any *value, ffk_any *out);
+
+static void release_all(ffk_any *v, int64_t n) {
+  for (int64_t i = 0; i < n; ++i) ffk_any_release(&v[i]);
+  ffk_mem_free(v);
+}
+
+/* Rewrites the `n` values at `src` into a lazily made `*dst`: NULL while every one comes back the same. */
+static int mutate_values(ffk_mutator *m, const ffk_any *src, int64_t n, int64_t stride, ffk_any **dst) {
+  *dst = NULL;
+  for (int64_t i = 0; i < n; ++i) {
+    ffk_any r;
+    int rc = mutate_value(m, &src[i * stride], &r);
+    if (rc == 0 && *dst == NULL && same_value(&r, &src[i * stride])) {
+      ffk_any_release(&r);
+      continue;
+    }
+    if (rc == 0 && *dst == NULL) {
+      if ((*dst = ffk_mem_alloc((size_t)n * sizeof(ffk_any))) == NULL) {
+        ffk_any_release(&r);
+        return -1;
+      }
+      for (int64_t j = 0; j < i; ++j) {
+        (*dst)[j] = src[j * stride];
+        ffk_any_retain(&(*dst)[j]);
+      }
+    }
+    if (rc != 0) {
+      if (*dst != NULL) release_all(*dst, i);
+      *dst = NULL;
+      return -1;
+    }
+    (*dst)[i] = r;
+  }
+  return 0;
+}
+
+/* A sequence: the same object when no element changed, else a new one of its type (List copied on write). */
+static int mutate_sequence(ffk_mutator *m, const ffk_any *value, ffk_any *out) {
+  seq_view s;
+  if (seq_open(value->v_obj, &s) != 0) return -1;
+  ffk_any *items;
+  int rc = mutate_values(m, s.data, s.size, 1, &items);
+  int64_t n = s.size;
+  seq_close(&s);
+  if (rc != 0) return -1;
+  if (items == NULL) return ffk_any_to_owned(value, out);
+  ffk_object *made = NULL;
+  switch (value->type_index) {
+    case FFK_TYPE_ARRAY: {
+      ffk_array *a = ffk_array_new_steal(items, n);
+      ffk_mem_free(items);
+      made = a ? &a->header : NULL;
+      break;
+    }
+    case FFK_TYPE_TUPLE: {
+      ffk_tuple *t = ffk_tuple_new(n, items);
+      release_all(items, n);
+      made = t ? &t->header : NULL;
+      break;
+    }
+    default: {
+      ffk_list *l = ffk_list_with_capacity(n);
+      for (int64_t i = 0; i < n; ++i) {
+        if (l == NULL) { /* consumed even on failure, so only the ones not yet handed over */
+          ffk_any_release(&items[i]);
+        } else if (ffk_list_append_steal(l, &items[i]) != 0) {
+          ffk_object_release((ffk_object *)l);
+          l = NULL;
+        }
+      }
+      ffk_mem_free(items);
+      made = (ffk_object *)l;
+      break;
+    }
+  }
+  if (made == NULL) return -1;
+  *out = ffk_any_object_steal(made);
+  return 0;
+}
+
+/* A Map or Dict: its values rewritten, keys kept; the same object when no value changed. */
+static int mutate_mapping(ffk_mutator *m, const ffk_any *value, ffk_any *out) {
+  map_view mv;
+  if (map_open(value->v_obj, &mv) != 0) return -1;
+  int64_t n = mv.table->size;
+  ffk_any *pairs = ffk_mem_alloc((size_t)(n > 0 ? 2 * n : 1) * sizeof(ffk_any)); /* borrowed keys and values */
+  ffk_any *values = NULL;
+  int rc = pairs == NULL ? -1 : 0;
+  if (rc == 0) {
+    int64_t pos = 0, k = 0;
+    for (ffk_table_entry *e; (e = ffk_table__next(mv.table, &pos)) != NULL; k += 2) {
+      pairs[k] = e->key;
+      pairs[k + 1] = e->value;
+    }
+    rc = mutate_values(m, pairs + 1, n, 2, &values);
+  }
+  if (rc == 0 && values == NULL) rc = ffk_any_to_owned(value, out);
+  else if (rc == 0 && value->type_index == FFK_TYPE_MAP) {
+    ffk_map *map = ffk_map_new();
+    for (int64_t i = 0; map != NULL && i < n; ++i) {
+      if (ffk_map_set(&map, &pairs[2 * i], &values[i]) != 0) {
+        ffk_object_release(&map->header);
+        map = NULL;
+      }
+    }
+    rc = map == NULL ? -1 : 0;
+    if (rc == 0) *out = ffk_any_object_steal(&map->header);
+  } else if (rc == 0) {
+    ffk_dict *d = ffk_dict_new();
+    for (int64_t i = 0; d != NULL && i < n; ++i) {
+      if (ffk_dict_set(d, &pairs[2 * i], &values[i]) != 0) {
+        ffk_object_release((ffk_object *)d);
+        d = NULL;
+      }
+    }
+    rc = d == NULL ? -1 : 0;
+    if (rc == 0) *out = ffk_any_object_steal((ffk_object *)d);
+  }
+  if (values != NULL) release_all(values, n);
+  ffk_mem_free(pairs);
+  map_close(&mv);
+  return rc;
+}
+
+/*
+ * A reflected object: each compared field rewritten in its region; when one changed, a
+ * shallow copy with the changed fields set through ffk_field_init (read-only ones too),
+ * as ffk_deep_copy rebuilds objects. Each field is read once; under a concurrent writer
+ * the copy has each field as of some moment.
+ */
+static int mutate_fields(ffk_mutator *m, const ffk_any *value, int skind, ffk_any *out) {
+  ffk_object *o = value->v_obj;
+  int32_t t = o->type_index, n = ffk_type_num_fields(t);
+  if (n < 0) return -1;
+  const ffk_field_info **changed_fields = ffk_mem_alloc((size_t)(n > 0 ? n : 1) * sizeof *changed_fields);
+  ffk_any *changed = ffk_mem_alloc((size_t)(n > 0 ? n : 1) * sizeof *changed);
+  int32_t nchanged = 0;
+  int rc = changed_fields == NULL || changed == NULL ? -1 : 0;
+  ffk_def_region_kind outer = m->region;
+  if (skind == FFK_S_KIND_VAR && m->region == FFK_DEF_REGION_SIMPLE) m->region = FFK_DEF_REGION_NONE;
+  for (int32_t i = 0; rc == 0 && i < n; ++i) {
+    const ffk_field_info *f = ffk_type_field_at(t, i);
+    if (f == NULL) {
+      rc = -1;
+      break;
+    }
+    if (f->flags & FFK_FIELD_COMPARE_OFF) continue;
+    ffk_any field_value, r;
+    if (ffk_field_get(f, o, &field_value) != 0) {
+      rc = -1;
+      break;
+    }
+    ffk_def_region_kind kind, previous = m->region;
+    if (field_opens_region(f->flags, &kind)) region_enter(&m->region, kind);
+    rc = mutate_value(m, &field_value, &r);
+    m->region = previous;
+    if (rc == 0 && !same_value(&r, &field_value)) {
+      changed_fields[nchanged] = f;
+      changed[nchanged++] = r;
+    } else if (rc == 0) {
+      ffk_any_release(&r);
+    }
+    ffk_any_release(&field_value);
+  }
+  m->region = outer;
+  if (rc == 0 && nchanged == 0) {
+    rc = ffk_any_to_owned(value, out);
+  } else if (rc == 0 && !ffk_object_is_reflection_made(o)) {
+    rc = ffk_error_set(FFK_ERR_TYPE,
+                       "Cannot structurally rebuild an object of type `%s` (its field `%s` changed): "
+                       "it was not made by reflection, so it cannot be copied field by field",
+                       ffk_type_key(t), changed_fields[0]->name);
+  } else if (rc == 0) {
+    ffk_object *dup = ffk_object_shallow_copy(o);
+    rc = dup == NULL ? -1 : 0;
+    for (int32_t i = 0; rc == 0 && i < nchanged; ++i) rc = ffk_field_init(changed_fields[i], dup, &changed[i]);
+    if (rc == 0) *out = ffk_any_object_steal(dup);
+    else if (dup != NULL) ffk_object_release(dup);
+  }
+  for (int32_t i = 0; i < nchanged; ++i) ffk_any_release(&changed[i]);
+  ffk_mem_free(changed);
+  ffk_mem_free(changed_fields);
+  return rc;
+}
+
+/* The remap entry of object `o`, or -1. */
+static int64_t remap_find(const ffk_mutator *m, const ffk_object *o) {
+  ffk_any key = ffk_any_ptr((void *)o);
+  return ffk_table__find(&m->remap, &key, ffk_any_hash(&key));
+}
+
+static int remap_put(ffk_mutator *m, ffk_object *o, const ffk_any *value) {
+  ffk_any stored;
+  if (ffk_any_to_owned(value, &stored) != 0) return -1;
+  int64_t pos = remap_find(m, o);
+  if (pos >= 0) { /* store the new value, then release the old */
+    ffk_any old = m->remap.entries[pos].value;
+    m->remap.entries[pos].value = stored;
+    ffk_any_release(&old);
+    return 0;
+  }
+  if (ffk_table__reserve(&m->remap, 1) != 0) {
+    ffk_any_release(&stored);
+    return -1;
+  }
+  ffk_any key = ffk_any_ptr(o);
+  ffk_object_retain(o);
+  ffk_table__append(&m->remap, ffk_any_hash(&key), key, stored);
+  return 0;
+}
+
+/* D: the default rewrite. */
+static int default_mutate(ffk_mutator *m, const ffk_any *value, ffk_any *out) {
+  *out = ffk_any_none();
+  if (!is_node(value) || on_path(&m->path, value->v_obj)) return ffk_any_to_owned(value, out);
+  int skind = FFK_S_KIND_TREE;
+  if (is_reflected(value) && s_kind_of(value->type_index, &skind) != 0) return -1;
+  bool var = skind == FFK_S_KIND_VAR, dag = skind == FFK_S_KIND_DAG;
+  if (var || dag) {
+    int64_t pos = remap_find(m, value->v_obj);
+    if (pos >= 0) return ffk_any_to_owned(&m->remap.entries[pos].value, out);
+    /* a use whose definition was unchanged (or a free variable): nothing to rewrite */
+    if (var && m->region == FFK_DEF_REGION_NONE) return ffk_any_to_owned(value, out);
+  }
+  if (path_push(&m->path, value->v_obj) != 0) return -1;
+  int rc;
+  if (is_sequence(value->type_index)) rc = mutate_sequence(m, value, out);
+  else if (is_mapping(value->type_index)) rc = mutate_mapping(m, value, out);
+  else rc = mutate_fields(m, value, skind, out);
+  --m->path.size;
+  if (rc == 0 && (dag || (var && (m->region == FFK_DEF_REGION_PATTERN || !same_value(out, value)))))
+    rc = remap_put(m, value->v_obj, out);
+  if (rc != 0) {
+    ffk_any_release(out);
+    *out = ffk_any_none();
+  }
+  return rc;
+}
+
+/* The callback's result for `value` into *out, checked to be set on success. */
+static int call_fn(ffk_mutator *m, const ffk_any *value, ffk_any *out) {
+  *out = ffk_any_none();
+  if (m->fn(m->ctx, m, value, out) == 0) return 0;
+  ffk_any_release(out);
+  *out = ffk_any_none();
+  return -1;
+}
+
+static int mutate_value(ffk_mutator *m, const ffk_any *value, ffk_any *out) {
+  *out = ffk_any_none();
+  if (m->depth == FFK_STRUCTURAL_MAX_DEPTH) return ffk_structural_too_deep();
+  ++m->depth;
+  int rc;
+  if (m->mode == MODE_MUTATE) {
+    rc = call_fn(m, value, out);
+  } else if (m->mode == MODE_MAP_PRE) {
+    ffk_any pre;
+    rc = call_fn(m, value, &pre);
+    if (rc == 0) rc = default_mutate(m, &pre, out);
+    ffk_any_release(&pre);
+  } else {
+    ffk_any descended;
+    rc = default_mutate(m, value, &descended);
+    if (rc == 0) rc = call_fn(m, &descended, out);
+    ffk_any_release(&descended);
+  }
+  --m->depth;
+  return rc;
+}
+
+static int run_mutator(ffk_mutator *m, const ffk_any *root, ffk_any *out) {
+  ffk_table__init(&m->remap);
+  int rc = mutate_value(m, root, out);
+  int64_t pos = 0;
+  for (ffk_table_entry *e; (e = ffk_table__next(&m->remap, &pos)) != NULL;) {
+    ffk_any_release(&e->value);
+    ffk_object_release(e->key.v_ptr);
+  }
+  ffk_table__free(&m->remap);
+  path_free(&m->path);
+  return rc;
+}
+
+int ffk_structural_map(const ffk_any *root, ffk_walk_order order, ffk_map_fn fn, void *ctx, ffk_any *out) {
+  if (out != NULL) *out = ffk_any_none();
+  if (root == NULL || fn == NULL || out == NULL)
+    return ffk_error_set(FFK_ERR_VALUE, "ffk_structural_map: root, fn and out must not be NULL");
+  if (order != FFK_WALK_PREORDER && order != FFK_WALK_POSTORDER)
+    return ffk_error_set(FFK_ERR_VALUE, "Unknown structural map order: %d (0: pre-order, 1: post-order)", (int)order);
+  ffk_mutator m;
+  memset(&m, 0, sizeof m);
+  m.mode = order == FFK_WALK_PREORDER ? MODE_MAP_PRE : MODE_MAP_POST;
+  m.fn = fn;
+  m.ctx = ctx;
+  return run_mutator(&m, root, out);
+}
+
+int ffk_structural_mutate(const ffk_any *root, ffk_map_fn fn, void *ctx, ffk_any *out) {
+  if (out != NULL) *out = ffk_any_none();
+  if (root == NULL || fn == NULL || out == NULL)
+    return ffk_error_set(FFK_ERR_VALUE, "ffk_structural_mutate: root, fn and out must not be NULL");
+  ffk_mutator m;
+  memset(&m, 0, sizeof m);
+  m.mode = MODE_MUTATE;
+  m.fn = fn;
+  m.ctx = ctx;
+  return run_mutator(&m, root, out);
+}
+
+int ffk_mutator_mutate(ffk_mutator *mutator, const ffk_any *value, ffk_any *out) {
+  if (out != NULL) *out = ffk_any_none();
+  if (mutator == NULL || value == NULL || out == NULL)
+    return ffk_error_set(FFK_ERR_VALUE, "ffk_mutator_mutate: mutator, value and out must not be NULL");
+  return mutate_value(mutator, value, out);
+}
+
+int ffk_mutator_default_mutate(ffk_mutator *mutator, const ffk_any *value, ffk_any *out) {
+  if (out != NULL) *out = ffk_any_none();
+  if (mutator == NULL || value == NULL || out == NULL)
+    return ffk_error_set(FFK_ERR_VALUE, "ffk_mutator_default_mutate: mutator, value and out must not be NULL");
+  /* Not counted by mutate_value: bounded as the children it rewrites go through mutate_value. */
+  if (mutator->depth == FFK_STRUCTURAL_MAX_DEPTH) return ffk_structural_too_deep();
+  ++mutator->depth;
+  int rc = default_mutate(mutator, value, out);
+  --mutator->depth;
+  return rc;
+}
+
+static int remap_key_check(const char *fn, ffk_mutator *m, const ffk_any *var) {
+  if (m == NULL || var == NULL) return ffk_error_set(FFK_ERR_VALUE, "%s: mutator and var must not be NULL", fn);
+  if (!ffk_any_is_object(var) || var->v_obj == NULL)
+    return ffk_error_set(FFK_ERR_TYPE, "Variable-remap key must be an object-backed value, got %s",
+                         ffk_any_type_name(var));
+  return 0;
+}
+
+int ffk_mutator_var_remap_get(ffk_mutator *mutator, const ffk_any *var, ffk_any *out) {
+  if (out != NULL) *out = ffk_any_none();
+  if (out == NULL) return ffk_error_set(FFK_ERR_VALUE, "ffk_mutator_var_remap_get: out must not be NULL");
+  if (remap_key_check("ffk_mutator_var_remap_get", mutator, var) != 0) return -1;
+  int64_t pos = remap_find(mutator, var->v_obj);
+  if (pos < 0) return 0;
+  return ffk_any_to_owned(&mutator->remap.entries[pos].value, out) == 0 ? 1 : -1;
+}
+
+int ffk_mutator_var_remap_set(ffk_mutator *mutator, const ffk_any *var, const ffk_any *value) {
+  if (remap_key_check("ffk_mutator_var_remap_set", mutator, var) != 0) return -1;
+  if (value == NULL) return ffk_error_set(FFK_ERR_VALUE, "ffk_mutator_var_remap_set: value must not be NULL");
+  return remap_put(mutator, var->v_obj, value);
+}
+
+ffk_def_region_kind ffk_mutator_region(const ffk_mutator *mutator) {
+  return mutator ? mutator->region : FFK_DEF_REGION_NONE;
+}
+
+ffk_def_region_kind ffk_mutator_enter_region(ffk_mutator *mutator, ffk_def_region_kind kind) {
+  return mutator ? region_enter(&mutator->region, kind) : FFK_DEF_REGION_NONE;
+}
+
+void ffk_mutator_leave_region(ffk_mutator *mutator, ffk_def_region_kind previous) {
+  if (mutator) mutator->region = previous;
+}
