@@ -1,0 +1,670 @@
+// ffikit/structural_visit.h: walk, visit, map and mutate. The orders, regions and
+// rewrites expected below are what tvm_ffi 0.1.15 answers for the same py_class types
+// and values (structural_walk / structural_map / structural_mutate); the cycle and depth
+// cases are ffikit's (tvm_ffi has no answer there but a crash).
+
+#include <ffikit/ffikit.h>
+
+#include <atomic>
+#include <cstddef>
+#include <string>
+#include <thread>
+#include <vector>
+
+#include "tests/support/ffk_test.h"
+
+namespace {
+
+class StructuralVisit : public ffk::test::Test {};
+using ffk::test::FetchError;
+using ffk::test::OwnedAny;
+using ffk::test::PendingError;
+using ffk::test::Repr;
+
+struct SObj {
+  ffk_object header;
+  ffk_any x, y;
+};
+
+ffk_field_def F(const char* name, size_t offset, uint32_t flags = 0) {
+  return ffk_field_def{name, offset, "Any", flags, ffk_any_none(), nullptr};
+}
+
+int32_t Define(const char* key, std::vector<ffk_field_def> fields, int kind) {
+  ffk_type_def def = {};
+  def.key = key;
+  def.parent_index = FFK_TYPE_OBJECT;
+  def.instance_size = sizeof(SObj);
+  def.fields = fields.data();
+  def.nfields = (int32_t)fields.size();
+  int32_t t = ffk_type_define(&def);
+  EXPECT_GE(t, 0) << FetchError();
+  if (kind != 0) {
+    ffk_any k = ffk_any_int(kind);
+    EXPECT_EQ(ffk_type_set_attr(t, FFK_ATTR_S_KIND, &k), 0) << FetchError();
+  }
+  return t;
+}
+
+int32_t VarType() {
+  static int32_t t = Define("test.vis.Var", {F("name", offsetof(SObj, x), FFK_FIELD_COMPARE_OFF)}, FFK_S_KIND_VAR);
+  return t;
+}
+int32_t TVarType() {
+  static int32_t t = Define("test.vis.TVar", {F("ty", offsetof(SObj, x))}, FFK_S_KIND_VAR);
+  return t;
+}
+int32_t AddType() {
+  static int32_t t = Define("test.vis.Add", {F("a", offsetof(SObj, x)), F("b", offsetof(SObj, y))}, 0);
+  return t;
+}
+int32_t LamType() {
+  static int32_t t =
+      Define("test.vis.Lam", {F("p", offsetof(SObj, x), FFK_FIELD_S_DEF), F("body", offsetof(SObj, y))}, 0);
+  return t;
+}
+int32_t LamSType() {
+  static int32_t t =
+      Define("test.vis.LamS", {F("p", offsetof(SObj, x), FFK_FIELD_S_DEF_SIMPLE), F("body", offsetof(SObj, y))}, 0);
+  return t;
+}
+int32_t IgnType() {
+  static int32_t t =
+      Define("test.vis.Ign", {F("a", offsetof(SObj, x)), F("b", offsetof(SObj, y), FFK_FIELD_COMPARE_OFF)}, 0);
+  return t;
+}
+int32_t BoxType() {  // a writable field, so a test can close a cycle through an object
+  static int32_t t = Define("test.vis.Box", {F("v", offsetof(SObj, x), FFK_FIELD_WRITABLE)}, 0);
+  return t;
+}
+
+ffk_any Make(int32_t type, std::vector<ffk_any> args) {
+  ffk_object* out = nullptr;
+  int rc = ffk_object_create(type, args.data(), (int32_t)args.size(), nullptr, 0, &out);
+  EXPECT_EQ(rc, 0) << FetchError();
+  for (auto& a : args) ffk_any_release(&a);
+  return out ? ffk_any_object_steal(out) : ffk_any_none();
+}
+ffk_any Ref(const ffk_any& v) {
+  ffk_any_retain(&v);
+  return v;
+}
+ffk_any I(int64_t x) { return ffk_any_int(x); }
+ffk_any S(const char* s) {
+  ffk_any out;
+  ffk_any raw = ffk_any_raw_str(s);
+  EXPECT_EQ(ffk_any_to_owned(&raw, &out), 0);
+  return out;
+}
+ffk_any Var(const char* name) { return Make(VarType(), {S(name)}); }
+ffk_any TVar(ffk_any ty) { return Make(TVarType(), {ty}); }
+ffk_any Add(ffk_any a, ffk_any b) { return Make(AddType(), {a, b}); }
+ffk_any Lam(ffk_any p, ffk_any body) { return Make(LamType(), {p, body}); }
+ffk_any LamS(ffk_any p, ffk_any body) { return Make(LamSType(), {p, body}); }
+ffk_any Arr(std::vector<ffk_any> items) {
+  ffk_any a = ffk_any_object_steal(&ffk_array_new(items.data(), (int64_t)items.size())->header);
+  for (auto& v : items) ffk_any_release(&v);
+  return a;
+}
+ffk_any ListOf(std::vector<ffk_any> items) {
+  ffk_list* l = ffk_list_new();
+  for (auto& v : items) EXPECT_EQ(ffk_list_append_steal(l, &v), 0);
+  return ffk_any_object_steal(reinterpret_cast<ffk_object*>(l));
+}
+ffk_any MapOf(std::vector<std::pair<ffk_any, ffk_any>> kv) {
+  ffk_map* m = ffk_map_new();
+  for (auto& p : kv) {
+    ffk_map_set(&m, &p.first, &p.second);
+    ffk_any_release(&p.first);
+    ffk_any_release(&p.second);
+  }
+  return ffk_any_object_steal(reinterpret_cast<ffk_object*>(m));
+}
+ffk_any DictOf(std::vector<std::pair<ffk_any, ffk_any>> kv) {
+  ffk_dict* d = ffk_dict_new();
+  for (auto& p : kv) {
+    EXPECT_EQ(ffk_dict_set(d, &p.first, &p.second), 0);
+    ffk_any_release(&p.first);
+    ffk_any_release(&p.second);
+  }
+  return ffk_any_object_steal(reinterpret_cast<ffk_object*>(d));
+}
+ffk_any Field(const ffk_any& obj, const char* name) {
+  ffk_any out = ffk_any_none();
+  EXPECT_EQ(ffk_object_get_field(obj.v_obj, name, &out), 0) << FetchError();
+  return out;
+}
+bool Same(const ffk_any& a, const ffk_any& b) { return a.type_index == b.type_index && a.v_obj == b.v_obj; }
+
+// What the spec's example prints for one visited value: the type key of an object, the
+// value of a leaf.
+std::string Label(const ffk_any* v) {
+  if (v->type_index == FFK_TYPE_INT) return std::to_string(v->v_int);
+  const char* p;
+  size_t n;
+  if (ffk_any_as_str(v, &p, &n) == 0) return std::string(p, n);
+  ffk_error_clear();
+  if (ffk_any_is_object(v)) return ffk_type_key(v->type_index);
+  return Repr(*v);
+}
+
+// Lam(x, Add(x, [1, "s", None, {"k": 2.5}])), tvm_ffi's example.
+ffk_any Example(ffk_any* x_out = nullptr) {
+  ffk_any x = Var("x");
+  if (x_out) *x_out = Ref(x);
+  return Lam(Ref(x), Add(x, Arr({I(1), S("s"), ffk_any_none(), MapOf({{S("k"), ffk_any_float(2.5)}})})));
+}
+
+struct Recorder {
+  std::vector<std::string> seen;
+  std::vector<int> regions;
+  std::string skip_at, stop_at;
+  bool fail_at_add = false;
+};
+
+int Record(void* ctx, const ffk_any* value, const ffk_walk_step*, ffk_def_region_kind region) {
+  auto* r = static_cast<Recorder*>(ctx);
+  std::string label = Label(value);
+  r->seen.push_back(label);
+  r->regions.push_back(region);
+  if (r->fail_at_add && label == "test.vis.Add")
+    return ffk_error_set(FFK_ERR_VALUE, "boom at %s", label.c_str());
+  if (label == r->stop_at) return FFK_WALK_STOP;
+  if (label == r->skip_at) return FFK_WALK_SKIP;
+  return 7;  // any other value goes on, as tvm_ffi takes an int other than 1
+}
+
+std::vector<std::string> Walk(const ffk_any& root, ffk_walk_order order, Recorder* r = nullptr) {
+  Recorder local;
+  if (r == nullptr) r = &local;
+  EXPECT_EQ(ffk_structural_walk(&root, order, Record, r), 0) << FetchError();
+  return r->seen;
+}
+
+using Strings = std::vector<std::string>;
+
+TEST_F(StructuralVisit, WalkPreAndPostOrderMatchTvmFfi) {
+  OwnedAny t(Example());
+  EXPECT_EQ(Walk(t.v, FFK_WALK_PREORDER), (Strings{"test.vis.Lam", "test.vis.Var", "test.vis.Add", "test.vis.Var",
+                                                    "ffikit.Array", "1", "s", "ffikit.Map", "2.5"}));
+  EXPECT_EQ(Walk(t.v, FFK_WALK_POSTORDER), (Strings{"test.vis.Var", "test.vis.Var", "1", "s", "2.5", "ffikit.Map",
+                                                     "ffikit.Array", "test.vis.Add", "test.vis.Lam"}));
+}
+
+TEST_F(StructuralVisit, WalkSkipsNoneMapKeysAndIgnoredFields) {
+  OwnedAny none(ffk_any_none());
+  EXPECT_EQ(Walk(none.v, FFK_WALK_PREORDER), Strings{});
+  OwnedAny m(MapOf({{S("a"), Arr({I(1)})}}));
+  EXPECT_EQ(Walk(m.v, FFK_WALK_PREORDER), (Strings{"ffikit.Map", "ffikit.Array", "1"}));
+  OwnedAny ign(Make(IgnType(), {I(1), I(2)}));
+  EXPECT_EQ(Walk(ign.v, FFK_WALK_POSTORDER), (Strings{"1", "test.vis.Ign"}));
+}
+
+TEST_F(StructuralVisit, WalkRegionsFollowDefinitionFields) {
+  OwnedAny t(Example());
+  Recorder r;
+  Walk(t.v, FFK_WALK_PREORDER, &r);
+  EXPECT_EQ(r.regions, (std::vector<int>{0, FFK_DEF_REGION_PATTERN, 0, 0, 0, 0, 0, 0, 0}));
+  // A variable defined in a simple region is met there; its own fields are uses.
+  OwnedAny x(Var("x"));
+  OwnedAny tv(TVar(Ref(x.v)));
+  OwnedAny s(LamS(Ref(tv.v), Ref(tv.v)));
+  Recorder rs;
+  Walk(s.v, FFK_WALK_PREORDER, &rs);
+  EXPECT_EQ(rs.seen, (Strings{"test.vis.LamS", "test.vis.TVar", "test.vis.Var", "test.vis.TVar", "test.vis.Var"}));
+  EXPECT_EQ(rs.regions, (std::vector<int>{0, FFK_DEF_REGION_SIMPLE, 0, 0, 0}));
+  // Inside a pattern region everything is a pattern, a nested simple field too.
+  OwnedAny p(Lam(LamS(Ref(x.v), I(1)), I(2)));
+  Recorder rp;
+  Walk(p.v, FFK_WALK_PREORDER, &rp);
+  EXPECT_EQ(rp.regions, (std::vector<int>{0, 1, 1, 1, 0}));
+}
+
+TEST_F(StructuralVisit, WalkSkipLeavesOutChildrenOnlyInPreOrder) {
+  OwnedAny t(Example());
+  Recorder r;
+  r.skip_at = "test.vis.Add";
+  EXPECT_EQ(Walk(t.v, FFK_WALK_PREORDER, &r), (Strings{"test.vis.Lam", "test.vis.Var", "test.vis.Add"}));
+  Recorder post;
+  post.skip_at = "test.vis.Add";
+  EXPECT_EQ(Walk(t.v, FFK_WALK_POSTORDER, &post).size(), 9u);
+}
+
+TEST_F(StructuralVisit, WalkStopEndsTheWholeWalk) {
+  OwnedAny t(Example());
+  Recorder r;
+  r.stop_at = "1";
+  EXPECT_EQ(ffk_structural_walk(&t.v, FFK_WALK_PREORDER, Record, &r), 1);
+  EXPECT_EQ(r.seen, (Strings{"test.vis.Lam", "test.vis.Var", "test.vis.Add", "test.vis.Var", "ffikit.Array", "1"}));
+}
+
+TEST_F(StructuralVisit, WalkPassesACallbackErrorThroughUnchanged) {
+  OwnedAny t(Example());
+  Recorder r;
+  r.fail_at_add = true;
+  EXPECT_EQ(ffk_structural_walk(&t.v, FFK_WALK_POSTORDER, Record, &r), -1);
+  EXPECT_TRUE(PendingError("ValueError", {"boom at test.vis.Add"}));
+}
+
+TEST_F(StructuralVisit, WalkRefusesBadArguments) {
+  OwnedAny t(I(1));
+  EXPECT_EQ(ffk_structural_walk(&t.v, (ffk_walk_order)5, Record, nullptr), -1);
+  EXPECT_TRUE(PendingError("ValueError", {"Unknown structural walk order: 5"}));
+  EXPECT_EQ(ffk_structural_walk(nullptr, FFK_WALK_PREORDER, Record, nullptr), -1);
+  EXPECT_TRUE(PendingError("ValueError", {"NULL"}));
+}
+
+struct PathRecorder {
+  std::vector<std::string> paths;
+  std::vector<std::string> names;
+};
+
+int RecordPath(void* ctx, const ffk_any*, const ffk_walk_step* where, ffk_def_region_kind) {
+  auto* r = static_cast<PathRecorder*>(ctx);
+  ffk_object* path = ffk_walk_step_path(where);
+  if (path == nullptr) return -1;
+  ffk_any p = ffk_any_object_steal(path);
+  r->paths.push_back(Repr(p));
+  ffk_any_release(&p);
+  r->names.push_back(where->kind == FFK_ACCESS_ATTR ? where->field : "");
+  return FFK_WALK_ADVANCE;
+}
+
+TEST_F(StructuralVisit, WalkStepsGiveFieldNamesAndAccessPaths) {
+  OwnedAny t(Example());
+  PathRecorder r;
+  ASSERT_EQ(ffk_structural_walk(&t.v, FFK_WALK_PREORDER, RecordPath, &r), 0) << FetchError();
+  EXPECT_EQ(r.paths, (Strings{"<root>", "<root>.p", "<root>.body", "<root>.body.a", "<root>.body.b",
+                              "<root>.body.b[0]", "<root>.body.b[1]", "<root>.body.b[3]", "<root>.body.b[3][\"k\"]"}));
+  EXPECT_EQ(r.names, (Strings{"", "p", "body", "a", "b", "", "", "", ""}));
+}
+
+TEST_F(StructuralVisit, WalkEndsOnCyclesThroughListsAndObjects) {
+  OwnedAny l(ListOf({I(1)}));
+  ASSERT_EQ(ffk_list_append(reinterpret_cast<ffk_list*>(l.v.v_obj), &l.v), 0);  // l = [1, l]
+  EXPECT_EQ(Walk(l.v, FFK_WALK_PREORDER), (Strings{"ffikit.List", "1", "ffikit.List"}));
+  OwnedAny box(Make(BoxType(), {I(0)}));
+  ASSERT_EQ(ffk_object_set_field(box.v.v_obj, "v", &box.v), 0) << FetchError();  // box.v = box
+  EXPECT_EQ(Walk(box.v, FFK_WALK_POSTORDER), (Strings{"test.vis.Box", "test.vis.Box"}));
+  // Break the cycles so that the fixture finds nothing alive.
+  ffk_list_clear(reinterpret_cast<ffk_list*>(l.v.v_obj));
+  ffk_any none = ffk_any_none();
+  ASSERT_EQ(ffk_object_set_field(box.v.v_obj, "v", &none), 0);
+}
+
+ffk_any Nested(int levels) {
+  ffk_any v = I(0);
+  for (int i = 0; i < levels; ++i) v = Arr({v});
+  return v;
+}
+
+TEST_F(StructuralVisit, DepthLimitIsARuntimeErrorNotACrash) {
+  OwnedAny ok(Nested(FFK_STRUCTURAL_MAX_DEPTH - 1));
+  EXPECT_EQ(Walk(ok.v, FFK_WALK_POSTORDER).size(), (size_t)FFK_STRUCTURAL_MAX_DEPTH);
+  OwnedAny deep(Nested(FFK_STRUCTURAL_MAX_DEPTH + 50));
+  Recorder r;
+  EXPECT_EQ(ffk_structural_walk(&deep.v, FFK_WALK_PREORDER, Record, &r), -1);
+  EXPECT_TRUE(PendingError("RuntimeError", {"deeper than 1000"}));
+  OwnedAny out;
+  auto keep = [](void*, ffk_mutator*, const ffk_any* v, ffk_any* o) { return ffk_any_to_owned(v, o); };
+  EXPECT_EQ(ffk_structural_map(&deep.v, FFK_WALK_POSTORDER, keep, nullptr, &out.v), -1);
+  EXPECT_TRUE(PendingError("RuntimeError", {"deeper than 1000"}));
+  EXPECT_EQ(out.v.type_index, FFK_TYPE_NONE);
+}
+
+// ---- Visit ------------------------------------------------------------------------------
+
+struct VisitLog {
+  std::vector<std::string> seen;
+  std::vector<int> regions;
+};
+
+// Descends into Add's `a` only, and into everything else by default (tvm_ffi's example).
+int OwnDescent(void* ctx, ffk_visitor* v, const ffk_any* value, const ffk_walk_step*) {
+  auto* log = static_cast<VisitLog*>(ctx);
+  log->seen.push_back(Label(value));
+  log->regions.push_back(ffk_visitor_region(v));
+  if (value->type_index == AddType()) {
+    ffk_any a = Field(*value, "a");
+    int rc = ffk_visitor_visit(v, &a);
+    ffk_any_release(&a);
+    return rc;
+  }
+  if (value->type_index == FFK_TYPE_INT && value->v_int == 2) return 1;  // stop
+  return ffk_visitor_default_visit(v, value);
+}
+
+TEST_F(StructuralVisit, VisitCallbackOwnsTheDescent) {
+  OwnedAny t(Lam(Var("x"), Add(Arr({I(1)}), Arr({I(3)}))));
+  VisitLog log;
+  EXPECT_EQ(ffk_structural_visit(&t.v, OwnDescent, &log), 0) << FetchError();
+  EXPECT_EQ(log.seen, (Strings{"test.vis.Lam", "test.vis.Var", "test.vis.Add", "ffikit.Array", "1"}));
+  EXPECT_EQ(log.regions, (std::vector<int>{0, 1, 0, 0, 0}));
+  OwnedAny s(Arr({I(1), I(2), I(3)}));
+  VisitLog stop;
+  EXPECT_EQ(ffk_structural_visit(&s.v, OwnDescent, &stop), 1);
+  EXPECT_EQ(stop.seen, (Strings{"ffikit.Array", "1", "2"}));
+}
+
+int VisitSelf(void*, ffk_visitor* v, const ffk_any* value, const ffk_walk_step*) {
+  return ffk_visitor_visit(v, value);  // never ends by itself
+}
+
+TEST_F(StructuralVisit, VisitThatRevisitsItsOwnValueEndsAtTheDepthLimit) {
+  OwnedAny t(Arr({I(1)}));
+  EXPECT_EQ(ffk_structural_visit(&t.v, VisitSelf, nullptr), -1);
+  EXPECT_TRUE(PendingError("RuntimeError", {"deeper than 1000"}));
+}
+
+TEST_F(StructuralVisit, VisitorRegionsNestWithPatternPrecedence) {
+  auto check = [](void*, ffk_visitor* v, const ffk_any*, const ffk_walk_step*) {
+    EXPECT_EQ(ffk_visitor_region(v), FFK_DEF_REGION_NONE);
+    ffk_def_region_kind a = ffk_visitor_enter_region(v, FFK_DEF_REGION_SIMPLE);
+    EXPECT_EQ(ffk_visitor_region(v), FFK_DEF_REGION_SIMPLE);
+    ffk_def_region_kind b = ffk_visitor_enter_region(v, FFK_DEF_REGION_PATTERN);
+    ffk_def_region_kind c = ffk_visitor_enter_region(v, FFK_DEF_REGION_NONE);
+    EXPECT_EQ(ffk_visitor_region(v), FFK_DEF_REGION_PATTERN);
+    ffk_visitor_leave_region(v, c);
+    ffk_visitor_leave_region(v, b);
+    EXPECT_EQ(ffk_visitor_region(v), FFK_DEF_REGION_SIMPLE);
+    ffk_visitor_leave_region(v, a);
+    EXPECT_EQ(ffk_visitor_region(v), FFK_DEF_REGION_NONE);
+    return 0;
+  };
+  OwnedAny t(I(1));
+  EXPECT_EQ(ffk_structural_visit(&t.v, check, nullptr), 0);
+}
+
+// ---- Map --------------------------------------------------------------------------------
+
+// int -> int + `add`, everything else unchanged; counts calls.
+struct IntAdder {
+  int64_t add = 1;
+  int calls = 0;
+  std::vector<std::string> seen;
+};
+
+int AddToInts(void* ctx, ffk_mutator*, const ffk_any* v, ffk_any* out) {
+  auto* a = static_cast<IntAdder*>(ctx);
+  ++a->calls;
+  a->seen.push_back(Label(v));
+  if (v->type_index == FFK_TYPE_INT) {
+    *out = ffk_any_int(v->v_int + a->add);
+    return 0;
+  }
+  return ffk_any_to_owned(v, out);
+}
+
+TEST_F(StructuralVisit, MapRebuildsOnlyChangedParentsAndSharesTheRest) {
+  // Add([1, 2], Add("s", "t")): ints change, the inner Add does not.
+  OwnedAny inner(Add(S("s"), S("t")));
+  OwnedAny t(Add(Arr({I(1), I(2)}), Ref(inner.v)));
+  IntAdder adder;
+  OwnedAny out;
+  ASSERT_EQ(ffk_structural_map(&t.v, FFK_WALK_POSTORDER, AddToInts, &adder, &out.v), 0) << FetchError();
+  EXPECT_EQ(Repr(out.v), "test.vis.Add(a=(2, 3), b=test.vis.Add(a=\"s\", b=\"t\"))");
+  EXPECT_FALSE(Same(out.v, t.v));
+  OwnedAny b(Field(out.v, "b"));
+  EXPECT_TRUE(Same(b.v, inner.v)) << "the unchanged subtree is shared";
+  EXPECT_EQ(Repr(t.v), "test.vis.Add(a=(1, 2), b=test.vis.Add(a=\"s\", b=\"t\"))") << "the source is unchanged";
+  // Nothing changes: the very same root comes back.
+  OwnedAny strs(Add(S("a"), Arr({S("b")})));
+  OwnedAny same;
+  ASSERT_EQ(ffk_structural_map(&strs.v, FFK_WALK_POSTORDER, AddToInts, &adder, &same.v), 0);
+  EXPECT_TRUE(Same(same.v, strs.v));
+}
+
+TEST_F(StructuralVisit, MapCallbacksRunForNoneInPostAndPreOrder) {
+  OwnedAny t(Arr({I(1), ffk_any_none()}));
+  IntAdder post, pre;
+  OwnedAny a, b;
+  ASSERT_EQ(ffk_structural_map(&t.v, FFK_WALK_POSTORDER, AddToInts, &post, &a.v), 0);
+  EXPECT_EQ(post.seen, (Strings{"1", "None", "ffikit.Array"}));
+  ASSERT_EQ(ffk_structural_map(&t.v, FFK_WALK_PREORDER, AddToInts, &pre, &b.v), 0);
+  EXPECT_EQ(pre.seen, (Strings{"ffikit.Array", "1", "None"}));
+}
+
+// Pre-order: Add(a, b) -> Add(a, 7), then the callbacks run on what it returned.
+int PreRewrite(void* ctx, ffk_mutator*, const ffk_any* v, ffk_any* out) {
+  auto* log = static_cast<Strings*>(ctx);
+  log->push_back(Label(v));
+  if (v->type_index == AddType()) {
+    *out = Add(Field(*v, "a"), I(7));
+    return 0;
+  }
+  if (v->type_index == FFK_TYPE_INT) {
+    *out = I(v->v_int * 10);
+    return 0;
+  }
+  return ffk_any_to_owned(v, out);
+}
+
+TEST_F(StructuralVisit, MapPreOrderDescendsIntoTheCallbacksResult) {
+  OwnedAny t(Add(I(1), I(2)));
+  Strings log;
+  OwnedAny out;
+  ASSERT_EQ(ffk_structural_map(&t.v, FFK_WALK_PREORDER, PreRewrite, &log, &out.v), 0) << FetchError();
+  EXPECT_EQ(Repr(out.v), "test.vis.Add(a=10, b=70)");
+  EXPECT_EQ(log, (Strings{"test.vis.Add", "1", "7"}));
+}
+
+TEST_F(StructuralVisit, MapCopiesListsAndDictsOnWriteAndKeepsThemWhenUnchanged) {
+  OwnedAny l(ListOf({I(1), I(2)}));
+  OwnedAny d(DictOf({{S("a"), I(1)}, {S("b"), S("x")}}));
+  IntAdder adder;
+  OwnedAny l2, d2;
+  ASSERT_EQ(ffk_structural_map(&l.v, FFK_WALK_POSTORDER, AddToInts, &adder, &l2.v), 0);
+  ASSERT_EQ(ffk_structural_map(&d.v, FFK_WALK_POSTORDER, AddToInts, &adder, &d2.v), 0);
+  EXPECT_EQ(l2.v.type_index, FFK_TYPE_LIST);
+  EXPECT_FALSE(Same(l2.v, l.v));
+  EXPECT_EQ(Repr(l2.v), "[2, 3]");
+  EXPECT_EQ(Repr(l.v), "[1, 2]");
+  EXPECT_EQ(d2.v.type_index, FFK_TYPE_DICT);
+  EXPECT_EQ(Repr(d2.v), "{\"a\": 2, \"b\": \"x\"}");
+  EXPECT_EQ(Repr(d.v), "{\"a\": 1, \"b\": \"x\"}");
+  OwnedAny strs(ListOf({S("q")}));
+  OwnedAny same;
+  ASSERT_EQ(ffk_structural_map(&strs.v, FFK_WALK_POSTORDER, AddToInts, &adder, &same.v), 0);
+  EXPECT_TRUE(Same(same.v, strs.v));
+}
+
+TEST_F(StructuralVisit, MapVariableWhoseDefinitionChangesIsFollowedByItsUses) {
+  // Lam(a, Add(a, a)) with a = TVar(1), int -> int + 100 (tvm_ffi: one new TVar(101) everywhere).
+  OwnedAny a(TVar(I(1)));
+  OwnedAny t(Lam(Ref(a.v), Add(Ref(a.v), Ref(a.v))));
+  IntAdder adder;
+  adder.add = 100;
+  OwnedAny out;
+  ASSERT_EQ(ffk_structural_map(&t.v, FFK_WALK_POSTORDER, AddToInts, &adder, &out.v), 0) << FetchError();
+  OwnedAny p(Field(out.v, "p")), body(Field(out.v, "body"));
+  OwnedAny ua(Field(body.v, "a")), ub(Field(body.v, "b"));
+  EXPECT_FALSE(Same(p.v, a.v));
+  EXPECT_TRUE(Same(ua.v, p.v));
+  EXPECT_TRUE(Same(ub.v, p.v));
+  EXPECT_EQ(Repr(p.v), "test.vis.TVar(ty=101)");
+  // A free variable (no definition) is a use: it stays.
+  OwnedAny free(Add(Ref(a.v), Ref(a.v)));
+  OwnedAny out2;
+  ASSERT_EQ(ffk_structural_map(&free.v, FFK_WALK_POSTORDER, AddToInts, &adder, &out2.v), 0);
+  EXPECT_TRUE(Same(out2.v, free.v));
+}
+
+struct Rename {
+  ffk_any from, to;
+};
+
+int RenameVar(void* ctx, ffk_mutator*, const ffk_any* v, ffk_any* out) {
+  auto* r = static_cast<Rename*>(ctx);
+  return ffk_any_to_owned(Same(*v, r->from) ? &r->to : v, out);
+}
+
+TEST_F(StructuralVisit, MapPreOrderRenamesAVariableAtEveryOccurrence) {
+  OwnedAny x(Var("x")), y(Var("y")), z(Var("z"));
+  OwnedAny t(Lam(Ref(x.v), Add(Ref(x.v), Ref(y.v))));
+  Rename r{x.v, z.v};
+  OwnedAny out;
+  ASSERT_EQ(ffk_structural_map(&t.v, FFK_WALK_PREORDER, RenameVar, &r, &out.v), 0) << FetchError();
+  OwnedAny p(Field(out.v, "p")), body(Field(out.v, "body"));
+  OwnedAny ua(Field(body.v, "a")), ub(Field(body.v, "b"));
+  EXPECT_TRUE(Same(p.v, z.v));
+  EXPECT_TRUE(Same(ua.v, z.v));
+  EXPECT_TRUE(Same(ub.v, y.v));
+}
+
+TEST_F(StructuralVisit, MapEndsOnACycle) {
+  OwnedAny l(ListOf({I(1)}));
+  ASSERT_EQ(ffk_list_append(reinterpret_cast<ffk_list*>(l.v.v_obj), &l.v), 0);  // l = [1, l]
+  IntAdder adder;
+  OwnedAny out;
+  ASSERT_EQ(ffk_structural_map(&l.v, FFK_WALK_POSTORDER, AddToInts, &adder, &out.v), 0) << FetchError();
+  // [2, l]: the inner occurrence is met on the path, so it is kept as it is.
+  ffk_any second;
+  ASSERT_EQ(ffk_list_get(reinterpret_cast<ffk_list*>(out.v.v_obj), 1, &second), 0);
+  EXPECT_TRUE(Same(second, l.v));
+  ffk_any_release(&second);
+  ffk_list_clear(reinterpret_cast<ffk_list*>(l.v.v_obj));
+}
+
+int FailAtThree(void*, ffk_mutator*, const ffk_any* v, ffk_any* out) {
+  if (v->type_index == FFK_TYPE_INT && v->v_int == 3) return ffk_error_set(FFK_ERR_VALUE, "no threes");
+  if (v->type_index == FFK_TYPE_INT) {
+    *out = ffk_any_int(v->v_int + 1);
+    return 0;
+  }
+  return ffk_any_to_owned(v, out);
+}
+
+TEST_F(StructuralVisit, MapErrorLeavesOutNoneAndNothingAlive) {
+  OwnedAny t(Add(ListOf({I(1), I(2)}), DictOf({{S("k"), Arr({I(3)})}})));
+  OwnedAny out;
+  EXPECT_EQ(ffk_structural_map(&t.v, FFK_WALK_POSTORDER, FailAtThree, nullptr, &out.v), -1);
+  EXPECT_TRUE(PendingError("ValueError", {"no threes"}));
+  EXPECT_EQ(out.v.type_index, FFK_TYPE_NONE);
+}
+
+TEST_F(StructuralVisit, MapSurvivesEveryAllocationFailure) {
+  OwnedAny t(Lam(TVar(I(1)), Add(ListOf({I(1), S("s")}), DictOf({{S("k"), Arr({I(3)})}}))));
+  int allocations = ffk::test::SweepAllocationFailures([&] {
+    IntAdder adder;
+    ffk_any out;
+    if (ffk_structural_map(&t.v, FFK_WALK_POSTORDER, AddToInts, &adder, &out) != 0) return false;
+    ffk_any_release(&out);
+    return true;
+  });
+  EXPECT_GT(allocations, 10) << "the sweep failed the map's own allocations";
+}
+
+
+// ---- Mutate -----------------------------------------------------------------------------
+
+// Swaps Add's operands (descending into each), doubles ints, default elsewhere.
+int SwapAndDouble(void*, ffk_mutator* m, const ffk_any* v, ffk_any* out) {
+  if (v->type_index == AddType()) {
+    ffk_any a = Field(*v, "a"), b = Field(*v, "b"), na, nb;
+    int rc = ffk_mutator_mutate(m, &b, &nb);
+    if (rc == 0 && (rc = ffk_mutator_mutate(m, &a, &na)) != 0) ffk_any_release(&nb);
+    ffk_any_release(&a);
+    ffk_any_release(&b);
+    if (rc != 0) return -1;
+    *out = Add(nb, na);
+    return 0;
+  }
+  if (v->type_index == FFK_TYPE_INT) {
+    *out = ffk_any_int(v->v_int * 2);
+    return 0;
+  }
+  return ffk_mutator_default_mutate(m, v, out);
+}
+
+TEST_F(StructuralVisit, MutateCallbackOwnsTheRewrite) {
+  OwnedAny t(Arr({Add(I(1), I(2)), I(3), S("q")}));
+  OwnedAny out;
+  ASSERT_EQ(ffk_structural_mutate(&t.v, SwapAndDouble, nullptr, &out.v), 0) << FetchError();
+  EXPECT_EQ(Repr(out.v), "(test.vis.Add(a=4, b=2), 6, \"q\")");
+}
+
+// tvm_ffi's mutate2: a variable met first (in its definition) gets TVar(999) recorded; D
+// then returns the recorded value at the definition and at every use.
+struct RemapLog {
+  std::vector<int> regions;
+  int misses = 0, hits = 0;
+};
+
+int RemapVars(void* ctx, ffk_mutator* m, const ffk_any* v, ffk_any* out) {
+  auto* log = static_cast<RemapLog*>(ctx);
+  log->regions.push_back(ffk_mutator_region(m));
+  if (v->type_index == TVarType()) {
+    ffk_any got;
+    int found = ffk_mutator_var_remap_get(m, v, &got);
+    if (found < 0) return -1;
+    (found ? log->hits : log->misses)++;
+    ffk_any_release(&got);
+    if (found) return ffk_mutator_default_mutate(m, v, out);
+    ffk_any repl = TVar(I(999));
+    int rc = ffk_mutator_var_remap_set(m, v, &repl);
+    ffk_any_release(&repl);
+    if (rc != 0) return -1;
+  }
+  return ffk_mutator_default_mutate(m, v, out);
+}
+
+TEST_F(StructuralVisit, MutateVarRemapIsWhatDefaultMutateReturns) {
+  OwnedAny a(TVar(I(1)));
+  OwnedAny t(Lam(Ref(a.v), Add(Ref(a.v), Ref(a.v))));
+  RemapLog log;
+  OwnedAny out;
+  ASSERT_EQ(ffk_structural_mutate(&t.v, RemapVars, &log, &out.v), 0) << FetchError();
+  EXPECT_EQ(log.regions, (std::vector<int>{0, 1, 0, 0, 0}));
+  EXPECT_EQ(log.misses, 1);
+  EXPECT_EQ(log.hits, 2);
+  OwnedAny p(Field(out.v, "p")), body(Field(out.v, "body"));
+  OwnedAny ua(Field(body.v, "a"));
+  EXPECT_EQ(Repr(p.v), "test.vis.TVar(ty=999)");
+  EXPECT_TRUE(Same(ua.v, p.v));
+}
+
+int RemapAnInt(void*, ffk_mutator* m, const ffk_any* v, ffk_any* out) {
+  ffk_any five = ffk_any_int(5), got;
+  if (ffk_mutator_var_remap_set(m, &five, v) == 0) return ffk_error_set(FFK_ERR_RUNTIME, "accepted an int key");
+  if (!PendingError("TypeError", {"Variable-remap key must be an object-backed value, got int"}))
+    return ffk_error_set(FFK_ERR_RUNTIME, "wrong error");
+  if (ffk_mutator_var_remap_get(m, &five, &got) != -1) return ffk_error_set(FFK_ERR_RUNTIME, "get accepted an int");
+  ffk_error_clear();
+  return ffk_any_to_owned(v, out);
+}
+
+TEST_F(StructuralVisit, MutateVarRemapRefusesANonObjectKey) {
+  OwnedAny t(Add(I(1), I(2)));
+  OwnedAny out;
+  EXPECT_EQ(ffk_structural_mutate(&t.v, RemapAnInt, nullptr, &out.v), 0) << FetchError();
+  EXPECT_TRUE(Same(out.v, t.v));
+}
+
+// ---- Threads ----------------------------------------------------------------------------
+
+TEST_F(StructuralVisit, WalkAndMapReadSharedListsThroughSnapshots) {
+  OwnedAny l(ListOf({I(1), DictOf({{S("k"), I(2)}})}));
+  OwnedAny root(Arr({Ref(l.v), Ref(l.v)}));
+  std::atomic<bool> done{false};
+  std::thread writer([&] {
+    auto* list = reinterpret_cast<ffk_list*>(l.v.v_obj);
+    for (int i = 0; !done.load(); ++i) {
+      ffk_any v = i % 3 == 0 ? DictOf({{I(i), I(i)}}) : ffk_any_int(i);
+      if (ffk_list_size(list) > 50) ffk_list_clear(list);
+      ffk_list_append_steal(list, &v);
+    }
+  });
+  for (int round = 0; round < 200; ++round) {
+    Recorder r;
+    EXPECT_EQ(ffk_structural_walk(&root.v, FFK_WALK_POSTORDER, Record, &r), 0) << FetchError();
+    IntAdder adder;
+    ffk_any out;
+    EXPECT_EQ(ffk_structural_map(&root.v, FFK_WALK_POSTORDER, AddToInts, &adder, &out), 0) << FetchError();
+    ffk_any_release(&out);
+  }
+  done = true;
+  writer.join();
+  ffk_list_clear(reinterpret_cast<ffk_list*>(l.v.v_obj));
+}
+
+}  // namespace
