@@ -256,7 +256,8 @@ static int run_visitor(ffk_visitor *v, const ffk_any *root) {
 }
 
 int ffk_structural_walk(const ffk_any *root, ffk_walk_order order, ffk_walk_fn fn, void *ctx) {
-  if (root == NULL || fn == NULL) return ffk_error_set(FFK_ERR_VALUE, "ffk_structural_walk: root and fn must not be NULL");
+  if (root == NULL || fn == NULL)
+    return ffk_error_set(FFK_ERR_VALUE, "ffk_structural_walk: root and fn must not be NULL");
   if (order != FFK_WALK_PREORDER && order != FFK_WALK_POSTORDER)
     return ffk_error_set(FFK_ERR_VALUE, "Unknown structural walk order: %d (0: pre-order, 1: post-order)", (int)order);
   ffk_visitor v = {fn, NULL, order, ctx, FFK_DEF_REGION_NONE, 0, {NULL, 0, 0}, NULL, NULL};
@@ -264,7 +265,8 @@ int ffk_structural_walk(const ffk_any *root, ffk_walk_order order, ffk_walk_fn f
 }
 
 int ffk_structural_visit(const ffk_any *root, ffk_visit_fn fn, void *ctx) {
-  if (root == NULL || fn == NULL) return ffk_error_set(FFK_ERR_VALUE, "ffk_structural_visit: root and fn must not be NULL");
+  if (root == NULL || fn == NULL)
+    return ffk_error_set(FFK_ERR_VALUE, "ffk_structural_visit: root and fn must not be NULL");
   ffk_visitor v = {NULL, fn, FFK_WALK_PREORDER, ctx, FFK_DEF_REGION_NONE, 0, {NULL, 0, 0}, NULL, NULL};
   return run_visitor(&v, root);
 }

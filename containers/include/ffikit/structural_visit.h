@@ -37,10 +37,11 @@
  *    into (D runs over what it returned, and the callbacks fire on its children); a
  *    post-order callback sees the value after its children were mapped. Returning the
  *    value itself means unchanged. Unlike the walk, map and mutate callbacks run for None
- *    too ([1, None] post-order: 1, None, then the Array). A parent is rebuilt only when a child changed, so an
- *    unchanged subtree (and an unchanged root) comes back as the same object; Lists and
- *    Dicts are copied on write as the rest (the source List is never changed), and a
- *    reflected object is rebuilt as a shallow copy with the changed fields set.
+ *    too ([1, None] post-order: 1, None, then the Array). A parent is rebuilt only when a
+ *    child changed, so an unchanged subtree (and an unchanged root) comes back as the same
+ *    object; Lists and Dicts are copied on write as the rest (the source List is never
+ *    changed), and a reflected object is rebuilt as a shallow copy with the changed
+ *    fields set.
  *  - Variable remapping (D, for FFK_S_KIND_VAR and FFK_S_KIND_DAG types): D first looks
  *    the object up in the mutator's remap table and returns the entry when there is one.
  *    A variable met outside any definition region (a use) is otherwise returned unchanged
