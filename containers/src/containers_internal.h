@@ -85,4 +85,11 @@ int ffk_access_path__register(void);
 int ffk_containers__register_container_globals(void);
 int ffk_containers__register_structural_globals(void);
 
+/*
+ * Defines ffi.VisitInterrupt, ffi.StructuralKey, ffi.StructuralVisitor and
+ * ffi.StructuralMutator and registers the ffi.Structural{Walk,Visit,Map,Mutate}* globals
+ * over them (globals_visit.c). 0, or -1 with an error.
+ */
+int ffk_containers__register_visit_globals(void);
+
 #endif /* FFIKIT_CONTAINERS_INTERNAL_H */

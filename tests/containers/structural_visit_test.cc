@@ -7,6 +7,7 @@
 
 #include <atomic>
 #include <cstddef>
+#include <functional>
 #include <string>
 #include <thread>
 #include <vector>
@@ -665,6 +666,105 @@ TEST_F(StructuralVisit, WalkAndMapReadSharedListsThroughSnapshots) {
   done = true;
   writer.join();
   ffk_list_clear(reinterpret_cast<ffk_list*>(l.v.v_obj));
+}
+
+// ---- The ffi.* globals ---------------------------------------------------------------------
+
+// Calls global `name` with `args` (owned, released after the call); None when it failed.
+ffk_any CallGlobal(const char* name, std::vector<ffk_any> args) {
+  ffk_function* f = nullptr;
+  EXPECT_EQ(ffk_function_get_global(name, &f), 1) << name << ": " << FetchError();
+  ffk_any out = ffk_any_none();
+  if (f != nullptr && ffk_function_call(f, args.data(), (int32_t)args.size(), &out) != 0) out = ffk_any_none();
+  if (f != nullptr) ffk_object_release(reinterpret_cast<ffk_object*>(f));
+  for (auto& a : args) ffk_any_release(&a);
+  return out;
+}
+
+// A Function over a C++ callable (which must outlive the Function's use).
+using Body = std::function<int(const ffk_any*, int32_t, ffk_any*)>;
+ffk_any Fn(Body* body) {
+  auto call = [](void* self, const ffk_any* args, int32_t n, ffk_any* out) {
+    return (*static_cast<Body*>(self))(args, n, out);
+  };
+  return ffk_any_object_steal(reinterpret_cast<ffk_object*>(ffk_function_new("test.cb", call, body, nullptr)));
+}
+ffk_any Entry(int32_t type, ffk_any fn) { return Arr({I(type), fn}); }
+
+TEST_F(StructuralVisit, GlobalWalkDispatchesByTypeAndReturnsTheInterrupt) {
+  OwnedAny t(Example());
+  Strings seen;
+  Body on_int = [&](const ffk_any* a, int32_t, ffk_any* out) {
+    seen.push_back("int " + Label(&a[0]));
+    *out = a[0].v_int == 1 ? CallGlobal("ffi.VisitInterrupt", {I(42)}) : ffk_any_none();
+    return 0;
+  };
+  Body on_any = [&](const ffk_any* a, int32_t n, ffk_any* out) {
+    seen.push_back(Label(&a[0]) + "@" + std::to_string(n == 2 ? a[1].v_int : -1));
+    *out = ffk_any_none();
+    return 0;
+  };
+  OwnedAny r(CallGlobal("ffi.StructuralWalk", {Ref(t.v), Arr({Entry(FFK_TYPE_INT, Fn(&on_int))}),
+                                               Arr({Entry(-1, Fn(&on_any))}), I(FFK_WALK_PREORDER)}));
+  ASSERT_NE(r.v.type_index, FFK_TYPE_NONE) << FetchError();
+  EXPECT_STREQ(ffk_type_key(r.v.type_index), "ffi.VisitInterrupt");
+  OwnedAny payload(Field(r.v, "value"));
+  EXPECT_EQ(payload.v.v_int, 42);
+  EXPECT_EQ(seen, (Strings{"test.vis.Lam@0", "test.vis.Var@1", "test.vis.Add@0", "test.vis.Var@0", "ffikit.Array@0",
+                           "int 1"}));
+  // A callback returning something else than None, an int or a VisitInterrupt.
+  Body bad = [](const ffk_any*, int32_t, ffk_any* out) {
+    *out = S("bad");
+    return 0;
+  };
+  OwnedAny e(CallGlobal("ffi.StructuralWalk", {Ref(t.v), Arr({Entry(-1, Fn(&bad))}), Arr({}), I(1)}));
+  EXPECT_TRUE(PendingError("TypeError", {"must return None, a WalkResult or a VisitInterrupt, got str"}));
+}
+
+TEST_F(StructuralVisit, GlobalMapAndMutateRewriteThroughFunctions) {
+  OwnedAny inner(Add(S("s"), S("t")));
+  OwnedAny t(Add(Arr({I(1), I(2)}), Ref(inner.v)));
+  Body inc = [](const ffk_any* a, int32_t, ffk_any* out) {
+    *out = I(a[0].v_int + 1);
+    return 0;
+  };
+  OwnedAny m(CallGlobal("ffi.StructuralMap", {Ref(t.v), Arr({Entry(FFK_TYPE_INT, Fn(&inc))}), Arr({}), I(1)}));
+  EXPECT_EQ(Repr(m.v), "test.vis.Add(a=(2, 3), b=test.vis.Add(a=\"s\", b=\"t\"))") << FetchError();
+  OwnedAny b(Field(m.v, "b"));
+  EXPECT_TRUE(Same(b.v, inner.v));
+  // Mutate: the callback descends through the handle, which dies with the call.
+  OwnedAny kept;
+  Body swap = [&](const ffk_any* a, int32_t n, ffk_any* out) {
+    EXPECT_EQ(n, 3);  // asked for the inplace mode
+    EXPECT_EQ(a[2].v_int, 0);
+    ffk_any_release(&kept.v);
+    kept.v = Ref(a[1]);
+    ffk_any x = Field(a[0], "a"), y = Field(a[0], "b");
+    ffk_any nx = CallGlobal("ffi.StructuralMutatorMutate", {Ref(a[1]), x});
+    ffk_any ny = CallGlobal("ffi.StructuralMutatorMutate", {Ref(a[1]), y});
+    *out = Add(ny, nx);
+    return 0;
+  };
+  OwnedAny r(CallGlobal("ffi.StructuralMutate", {Ref(t.v), Arr({Arr({I(AddType()), Fn(&swap), ffk_any_bool(true)})})}));
+  EXPECT_EQ(Repr(r.v), "test.vis.Add(a=test.vis.Add(a=\"t\", b=\"s\"), b=(1, 2))") << FetchError();
+  EXPECT_STREQ(ffk_type_key(kept.v.type_index), "ffi.StructuralMutator");
+  OwnedAny late(CallGlobal("ffi.StructuralMutatorMutate", {Ref(kept.v), I(1)}));
+  EXPECT_TRUE(PendingError("RuntimeError", {"belongs to a traversal that has ended"}));
+}
+
+TEST_F(StructuralVisit, GlobalStructuralKeyComparesStructurally) {
+  OwnedAny k0(CallGlobal("ffi.StructuralKey", {Arr({I(1), I(2)})}));
+  OwnedAny k1(CallGlobal("ffi.StructuralKey", {ListOf({I(1), I(2)})}));
+  OwnedAny k2(CallGlobal("ffi.StructuralKey", {Arr({I(1), I(2)})}));
+  OwnedAny h0(Field(k0.v, "hash_i64")), h2(Field(k2.v, "hash_i64"));
+  EXPECT_EQ(h0.v.v_int, h2.v.v_int);
+  OwnedAny eq(CallGlobal("ffi.StructuralKeyEqual", {Ref(k0.v), Ref(k2.v)}));
+  OwnedAny ne(CallGlobal("ffi.StructuralKeyEqual", {Ref(k0.v), Ref(k1.v)}));  // an Array never equals a List
+  EXPECT_EQ(eq.v.type_index, FFK_TYPE_BOOL);
+  EXPECT_TRUE(eq.v.v_int);
+  EXPECT_FALSE(ne.v.v_int);
+  OwnedAny bad(CallGlobal("ffi.StructuralKeyEqual", {Ref(k0.v), I(3)}));
+  EXPECT_TRUE(PendingError("TypeError", {"expected ffi.StructuralKey, got int"}));
 }
 
 }  // namespace

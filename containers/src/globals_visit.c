@@ -1,0 +1,491 @@
+/*
+ * globals_visit.c - tvm_ffi's structural visiting and rewriting globals over
+ * ffikit/structural_visit.h: ffi.StructuralWalk, ffi.StructuralVisit, ffi.StructuralMap,
+ * ffi.StructuralMutate, the ffi.StructuralVisitor* and ffi.StructuralMutator* methods,
+ * ffi.VisitInterrupt, and ffi.StructuralKey / ffi.StructuralKeyEqual; and the types they
+ * hand out (ffi.VisitInterrupt, ffi.StructuralVisitor, ffi.StructuralMutator,
+ * ffi.StructuralKey), registered when the library loads (init.c).
+ *
+ * Callbacks arrive as tvm_ffi passes them: a sequence of (type_index, Function) entries
+ * (and (type_index, Function, accepts_inplace_mode) for StructuralMutate), tried in order,
+ * the first whose type matches the value running; type index -1 matches everything.
+ *
+ * A visitor or mutator handle (the object a callback receives) points at the C engine
+ * only while the call that made it runs; afterwards its methods are a RuntimeError, so a
+ * callback that keeps the handle cannot reach freed state.
+ */
+#include "structural_internal.h"
+
+#include <ffikit/function.h>
+#include <ffikit/structural_visit.h>
+
+#include <stddef.h>
+#include <string.h>
+
+/* ---- Types -------------------------------------------------------------------------- */
+
+typedef struct visit_interrupt {
+  ffk_object header;
+  ffk_any value;
+} visit_interrupt;
+
+typedef struct structural_key {
+  ffk_object header;
+  ffk_any key;
+  int64_t hash_i64;
+} structural_key;
+
+struct call_state;
+
+/* ffi.StructuralVisitor / ffi.StructuralMutator: a handle on the engine of one call. */
+typedef struct engine_handle {
+  ffk_object header;
+  struct call_state *state; /* NULL once the call has ended */
+} engine_handle;
+
+static int32_t g_interrupt_type = -1, g_key_type = -1, g_visitor_type = -1, g_mutator_type = -1;
+
+static void handle_deleter(void *self, int which) {
+  if (which & FFK_DELETER_FREE) ffk_object_free(&((engine_handle *)self)->header);
+}
+
+static int define_types(void) {
+  static const ffk_field_def interrupt_fields[] = {
+      {"value", offsetof(visit_interrupt, value), "Any", FFK_FIELD_HAS_DEFAULT, {0},
+       "The payload returned to the caller when the traversal stops."},
+  };
+  ffk_type_def interrupt = {.key = "ffi.VisitInterrupt",
+                            .parent_index = FFK_TYPE_OBJECT,
+                            .instance_size = sizeof(visit_interrupt),
+                            .fields = interrupt_fields,
+                            .nfields = 1,
+                            .doc = "A signal, with an optional payload, that stops a structural visit."};
+  static const ffk_field_def key_fields[] = {
+      {"key", offsetof(structural_key, key), "Any", 0, {0}, "The value compared and hashed structurally."},
+      {"hash_i64", offsetof(structural_key, hash_i64), "int", 0, {0}, "Its structural hash (as an int64)."},
+  };
+  ffk_type_def key = {.key = "ffi.StructuralKey",
+                      .parent_index = FFK_TYPE_OBJECT,
+                      .instance_size = sizeof(structural_key),
+                      .fields = key_fields,
+                      .nfields = 2,
+                      .doc = "A value with its structural hash cached, compared structurally."};
+  if ((g_interrupt_type = ffk_type_define(&interrupt)) < 0) return -1;
+  if ((g_key_type = ffk_type_define(&key)) < 0) return -1;
+  if ((g_visitor_type = ffk_type_register("ffi.StructuralVisitor", FFK_TYPE_OBJECT)) < 0) return -1;
+  if ((g_mutator_type = ffk_type_register("ffi.StructuralMutator", FFK_TYPE_OBJECT)) < 0) return -1;
+  return 0;
+}
+
+static int make_interrupt(const ffk_any *value, ffk_any *out) {
+  ffk_object *o;
+  if (ffk_object_create(g_interrupt_type, value, value ? 1 : 0, NULL, 0, &o) != 0) return -1;
+  *out = ffk_any_object_steal(o);
+  return 0;
+}
+
+static bool is_interrupt(const ffk_any *v) { return ffk_any_is_object(v) && v->type_index == g_interrupt_type; }
+
+/* ---- Callback entries ----------------------------------------------------------------- */
+
+typedef struct entry {
+  int32_t type_index;  /* -1: any */
+  ffk_function *fn;    /* borrowed from the entries' container, held by the caller */
+  bool with_mode;      /* StructuralMutate: called with the inplace mode too */
+  bool with_region;    /* StructuralWalk/Map: called with the region kind too */
+} entry;
+
+typedef struct entries {
+  entry *items;
+  int64_t size;
+} entries;
+
+/* The entries of `seq` (a sequence of (int, Function[, bool]) sequences) appended to *out. */
+static int read_entries(const char *api, const ffk_any *seq, int width, bool with_region, entries *out) {
+  if (!is_sequence(seq->type_index))
+    return ffk_error_set(FFK_ERR_TYPE, "%s: the callbacks must be a sequence of (type_index, callback) entries, got %s",
+                         api, ffk_any_type_name(seq));
+  seq_view s;
+  if (seq_open(seq->v_obj, &s) != 0) return -1;
+  entry *items = ffk_mem_alloc((size_t)(out->size + s.size + 1) * sizeof(entry));
+  int rc = items == NULL ? -1 : 0;
+  if (rc == 0 && out->size > 0) memcpy(items, out->items, (size_t)out->size * sizeof(entry));
+  for (int64_t i = 0; rc == 0 && i < s.size; ++i) {
+    const ffk_any *e = &s.data[i];
+    const ffk_array *tuple = is_sequence(e->type_index) && e->type_index != FFK_TYPE_LIST ? (const ffk_array *)e->v_obj : NULL;
+    bool ok = tuple != NULL && tuple->size == width && tuple->data[0].type_index == FFK_TYPE_INT &&
+              tuple->data[1].type_index == FFK_TYPE_FUNCTION && (width == 2 || tuple->data[2].type_index == FFK_TYPE_BOOL);
+    if (!ok) {
+      rc = ffk_error_set(FFK_ERR_TYPE, "%s: callback entry %lld must be a (type_index, callback%s) tuple, got %s", api,
+                         (long long)i, width == 3 ? ", accepts_inplace_mode" : "", ffk_any_type_name(e));
+      break;
+    }
+    entry *x = &items[out->size + i];
+    x->type_index = (int32_t)tuple->data[0].v_int;
+    x->fn = (ffk_function *)tuple->data[1].v_obj;
+    x->with_mode = width == 3 && tuple->data[2].v_int != 0;
+    x->with_region = with_region;
+  }
+  seq_close(&s); /* the Functions stay alive: the argument holds the container, which holds them */
+  if (rc != 0) {
+    ffk_mem_free(items);
+    return -1;
+  }
+  ffk_mem_free(out->items);
+  out->items = items;
+  out->size += s.size;
+  return 0;
+}
+
+/* The type a value matches as: strs and bytes by kind, whatever their storage. */
+static int32_t match_index(const ffk_any *v) {
+  switch (v->type_index) {
+    case FFK_TYPE_SMALL_STR:
+    case FFK_TYPE_RAW_STR: return FFK_TYPE_STRING;
+    case FFK_TYPE_SMALL_BYTES:
+    case FFK_TYPE_BYTE_ARRAY_PTR: return FFK_TYPE_BYTES;
+    default: return v->type_index;
+  }
+}
+
+static const entry *find_entry(const entries *es, const ffk_any *v) {
+  int32_t t = match_index(v);
+  for (int64_t i = 0; i < es->size; ++i) {
+    int32_t want = es->items[i].type_index;
+    if (want == -1 || want == t || (t >= FFK_TYPE_OBJECT_BEGIN && want >= FFK_TYPE_OBJECT_BEGIN && ffk_type_is_instance(t, want)))
+      return &es->items[i];
+  }
+  return NULL;
+}
+
+/* ---- The state of one call --------------------------------------------------------------- */
+
+typedef struct call_state {
+  const char *api;
+  entries callbacks;
+  ffk_visitor *visitor;  /* while a visit runs */
+  ffk_mutator *mutator;  /* while a map or mutate runs */
+  engine_handle *handle; /* made on first need */
+  ffk_any interrupt;     /* the VisitInterrupt that stopped the walk, or None */
+} call_state;
+
+static int handle_of(call_state *st, int32_t type, ffk_any *out) {
+  if (st->handle == NULL) {
+    st->handle = (engine_handle *)ffk_object_alloc(type, sizeof(engine_handle), handle_deleter);
+    if (st->handle == NULL) return -1;
+    st->handle->state = st;
+  }
+  ffk_object_retain(&st->handle->header);
+  *out = ffk_any_object_steal(&st->handle->header);
+  return 0;
+}
+
+static void state_end(call_state *st) {
+  if (st->handle != NULL) {
+    st->handle->state = NULL;
+    ffk_object_release(&st->handle->header);
+  }
+  ffk_mem_free(st->callbacks.items);
+  ffk_any_release(&st->interrupt);
+}
+
+/* Keeps the first interrupt; returns 1 (stop). */
+static int note_interrupt(call_state *st, const ffk_any *v) {
+  if (st->interrupt.type_index == FFK_TYPE_NONE) {
+    st->interrupt = *v;
+    ffk_any_retain(&st->interrupt);
+  }
+  return 1;
+}
+
+static int result_interrupt(call_state *st, int rc, ffk_any *result) {
+  if (rc < 0) return -1;
+  *result = rc == 1 ? st->interrupt : ffk_any_none();
+  if (rc == 1) st->interrupt = ffk_any_none();
+  return 0;
+}
+
+/* ---- Walk and visit ------------------------------------------------------------------- */
+
+static int walk_cb(void *ctx, const ffk_any *value, const ffk_walk_step *where, ffk_def_region_kind region) {
+  (void)where;
+  call_state *st = ctx;
+  const entry *e = find_entry(&st->callbacks, value);
+  if (e == NULL) return FFK_WALK_ADVANCE;
+  ffk_any args[2] = {*value, ffk_any_int(region)}, r;
+  if (ffk_function_call(e->fn, args, e->with_region ? 2 : 1, &r) != 0) return -1;
+  int out = FFK_WALK_ADVANCE;
+  if (is_interrupt(&r)) out = note_interrupt(st, &r) ? FFK_WALK_STOP : 0;
+  else if (r.type_index == FFK_TYPE_INT) out = r.v_int == FFK_WALK_SKIP ? FFK_WALK_SKIP : FFK_WALK_ADVANCE;
+  else if (r.type_index != FFK_TYPE_NONE)
+    out = ffk_error_set(FFK_ERR_TYPE, "structural_walk: a callback must return None, a WalkResult or a VisitInterrupt, got %s",
+                        ffk_any_type_name(&r));
+  ffk_any_release(&r);
+  return out;
+}
+
+static int order_of(const char *api, const ffk_any *v, ffk_walk_order *order) {
+  if (v->type_index != FFK_TYPE_INT || (v->v_int != FFK_WALK_PREORDER && v->v_int != FFK_WALK_POSTORDER))
+    return ffk_error_set(FFK_ERR_VALUE, "%s: unknown walk order %s (0: pre-order, 1: post-order)", api,
+                         ffk_any_type_name(v));
+  *order = (ffk_walk_order)v->v_int;
+  return 0;
+}
+
+/* ffi.StructuralWalk(root, callbacks, callbacks_with_def_region_kind, order) -> Optional<VisitInterrupt> */
+static int structural_walk(void *self, const ffk_any *args, int32_t nargs, ffk_any *result) {
+  (void)self, (void)nargs;
+  call_state st = {"ffi.StructuralWalk", {NULL, 0}, NULL, NULL, NULL, ffk_any_none()};
+  ffk_walk_order order = FFK_WALK_POSTORDER;
+  int rc = order_of(st.api, &args[3], &order);
+  if (rc == 0) rc = read_entries(st.api, &args[1], 2, false, &st.callbacks);
+  if (rc == 0) rc = read_entries(st.api, &args[2], 2, true, &st.callbacks);
+  if (rc == 0) rc = ffk_structural_walk(&args[0], order, walk_cb, &st);
+  rc = result_interrupt(&st, rc, result);
+  state_end(&st);
+  return rc;
+}
+
+static int visit_cb(void *ctx, ffk_visitor *v, const ffk_any *value, const ffk_walk_step *where) {
+  (void)where;
+  call_state *st = ctx;
+  st->visitor = v;
+  const entry *e = find_entry(&st->callbacks, value);
+  if (e == NULL) return ffk_visitor_default_visit(v, value);
+  ffk_any args[2] = {*value, ffk_any_none()}, r;
+  if (handle_of(st, g_visitor_type, &args[1]) != 0) return -1;
+  int rc = ffk_function_call(e->fn, args, 2, &r);
+  ffk_any_release(&args[1]);
+  if (rc != 0) return -1;
+  if (is_interrupt(&r)) rc = note_interrupt(st, &r);
+  else if (r.type_index != FFK_TYPE_NONE)
+    rc = ffk_error_set(FFK_ERR_TYPE, "structural_visit: a callback must return None or a VisitInterrupt, got %s",
+                       ffk_any_type_name(&r));
+  ffk_any_release(&r);
+  return rc;
+}
+
+/* ffi.StructuralVisit(root, callbacks) -> Optional<VisitInterrupt> */
+static int structural_visit(void *self, const ffk_any *args, int32_t nargs, ffk_any *result) {
+  (void)self, (void)nargs;
+  call_state st = {"ffi.StructuralVisit", {NULL, 0}, NULL, NULL, NULL, ffk_any_none()};
+  int rc = read_entries(st.api, &args[1], 2, false, &st.callbacks);
+  if (rc == 0) rc = ffk_structural_visit(&args[0], visit_cb, &st);
+  rc = result_interrupt(&st, rc, result);
+  state_end(&st);
+  return rc;
+}
+
+/* The live call behind a handle argument, or NULL with a TypeError / RuntimeError. */
+static call_state *live(const char *api, const ffk_any *handle, int32_t type) {
+  if (!ffk_any_is_object(handle) || handle->type_index != type) {
+    ffk_error_set(FFK_ERR_TYPE, "%s: expected %s, got %s", api, ffk_type_key(type), ffk_any_type_name(handle));
+    return NULL;
+  }
+  call_state *st = ((engine_handle *)handle->v_obj)->state;
+  if (st == NULL)
+    ffk_error_set(FFK_ERR_RUNTIME, "%s: this %s belongs to a traversal that has ended", api, ffk_type_key(type));
+  return st;
+}
+
+static int visitor_visit(void *self, const ffk_any *args, int32_t nargs, ffk_any *result) {
+  (void)self, (void)nargs;
+  call_state *st = live("ffi.StructuralVisitorVisit", &args[0], g_visitor_type);
+  if (st == NULL) return -1;
+  int rc = ffk_visitor_visit(st->visitor, &args[1]);
+  if (rc < 0) return -1;
+  *result = ffk_any_none();
+  if (rc == 1) ffk_any_to_owned(&st->interrupt, result);
+  return 0;
+}
+
+static int visitor_default_visit(void *self, const ffk_any *args, int32_t nargs, ffk_any *result) {
+  (void)self, (void)nargs;
+  call_state *st = live("ffi.StructuralVisitorDefaultVisit", &args[0], g_visitor_type);
+  if (st == NULL) return -1;
+  int rc = ffk_visitor_default_visit(st->visitor, &args[1]);
+  if (rc < 0) return -1;
+  *result = ffk_any_none();
+  if (rc == 1) ffk_any_to_owned(&st->interrupt, result);
+  return 0;
+}
+
+static int region_arg(const char *api, const ffk_any *v, ffk_def_region_kind *kind) {
+  if (v->type_index != FFK_TYPE_INT || v->v_int < FFK_DEF_REGION_NONE || v->v_int > FFK_DEF_REGION_SIMPLE)
+    return ffk_error_set(FFK_ERR_VALUE, "%s: not a DefRegionKind (0, 1 or 2): %s", api, ffk_any_type_name(v));
+  *kind = (ffk_def_region_kind)v->v_int;
+  return 0;
+}
+
+static int visitor_region(void *self, const ffk_any *args, int32_t nargs, ffk_any *result) {
+  (void)self, (void)nargs;
+  call_state *st = live("ffi.StructuralVisitorDefRegionKind", &args[0], g_visitor_type);
+  if (st == NULL) return -1;
+  *result = ffk_any_int(ffk_visitor_region(st->visitor));
+  return 0;
+}
+
+static int visitor_with_region(void *self, const ffk_any *args, int32_t nargs, ffk_any *result) {
+  (void)self, (void)nargs;
+  const char *api = "ffi.StructuralVisitorWithDefRegionKind";
+  call_state *st = live(api, &args[0], g_visitor_type);
+  ffk_def_region_kind kind;
+  if (st == NULL || region_arg(api, &args[1], &kind) != 0) return -1;
+  if (args[2].type_index != FFK_TYPE_FUNCTION)
+    return ffk_error_set(FFK_ERR_TYPE, "%s: the callback must be a Function, got %s", api, ffk_any_type_name(&args[2]));
+  ffk_def_region_kind previous = ffk_visitor_enter_region(st->visitor, kind);
+  int rc = ffk_function_call((ffk_function *)args[2].v_obj, NULL, 0, result);
+  ffk_visitor_leave_region(st->visitor, previous);
+  return rc;
+}
+
+/* ---- Map and mutate --------------------------------------------------------------------- */
+
+static int map_cb(void *ctx, ffk_mutator *m, const ffk_any *value, ffk_any *out) {
+  call_state *st = ctx;
+  st->mutator = m;
+  const entry *e = find_entry(&st->callbacks, value);
+  if (e == NULL) return ffk_any_to_owned(value, out);
+  ffk_any args[2] = {*value, ffk_any_int(ffk_mutator_region(m))};
+  return ffk_function_call(e->fn, args, e->with_region ? 2 : 1, out);
+}
+
+/* ffi.StructuralMap(root, callbacks, callbacks_with_def_region_kind, order) -> Any */
+static int structural_map(void *self, const ffk_any *args, int32_t nargs, ffk_any *result) {
+  (void)self, (void)nargs;
+  call_state st = {"ffi.StructuralMap", {NULL, 0}, NULL, NULL, NULL, ffk_any_none()};
+  ffk_walk_order order = FFK_WALK_POSTORDER;
+  int rc = order_of(st.api, &args[3], &order);
+  if (rc == 0) rc = read_entries(st.api, &args[1], 2, false, &st.callbacks);
+  if (rc == 0) rc = read_entries(st.api, &args[2], 2, true, &st.callbacks);
+  if (rc == 0) rc = ffk_structural_map(&args[0], order, map_cb, &st, result);
+  state_end(&st);
+  return rc;
+}
+
+static int mutate_cb(void *ctx, ffk_mutator *m, const ffk_any *value, ffk_any *out) {
+  call_state *st = ctx;
+  st->mutator = m;
+  const entry *e = find_entry(&st->callbacks, value);
+  if (e == NULL) return ffk_mutator_default_mutate(m, value, out);
+  ffk_any args[3] = {*value, ffk_any_none(), ffk_any_int(0)}; /* inplace mode: always DISALLOW */
+  if (handle_of(st, g_mutator_type, &args[1]) != 0) return -1;
+  int rc = ffk_function_call(e->fn, args, e->with_mode ? 3 : 2, out);
+  ffk_any_release(&args[1]);
+  return rc;
+}
+
+/* ffi.StructuralMutate(root, callbacks) -> Any */
+static int structural_mutate(void *self, const ffk_any *args, int32_t nargs, ffk_any *result) {
+  (void)self, (void)nargs;
+  call_state st = {"ffi.StructuralMutate", {NULL, 0}, NULL, NULL, NULL, ffk_any_none()};
+  int rc = read_entries(st.api, &args[1], 3, false, &st.callbacks);
+  if (rc == 0) rc = ffk_structural_mutate(&args[0], mutate_cb, &st, result);
+  state_end(&st);
+  return rc;
+}
+
+static int mutator_mutate(void *self, const ffk_any *args, int32_t nargs, ffk_any *result) {
+  (void)self, (void)nargs;
+  call_state *st = live("ffi.StructuralMutatorMutate", &args[0], g_mutator_type);
+  return st == NULL ? -1 : ffk_mutator_mutate(st->mutator, &args[1], result);
+}
+
+static int mutator_default_mutate(void *self, const ffk_any *args, int32_t nargs, ffk_any *result) {
+  (void)self, (void)nargs;
+  call_state *st = live("ffi.StructuralMutatorDefaultMutate", &args[0], g_mutator_type);
+  return st == NULL ? -1 : ffk_mutator_default_mutate(st->mutator, &args[1], result);
+}
+
+static int mutator_remap_get(void *self, const ffk_any *args, int32_t nargs, ffk_any *result) {
+  (void)self, (void)nargs;
+  call_state *st = live("ffi.StructuralMutatorVarRemapGet", &args[0], g_mutator_type);
+  return st == NULL || ffk_mutator_var_remap_get(st->mutator, &args[1], result) < 0 ? -1 : 0;
+}
+
+static int mutator_remap_set(void *self, const ffk_any *args, int32_t nargs, ffk_any *result) {
+  (void)self, (void)nargs;
+  call_state *st = live("ffi.StructuralMutatorVarRemapSet", &args[0], g_mutator_type);
+  *result = ffk_any_none();
+  return st == NULL ? -1 : ffk_mutator_var_remap_set(st->mutator, &args[1], &args[2]);
+}
+
+static int mutator_region(void *self, const ffk_any *args, int32_t nargs, ffk_any *result) {
+  (void)self, (void)nargs;
+  call_state *st = live("ffi.StructuralMutatorDefRegionKind", &args[0], g_mutator_type);
+  if (st == NULL) return -1;
+  *result = ffk_any_int(ffk_mutator_region(st->mutator));
+  return 0;
+}
+
+static int mutator_with_region(void *self, const ffk_any *args, int32_t nargs, ffk_any *result) {
+  (void)self, (void)nargs;
+  const char *api = "ffi.StructuralMutatorWithDefRegionKind";
+  call_state *st = live(api, &args[0], g_mutator_type);
+  ffk_def_region_kind kind;
+  if (st == NULL || region_arg(api, &args[1], &kind) != 0) return -1;
+  if (args[2].type_index != FFK_TYPE_FUNCTION)
+    return ffk_error_set(FFK_ERR_TYPE, "%s: the callback must be a Function, got %s", api, ffk_any_type_name(&args[2]));
+  ffk_def_region_kind previous = ffk_mutator_enter_region(st->mutator, kind);
+  int rc = ffk_function_call((ffk_function *)args[2].v_obj, NULL, 0, result);
+  ffk_mutator_leave_region(st->mutator, previous);
+  return rc;
+}
+
+/* ---- VisitInterrupt and StructuralKey --------------------------------------------------- */
+
+static int new_visit_interrupt(void *self, const ffk_any *args, int32_t nargs, ffk_any *result) {
+  (void)self;
+  return make_interrupt(nargs > 0 ? &args[0] : NULL, result);
+}
+
+static int new_structural_key(void *self, const ffk_any *args, int32_t nargs, ffk_any *result) {
+  (void)self, (void)nargs;
+  uint64_t h;
+  if (ffk_structural_hash(&args[0], &h) != 0) return -1;
+  ffk_any init[2] = {args[0], ffk_any_int((int64_t)h)};
+  ffk_object *o;
+  if (ffk_object_create(g_key_type, init, 2, NULL, 0, &o) != 0) return -1;
+  *result = ffk_any_object_steal(o);
+  return 0;
+}
+
+static int structural_key_equal(void *self, const ffk_any *args, int32_t nargs, ffk_any *result) {
+  (void)self, (void)nargs;
+  for (int i = 0; i < 2; ++i)
+    if (!ffk_any_is_object(&args[i]) || args[i].type_index != g_key_type)
+      return ffk_error_set(FFK_ERR_TYPE, "ffi.StructuralKeyEqual: expected ffi.StructuralKey, got %s",
+                           ffk_any_type_name(&args[i]));
+  const structural_key *a = (const structural_key *)args[0].v_obj, *b = (const structural_key *)args[1].v_obj;
+  int eq = a == b ? 1 : a->hash_i64 != b->hash_i64 ? 0 : ffk_structural_equal(&a->key, &b->key);
+  if (eq < 0) return -1;
+  *result = ffk_any_bool(eq == 1);
+  return 0;
+}
+
+/* ---- Registration ----------------------------------------------------------------------- */
+
+static const ffk_function_def k_globals[] = {
+    {"ffi.StructuralWalk", "(Any, Any, Any, int) -> Any", structural_walk},
+    {"ffi.StructuralVisit", "(Any, Any) -> Any", structural_visit},
+    {"ffi.StructuralMap", "(Any, Any, Any, int) -> Any", structural_map},
+    {"ffi.StructuralMutate", "(Any, Any) -> Any", structural_mutate},
+    {"ffi.StructuralVisitorVisit", "(Any, Any) -> Any", visitor_visit},
+    {"ffi.StructuralVisitorDefaultVisit", "(Any, Any) -> Any", visitor_default_visit},
+    {"ffi.StructuralVisitorDefRegionKind", "(Any) -> int", visitor_region},
+    {"ffi.StructuralVisitorWithDefRegionKind", "(Any, int, Any) -> Any", visitor_with_region},
+    {"ffi.StructuralMutatorMutate", "(Any, Any) -> Any", mutator_mutate},
+    {"ffi.StructuralMutatorDefaultMutate", "(Any, Any) -> Any", mutator_default_mutate},
+    {"ffi.StructuralMutatorVarRemapGet", "(Any, Any) -> Any", mutator_remap_get},
+    {"ffi.StructuralMutatorVarRemapSet", "(Any, Any, Any) -> None", mutator_remap_set},
+    {"ffi.StructuralMutatorDefRegionKind", "(Any) -> int", mutator_region},
+    {"ffi.StructuralMutatorWithDefRegionKind", "(Any, int, Any) -> Any", mutator_with_region},
+    {"ffi.VisitInterrupt", "(Any) -> Any", new_visit_interrupt},
+    {"ffi.StructuralKey", "(Any) -> Any", new_structural_key},
+    {"ffi.StructuralKeyEqual", "(Any, Any) -> bool", structural_key_equal},
+};
+
+int ffk_containers__register_visit_globals(void) {
+  if (define_types() != 0) return -1;
+  return ffk_function_register_table(k_globals, sizeof k_globals / sizeof k_globals[0]);
+}
