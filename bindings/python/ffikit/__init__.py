@@ -79,8 +79,13 @@ del _cls
 # Structural tools, access paths and the JSON graph format (as tvm_ffi exports them).
 from . import access_path, debug, serialization, structural  # noqa: E402
 from .structural import structural_equal, structural_hash, get_first_structural_mismatch  # noqa: E402
+from .structural import (DefRegionKind, InplaceMode, StructuralKey, StructuralMutator,  # noqa: E402
+                         StructuralVisitor, VisitInterrupt, WalkOrder, WalkResult, structural_map,
+                         structural_mutate, structural_visit, structural_walk)
 __all__ += ["access_path", "debug", "serialization", "structural", "structural_equal", "structural_hash",
-            "get_first_structural_mismatch"]
+            "get_first_structural_mismatch", "DefRegionKind", "InplaceMode", "StructuralKey", "StructuralMutator",
+            "StructuralVisitor", "VisitInterrupt", "WalkOrder", "WalkResult", "structural_map", "structural_mutate",
+            "structural_visit", "structural_walk"]
 
 # The current stream per (thread, device), with tvm_ffi's names (ffikit.stream).
 from . import stream  # noqa: E402

@@ -25,14 +25,22 @@ object), never by their data, so their content is always skipped.
 """
 from __future__ import annotations
 
+import inspect
+import typing
+from collections.abc import Callable, Sequence
+from enum import IntEnum
 from typing import TYPE_CHECKING, Any
 
 from . import _core
+from ._core import Object
+from .registry import get_global_func, register_object
 
 if TYPE_CHECKING:
     from .access_path import AccessPath
 
-__all__ = ["get_first_structural_mismatch", "structural_equal", "structural_hash"]
+__all__ = ["DefRegionKind", "InplaceMode", "StructuralKey", "StructuralMutator", "StructuralVisitor", "VisitInterrupt",
+           "WalkOrder", "WalkResult", "get_first_structural_mismatch", "structural_equal", "structural_hash",
+           "structural_map", "structural_mutate", "structural_visit", "structural_walk"]
 
 
 def structural_equal(lhs: Any, rhs: Any, map_free_vars: bool = False, skip_tensor_content: bool = False) -> bool:
@@ -72,3 +80,247 @@ def get_first_structural_mismatch(lhs: Any, rhs: Any, map_free_vars: bool = Fals
     result: tuple[AccessPath, AccessPath] | None = _core._first_structural_mismatch(
         lhs, rhs, map_free_vars, skip_tensor_content)
     return result
+
+
+# ---- Walking and rewriting (ffikit/structural_visit.h; tvm_ffi's names and behaviour) ------
+
+
+class WalkOrder(IntEnum):
+    """Whether a walk's callbacks run before (``PREORDER``) or after (``POSTORDER``) the children."""
+
+    PREORDER = 0
+    POSTORDER = 1
+
+
+class WalkResult(IntEnum):
+    """What a :func:`structural_walk` callback returns: ``ADVANCE`` (or None) to go into the
+    value's children, ``SKIP`` to leave them out (pre-order). Return a :class:`VisitInterrupt`
+    to stop the whole walk."""
+
+    ADVANCE = 0
+    SKIP = 1
+
+
+class InplaceMode(IntEnum):
+    """The mode a :func:`structural_mutate` callback may ask for. ffikit never rewrites in
+    place, so callbacks always receive ``DISALLOW``."""
+
+    DISALLOW = 0
+    ALLOW = 1
+
+
+class DefRegionKind(IntEnum):
+    """The definition region of a position: ``NONE``, ``DEF_PATTERN`` (under a
+    ``field(structural_eq="def")``) or ``DEF_SIMPLE`` (under ``"def-simple"``)."""
+
+    NONE = 0
+    DEF_PATTERN = 1
+    DEF_SIMPLE = 2
+
+
+def _g(name: str) -> Any:
+    return get_global_func(name)
+
+
+@register_object("ffi.StructuralKey")
+class StructuralKey(Object):
+    """A value wrapped to compare and hash structurally, its hash computed once: usable as
+    a Python dict key (``{StructuralKey([1, 2]): "a"}[StructuralKey([1, 2])] == "a"``)."""
+
+    def __init__(self, key: Any) -> None:
+        self.__init_handle_by_constructor__(_g("ffi.StructuralKey"), key)
+
+    def __hash__(self) -> int:
+        h: int = self.hash_i64 & 0xFFFFFFFFFFFFFFFF  # type: ignore[attr-defined]
+        return h
+
+    def __eq__(self, other: Any) -> bool:
+        return isinstance(other, StructuralKey) and bool(_g("ffi.StructuralKeyEqual")(self, other))
+
+
+@register_object("ffi.VisitInterrupt")
+class VisitInterrupt(Object):
+    """Returned by a walk or visit callback to stop the traversal; the traversal returns it,
+    its ``value`` (None by default) the payload."""
+
+    def __init__(self, value: Any = None) -> None:
+        self.__init_handle_by_constructor__(_g("ffi.VisitInterrupt"), value)
+
+
+@register_object("ffi.StructuralVisitor")
+class StructuralVisitor(Object):
+    """The visitor a :func:`structural_visit` callback receives; valid while the visit runs
+    (afterwards its methods raise RuntimeError)."""
+
+    def visit(self, value: Any) -> VisitInterrupt | None:
+        """Visits ``value`` through the callbacks; a VisitInterrupt when the visit stopped."""
+        result: VisitInterrupt | None = _g("ffi.StructuralVisitorVisit")(self, value)
+        return result
+
+    def default_visit(self, value: Any) -> VisitInterrupt | None:
+        """Visits the children of ``value`` (each through the callbacks)."""
+        result: VisitInterrupt | None = _g("ffi.StructuralVisitorDefaultVisit")(self, value)
+        return result
+
+    def def_region_kind(self) -> DefRegionKind:
+        """The definition region of the value being visited."""
+        return DefRegionKind(_g("ffi.StructuralVisitorDefRegionKind")(self))
+
+    def with_def_region_kind(self, kind: int, callback: Callable[[], Any]) -> Any:
+        """Runs ``callback()`` with region ``kind`` (no change inside a pattern region)."""
+        return _g("ffi.StructuralVisitorWithDefRegionKind")(self, int(kind), callback)
+
+
+@register_object("ffi.StructuralMutator")
+class StructuralMutator(Object):
+    """The mutator a :func:`structural_mutate` callback receives; valid while the call runs."""
+
+    def mutate(self, value: Any) -> Any:
+        """``value`` rewritten through the callbacks (the same object when nothing changed)."""
+        return _g("ffi.StructuralMutatorMutate")(self, value)
+
+    def default_mutate(self, value: Any) -> Any:
+        """``value``'s default rewrite: its children through the callbacks, rebuilt only when
+        one changed; variables through the remap table."""
+        return _g("ffi.StructuralMutatorDefaultMutate")(self, value)
+
+    def var_remap_get(self, var: Object) -> Any | None:
+        """The replacement recorded for ``var`` (an object), or None."""
+        return _g("ffi.StructuralMutatorVarRemapGet")(self, var)
+
+    def var_remap_set(self, var: Object, mapped_value: Any) -> None:
+        """Records ``mapped_value`` as the replacement for ``var`` (an object)."""
+        _g("ffi.StructuralMutatorVarRemapSet")(self, var, mapped_value)
+
+    def def_region_kind(self) -> DefRegionKind:
+        """The definition region of the value being rewritten."""
+        return DefRegionKind(_g("ffi.StructuralMutatorDefRegionKind")(self))
+
+    def with_def_region_kind(self, kind: int, callback: Callable[[], Any]) -> Any:
+        """Runs ``callback()`` with region ``kind`` (no change inside a pattern region)."""
+        return _g("ffi.StructuralMutatorWithDefRegionKind")(self, int(kind), callback)
+
+
+_BUILTIN_TYPE_INDEX = {int: 1, bool: 2, float: 3, str: 65, bytes: 66, type(None): 0}
+
+
+def _type_index(t: Any, api: str) -> int:
+    if t is object or t is typing.Any:
+        return -1
+    if t in _BUILTIN_TYPE_INDEX:
+        return _BUILTIN_TYPE_INDEX[t]
+    info = getattr(t, "__tvm_ffi_type_info__", None) if isinstance(t, type) else None
+    if info is None:
+        raise TypeError(f"{api} callback type must be a supported builtin, typing.Any/object, "
+                        f"or an FFI-registered object class, got {t!r}")
+    index: int = info.type_index
+    return index
+
+
+def _entries(callbacks: Any, api: str) -> list[tuple[Any, Callable[..., Any]]]:
+    out: list[tuple[Any, Callable[..., Any]]] = []
+
+    def add(entry: tuple[Any, Callable[..., Any]]) -> None:
+        types = entry[0] if isinstance(entry[0], tuple) else (entry[0],)
+        out.extend((t, entry[1]) for t in types)
+
+    if callable(callbacks):
+        out.append((typing.Any, callbacks))
+    elif isinstance(callbacks, tuple) and len(callbacks) == 2 and callable(callbacks[1]):
+        add(callbacks)
+    elif isinstance(callbacks, Sequence) and not isinstance(callbacks, (str, bytes)):
+        for c in callbacks:
+            if not isinstance(c, tuple) or len(c) != 2 or not callable(c[1]):
+                raise TypeError(f"{api} callbacks within a sequence must be (type, callback) tuples")
+            add(c)
+    else:
+        raise TypeError(f"{api} callbacks must be callbacks, (type, callback) entries, "
+                        "((type1, type2, ...), callback) entries, or sequences of tuple entries")
+    return out
+
+
+def _order(order: Any, api: str) -> int:
+    if isinstance(order, WalkOrder):
+        return int(order)
+    if order in ("pre", "post"):
+        return int(WalkOrder.PREORDER if order == "pre" else WalkOrder.POSTORDER)
+    raise ValueError(f"Unknown structural {api} order: {order!r}")
+
+
+def _with_kind(fn: Callable[..., Any]) -> Callable[[Any, int], Any]:
+    return lambda value, kind: fn(value, DefRegionKind(kind))
+
+
+def structural_walk(root: Any, callbacks: Any = (), with_def_region_kind: Any = (),
+                    order: str | WalkOrder = "post") -> VisitInterrupt | None:
+    """Walks ``root`` calling the first matching callback at every value but None: the
+    elements of Arrays, Lists and Tuples, the values (not keys) of Maps and Dicts, the
+    compared fields of reflected objects, before (``order="pre"``) or after (``"post"``,
+    the default) the children. ``callbacks`` take ``(value)``; ``with_def_region_kind``
+    ones ``(value, DefRegionKind)``. A callback returns None / ``WalkResult.ADVANCE``,
+    ``WalkResult.SKIP`` (pre-order: leave out the children), or a :class:`VisitInterrupt`,
+    which stops the walk and is returned (None when the walk completed).
+
+    Raises what a callback raises, TypeError for a callback result of another kind,
+    RuntimeError for nesting deeper than 1000 levels. Cycles end (a value met again
+    inside itself is not walked into again).
+    """
+    entries = [(_type_index(t, "structural_walk"), fn) for t, fn in _entries(callbacks, "structural_walk")]
+    kinded = [(_type_index(t, "structural_walk"), _with_kind(fn))
+              for t, fn in _entries(with_def_region_kind, "structural_walk")]
+    result: VisitInterrupt | None = _g("ffi.StructuralWalk")(root, entries, kinded, _order(order, "walk"))
+    return result
+
+
+def structural_visit(root: Any, callbacks: Any = ()) -> VisitInterrupt | None:
+    """Visits ``root`` with callbacks that own the descent: each receives ``(value,
+    visitor)`` and descends with ``visitor.visit(child)`` or ``visitor.default_visit(value)``
+    (returning without either prunes the subtree); a value no callback matches gets the
+    default descent. Returns the :class:`VisitInterrupt` that stopped it, or None.
+    """
+    entries = [(_type_index(t, "structural_visit"), fn) for t, fn in _entries(callbacks, "structural_visit")]
+    result: VisitInterrupt | None = _g("ffi.StructuralVisit")(root, entries)
+    return result
+
+
+def _accepts_mode(fn: Callable[..., Any]) -> bool:
+    try:
+        sig = inspect.signature(fn)
+    except (TypeError, ValueError):
+        return False
+    try:
+        sig.bind(None, None, InplaceMode.DISALLOW)
+        return True
+    except TypeError:
+        try:
+            sig.bind(None, None)
+        except TypeError as err:
+            raise TypeError("structural_mutate callback must accept (value, mutator) or "
+                            "(value, mutator, inplace_mode)") from err
+        return False
+
+
+def structural_mutate(root: Any, callbacks: Any = ()) -> Any:
+    """Rewrites ``root`` with callbacks that own the rewrite: each receives ``(value,
+    mutator)`` (or ``(value, mutator, inplace_mode)``) and returns the result, descending
+    with ``mutator.mutate(child)`` or ``mutator.default_mutate(value)``; an unmatched value
+    gets the default rewrite. Unchanged subtrees are shared; the source is never changed.
+    """
+    entries = [(_type_index(t, "structural_mutate"), fn, _accepts_mode(fn))
+               for t, fn in _entries(callbacks, "structural_mutate")]
+    return _g("ffi.StructuralMutate")(root, entries)
+
+
+def structural_map(root: Any, callbacks: Any = (), with_def_region_kind: Any = (),
+                   order: str | WalkOrder = "post") -> Any:
+    """Maps ``root``: ``mutate(x) = post(D(pre(x)))``, the callback running at every value
+    (None included) before or after its children are mapped; it returns the value itself
+    (unchanged) or a replacement. A parent is rebuilt only when a child changed, so
+    unchanged subtrees (and an unchanged root) come back as the same objects; Lists and
+    Dicts are copied on write. A variable whose definition changes is replaced by the new
+    one at its uses too. Raises what a callback raises, RuntimeError past 1000 levels.
+    """
+    entries = [(_type_index(t, "structural_map"), fn) for t, fn in _entries(callbacks, "structural_map")]
+    kinded = [(_type_index(t, "structural_map"), _with_kind(fn))
+              for t, fn in _entries(with_def_region_kind, "structural_map")]
+    return _g("ffi.StructuralMap")(root, entries, kinded, _order(order, "map"))
