@@ -1,0 +1,268 @@
+"""structural_walk, structural_visit, structural_map and structural_mutate (tvm_ffi's names,
+over ffikit/structural_visit.h): orders, skip and stop, definition regions, sharing of
+unchanged subtrees, copy-on-write of Lists and Dicts, variable remapping, cycles and the
+depth limit; and one program run on ffikit and on tvm_ffi (FFK_TVM_FFI_PYTHON) whose
+answers must agree.
+"""
+from __future__ import annotations
+
+import json
+import os
+import subprocess
+
+import pytest
+
+import ffikit
+from ffikit import DefRegionKind, List, VisitInterrupt, WalkResult
+
+# One program, run here with ffikit and in a subprocess with tvm_ffi; run_cases() answers a
+# list of [name, result] pairs made of plain JSON values.
+PROGRAM = """
+@py_class("test_sv.Var", structural_eq="var")
+class Var(Object):
+    name: str = field(structural_eq="ignore")
+
+@py_class("test_sv.TVar", structural_eq="var")
+class TVar(Object):
+    ty: Any
+
+@py_class("test_sv.Add")
+class Add(Object):
+    a: Any
+    b: Any
+
+@py_class("test_sv.Lam")
+class Lam(Object):
+    p: Any = field(structural_eq="def")
+    body: Any
+
+@py_class("test_sv.LamS")
+class LamS(Object):
+    p: Any = field(structural_eq="def-simple")
+    body: Any
+
+@py_class("test_sv.Ign")
+class Ign(Object):
+    a: Any
+    b: Any = field(structural_eq="ignore")
+
+
+def label(v):
+    if isinstance(v, (Var, TVar, Add, Lam, LamS, Ign)):
+        return type(v).__name__
+    if isinstance(v, Object):
+        return "obj"
+    return repr(v)
+
+
+def run_cases():
+    out = []
+    x, y, z = Var("x"), Var("y"), Var("z")
+    t = Lam(x, Add(x, [1, "s", None, {"k": 2.5}]))
+    for order in ("pre", "post"):
+        seen = []
+        r = tvm.structural_walk(t, lambda v: seen.append(label(v)), order=order)
+        out.append(["walk " + order, [seen, r is None]])
+    seen = []
+    tvm.structural_walk(t, (), with_def_region_kind=lambda v, k: seen.append([label(v), int(k)]), order="pre")
+    out.append(["regions", seen])
+    seen = []
+    tv = TVar(x)
+    tvm.structural_walk(LamS(tv, tv), (), with_def_region_kind=lambda v, k: seen.append([label(v), int(k)]),
+                        order="pre")
+    out.append(["regions simple", seen])
+    seen = []
+    tvm.structural_walk(t, lambda v: (seen.append(label(v)), tvm.WalkResult.SKIP if isinstance(v, Add) else None)[1],
+                        order="pre")
+    out.append(["skip", seen])
+    seen = []
+    r = tvm.structural_walk(t, lambda v: (seen.append(label(v)), tvm.VisitInterrupt(v) if v == 1 else None)[1],
+                            order="pre")
+    out.append(["stop", [seen, r.value]])
+    seen = []
+    tvm.structural_walk(t, [(int, lambda v: seen.append(["int", v])), (Var, lambda v: seen.append(["var", v.name])),
+                            (object, lambda v: seen.append(["any", label(v)]))], order="pre")
+    out.append(["typed", seen])
+    seen = []
+    tvm.structural_walk(Ign(1, 2), lambda v: seen.append(label(v)))
+    out.append(["ignored", seen])
+    # map
+    inner = Add("s", "t")
+    t2 = Add([1, 2], inner)
+    r = tvm.structural_map(t2, (int, lambda v: v + 1))
+    out.append(["map post", [str(r), r.b.same_as(inner), r.same_as(t2)]])
+    r = tvm.structural_map(t2, (str, lambda v: v))
+    out.append(["map unchanged", r.same_as(t2)])
+    seen = []
+    r = tvm.structural_map(Add(1, 2), [(int, lambda v: (seen.append(v), v * 10)[1]),
+                                       (Add, lambda v: (seen.append("Add"), Add(v.a, 7))[1])], order="pre")
+    out.append(["map pre", [str(r), seen]])
+    seen = []
+    tvm.structural_map([1, None], lambda v: (seen.append(repr(v)), v)[1])
+    out.append(["map none", seen])
+    r = tvm.structural_map(Lam(x, Add(x, y)), (Var, lambda v: z if v.same_as(x) else v), order="pre")
+    out.append(["rename", [r.p.name, r.body.a.name, r.body.b.name]])
+    a = TVar(1)
+    r = tvm.structural_map(Lam(a, Add(a, a)), (int, lambda v: v + 100))
+    out.append(["cascade", [r.p.ty, r.body.a.same_as(r.p), r.body.b.same_as(r.p), r.p.same_as(a)]])
+    free = Add(a, a)
+    out.append(["free use", tvm.structural_map(free, (int, lambda v: v + 100)).same_as(free)])
+    lst = tvm.List([1, 2])
+    r = tvm.structural_map(lst, (int, lambda v: v + 1))
+    out.append(["list cow", [r.same_as(lst), type(r).__name__, list(r), list(lst)]])
+    d = tvm.Dict({"a": 1})
+    r = tvm.structural_map(d, (int, lambda v: v + 1))
+    out.append(["dict cow", [r.same_as(d), type(r).__name__, dict(r), dict(d)]])
+    # mutate
+    def swap(v, m):
+        if isinstance(v, Add):
+            return Add(m.mutate(v.b), m.mutate(v.a))
+        return v * 2 if isinstance(v, int) else m.default_mutate(v)
+    out.append(["mutate", str(tvm.structural_mutate([Add(1, 2), 3, "q"], (object, swap)))])
+    log = []
+    def remap(v, m):
+        log.append([label(v), int(m.def_region_kind())])
+        if isinstance(v, TVar) and m.var_remap_get(v) is None:
+            m.var_remap_set(v, TVar(999))
+        return m.default_mutate(v)
+    r = tvm.structural_mutate(Lam(a, Add(a, a)), (object, remap))
+    out.append(["remap", [log, r.p.ty, r.body.a.same_as(r.p)]])
+    modes = []
+    tvm.structural_mutate([[1], 2], (object, lambda v, m, mode: (modes.append(int(mode)), m.default_mutate(v))[1]))
+    out.append(["modes", modes])
+    # visit
+    seen = []
+    def own(v, vis):
+        seen.append([label(v), int(vis.def_region_kind())])
+        if isinstance(v, Add):
+            return vis.visit(v.a)
+        return vis.default_visit(v)
+    r = tvm.structural_visit(Lam(x, Add([1], [2])), (object, own))
+    out.append(["visit", [seen, r is None]])
+    r = tvm.structural_visit([1, 2, 3], (int, lambda v, vis: tvm.VisitInterrupt(v) if v == 2 else None))
+    out.append(["visit stop", r.value])
+    # errors
+    def boom(v):
+        if isinstance(v, Add):
+            raise ValueError("boom at add")
+    try:
+        tvm.structural_walk(t, boom)
+        out.append(["error", None])
+    except ValueError as e:
+        out.append(["error", str(e)])
+    k0, k1 = tvm.StructuralKey([1, 2]), tvm.StructuralKey([1, 2])
+    out.append(["key", [k0 == k1, hash(k0) == hash(k1), {k0: "a"}[k1], k0 == tvm.StructuralKey([1, 3])]])
+    return out
+"""
+
+_FFIKIT_PRELUDE = """
+from typing import Any
+import ffikit as tvm
+from ffikit import Object
+from ffikit.dataclasses import py_class, field
+"""
+
+_TVM_PRELUDE = """
+from typing import Any
+import json
+import tvm_ffi as tvm
+from tvm_ffi import Object
+from tvm_ffi.dataclasses import py_class, field
+"""
+
+
+@pytest.fixture(scope="module")
+def program():
+    ns: dict = {}
+    exec(compile(_FFIKIT_PRELUDE + PROGRAM, "<visit program>", "exec", dont_inherit=True), ns)  # noqa: S102
+    return ns
+
+
+def _cases(program) -> dict:
+    return dict(json.loads(json.dumps(program["run_cases"]())))
+
+
+def test_walk_orders_regions_skip_and_stop(program):
+    cases = _cases(program)
+    assert cases["walk pre"] == [["Lam", "Var", "Add", "Var", "obj", "1", "'s'", "obj", "2.5"], True]
+    assert cases["walk post"][0] == ["Var", "Var", "1", "'s'", "2.5", "obj", "obj", "Add", "Lam"]
+    assert [k for _, k in cases["regions"]] == [0, 1, 0, 0, 0, 0, 0, 0, 0]
+    assert cases["regions simple"] == [["LamS", 0], ["TVar", 2], ["Var", 0], ["TVar", 0], ["Var", 0]]
+    assert cases["skip"] == ["Lam", "Var", "Add"]
+    assert cases["stop"] == [["Lam", "Var", "Add", "Var", "obj", "1"], 1]
+    assert cases["error"] == "boom at add"
+
+
+def test_map_shares_unchanged_subtrees_and_follows_variables(program):
+    cases = _cases(program)
+    assert cases["map post"][1:] == [True, False]
+    assert cases["map unchanged"] is True
+    assert cases["rename"] == ["z", "z", "y"]
+    assert cases["cascade"] == [101, True, True, False]
+    assert cases["free use"] is True
+    assert cases["list cow"] == [False, "List", [2, 3], [1, 2]]
+
+
+def test_walk_result_and_region_enums_have_tvm_ffis_values():
+    assert (int(WalkResult.ADVANCE), int(WalkResult.SKIP)) == (0, 1)
+    assert [int(k) for k in DefRegionKind] == [0, 1, 2]
+    assert VisitInterrupt().value is None
+    assert VisitInterrupt(3).value == 3
+
+
+def test_cycles_end_and_the_depth_limit_is_a_runtime_error():
+    lst = List([1])
+    lst.append(lst)
+    seen = []
+    assert ffikit.structural_walk(lst, lambda v: seen.append(type(v).__name__), order="pre") is None
+    assert seen == ["List", "int", "List"]
+    lst.clear()
+    deep = ffikit.Array([0])
+    for _ in range(1100):
+        deep = ffikit.Array([deep])
+    with pytest.raises(RuntimeError, match="deeper than 1000"):
+        ffikit.structural_walk(deep, lambda v: None)
+    with pytest.raises(RuntimeError, match="deeper than 1000"):
+        ffikit.structural_map(deep, lambda v: v)
+
+
+def test_a_handle_kept_past_its_call_raises(program):
+    kept = []
+
+    def keep(v, m):
+        kept.append(m)
+        return v
+
+    ffikit.structural_mutate([1], (object, keep))
+    with pytest.raises(RuntimeError, match="traversal that has ended"):
+        kept[0].mutate(1)
+
+
+def test_bad_callback_results_and_types_are_type_errors():
+    with pytest.raises(TypeError, match="must return None, a WalkResult or a VisitInterrupt"):
+        ffikit.structural_walk([1], lambda v: "bad")
+    with pytest.raises(TypeError, match="callback type must be"):
+        ffikit.structural_walk([1], (list, lambda v: None))
+    with pytest.raises(ValueError, match="Unknown structural walk order"):
+        ffikit.structural_walk([1], lambda v: None, order="sideways")
+
+
+def _run_on_tvm_ffi(py: str) -> list:
+    env = {k: v for k, v in os.environ.items()
+           if k not in ("LD_PRELOAD", "PYTHONPATH", "PYTHONHOME") and not k.startswith(("ASAN_", "UBSAN_", "LSAN_"))}
+    code = _TVM_PRELUDE + PROGRAM + "\nprint(json.dumps(run_cases()))\n"
+    proc = subprocess.run([py, "-c", code], capture_output=True, text=True, timeout=300, env=env)
+    if proc.returncode != 0:
+        raise AssertionError(f"the tvm_ffi side ({py}) failed:\n{proc.stderr[-3000:]}")
+    return json.loads(proc.stdout)
+
+
+def test_walks_and_rewrites_match_tvm_ffi(program):
+    py = os.environ.get("FFK_TVM_FFI_PYTHON")
+    if not py:
+        pytest.skip("tvm_ffi interop: FFK_TVM_FFI_PYTHON (an interpreter with apache-tvm-ffi) is not set")
+    ours = json.loads(json.dumps(program["run_cases"]()))
+    theirs = _run_on_tvm_ffi(py)
+    assert [name for name, _ in ours] == [name for name, _ in theirs]
+    for (name, mine), (_, tvm) in zip(ours, theirs):
+        assert mine == tvm, f"{name}: ffikit {mine}, tvm_ffi {tvm}"
