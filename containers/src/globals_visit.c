@@ -189,12 +189,15 @@ static void state_end(call_state *st) {
   ffk_any_release(&st->interrupt);
 }
 
-/* Keeps the first interrupt; returns 1 (stop). */
+/*
+ * Keeps the latest interrupt (a visit callback may return another than the one its
+ * descent stopped with: what reaches the root is what the caller gets); returns 1 (stop).
+ */
 static int note_interrupt(call_state *st, const ffk_any *v) {
-  if (st->interrupt.type_index == FFK_TYPE_NONE) {
-    st->interrupt = *v;
-    ffk_any_retain(&st->interrupt);
-  }
+  ffk_any old = st->interrupt;
+  st->interrupt = *v;
+  ffk_any_retain(&st->interrupt);
+  ffk_any_release(&old);
   return 1;
 }
 

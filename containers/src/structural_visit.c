@@ -172,11 +172,14 @@ static int visit_mapping(ffk_visitor *v, ffk_object *o, const ffk_walk_step *whe
 
 static int visit_fields(ffk_visitor *v, ffk_object *o, const ffk_walk_step *where) {
   int32_t t = o->type_index, n = ffk_type_num_fields(t);
-  int skind;
-  if (n < 0 || s_kind_of(t, &skind) != 0) return -1;
+  if (n < 0) return -1;
   /* A variable defined in a simple region: the definition is the variable; its fields are uses. */
   ffk_def_region_kind outer = v->region;
-  if (skind == FFK_S_KIND_VAR && v->region == FFK_DEF_REGION_SIMPLE) v->region = FFK_DEF_REGION_NONE;
+  if (v->region == FFK_DEF_REGION_SIMPLE) {
+    int skind;
+    if (s_kind_of(t, &skind) != 0) return -1;
+    if (skind == FFK_S_KIND_VAR) v->region = FFK_DEF_REGION_NONE;
+  }
   int rc = 0;
   for (int32_t i = 0; rc == 0 && i < n; ++i) {
     const ffk_field_info *f = ffk_type_field_at(t, i);
@@ -311,7 +314,24 @@ struct ffk_mutator {
   int depth;
   path_stack path;
   ffk_table remap; /* object identity (an opaque-pointer key, object retained) -> replacement */
+  struct {
+    int32_t type; /* 0: empty */
+    int kind;
+  } kinds[8]; /* the structural kinds of the types met last (a type attribute lookup each is slow) */
 };
+
+/* The ffk_s_kind of reflected type `t`, through the mutator's small cache. */
+static int mutator_s_kind(ffk_mutator *m, int32_t t, int *kind) {
+  size_t slot = (size_t)t % (sizeof m->kinds / sizeof m->kinds[0]);
+  if (m->kinds[slot].type == t) {
+    *kind = m->kinds[slot].kind;
+    return 0;
+  }
+  if (s_kind_of(t, kind) != 0) return -1;
+  m->kinds[slot].type = t;
+  m->kinds[slot].kind = *kind;
+  return 0;
+}
 
 static int mutate_value(ffk_mutator *m, const ffk_any *value, ffk_any *out);
 
@@ -530,7 +550,7 @@ static int default_mutate(ffk_mutator *m, const ffk_any *value, ffk_any *out) {
   *out = ffk_any_none();
   if (!is_node(value) || on_path(&m->path, value->v_obj)) return ffk_any_to_owned(value, out);
   int skind = FFK_S_KIND_TREE;
-  if (is_reflected(value) && s_kind_of(value->type_index, &skind) != 0) return -1;
+  if (is_reflected(value) && mutator_s_kind(m, value->type_index, &skind) != 0) return -1;
   bool var = skind == FFK_S_KIND_VAR, dag = skind == FFK_S_KIND_DAG;
   if (var || dag) {
     int64_t pos = remap_find(m, value->v_obj);
