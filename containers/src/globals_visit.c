@@ -137,24 +137,21 @@ static int read_entries(const char *api, const ffk_any *seq, int width, bool wit
   return 0;
 }
 
-/* The type a value matches as: strs and bytes by kind, whatever their storage. */
-static int32_t match_index(const ffk_any *v) {
-  switch (v->type_index) {
-    case FFK_TYPE_SMALL_STR:
-    case FFK_TYPE_RAW_STR: return FFK_TYPE_STRING;
-    case FFK_TYPE_SMALL_BYTES:
-    case FFK_TYPE_BYTE_ARRAY_PTR: return FFK_TYPE_BYTES;
-    default: return v->type_index;
-  }
+/*
+ * Whether a value of type `t` matches an entry for `want`, as tvm_ffi matches: -1 matches
+ * everything, a str entry every str (inline or object) and a bytes entry all bytes, an
+ * object type its subtypes. An inline str is not an object, so an Object entry leaves it.
+ */
+static bool type_matches(int32_t t, int32_t want) {
+  if (want == -1 || want == t) return true;
+  if (want == FFK_TYPE_STRING) return t == FFK_TYPE_SMALL_STR || t == FFK_TYPE_RAW_STR;
+  if (want == FFK_TYPE_BYTES) return t == FFK_TYPE_SMALL_BYTES || t == FFK_TYPE_BYTE_ARRAY_PTR;
+  return t >= FFK_TYPE_OBJECT_BEGIN && want >= FFK_TYPE_OBJECT_BEGIN && ffk_type_is_instance(t, want);
 }
 
 static const entry *find_entry(const entries *es, const ffk_any *v) {
-  int32_t t = match_index(v);
-  for (int64_t i = 0; i < es->size; ++i) {
-    int32_t want = es->items[i].type_index;
-    if (want == -1 || want == t || (t >= FFK_TYPE_OBJECT_BEGIN && want >= FFK_TYPE_OBJECT_BEGIN && ffk_type_is_instance(t, want)))
-      return &es->items[i];
-  }
+  for (int64_t i = 0; i < es->size; ++i)
+    if (type_matches(v->type_index, es->items[i].type_index)) return &es->items[i];
   return NULL;
 }
 

@@ -201,14 +201,26 @@ class StructuralMutator(Object):
         return _g("ffi.StructuralMutatorWithDefRegionKind")(self, int(kind), callback)
 
 
-_BUILTIN_TYPE_INDEX = {int: 1, bool: 2, float: 3, str: 65, bytes: 66, type(None): 0}
+# C's type indices (ffikit/object.h) of the Python types and ffikit's built-in classes.
+_BUILTIN_TYPE_INDEX: dict[Any, int] = {int: 1, bool: 2, float: 3, str: 65, bytes: 66, type(None): 0}
+
+
+def _builtin_type_index(t: Any) -> int | None:
+    if len(_BUILTIN_TYPE_INDEX) == 6:
+        import ffikit
+        _BUILTIN_TYPE_INDEX.update({
+            ffikit.Object: 64, ffikit.String: 65, ffikit.Bytes: 66, ffikit.Function: 68, ffikit.Shape: 69,
+            ffikit.Tensor: 70, ffikit.Array: 71, ffikit.Map: 72, ffikit.Module: 73, ffikit.List: 75,
+            ffikit.Dict: 76})
+    return _BUILTIN_TYPE_INDEX.get(t)
 
 
 def _type_index(t: Any, api: str) -> int:
     if t is object or t is typing.Any:
         return -1
-    if t in _BUILTIN_TYPE_INDEX:
-        return _BUILTIN_TYPE_INDEX[t]
+    builtin = _builtin_type_index(t)
+    if builtin is not None:
+        return builtin
     info = getattr(t, "__tvm_ffi_type_info__", None) if isinstance(t, type) else None
     if info is None:
         raise TypeError(f"{api} callback type must be a supported builtin, typing.Any/object, "

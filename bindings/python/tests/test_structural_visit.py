@@ -84,6 +84,15 @@ def run_cases():
                             (object, lambda v: seen.append(["any", label(v)]))], order="pre")
     out.append(["typed", seen])
     seen = []
+    tvm.structural_walk([1, [2], {"a": 3}, True], [(tvm.Array, lambda v: seen.append("arr")),
+                                                  (tvm.Map, lambda v: seen.append("map")),
+                                                  (bool, lambda v: seen.append("bool")),
+                                                  (int, lambda v: seen.append("int"))])
+    out.append(["builtin types", seen])
+    seen = []
+    tvm.structural_walk([1, Add(2, "s")], (tvm.Object, lambda v: seen.append(label(v))))
+    out.append(["Object matches objects", seen])
+    seen = []
     tvm.structural_walk(Ign(1, 2), lambda v: seen.append(label(v)))
     out.append(["ignored", seen])
     # map
