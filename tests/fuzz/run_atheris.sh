@@ -1,6 +1,7 @@
 #!/usr/bin/env bash
 # Fuzzes the Python layer with atheris: the harnesses in bindings/python/tests/fuzz/
-# (fuzz_api, fuzz_convert, fuzz_dlpack, fuzz_containers, fuzz_json_graph; their corpora beside them,
+# (fuzz_api, fuzz_convert, fuzz_dlpack, fuzz_containers, fuzz_json_graph,
+# fuzz_structural_visit; their corpora beside them,
 # never written to), each for a fixed time, one after the other, like run_fuzzers.sh does for C.
 #   tests/fuzz/run_atheris.sh [SECONDS_EACH] [HARNESS...]     (default 20 s, every harness)
 # The extension is built for it with clang: coverage (-fsanitize=fuzzer-no-link, so

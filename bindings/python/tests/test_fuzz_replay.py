@@ -18,7 +18,7 @@ HARNESSES = sorted(f[len("fuzz_"):-len(".py")] for f in os.listdir(os.path.dirna
 
 
 def test_every_harness_has_a_corpus():
-    assert HARNESSES == ["api", "containers", "convert", "dlpack", "json_graph"]
+    assert HARNESSES == ["api", "containers", "convert", "dlpack", "json_graph", "structural_visit"]
     for name in HARNESSES:
         assert len(_fuzz.corpus_files(name)) >= 10, f"corpus/{name} is (nearly) empty"
 
