@@ -558,6 +558,31 @@ TEST_F(StructuralVisit, MapSurvivesEveryAllocationFailure) {
 }
 
 
+void PlainDeleter(void* self, int which) {
+  if (which & FFK_DELETER_DESTROY) ffk_any_release(&static_cast<SObj*>(self)->x);
+  if (which & FFK_DELETER_FREE) ffk_object_free(static_cast<ffk_object*>(self));
+}
+
+TEST_F(StructuralVisit, MapRefusesToRebuildAnObjectReflectionDidNotMake) {
+  // A Box its library allocated itself: shallow copy refuses it, so a change below is a
+  // TypeError naming the type and the field, and an unchanged one is shared.
+  ffk_object* raw = ffk_object_alloc(BoxType(), sizeof(SObj), PlainDeleter);
+  ASSERT_NE(raw, nullptr) << FetchError();
+  OwnedAny box(ffk_any_object_steal(raw));
+  ffk_any one = I(1);
+  ASSERT_EQ(ffk_object_set_field(raw, "v", &one), 0) << FetchError();
+  IntAdder adder;
+  OwnedAny out;
+  EXPECT_EQ(ffk_structural_map(&box.v, FFK_WALK_POSTORDER, AddToInts, &adder, &out.v), -1);
+  EXPECT_TRUE(PendingError("TypeError", {"test.vis.Box", "`v`", "not made by reflection"}));
+  ffk_any s = S("text");
+  ASSERT_EQ(ffk_object_set_field(raw, "v", &s), 0) << FetchError();
+  ffk_any_release(&s);
+  OwnedAny same;
+  ASSERT_EQ(ffk_structural_map(&box.v, FFK_WALK_POSTORDER, AddToInts, &adder, &same.v), 0) << FetchError();
+  EXPECT_TRUE(Same(same.v, box.v));
+}
+
 // ---- Mutate -----------------------------------------------------------------------------
 
 // Swaps Add's operands (descending into each), doubles ints, default elsewhere.
