@@ -139,6 +139,18 @@ def run_cases():
     modes = []
     tvm.structural_mutate([[1], 2], (object, lambda v, m, mode: (modes.append(int(mode)), m.default_mutate(v))[1]))
     out.append(["modes", modes])
+    kinds = []
+    def scoped(v, m):
+        kinds.append([int(m.def_region_kind()), int(m.with_def_region_kind(2, lambda: m.def_region_kind())),
+                      int(m.def_region_kind())])
+        return m.default_mutate(v)
+    tvm.structural_mutate(Lam(x, 1), (object, scoped))
+    out.append(["scoped regions", kinds])
+    try:
+        tvm.structural_mutate([1], (object, lambda v, m: m.var_remap_set(5, 1)))
+        out.append(["remap int key", None])
+    except TypeError:
+        out.append(["remap int key", "TypeError"])
     # visit
     seen = []
     def own(v, vis):
