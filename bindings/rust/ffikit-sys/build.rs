@@ -88,7 +88,8 @@ fn main() {
             .args(["--blocklist-type", "va_list|__builtin_va_list|__va_list_tag"])
             .args(["--size_t-is-usize", "--newtype-enum", "ffk_type_index", "--newtype-enum", "ffk_map_part"])
             .args(["--newtype-enum", "ffk_field_storage", "--newtype-enum", "ffk_access_kind"])
-            .args(["--newtype-enum", "ffk_s_kind"])
+            .args(["--newtype-enum", "ffk_s_kind", "--newtype-enum", "ffk_def_region_kind"])
+            .args(["--newtype-enum", "ffk_walk_order"])
             .arg("--with-derive-default")
             .arg("--")
             .args(&iflags),

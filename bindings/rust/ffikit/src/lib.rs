@@ -84,6 +84,7 @@ mod string;
 mod structural;
 pub mod tensor;
 mod types;
+mod visit;
 mod weak;
 
 pub use access_path::{AccessKind, AccessPath, AccessStep};
@@ -104,6 +105,7 @@ pub use structural::{
     structural_hash, structural_hash_with, StructuralOptions,
 };
 pub use tensor::{DLPack, Tensor};
+pub use visit::{structural_map, structural_mutate, structural_walk, DefRegion, Mutator, WalkControl, WalkOrder, WalkStep};
 pub use types::{DataType, Device, Scalar};
 pub use weak::{find_cycles, WeakRef};
 

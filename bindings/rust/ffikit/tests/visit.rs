@@ -1,0 +1,144 @@
+//! Structural walks and rewrites from Rust (C's ffikit/structural_visit.h): orders, field
+//! names and paths, regions, skip and stop, sharing of unchanged subtrees, variables
+//! followed to their uses, errors and panics in callbacks. The answers are tvm_ffi
+//! 0.1.15's (tests/containers/structural_visit_test.cc has the rest).
+use ffikit::{
+    structural_map, structural_mutate, structural_walk, Any, Array, DefRegion, ObjectType, StructuralKind, WalkControl,
+    WalkOrder,
+};
+use std::sync::OnceLock;
+
+ffikit::reflected_type! {
+    /// A variable with a compared annotation.
+    #[type_key = "rstest.visit.TVar", layout = TVarLayout]
+    pub struct TVar {
+        ty: Any,
+    }
+}
+
+ffikit::reflected_type! {
+    /// A tree.
+    #[type_key = "rstest.visit.Add", layout = AddLayout]
+    pub struct Add {
+        a: Any,
+        b: Any,
+    }
+}
+
+ffikit::reflected_type! {
+    /// Its parameter is a definition region.
+    #[type_key = "rstest.visit.Lam", layout = LamLayout]
+    pub struct Lam {
+        #[flags(S_DEF)]
+        param: Any,
+        body: Any,
+    }
+}
+
+fn setup() {
+    static DONE: OnceLock<()> = OnceLock::new();
+    DONE.get_or_init(|| {
+        TVar::type_info().unwrap().set_structural_kind(StructuralKind::Var).unwrap();
+    });
+}
+
+fn tvar(ty: i64) -> Any {
+    Any::from(&TVar::new(Any::from(ty)).unwrap())
+}
+fn add(a: Any, b: Any) -> Any {
+    Any::from(&Add::new(a, b).unwrap())
+}
+fn lam(p: Any, body: Any) -> Any {
+    Any::from(&Lam::new(p, body).unwrap())
+}
+
+#[test]
+fn walk_orders_fields_paths_and_regions() {
+    setup();
+    let t = lam(tvar(1), add(tvar(2), Any::from(&Array::<i64>::from(vec![5, 6]))));
+    let mut pre = vec![];
+    assert!(structural_walk(&t, WalkOrder::Pre, |_, step, region| {
+        pre.push((step.path()?.to_string(), step.field().map(str::to_string), region));
+        Ok(WalkControl::Advance)
+    })
+    .unwrap());
+    let paths: Vec<&str> = pre.iter().map(|(p, _, _)| p.as_str()).collect();
+    assert_eq!(
+        paths,
+        ["<root>", "<root>.param", "<root>.param.ty", "<root>.body", "<root>.body.a", "<root>.body.a.ty", "<root>.body.b",
+         "<root>.body.b[0]", "<root>.body.b[1]"]
+    );
+    assert_eq!(pre[1].1.as_deref(), Some("param"));
+    assert_eq!(pre[1].2, DefRegion::Pattern);
+    assert_eq!(pre[3].2, DefRegion::None);
+    let mut post = 0;
+    structural_walk(&t, WalkOrder::Post, |_, _, _| {
+        post += 1;
+        Ok(WalkControl::Advance)
+    })
+    .unwrap();
+    assert_eq!(post, pre.len());
+}
+
+#[test]
+fn walk_skip_stop_errors_and_panics() {
+    setup();
+    let t = add(add(Any::from(1i64), Any::from(2i64)), Any::from(3i64));
+    let mut seen = 0;
+    structural_walk(&t, WalkOrder::Pre, |_, step, _| {
+        seen += 1;
+        Ok(if step.field() == Some("a") { WalkControl::Skip } else { WalkControl::Advance })
+    })
+    .unwrap();
+    assert_eq!(seen, 3); // the root, a (children skipped), b
+    let completed = structural_walk(&t, WalkOrder::Pre, |_, _, _| Ok(WalkControl::Stop)).unwrap();
+    assert!(!completed);
+    let err = structural_walk(&t, WalkOrder::Post, |_, _, _| Err(ffikit::Error::new("ValueError", "no"))).unwrap_err();
+    assert_eq!(err.to_string(), "ValueError: no");
+    let err = structural_walk(&t, WalkOrder::Post, |_, _, _| -> ffikit::Result<WalkControl> { panic!("boom") }).unwrap_err();
+    assert!(err.to_string().contains("panicked: boom"), "{}", err);
+}
+
+#[test]
+fn map_shares_unchanged_subtrees_and_follows_variables() {
+    setup();
+    let inner = add(Any::from("s"), Any::from("t"));
+    let t = add(Any::from(1i64), inner.clone());
+    let inc = |v: ffikit::AnyView<'_>, _: &ffikit::Mutator<'_>| {
+        Ok(match v.to::<i64>() {
+            Ok(i) => Any::from(i + 100),
+            Err(_) => v.to_any(),
+        })
+    };
+    let out = structural_map(&t, WalkOrder::Post, inc).unwrap();
+    assert_eq!(out.to_string(), "rstest.visit.Add(a=101, b=rstest.visit.Add(a=\"s\", b=\"t\"))");
+    let out_b = out.to::<Add>().unwrap().b().unwrap();
+    let (shared, original) = (out_b.to::<Add>().unwrap(), inner.to::<Add>().unwrap());
+    assert!(shared.as_object().ptr_eq(original.as_object()), "the unchanged subtree is shared");
+    // Lam(a, Add(a, a)): the new parameter replaces the variable at both uses.
+    let a = tvar(1);
+    let l = lam(a.clone(), add(a.clone(), a.clone()));
+    let out = structural_map(&l, WalkOrder::Post, inc).unwrap();
+    assert_eq!(
+        out.to_string(),
+        "rstest.visit.Lam(param=rstest.visit.TVar(ty=101), body=rstest.visit.Add(a=rstest.visit.TVar(ty=101), b=rstest.visit.TVar(ty=101)))"
+    );
+}
+
+#[test]
+fn mutate_callback_owns_the_rewrite() {
+    setup();
+    let t = add(Any::from(1i64), Any::from(2i64));
+    let out = structural_mutate(&t, |v, m| {
+        if let Ok(x) = v.to::<Add>() {
+            let (a, b) = (x.a().unwrap(), x.b().unwrap());
+            return Ok(add(m.mutate(&b)?, m.mutate(&a)?));
+        }
+        match v.to::<i64>() {
+            Ok(i) => Ok(Any::from(i * 2)),
+            Err(_) => m.default_mutate(v),
+        }
+    })
+    .unwrap();
+    assert_eq!(out.to_string(), "rstest.visit.Add(a=4, b=2)");
+}
