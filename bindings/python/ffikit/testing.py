@@ -45,8 +45,8 @@ class TestObjectDerived(TestObjectBase):
 
     __slots__ = ()
     __test__: ClassVar[bool] = False
-    v_map: Map[Any, Any]
-    v_array: Array[Any]
+    v_map: Map
+    v_array: Array
     if TYPE_CHECKING:
         # C binds the required fields first (v_map, v_array), then the parent's defaulted ones.
         def __init__(self, v_map: Mapping[Any, Any], v_array: Sequence[Any], v_i64: int = ..., v_f64: float = ...,

@@ -71,9 +71,11 @@ static int call_python_exchange(void *self, const ffk_any *args, int32_t nargs, 
 
 static void release_python(void *context) { ffkpy_opaque_release(context); }
 
-ffk_function *ffkpy_function_from_callable(PyObject *callable) {
-  /* The name shows in backtraces. A plain function's is read from the object itself (the
-     common case, once per call of C with a Python callback); others ask __qualname__. */
+/* A Function whose safe-call is `call` on `context` (a Python object, stolen: released
+ * with the Function, or now on failure), named after `callable` for backtraces. A plain
+ * function's name is read from the object itself (the common case, once per call of C
+ * with a Python callback); others ask __qualname__. NULL with a Python exception. */
+static ffk_function *function_over(PyObject *callable, ffk_safe_call call, PyObject *context) {
   PyObject *name;
   if (PyFunction_Check(callable)) {
     name = Py_NewRef(((PyFunctionObject *)callable)->func_qualname);
@@ -82,11 +84,14 @@ ffk_function *ffkpy_function_from_callable(PyObject *callable) {
   }
   const char *cname = name && PyUnicode_Check(name) ? PyUnicode_AsUTF8(name) : NULL;
   if (cname == NULL) PyErr_Clear();
-  Py_INCREF(callable);
-  ffk_function *f = ffk_function_new(cname, call_python, callable, release_python);
+  ffk_function *f = ffk_function_new(cname, call, context, release_python); /* steals context */
   Py_XDECREF(name);
   if (f == NULL) ffkpy_raise_from_ffk();
   return f;
+}
+
+ffk_function *ffkpy_function_from_callable(PyObject *callable) {
+  return function_over(callable, call_python, Py_NewRef(callable));
 }
 
 /* convert_func(pyfunc, tensor_cls=None) -> Function */
@@ -112,13 +117,7 @@ static PyObject *convert_func(PyObject *mod, PyObject *args, PyObject *kwds) {
     PyObject *context = PyTuple_Pack(2, callable, cap);
     Py_DECREF(cap);
     if (context == NULL) return NULL;
-    PyObject *name = PyObject_GetAttrString(callable, "__qualname__");
-    if (name == NULL) PyErr_Clear();
-    const char *cname = name && PyUnicode_Check(name) ? PyUnicode_AsUTF8(name) : NULL;
-    if (cname == NULL) PyErr_Clear();
-    f = ffk_function_new(cname, call_python_exchange, context, release_python); /* steals context */
-    Py_XDECREF(name);
-    if (f == NULL) return ffkpy_raise_from_ffk();
+    f = function_over(callable, call_python_exchange, context);
   }
   if (f == NULL) return NULL;
   return ffkpy_wrap_steal((ffk_object *)f);

@@ -183,9 +183,8 @@ ffk_tensor *ffkpy_tensor_from_dlpack(PyObject *obj, const ffk_dlpack_requirement
     return t;
   }
   if (PyCapsule_CheckExact(obj)) return import_capsule(obj, req);
-  /* The class attribute through CPython's type cache (no exception raised for a miss). */
+  /* The class attribute through CPython's type cache (a miss raises nothing). */
   if (_PyType_Lookup(Py_TYPE(obj), ffkpy_g.str_dlpack) == NULL) {
-    if (PyErr_Occurred()) return NULL;
     PyErr_Format(PyExc_TypeError,
                  "expected a tensor (an object with __dlpack__, such as a numpy array or a torch.Tensor) or a "
                  "DLPack capsule, not %.200s",

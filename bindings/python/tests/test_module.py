@@ -192,6 +192,9 @@ def _loaded_libm() -> str:
     pytest.skip("libm is not mapped from a file")
 
 
+@pytest.mark.skipif(bool(os.environ.get("FFIKIT_SANITIZED")),
+                    reason="two copies of one ASan-instrumented library in a process are an ASan odr-violation; "
+                           "module_test.cc's KeepLoadedOutlivesTheLastHolder covers ffk_module_keep_loaded under ASan")
 def test_keep_module_alive_keeps_the_library_after_its_last_holder(tmp_path):
     # Copies of a module without an init entry (other files: other mappings), dropped after
     # use: the kept one stays mapped, the other is unloaded with its last holder.
