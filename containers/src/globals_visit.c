@@ -49,6 +49,20 @@ static void handle_deleter(void *self, int which) {
   if (which & FFK_DELETER_FREE) ffk_object_free(&((engine_handle *)self)->header);
 }
 
+/* ffi.StructuralKey as a key of a Map or Dict: its cached structural hash, structural equality. */
+static uint64_t structural_key_hash(const ffk_object *o) { return (uint64_t)((const structural_key *)o)->hash_i64; }
+
+static bool structural_key_same(const ffk_object *a, const ffk_object *b) {
+  const structural_key *x = (const structural_key *)a, *y = (const structural_key *)b;
+  if (x->hash_i64 != y->hash_i64) return false;
+  int eq = ffk_structural_equal(&x->key, &y->key);
+  if (eq < 0) { /* only a raising __s_equal__ hook gets here: its keys are unequal */
+    ffk_error_clear();
+    return false;
+  }
+  return eq == 1;
+}
+
 static int define_types(void) {
   static const ffk_field_def interrupt_fields[] = {
       {"value", offsetof(visit_interrupt, value), "Any", FFK_FIELD_HAS_DEFAULT, {0},
@@ -72,6 +86,7 @@ static int define_types(void) {
                       .doc = "A value with its structural hash cached, compared structurally."};
   if ((g_interrupt_type = ffk_type_define(&interrupt)) < 0) return -1;
   if ((g_key_type = ffk_type_define(&key)) < 0) return -1;
+  if (ffk_type_set_key_ops(g_key_type, structural_key_hash, structural_key_same) != 0) return -1;
   if ((g_visitor_type = ffk_type_register("ffi.StructuralVisitor", FFK_TYPE_OBJECT)) < 0) return -1;
   if ((g_mutator_type = ffk_type_register("ffi.StructuralMutator", FFK_TYPE_OBJECT)) < 0) return -1;
   return 0;

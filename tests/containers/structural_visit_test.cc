@@ -875,4 +875,30 @@ TEST_F(StructuralVisit, GlobalStructuralKeyComparesStructurally) {
   EXPECT_TRUE(PendingError("TypeError", {"expected ffi.StructuralKey, got int"}));
 }
 
+TEST_F(StructuralVisit, StructuralKeysFindEachOtherInMapsAndDicts) {
+  // tvm_ffi's Map looks inside a StructuralKey: an equal structure finds the entry.
+  OwnedAny k0(CallGlobal("ffi.StructuralKey", {Arr({I(1), Arr({S("x")})})}));
+  OwnedAny k1(CallGlobal("ffi.StructuralKey", {Arr({I(1), Arr({S("x")})})}));
+  OwnedAny k2(CallGlobal("ffi.StructuralKey", {Arr({I(1), Arr({S("y")})})}));
+  ASSERT_NE(k0.v.v_obj, k1.v.v_obj);
+  EXPECT_TRUE(ffk_any_equal(&k0.v, &k1.v));
+  EXPECT_EQ(ffk_any_hash(&k0.v), ffk_any_hash(&k1.v));
+  EXPECT_FALSE(ffk_any_equal(&k0.v, &k2.v));
+  OwnedAny m(MapOf({{Ref(k0.v), S("a")}}));
+  ffk_any out = ffk_any_none();
+  EXPECT_EQ(ffk_map_get(reinterpret_cast<ffk_map*>(m.v.v_obj), &k1.v, &out), 1);
+  EXPECT_EQ(Repr(out), "\"a\"");
+  ffk_any_release(&out);
+  EXPECT_EQ(ffk_map_get(reinterpret_cast<ffk_map*>(m.v.v_obj), &k2.v, &out), 0);
+  OwnedAny d(DictOf({{Ref(k0.v), I(1)}}));
+  ffk_any one = I(2);
+  ASSERT_EQ(ffk_dict_set(reinterpret_cast<ffk_dict*>(d.v.v_obj), &k1.v, &one), 0);  // replaces, no new entry
+  EXPECT_EQ(ffk_dict_size(reinterpret_cast<ffk_dict*>(d.v.v_obj)), 1);
+  // The operations are set once, on exactly that type; a built-in or unknown type refuses them.
+  EXPECT_EQ(ffk_type_set_key_ops(FFK_TYPE_ARRAY, nullptr, nullptr), -1);
+  EXPECT_TRUE(PendingError("ValueError", {"is not a registered object type"}));
+  EXPECT_EQ(ffk_type_set_key_ops(k0.v.type_index, nullptr, +[](const ffk_object*, const ffk_object*) { return false; }), -1);
+  EXPECT_TRUE(PendingError("ValueError", {"ffi.StructuralKey", "both a hash and an equality"}));
+}
+
 }  // namespace
