@@ -12,111 +12,70 @@
 #include <vector>
 
 #include "tests/support/ffk_test.h"
+#include "tests/support/values.h"
 
 namespace {
 
 class StructuralVars : public ffk::test::Test {};
 using ffk::test::FetchError;
 using ffk::test::OwnedAny;
-
-// Every test type holds two Any fields (`x`, `y`); which are compared and how is the type's.
-struct SObj {
-  ffk_object header;
-  ffk_any x, y;
-};
-
-ffk_field_def F(const char* name, size_t offset, uint32_t flags = 0) {
-  return ffk_field_def{name, offset, "Any", flags, ffk_any_none(), nullptr};
-}
-
-int32_t Define(const char* key, std::vector<ffk_field_def> fields, int kind) {
-  ffk_type_def def = {};
-  def.key = key;
-  def.parent_index = FFK_TYPE_OBJECT;
-  def.instance_size = sizeof(SObj);
-  def.fields = fields.data();
-  def.nfields = (int32_t)fields.size();
-  int32_t t = ffk_type_define(&def);
-  EXPECT_GE(t, 0) << FetchError();
-  if (kind != 0) {
-    ffk_any k = ffk_any_int(kind);
-    EXPECT_EQ(ffk_type_set_attr(t, FFK_ATTR_S_KIND, &k), 0) << FetchError();
-  }
-  return t;
-}
+using ffk::test::AnyField;
+using ffk::test::Arr;
+using ffk::test::DefineTwoFields;
+using ffk::test::DictOf;
+using ffk::test::ListOf;
+using ffk::test::I;
+using ffk::test::Make;
+using ffk::test::MapOf;
+using ffk::test::Ref;
+using ffk::test::S;
+using ffk::test::TwoFields;
 
 // Var(name): a variable whose name is not compared (tvm_ffi's usual Var).
 int32_t VarType() {
-  static int32_t t = Define("test.sv.Var", {F("name", offsetof(SObj, x), FFK_FIELD_COMPARE_OFF)}, FFK_S_KIND_VAR);
+  static int32_t t = DefineTwoFields("test.sv.Var", {AnyField("name", offsetof(TwoFields, x), FFK_FIELD_COMPARE_OFF)}, FFK_S_KIND_VAR);
   return t;
 }
 // NVar(name): a variable whose name is compared.
 int32_t NVarType() {
-  static int32_t t = Define("test.sv.NVar", {F("name", offsetof(SObj, x))}, FFK_S_KIND_VAR);
+  static int32_t t = DefineTwoFields("test.sv.NVar", {AnyField("name", offsetof(TwoFields, x))}, FFK_S_KIND_VAR);
   return t;
 }
 // TVar(ty): a variable with a type annotation that may hold variables.
 int32_t TVarType() {
-  static int32_t t = Define("test.sv.TVar", {F("ty", offsetof(SObj, x))}, FFK_S_KIND_VAR);
+  static int32_t t = DefineTwoFields("test.sv.TVar", {AnyField("ty", offsetof(TwoFields, x))}, FFK_S_KIND_VAR);
   return t;
 }
 int32_t AddType() {  // no kind attribute: a tree
-  static int32_t t = Define("test.sv.Add", {F("a", offsetof(SObj, x)), F("b", offsetof(SObj, y))}, 0);
+  static int32_t t = DefineTwoFields("test.sv.Add", {AnyField("a", offsetof(TwoFields, x)), AnyField("b", offsetof(TwoFields, y))}, 0);
   return t;
 }
 int32_t LamType() {
   static int32_t t =
-      Define("test.sv.Lam", {F("p", offsetof(SObj, x), FFK_FIELD_S_DEF), F("body", offsetof(SObj, y))}, FFK_S_KIND_TREE);
+      DefineTwoFields("test.sv.Lam", {AnyField("p", offsetof(TwoFields, x), FFK_FIELD_S_DEF), AnyField("body", offsetof(TwoFields, y))}, FFK_S_KIND_TREE);
   return t;
 }
 int32_t LamSType() {
   static int32_t t =
-      Define("test.sv.LamS", {F("p", offsetof(SObj, x), FFK_FIELD_S_DEF_SIMPLE), F("body", offsetof(SObj, y))}, 0);
+      DefineTwoFields("test.sv.LamS", {AnyField("p", offsetof(TwoFields, x), FFK_FIELD_S_DEF_SIMPLE), AnyField("body", offsetof(TwoFields, y))}, 0);
   return t;
 }
 int32_t NodeType() {
-  static int32_t t = Define("test.sv.Node", {F("v", offsetof(SObj, x))}, FFK_S_KIND_DAG);
+  static int32_t t = DefineTwoFields("test.sv.Node", {AnyField("v", offsetof(TwoFields, x))}, FFK_S_KIND_DAG);
   return t;
 }
 int32_t ConstType() {
-  static int32_t t = Define("test.sv.Const", {F("v", offsetof(SObj, x))}, FFK_S_KIND_CONST_TREE);
+  static int32_t t = DefineTwoFields("test.sv.Const", {AnyField("v", offsetof(TwoFields, x))}, FFK_S_KIND_CONST_TREE);
   return t;
 }
 int32_t SingleType() {
-  static int32_t t = Define("test.sv.Single", {F("v", offsetof(SObj, x))}, FFK_S_KIND_SINGLETON);
+  static int32_t t = DefineTwoFields("test.sv.Single", {AnyField("v", offsetof(TwoFields, x))}, FFK_S_KIND_SINGLETON);
   return t;
 }
 
-ffk_any Make(int32_t type, std::vector<ffk_any> args) {
-  ffk_object* out = nullptr;
-  int rc = ffk_object_create(type, args.data(), (int32_t)args.size(), nullptr, 0, &out);
-  EXPECT_EQ(rc, 0) << FetchError();
-  for (auto& a : args) ffk_any_release(&a);
-  return out ? ffk_any_object_steal(out) : ffk_any_none();
-}
-ffk_any Ref(const ffk_any& v) {
-  ffk_any_retain(&v);
-  return v;
-}
-ffk_any I(int64_t x) { return ffk_any_int(x); }
-ffk_any S(const char* s) { return ffk_any_raw_str(s); }
 ffk_any Var(const char* name) { return Make(VarType(), {S(name)}); }
 ffk_any Add(ffk_any a, ffk_any b) { return Make(AddType(), {a, b}); }
 ffk_any Lam(ffk_any p, ffk_any body) { return Make(LamType(), {p, body}); }
-ffk_any Arr(std::vector<ffk_any> items) {
-  ffk_any a = ffk_any_object_steal(&ffk_array_new(items.data(), (int64_t)items.size())->header);
-  for (auto& v : items) ffk_any_release(&v);
-  return a;
-}
-ffk_any MapOf(std::vector<std::pair<ffk_any, ffk_any>> kv) {
-  ffk_map* m = ffk_map_new();
-  for (auto& p : kv) {
-    ffk_map_set(&m, &p.first, &p.second);
-    ffk_any_release(&p.first);
-    ffk_any_release(&p.second);
-  }
-  return ffk_any_object_steal(reinterpret_cast<ffk_object*>(m));
-}
 
 constexpr uint32_t kMap = FFK_STRUCTURAL_MAP_FREE_VARS;
 
@@ -297,7 +256,7 @@ TEST_F(StructuralVars, OptionsAreChecked) {
 }
 
 TEST_F(StructuralVars, AKindThatIsNotOneIsAValueError) {
-  int32_t t = Define("test.sv.BadKind", {F("v", offsetof(SObj, x))}, 0);
+  int32_t t = DefineTwoFields("test.sv.BadKind", {AnyField("v", offsetof(TwoFields, x))}, 0);
   ffk_any k = ffk_any_int(9);
   ASSERT_EQ(ffk_type_set_attr(t, FFK_ATTR_S_KIND, &k), 0);
   OwnedAny a(Make(t, {I(1)})), b(Make(t, {I(1)}));
