@@ -749,8 +749,7 @@ def py_class(cls_or_type_key: str | None = None, /, *, type_key: str | None = No
              slots: bool = True) -> Callable[[_T], _T]: ...
 
 
-@dataclass_transform(eq_default=False, order_default=False, field_specifiers=(Field, field),
-                     converter=_field_converter)
+@dataclass_transform(eq_default=False, order_default=False, field_specifiers=(Field, field))
 def py_class(cls_or_type_key: Any = None, /, *, type_key: str | None = None, frozen: bool = False, init: bool = True,
              repr: bool = True, eq: bool = False, order: bool = False, unsafe_hash: bool = False,
              match_args: bool = True, kw_only: bool = False, structural_eq: str | None = "tree",
@@ -857,8 +856,7 @@ def _compatible(ann_text: str, c_text: str) -> bool:
     return False
 
 
-@dataclass_transform(eq_default=False, order_default=False, field_specifiers=(Field, field),
-                     converter=_field_converter)
+@dataclass_transform(eq_default=False, order_default=False, field_specifiers=(Field, field))
 def c_class(type_key: str, *, frozen: bool = False, init: bool = True, repr: bool = True, eq: bool = False,
             order: bool = False, unsafe_hash: bool = False, match_args: bool = True) -> Callable[[_T], _T]:
     """Binds a class to the reflected type ``type_key`` defined in C (tvm_ffi's ``c_class``)::
@@ -1269,6 +1267,13 @@ def replace(obj: _O, /, **changes: Any) -> _O:
     new: _O = _replace(obj, changes)
     return new
 
+
+# The converter convention goes into the decorators' dataclass_transform metadata after
+# the fact, as tvm_ffi puts it there: type checkers refuse a keyword they do not know in
+# the dataclass_transform call itself.
+for _decorator in (py_class, c_class):
+    getattr(_decorator, "__dataclass_transform__")["kwargs"]["converter"] = _field_converter
+del _decorator
 
 __all__ = ["KW_ONLY", "MISSING", "Field", "FrozenInstanceError", "Object", "asdict", "astuple", "c_class", "field",
            "fields", "init_property", "is_dataclass", "method", "py_class", "replace"]

@@ -427,3 +427,44 @@ def test_program_prints_the_same_on_ffikit_and_tvm_ffi():
     assert [n for n, _ in ours] == [n for n, _ in theirs]
     for (name, mine), (_, tvm) in zip(ours, theirs):
         assert mine == tvm, f"{name}: ffikit {mine}, tvm_ffi {tvm}"
+
+
+_TYPED_USER = '''\
+from __future__ import annotations
+
+from typing import Any
+
+from ffikit import Object
+from ffikit.dataclasses import field, init_property, py_class
+
+
+def to_int(v: str | int) -> int:
+    return int(v)
+
+
+@py_class("typed.Rect")
+class Rect(Object):
+    w: int
+    h: int = field(default=1, converter=to_int)
+
+    @init_property
+    def area(self) -> int:
+        return self.w * self.h
+
+
+r = Rect(2, 3)
+a: int = r.area
+p: init_property[int] = Rect.area
+x: Any = field(foo=1)
+'''
+
+
+def test_converter_and_init_property_pass_mypy_strict(tmp_path):
+    pytest.importorskip("mypy")
+    program = tmp_path / "typed_user.py"
+    program.write_text(_TYPED_USER)
+    pkg = os.path.dirname(os.path.dirname(os.path.abspath(__file__)))
+    cache = os.path.join(os.environ.get("TEST_TMPDIR", str(tmp_path)), "mypy-cache-dataclasses")
+    r = subprocess.run([sys.executable, "-m", "mypy", "--strict", "--no-error-summary", "--cache-dir", cache,
+                        str(program)], capture_output=True, text=True, env=dict(os.environ, MYPYPATH=pkg))
+    assert r.returncode == 0, r.stdout + r.stderr
