@@ -989,10 +989,16 @@ def _reinit(self: Any, *args: Any, **kwargs: Any) -> None:
     whose own ``__init__`` runs has an object built at its defaults already (so the
     ``__init__`` may assign fields first); then the call builds a new object from the
     arguments and writes its fields into this one, as tvm_ffi's ``__ffi_init__``
-    (re)initializes the object it is called on."""
+    (re)initializes the object it is called on. Only while this wrapper alone holds the
+    object: its read-only fields are read without a lock, so an object that C, Rust or a
+    container holds already is a RuntimeError."""
     if self.__chandle__() == 0:
         Object.__ffi_init__(self, *args, **kwargs)
         return
+    if self._use_count() != 1:
+        raise RuntimeError(f"__ffi_init__: this {type(self).__name__} object is held elsewhere already "
+                           f"({self._use_count()} references); it can be initialized again only while its "
+                           "__init__ alone holds it")
     fresh = _core._object_create(type(self).__tvm_ffi_type_info__.type_key, *args, **kwargs)
     _core._object_init_fields(self, _core._object_field_values(fresh))
 

@@ -231,6 +231,12 @@ def test_user_init_calling_ffi_init_keeps_frozen_and_identity():
         f.a = 1
     arr = ffikit.Array([f])
     assert arr[0] is f, "the object keeps its one wrapper"
+    with pytest.raises(RuntimeError, match="held elsewhere already"):
+        f.__ffi_init__(5)
+    assert f.a == 20
+    del arr
+    f.__ffi_init__(5)  # held by this wrapper alone again: tvm_ffi's re-initialization
+    assert f.a == 5
     with pytest.raises(TypeError, match="Mismatched type|expected"):
         F("no")
 
