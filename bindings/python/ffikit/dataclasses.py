@@ -972,12 +972,19 @@ def _hashable(value: Any) -> Any:
 
 def _set_init_properties(obj: Any, init_props: list[tuple[str, Callable[[Any], Any]]]) -> None:
     """Computes and stores each init_property of a just-built object in turn (a later
-    one may read an earlier one). The fields are written as unpickling writes them
-    (C's ffk_object_init_fields), so a frozen class's read-only fields take their value."""
-    index = type(obj).__tvm_ffi_type_info__.type_index
-    names = [d.name for d in _core._type_fields(index)]
+    one may read an earlier one). A writable field is set as any other; a frozen class's
+    read-only one is written as unpickling writes fields (C's ffk_object_init_fields),
+    which is safe only while this wrapper alone holds the object (RuntimeError else)."""
+    descrs = {d.name: d for d in _core._type_fields(type(obj).__tvm_ffi_type_info__.type_index)}
+    names = list(descrs)
     for name, compute in init_props:
         value = compute(obj)
+        if not descrs[name].frozen:
+            descrs[name].set(obj, value)
+            continue
+        if obj._use_count() != 1:
+            raise RuntimeError(f"init_property `{name}` of {type(obj).__name__}: the object is held elsewhere "
+                               "already, so its read-only field cannot be written")
         values = list(_core._object_field_values(obj))
         values[names.index(name)] = value
         _core._object_init_fields(obj, values)

@@ -166,6 +166,23 @@ def test_init_property_without_annotation_is_any_and_user_init_leaves_it_unset()
     assert (u.a, u.twice) == (3, 0), "tvm_ffi computes init properties in the generated __init__ only"
 
 
+def test_init_property_of_a_frozen_class_is_not_written_once_the_object_is_shared():
+    kept = []
+
+    @py_class(_key(), frozen=True)
+    class F(Object):
+        a: int
+
+        @init_property
+        def twice(self) -> int:
+            kept.append(ffikit.Array([self]))  # another holder before the value is stored
+            return self.a * 2
+
+    with pytest.raises(RuntimeError, match="init_property `twice` of F: the object is held elsewhere"):
+        F(1)
+    kept.clear()
+
+
 def test_init_property_refuses_a_non_callable():
     with pytest.raises(TypeError, match="expected a callable"):
         init_property(3)
