@@ -494,22 +494,70 @@ static int keep_argument(walk *w, const ffk_any *v) {
   return walk_keep(w, v->v_obj);
 }
 
-/* equal(x, y[, attr]) -> bool, inside the walk of the hook that received it. */
+/*
+ * A region kind a hook passes to `equal` or `hash` (tvm_ffi's def_region argument: a
+ * bool or ffk_def_region_kind's int) as the REGION_* the call walks in: 0 (False) keeps
+ * the hook's own region, 1 (True) is a pattern region, 2 a simple one (inside a pattern
+ * region the pattern stays, as for fields). 0, or -1 with a TypeError / ValueError naming
+ * the value and `what` (the callback's name).
+ */
+static int hook_region(const walk *w, const ffk_any *v, const char *what, int *region) {
+  if (v->type_index != FFK_TYPE_BOOL && v->type_index != FFK_TYPE_INT)
+    return ffk_error_set(FFK_ERR_TYPE, "%s: def_region must be a bool or an int (DefRegionKind), not a `%s`", what,
+                         ffk_any_type_name(v));
+  switch (v->v_int) {
+    case 0: *region = w->region; return 0;
+    case 1: *region = REGION_PATTERN; return 0;
+    case 2: *region = w->region == REGION_PATTERN ? REGION_PATTERN : REGION_SIMPLE; return 0;
+    default:
+      return ffk_error_set(FFK_ERR_VALUE, "%s: def_region %lld is not a DefRegionKind (0 NONE, 1 DEF_PATTERN, "
+                           "2 DEF_SIMPLE)", what, (long long)v->v_int);
+  }
+}
+
+/* A step name a hook passes (str or None: no step) in *name. 0, or -1 with a TypeError. */
+static int hook_step_name(const ffk_any *v, const char *what, const char **name, size_t *size) {
+  *name = NULL;
+  *size = 0;
+  if (v->type_index == FFK_TYPE_NONE || ffk_any_as_str(v, name, size) == 0) return 0;
+  ffk_error_clear();
+  return ffk_error_set(FFK_ERR_TYPE, "%s: the field name must be a str or None, not a `%s`", what,
+                       ffk_any_type_name(v));
+}
+
+/*
+ * equal(x, y[, attr]) or, tvm_ffi's form, equal(x, y, def_region[, field_name]) -> bool,
+ * inside the walk of the hook that received it: a bool or int third argument is a region
+ * kind (hook_region), a str or None one a step name.
+ */
 static int walk_equal_call(void *self, const ffk_any *args, int32_t nargs, ffk_any *result) {
   walk *w = walk_of(self, "equal");
   if (w == NULL) return -1;
-  if (nargs != 2 && nargs != 3)
-    return ffk_error_set(FFK_ERR_TYPE, "equal(x, y, attr=None) takes 2 or 3 arguments, got %d", (int)nargs);
+  if (nargs < 2 || nargs > 4)
+    return ffk_error_set(FFK_ERR_TYPE, "equal(x, y, attr=None) or equal(x, y, def_region, field_name=None) takes "
+                         "2 to 4 arguments, got %d", (int)nargs);
   const char *attr = NULL;
   size_t attr_size = 0;
-  if (nargs == 3 && args[2].type_index != FFK_TYPE_NONE && ffk_any_as_str(&args[2], &attr, &attr_size) != 0) {
-    ffk_error_clear();
-    return ffk_error_set(FFK_ERR_TYPE, "equal(x, y, attr): attr must be a str or None, not a `%s`",
-                         ffk_any_type_name(&args[2]));
+  int region = w->region;
+  if (nargs >= 3) {
+    bool kind_given = args[2].type_index == FFK_TYPE_BOOL || args[2].type_index == FFK_TYPE_INT;
+    if (!kind_given && nargs == 4)
+      return ffk_error_set(FFK_ERR_TYPE, "equal(x, y, def_region, field_name): def_region must be a bool or an int "
+                           "(DefRegionKind), not a `%s`", ffk_any_type_name(&args[2]));
+    if (kind_given) {
+      if (hook_region(w, &args[2], "equal(x, y, def_region, field_name)", &region) != 0) return -1;
+      if (nargs == 4 && hook_step_name(&args[3], "equal(x, y, def_region, field_name)", &attr, &attr_size) != 0)
+        return -1;
+    } else if (hook_step_name(&args[2], "equal(x, y, attr)", &attr, &attr_size) != 0) {
+      return -1;
+    }
   }
   if (keep_argument(w, &args[0]) != 0 || keep_argument(w, &args[1]) != 0) return -1;
   int32_t mark = w->nsteps;
+  int outer = w->region;
+  w->region = region;
   int rc = equal(w, &args[0], &args[1]);
+  w->region = outer;
   if (rc < 0) return -1;
   if (rc == 0 && w->paths) {
     if (w->hook_failed) {
@@ -523,14 +571,32 @@ static int walk_equal_call(void *self, const ffk_any *args, int32_t nargs, ffk_a
   return 0;
 }
 
-/* hash(x) -> int, inside the walk of the hook that received it. */
+static uint64_t mix(uint64_t h);
+
+/*
+ * hash(x) -> int, or tvm_ffi's form hash(x, init_hash[, def_region]) -> int: x's hash
+ * combined into init_hash, with x walked in the region def_region names (hook_region);
+ * inside the walk of the hook that received it.
+ */
 static int walk_hash_call(void *self, const ffk_any *args, int32_t nargs, ffk_any *result) {
   walk *w = walk_of(self, "hash");
   if (w == NULL) return -1;
-  if (nargs != 1) return ffk_error_set(FFK_ERR_TYPE, "hash(x) takes 1 argument, got %d", (int)nargs);
+  if (nargs < 1 || nargs > 3)
+    return ffk_error_set(FFK_ERR_TYPE, "hash(x) or hash(x, init_hash, def_region=0) takes 1 to 3 arguments, got %d",
+                         (int)nargs);
+  if (nargs >= 2 && args[1].type_index != FFK_TYPE_INT && args[1].type_index != FFK_TYPE_BOOL)
+    return ffk_error_set(FFK_ERR_TYPE, "hash(x, init_hash, def_region): init_hash must be an int, not a `%s`",
+                         ffk_any_type_name(&args[1]));
+  int region = w->region;
+  if (nargs == 3 && hook_region(w, &args[2], "hash(x, init_hash, def_region)", &region) != 0) return -1;
   if (keep_argument(w, &args[0]) != 0) return -1;
   uint64_t h;
-  if (hash(w, &args[0], &h) != 0) return -1;
+  int outer = w->region;
+  w->region = region;
+  int rc = hash(w, &args[0], &h);
+  w->region = outer;
+  if (rc != 0) return -1;
+  if (nargs >= 2) h = mix((uint64_t)args[1].v_int ^ mix(h));
   *result = ffk_any_int((int64_t)h);
   return 0;
 }

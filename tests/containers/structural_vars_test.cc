@@ -303,3 +303,73 @@ TEST_F(StructuralVars, ConcurrentWalksOverSharedVariables) {
 }
 
 }  // namespace
+
+// HLam(p, body): a Lam compared and hashed by hooks written in tvm_ffi's form: the walk's
+// equal called as equal(x, y, def_region, field_name) and its hash as
+// hash(x, init_hash, def_region). def_region 1 binds the variables met in `p`.
+int HLamEqual(void*, const ffk_any* args, int32_t nargs, ffk_any* result) {
+  EXPECT_EQ(nargs, 3);
+  const SObj* a = reinterpret_cast<const SObj*>(args[0].v_obj);
+  const SObj* b = reinterpret_cast<const SObj*>(args[1].v_obj);
+  ffk_function* eq = reinterpret_cast<ffk_function*>(args[2].v_obj);
+  ffk_any call[4] = {a->x, b->x, ffk_any_bool(true), ffk_any_raw_str("p")};
+  if (ffk_function_call(eq, call, 4, result) != 0) return -1;
+  if (result->v_int == 0) return 0;  /* a bool: nothing to release */
+  ffk_any call2[4] = {a->y, b->y, ffk_any_int(0), ffk_any_raw_str("body")};
+  return ffk_function_call(eq, call2, 4, result);
+}
+
+int HLamHash(void*, const ffk_any* args, int32_t nargs, ffk_any* result) {
+  EXPECT_EQ(nargs, 2);
+  const SObj* o = reinterpret_cast<const SObj*>(args[0].v_obj);
+  ffk_function* hash = reinterpret_cast<ffk_function*>(args[1].v_obj);
+  ffk_any h;
+  ffk_any call[3] = {o->x, ffk_any_int(7), ffk_any_bool(true)};
+  if (ffk_function_call(hash, call, 3, &h) != 0) return -1;
+  ffk_any call2[3] = {o->y, h, ffk_any_int(0)};
+  return ffk_function_call(hash, call2, 3, result);
+}
+
+int32_t HLamType() {
+  static int32_t t = [] {
+    int32_t type = Define("test.sv.HLam", {F("p", offsetof(SObj, x)), F("body", offsetof(SObj, y))}, 0);
+    ffk_function* eq = ffk_function_new("HLam.__s_equal__", HLamEqual, nullptr, nullptr);
+    ffk_function* hash = ffk_function_new("HLam.__s_hash__", HLamHash, nullptr, nullptr);
+    ffk_any e = ffk_any_object_steal(reinterpret_cast<ffk_object*>(eq));
+    ffk_any h = ffk_any_object_steal(reinterpret_cast<ffk_object*>(hash));
+    EXPECT_EQ(ffk_type_set_attr(type, FFK_ATTR_S_EQUAL, &e), 0) << FetchError();
+    EXPECT_EQ(ffk_type_set_attr(type, FFK_ATTR_S_HASH, &h), 0) << FetchError();
+    ffk_any_release(&e);
+    ffk_any_release(&h);
+    return type;
+  }();
+  return t;
+}
+
+TEST_F(StructuralVars, HooksInTvmFfiFormBindThroughTheirDefRegionArgument) {
+  OwnedAny x(Var("x")), y(Var("y"));
+  OwnedAny lx(Make(HLamType(), {Ref(x.v), Add(Ref(x.v), I(1))}));
+  OwnedAny ly(Make(HLamType(), {Ref(y.v), Add(Ref(y.v), I(1))}));
+  EXPECT_EQ(Cmp(lx.v, ly.v), "equal") << "def_region true binds x to y";
+  EXPECT_EQ(H(lx.v, 0), H(ly.v, 0));
+  OwnedAny wrong(Make(HLamType(), {Ref(y.v), Add(Ref(x.v), I(1))}));
+  EXPECT_EQ(Cmp(lx.v, wrong.v), "<root>.body.a | <root>.body.a") << "the field name names the step";
+  OwnedAny other(Make(HLamType(), {Ref(x.v), Add(Ref(x.v), I(2))}));
+  EXPECT_NE(H(lx.v, 0), H(other.v, 0));
+}
+
+int BadRegionEqual(void*, const ffk_any* args, int32_t, ffk_any* result) {
+  ffk_any call[4] = {args[0], args[1], ffk_any_int(5), ffk_any_raw_str("p")};
+  return ffk_function_call(reinterpret_cast<ffk_function*>(args[2].v_obj), call, 4, result);
+}
+
+TEST_F(StructuralVars, AHookPassingAnUnknownRegionKindIsAValueError) {
+  int32_t type = Define("test.sv.BadRegion", {F("p", offsetof(SObj, x))}, 0);
+  ffk_function* eq = ffk_function_new("BadRegion.__s_equal__", BadRegionEqual, nullptr, nullptr);
+  ffk_any e = ffk_any_object_steal(reinterpret_cast<ffk_object*>(eq));
+  ASSERT_EQ(ffk_type_set_attr(type, FFK_ATTR_S_EQUAL, &e), 0) << FetchError();
+  ffk_any_release(&e);
+  OwnedAny a(Make(type, {I(1)})), b(Make(type, {I(1)}));
+  EXPECT_EQ(ffk_structural_equal(&a.v, &b.v), -1);
+  EXPECT_TRUE(ffk::test::PendingError("ValueError", {"def_region 5 is not a DefRegionKind"}));
+}
