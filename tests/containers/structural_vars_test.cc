@@ -309,8 +309,8 @@ TEST_F(StructuralVars, ConcurrentWalksOverSharedVariables) {
 // hash(x, init_hash, def_region). def_region 1 binds the variables met in `p`.
 int HLamEqual(void*, const ffk_any* args, int32_t nargs, ffk_any* result) {
   EXPECT_EQ(nargs, 3);
-  const SObj* a = reinterpret_cast<const SObj*>(args[0].v_obj);
-  const SObj* b = reinterpret_cast<const SObj*>(args[1].v_obj);
+  const TwoFields* a = reinterpret_cast<const TwoFields*>(args[0].v_obj);
+  const TwoFields* b = reinterpret_cast<const TwoFields*>(args[1].v_obj);
   ffk_function* eq = reinterpret_cast<ffk_function*>(args[2].v_obj);
   ffk_any call[4] = {a->x, b->x, ffk_any_bool(true), ffk_any_raw_str("p")};
   if (ffk_function_call(eq, call, 4, result) != 0) return -1;
@@ -321,7 +321,7 @@ int HLamEqual(void*, const ffk_any* args, int32_t nargs, ffk_any* result) {
 
 int HLamHash(void*, const ffk_any* args, int32_t nargs, ffk_any* result) {
   EXPECT_EQ(nargs, 2);
-  const SObj* o = reinterpret_cast<const SObj*>(args[0].v_obj);
+  const TwoFields* o = reinterpret_cast<const TwoFields*>(args[0].v_obj);
   ffk_function* hash = reinterpret_cast<ffk_function*>(args[1].v_obj);
   ffk_any h;
   ffk_any call[3] = {o->x, ffk_any_int(7), ffk_any_bool(true)};
@@ -332,7 +332,7 @@ int HLamHash(void*, const ffk_any* args, int32_t nargs, ffk_any* result) {
 
 int32_t HLamType() {
   static int32_t t = [] {
-    int32_t type = Define("test.sv.HLam", {F("p", offsetof(SObj, x)), F("body", offsetof(SObj, y))}, 0);
+    int32_t type = DefineTwoFields("test.sv.HLam", {AnyField("p", offsetof(TwoFields, x)), AnyField("body", offsetof(TwoFields, y))}, 0);
     ffk_function* eq = ffk_function_new("HLam.__s_equal__", HLamEqual, nullptr, nullptr);
     ffk_function* hash = ffk_function_new("HLam.__s_hash__", HLamHash, nullptr, nullptr);
     ffk_any e = ffk_any_object_steal(reinterpret_cast<ffk_object*>(eq));
@@ -364,7 +364,7 @@ int BadRegionEqual(void*, const ffk_any* args, int32_t, ffk_any* result) {
 }
 
 TEST_F(StructuralVars, AHookPassingAnUnknownRegionKindIsAValueError) {
-  int32_t type = Define("test.sv.BadRegion", {F("p", offsetof(SObj, x))}, 0);
+  int32_t type = DefineTwoFields("test.sv.BadRegion", {AnyField("p", offsetof(TwoFields, x))}, 0);
   ffk_function* eq = ffk_function_new("BadRegion.__s_equal__", BadRegionEqual, nullptr, nullptr);
   ffk_any e = ffk_any_object_steal(reinterpret_cast<ffk_object*>(eq));
   ASSERT_EQ(ffk_type_set_attr(type, FFK_ATTR_S_EQUAL, &e), 0) << FetchError();
