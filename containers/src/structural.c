@@ -1005,6 +1005,48 @@ static int hash_object(walk *w, ffk_object *o, const type_info *info, uint64_t *
   return 0;
 }
 
+/* A map entry and the hash its key contributes, for hashing values in key-hash order. */
+typedef struct keyed_entry {
+  uint64_t key_hash;
+  ffk_table_entry *entry;
+} keyed_entry;
+
+/*
+ * Sorts by key_hash, stably (entries whose keys hash alike keep their table order): an
+ * insertion sort of runs of 8, then bottom-up merges through a scratch buffer. 0, or -1
+ * with a MemoryError for the buffer.
+ */
+static int sort_by_key_hash(keyed_entry *items, int64_t n) {
+  for (int64_t lo = 0; lo < n; lo += 8) {
+    int64_t hi = lo + 8 < n ? lo + 8 : n;
+    for (int64_t i = lo + 1; i < hi; ++i) {
+      keyed_entry x = items[i];
+      int64_t j = i;
+      for (; j > lo && items[j - 1].key_hash > x.key_hash; --j) items[j] = items[j - 1];
+      items[j] = x;
+    }
+  }
+  if (n <= 8) return 0;
+  keyed_entry *tmp = ffk_mem_alloc((size_t)n * sizeof *tmp);
+  if (tmp == NULL) return -1;
+  keyed_entry *src = items, *dst = tmp;
+  for (int64_t width = 8; width < n; width *= 2) {
+    for (int64_t lo = 0; lo < n; lo += 2 * width) {
+      int64_t mid = lo + width < n ? lo + width : n, hi = lo + 2 * width < n ? lo + 2 * width : n;
+      int64_t i = lo, j = mid, k = lo;
+      while (i < mid && j < hi) dst[k++] = src[j].key_hash < src[i].key_hash ? src[j++] : src[i++];
+      while (i < mid) dst[k++] = src[i++];
+      while (j < hi) dst[k++] = src[j++];
+    }
+    keyed_entry *t = src;
+    src = dst;
+    dst = t;
+  }
+  if (src != items) memcpy(items, src, (size_t)n * sizeof *items);
+  ffk_mem_free(tmp);
+  return 0;
+}
+
 static int hash_container(walk *w, const ffk_any *v, uint64_t *out) {
   uint64_t h = mix((uint64_t)v->type_index);
   int rc = 0;
@@ -1023,17 +1065,27 @@ static int hash_container(walk *w, const ffk_any *v, uint64_t *out) {
     map_view m;
     if (map_open(v->v_obj, &m) != 0) return -1;
     int64_t mark = w->done.size;
-    uint64_t sum = 0;
-    int64_t pos = 0;
-    for (ffk_table_entry *e; rc == 0 && (e = ffk_table__next(m.table, &pos)) != NULL;) {
-      uint64_t hv, kh = e->hash;
+    keyed_entry stack[16], *items = stack;
+    int64_t n = 0, pos = 0;
+    if (m.table->size > 16 && (items = ffk_mem_alloc((size_t)m.table->size * sizeof *items)) == NULL) rc = -1;
+    for (ffk_table_entry *e; rc == 0 && (e = ffk_table__next(m.table, &pos)) != NULL; ++n) {
+      items[n].entry = e;
+      items[n].key_hash = e->hash;
       const memo_slot *bound = w->bound_a.size > 0 && ffk_any_is_object(&e->key) && e->key.v_obj != NULL
                                    ? memo_find(&w->bound_a, e->key.v_obj, NULL)
                                    : NULL;
-      if (bound != NULL) kh = bound->value; /* a variable or dag node met before: as it hashed then */
-      rc = hash(w, &e->value, &hv);
-      sum += mix(kh ^ mix(hv)); /* a sum: order does not matter */
+      if (bound != NULL) items[n].key_hash = bound->value; /* a variable or dag node met before: as it hashed then */
     }
+    /* Values in key-hash order, not insertion order: variables bind in the order met, so two
+       equal maps built in different orders bind alike (tvm_ffi sorts the same way). */
+    if (rc == 0) rc = sort_by_key_hash(items, n);
+    uint64_t sum = 0;
+    for (int64_t i = 0; rc == 0 && i < n; ++i) {
+      uint64_t hv;
+      rc = hash(w, &items[i].entry->value, &hv);
+      sum += mix(items[i].key_hash ^ mix(hv)); /* a sum: the order adds nothing itself */
+    }
+    if (items != stack) ffk_mem_free(items);
     h ^= mix(sum + (uint64_t)m.table->size);
     if (close_map(w, &m, mark) != 0) rc = -1;
   }

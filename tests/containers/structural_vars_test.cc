@@ -241,6 +241,33 @@ TEST_F(StructuralVars, MapKeysAreLookedUpAsWhatTheyAreBoundTo) {
       << "a key is not walked, so it does not bind";
 }
 
+TEST_F(StructuralVars, EqualMapsBuiltInOtherOrdersHashAlikeWhatTheirValuesBind) {
+  // {"a": LamS([p1, p0], p0), 2: Lam([p0, p3], p1)} and the same entries inserted the other
+  // way: whichever value is hashed first binds p0 and p1, so values go in key-hash order
+  // (found by the Hypothesis property in test_structural_hash_property.py). Big maps too:
+  // the sort merges runs past 8 entries.
+  OwnedAny p[4] = {OwnedAny(Var("p0")), OwnedAny(Var("p1")), OwnedAny(Var("p2")), OwnedAny(Var("p3"))};
+  auto lams = Make(LamSType(), {Arr({Ref(p[1].v), Ref(p[0].v)}), Ref(p[0].v)});
+  auto lam = Lam(Arr({Ref(p[0].v), Ref(p[3].v)}), Ref(p[1].v));
+  OwnedAny m1(MapOf({{S("a"), Ref(lams)}, {I(2), Ref(lam)}})), m2(MapOf({{I(2), Ref(lam)}, {S("a"), Ref(lams)}}));
+  ffk_any_release(&lams);
+  ffk_any_release(&lam);
+  for (uint32_t flags : {0u, kMap}) {
+    EXPECT_EQ(Cmp(m1.v, m2.v, flags), "equal");
+    EXPECT_EQ(H(m1.v, flags), H(m2.v, flags)) << flags;
+  }
+  std::vector<std::pair<ffk_any, ffk_any>> fwd, rev;
+  for (int i = 0; i < 40; ++i) {
+    fwd.push_back({I(i), Lam(Ref(p[i % 4].v), Ref(p[(i + 1) % 4].v))});
+    rev.push_back({I(39 - i), Lam(Ref(p[(39 - i) % 4].v), Ref(p[(40 - i) % 4].v))});
+  }
+  OwnedAny big1(MapOf(fwd)), big2(MapOf(rev));
+  for (uint32_t flags : {0u, kMap}) {
+    EXPECT_EQ(Cmp(big1.v, big2.v, flags), "equal");
+    EXPECT_EQ(H(big1.v, flags), H(big2.v, flags)) << flags;
+  }
+}
+
 TEST_F(StructuralVars, OptionsAreChecked) {
   OwnedAny x(Var("x"));
   EXPECT_EQ(ffk_structural_equal_opts(&x.v, &x.v, 2), -1);
