@@ -44,6 +44,15 @@ for a in "$@"; do
 done
 want() { [[ ",$only," == *",$1,"* ]]; }
 python=${FFK_PYTHON:-$repo_root/.venv/bin/python}
+# TVM-FFI, the peer every suite measures beside ffikit: the apache-tvm-ffi of
+# $FFK_TVM_FFI_PYTHON (default .venv-tvm, which ./setup.sh makes) unless TVM_FFI_ROOT is set.
+tvm_python=${FFK_TVM_FFI_PYTHON:-$repo_root/.venv-tvm/bin/python}
+if [[ -z "${TVM_FFI_ROOT:-}" && -x "$tvm_python" ]]; then
+  TVM_FFI_ROOT=$("$tvm_python" -c 'import importlib.util, os
+s = importlib.util.find_spec("tvm_ffi")
+print(os.path.dirname(s.origin) if s else "")' 2>/dev/null || true)
+  [[ -n "$TVM_FFI_ROOT" ]] && export TVM_FFI_ROOT TVM_FFI_PYTHON=$tvm_python
+fi
 [[ -n "$out" ]] || out=$(mktemp -d "${TMPDIR:-/tmp}/ffikit_compare.XXXXXX")
 mkdir -p "$out"
 out=$(cd "$out" && pwd)
