@@ -151,7 +151,6 @@ typedef struct walk {
   bool look_inside;   /* equality: an object compared with itself is walked (see equal_walk) */
   bool met_binding;   /* equality: a variable or dag node was compared */
   bool took_same;     /* equality: an object was taken as equal to itself without looking inside */
-  bool kinds;         /* a type with a structural kind other than TREE or a definition field was met */
   walk_memo bound_a;  /* equality: variables and dag nodes of `a` bound, (a, NULL) -> b as value;
                          hash: variables and dag nodes hashed, (v, NULL) -> their hash */
   walk_memo bound_b;  /* and the other way; both sides kept alive by walk_keep until the walk ends */
@@ -220,7 +219,6 @@ static walk *walk_new(bool paths, uint32_t flags, bool look_inside) {
   w->look_inside = look_inside;
   w->met_binding = false;
   w->took_same = false;
-  w->kinds = false;
   w->bound_a = w->bound_b = (walk_memo){NULL, 0, 0};
   w->var_order = w->dag_order = 0;
   return w;
@@ -327,13 +325,7 @@ static int find_hook(int32_t t, const char *name, ffk_function **out) {
 
 enum { KIND_KEY, KIND_SHAPE, KIND_CONTAINER, KIND_OBJECT }; /* see value_kind */
 
-/*
- * What the walk knows about object type `t`, made on first use (info_of's slow path). A
- * type with a structural kind other than TREE, or with a definition field, turns the
- * walk's `kinds` on: until then every node is a TREE node outside any definition
- * region of its own making, and the walks skip the variable and dag bookkeeping (a plain
- * tree pays nothing for it). NULL with an error.
- */
+/* What the walk knows about object type `t`, made on first use (info_of's slow path). NULL with an error. */
 static FFK_NOINLINE const type_info *info_make(walk *w, int32_t t) {
   type_info **slot = &w->recent[(uint32_t)t % RECENT_TYPES];
   for (int32_t i = 0; i < w->ninfos; ++i)
@@ -395,7 +387,6 @@ static FFK_NOINLINE const type_info *info_make(walk *w, int32_t t) {
   info->vkind = !info->reflected && info->eq_hook == NULL && info->hash_hook == NULL && info->skind == FFK_S_KIND_TREE
                     ? KIND_KEY
                     : KIND_OBJECT;
-  if (info->skind != FFK_S_KIND_TREE || info->has_def) w->kinds = true;
   w->infos[w->ninfos++] = info;
   return *slot = info;
 }
@@ -782,8 +773,9 @@ static int equal(walk *w, const ffk_any *x, const ffk_any *y) {
   if (kx == KIND_KEY) return ffk_any_equal(x, y);
   if (kx == KIND_SHAPE) return ffk_shape_equal((const ffk_shape *)x->v_obj, (const ffk_shape *)y->v_obj);
   if (x->type_index != y->type_index) return 0; /* another container or object type */
-  if (FFK_UNLIKELY(w->kinds)) return equal_node(w, x, y, kx, info);
-  /* A TREE node, no variable met yet (w->kinds): equal_node without the kinds and regions. */
+  /* A TREE node (every container, most objects) needs none of equal_node's kind steps: for
+     it they change nothing, and out of line they stay out of a plain tree's way. */
+  if (FFK_UNLIKELY(kx == KIND_OBJECT && info->skind != FFK_S_KIND_TREE)) return equal_node(w, x, y, kx, info);
   ffk_object *a = x->v_obj, *b = y->v_obj;
   if (a == b && (!w->look_inside || w->depth == 0)) {
     if (w->depth > 0 && !w->look_inside) w->took_same = true;
@@ -804,9 +796,9 @@ static int equal(walk *w, const ffk_any *x, const ffk_any *y) {
 }
 
 /*
- * Two nodes of one type and kind `kx` (a container or KIND_OBJECT with `info`), in a walk
- * that met kinds: their structural kind decides (singleton, const-tree, var, dag), and a
- * variable or dag node binds. Out of line, so that equal's plain path stays small.
+ * Two nodes of one type and kind `kx` (a container or KIND_OBJECT with `info`): their
+ * structural kind decides (singleton, const-tree, var, dag), and a variable or dag node
+ * binds. Out of line, so that equal's path for TREE nodes stays small.
  */
 static FFK_NOINLINE int equal_node(walk *w, const ffk_any *x, const ffk_any *y, int kx, const type_info *info) {
   ffk_object *a = x->v_obj, *b = y->v_obj;
@@ -1069,8 +1061,8 @@ static int hash(walk *w, const ffk_any *v, uint64_t *out) {
     *out = shape_hash(v);
     return 0;
   }
-  if (FFK_UNLIKELY(w->kinds)) return hash_node(w, v, kind, info, out);
-  /* A TREE node, no variable met yet (w->kinds): hash_node without the kinds and regions. */
+  /* A TREE node: hash_node's kind steps change nothing for it (see equal). */
+  if (FFK_UNLIKELY(kind == KIND_OBJECT && info->skind != FFK_S_KIND_TREE)) return hash_node(w, v, kind, info, out);
   bool may_recur = shareable(v->v_obj); /* else it is neither on the stack nor recorded */
   if (may_recur && on_stack(w, v->v_obj, NULL)) {
     w->cyclic = true;
@@ -1098,7 +1090,7 @@ static int hash(walk *w, const ffk_any *v, uint64_t *out) {
   return rc;
 }
 
-/* A container or KIND_OBJECT node `v` (with `info`) in a walk that met kinds: hash's node part, kinds included. */
+/* A container or KIND_OBJECT node `v` (with `info`): hash's node part, kinds included (see equal_node). */
 static FFK_NOINLINE int hash_node(walk *w, const ffk_any *v, int kind, const type_info *info, uint64_t *out) {
   int sk = kind == KIND_OBJECT ? info->skind : FFK_S_KIND_TREE;
   /* else it is neither on the stack nor recorded; a variable or dag node is always recorded (its order) */
