@@ -112,7 +112,7 @@ TEST_F(Signature, ConvertsArgumentsTheWayAccessorsDo) {
   args[3] = ffk_any_raw_str("cuda:x");
   EXPECT_EQ(ffk_function_call(f, args, 4, &r.v), -1);
   EXPECT_TRUE(PendingError("ValueError", {"Invalid argument #3 when calling: `conv(a: int, b: float, c: bool, "
-                                          "d: Device) -> Any`.", "cuda:x"}));
+                                          "d: Device) -> Any`.", "Invalid device index: x"}));
   // A float is not an int: no silent truncation.
   args[0] = ffk_any_float(1.5);
   args[3] = ffk_any_raw_str("cpu");
