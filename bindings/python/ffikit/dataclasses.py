@@ -1099,3 +1099,7 @@ def replace(obj: _O, /, **changes: Any) -> _O:
 
 __all__ = ["KW_ONLY", "MISSING", "Field", "FrozenInstanceError", "asdict", "astuple", "c_class", "field", "fields",
            "is_dataclass", "method", "py_class", "replace"]
+
+# Enums (ffikit/_enum.py, over C's ffikit/enum.h), under tvm_ffi's names.
+from ._enum import Enum, EnumAttrMap, EnumState, IntEnum, StrEnum, auto, entry  # noqa: E402
+__all__ += ["Enum", "EnumAttrMap", "EnumState", "IntEnum", "StrEnum", "auto", "entry"]
