@@ -471,17 +471,11 @@ static int define_state(void) {
       {"attrs", offsetof(ffk_enum_state_obj, attrs), "Dict<str, Dict<Object, Any>>", FFK_FIELD_INIT_OFF, {0},
        "Extensible-attribute columns keyed by enum singleton."},
   };
+  /* registered first, so the constructor's signature can name it */
+  if (ffk_type_register("ffi.EnumState", FFK_TYPE_OBJECT) < 0) return -1;
   ffk_function *ctor = ffk_function_new_typed("ffi.EnumState.__ffi_init__", "() -> ffi.EnumState", state_ctor, NULL,
                                               NULL);
-  if (ffk_type_register("ffi.EnumState", FFK_TYPE_OBJECT) < 0) {
-    if (ctor != NULL) ffk_object_release((ffk_object *)ctor);
-    return -1;
-  }
-  if (ctor == NULL) {
-    /* typed signature naming the type needs it registered: try again now that it is */
-    ctor = ffk_function_new_typed("ffi.EnumState.__ffi_init__", "() -> ffi.EnumState", state_ctor, NULL, NULL);
-    if (ctor == NULL) return -1;
-  }
+  if (ctor == NULL) return -1;
   ffk_type_def def = {.key = "ffi.EnumState",
                       .parent_index = FFK_TYPE_OBJECT,
                       .instance_size = sizeof(ffk_enum_state_obj),
