@@ -471,7 +471,7 @@ static int write_value(writer *w, const ffk_any *v, int64_t *out) {
   if (s->index == IN_PROGRESS) return cycle_error(w, v->v_obj);
 
   ffk_json_kind kind = ffk_json__kind_of_value(v->type_index);
-  if (kind == FFK_JSON_OBJECT && ffk_enum_is_member(v->v_obj)) {
+  if (kind == FFK_JSON_OBJECT && ffk_any_is_object(v) && ffk_enum_is_member(v->v_obj)) {
     /* An enum member: its type key and its str index (an IntEnum's: its int index), as
        tvm_ffi writes it; the reader returns the registered singleton. */
     const ffk_enum_obj *e = (const ffk_enum_obj *)v->v_obj;
