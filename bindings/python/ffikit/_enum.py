@@ -41,9 +41,13 @@ _ABSENT: Any = object()
 class EnumState(Object):
     """Registry state shared by enum definition and lookup (C's ``ffi.EnumState``)."""
 
-    entries: List[Object]
-    indexes: Dict[Any, Object]
-    attrs: Dict[str, Dict[Object, Any]]
+    __slots__ = ()
+    if TYPE_CHECKING:  # C's fields: List<Object>, Dict<Any, Object>, Dict<str, Dict<Object, Any>>
+        entries: List
+        indexes: Dict
+        attrs: Dict
+
+        def __init__(self) -> None: ...
 
 
 class _EnumEntry:
@@ -145,7 +149,7 @@ class Enum(Object, metaclass=_EnumMeta):
         if type_key is None:
             return
         payload_type = int if issubclass(cls, IntEnum) else str if issubclass(cls, StrEnum) else None
-        own = {k for k in ("__eq__", "__ne__", "__str__", "__hash__", "__repr__", "name") if k in cls.__dict__}
+        own: set[str] = {k for k in ("__eq__", "__ne__", "__str__", "__hash__", "__repr__", "name") if k in cls.__dict__}
         binders, declarations = _collect_declarations(cls, payload_type)
         c_backed = _core._type_key_to_index(type_key) is not None
         if c_backed:
@@ -158,8 +162,13 @@ class Enum(Object, metaclass=_EnumMeta):
             _install_payload_behavior(cls, payload_type, own)
         _resolve(cls, binders, declarations, type_key, c_backed, payload_type)
 
-    # get(index): the singleton at a canonical int or str index (KeyError for none), in C.
-    get = classmethod(_core._enum_get)
+    if TYPE_CHECKING:
+        @classmethod
+        def get(cls, index: int | str) -> Any:
+            """Return the singleton at a canonical integer or string index (KeyError for none)."""
+    else:
+        # One C call: the class's type index, then the registry's lookup (ffk_enum_get_str / _int).
+        get = classmethod(_core._enum_get)
 
     @classmethod
     def all_entries(cls) -> Iterator[Enum]:
@@ -345,11 +354,12 @@ def _indices(cls: type, alias: str, ordinal: int, declaration: _EnumEntry,
     value = kwargs.pop("value")
     if type(value) is not payload_type:
         raise TypeError(f"{cls.__name__}.{alias} value must be {payload_type.__name__}")
-    if payload_type is int:
+    rest = _EnumEntry(*declaration.args, **kwargs)
+    if isinstance(value, int):
         if not _INT64_MIN <= value <= _INT64_MAX:
             raise OverflowError(f"enum integer index {value} is outside int64")
-        return value, alias, _EnumEntry(*declaration.args, **kwargs)
-    return ordinal, value, _EnumEntry(*declaration.args, **kwargs)
+        return value, alias, rest
+    return ordinal, typing.cast(str, value), rest
 
 
 def _create(cls: type, index: int, int_index: int, str_index: str, declaration: _EnumEntry, c_backed: bool,
