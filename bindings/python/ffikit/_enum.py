@@ -29,6 +29,13 @@ from ._core import Object
 from .container import Dict, List
 from .dataclasses import MISSING, c_class, py_class
 
+if TYPE_CHECKING:  # dataclasses imports this module: its decorator's type is not known yet here
+    _T = typing.TypeVar("_T", bound=type)
+
+    def _c_class(type_key: str, **kwargs: Any) -> Callable[[_T], _T]: ...
+else:
+    _c_class = c_class
+
 __all__ = ["ENUM_STATE_ATTR", "Enum", "EnumAttrMap", "EnumState", "IntEnum", "StrEnum", "auto", "entry"]
 
 ENUM_STATE_ATTR = "__ffi_enum__"
@@ -37,7 +44,7 @@ _INT64_MAX = (1 << 63) - 1
 _ABSENT: Any = object()
 
 
-@c_class("ffi.EnumState")
+@_c_class("ffi.EnumState")
 class EnumState(Object):
     """Registry state shared by enum definition and lookup (C's ``ffi.EnumState``)."""
 
@@ -127,7 +134,7 @@ class _EnumMeta(type(Object)):  # type: ignore[misc]
         return super().__call__(*args, **kwargs)
 
 
-@c_class("ffi.Enum")
+@_c_class("ffi.Enum")
 class Enum(Object, metaclass=_EnumMeta):
     """Base class for FFI-registered enum singletons."""
 
@@ -264,7 +271,7 @@ def _install_payload_behavior(cls: type, payload_type: type, own: set[str]) -> N
         setattr(cls, "__repr__", lambda self: f"{type(self).__name__}.{self.name}")
 
 
-@c_class("ffi.IntEnum")
+@_c_class("ffi.IntEnum")
 class IntEnum(Enum):
     """Enum whose ``value`` aliases its signed 64-bit integer index."""
 
@@ -280,7 +287,7 @@ class IntEnum(Enum):
         super().__init_subclass__(**kwargs)
 
 
-@c_class("ffi.StrEnum")
+@_c_class("ffi.StrEnum")
 class StrEnum(Enum):
     """Enum whose ``name`` and ``value`` alias its string index."""
 
