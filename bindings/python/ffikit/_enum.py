@@ -397,6 +397,8 @@ def _own_annotations(cls: type) -> dict[str, Any]:
 def _is_class_var(annotation: Any) -> bool:
     if annotation is ClassVar or typing.get_origin(annotation) is ClassVar:
         return True
+    if isinstance(annotation, typing.ForwardRef):  # Python 3.14's lazily evaluated annotations
+        annotation = annotation.__forward_arg__
     if isinstance(annotation, str):
         return annotation.replace(" ", "").startswith(("ClassVar", "typing.ClassVar"))
     return False
