@@ -49,6 +49,20 @@ static void handle_deleter(void *self, int which) {
   if (which & FFK_DELETER_FREE) ffk_object_free(&((engine_handle *)self)->header);
 }
 
+/* ffi.StructuralKey as a key of a Map or Dict: its cached structural hash, structural equality. */
+static uint64_t structural_key_hash(const ffk_object *o) { return (uint64_t)((const structural_key *)o)->hash_i64; }
+
+static bool structural_key_same(const ffk_object *a, const ffk_object *b) {
+  const structural_key *x = (const structural_key *)a, *y = (const structural_key *)b;
+  if (x->hash_i64 != y->hash_i64) return false;
+  int eq = ffk_structural_equal(&x->key, &y->key);
+  if (eq < 0) { /* only a raising __s_equal__ hook gets here: its keys are unequal */
+    ffk_error_clear();
+    return false;
+  }
+  return eq == 1;
+}
+
 static int define_types(void) {
   static const ffk_field_def interrupt_fields[] = {
       {"value", offsetof(visit_interrupt, value), "Any", FFK_FIELD_HAS_DEFAULT, {0},
@@ -72,6 +86,7 @@ static int define_types(void) {
                       .doc = "A value with its structural hash cached, compared structurally."};
   if ((g_interrupt_type = ffk_type_define(&interrupt)) < 0) return -1;
   if ((g_key_type = ffk_type_define(&key)) < 0) return -1;
+  if (ffk_type_set_key_ops(g_key_type, structural_key_hash, structural_key_same) != 0) return -1;
   if ((g_visitor_type = ffk_type_register("ffi.StructuralVisitor", FFK_TYPE_OBJECT)) < 0) return -1;
   if ((g_mutator_type = ffk_type_register("ffi.StructuralMutator", FFK_TYPE_OBJECT)) < 0) return -1;
   return 0;
@@ -95,9 +110,18 @@ typedef struct entry {
   bool with_region;    /* StructuralWalk/Map: called with the region kind too */
 } entry;
 
+#define MATCH_CACHE 64
+
 typedef struct entries {
   entry *items;
   int64_t size;
+  /* The entry the types met last match (direct-mapped by type index): whether a value
+     matches depends on its type alone, and asking the type registry whether an Array is
+     an instance of the callback's class at every value was most of the matching cost. */
+  struct {
+    int32_t type_plus1; /* 0: an empty slot */
+    int32_t at;         /* the first matching entry, or -1: none */
+  } match[MATCH_CACHE];
 } entries;
 
 /* The entries of `seq` (a sequence of (int, Function[, bool]) sequences) appended to *out. */
@@ -149,10 +173,17 @@ static bool type_matches(int32_t t, int32_t want) {
   return t >= FFK_TYPE_OBJECT_BEGIN && want >= FFK_TYPE_OBJECT_BEGIN && ffk_type_is_instance(t, want);
 }
 
-static const entry *find_entry(const entries *es, const ffk_any *v) {
-  for (int64_t i = 0; i < es->size; ++i)
-    if (type_matches(v->type_index, es->items[i].type_index)) return &es->items[i];
-  return NULL;
+static const entry *find_entry(entries *es, const ffk_any *v) {
+  int32_t t = v->type_index;
+  size_t slot = ((uint32_t)t * UINT32_C(2654435761)) >> 26; /* 64 slots, spread: 71 (Array) and 135 differ */
+  if (es->match[slot].type_plus1 == t + 1) return es->match[slot].at < 0 ? NULL : &es->items[es->match[slot].at];
+  int64_t i = 0;
+  while (i < es->size && !type_matches(t, es->items[i].type_index)) ++i;
+  if (es->size <= INT32_MAX) {
+    es->match[slot].type_plus1 = t + 1;
+    es->match[slot].at = i < es->size ? (int32_t)i : -1;
+  }
+  return i < es->size ? &es->items[i] : NULL;
 }
 
 /* ---- The state of one call --------------------------------------------------------------- */
@@ -235,7 +266,7 @@ static int order_of(const char *api, const ffk_any *v, ffk_walk_order *order) {
 /* ffi.StructuralWalk(root, callbacks, callbacks_with_def_region_kind, order) -> Optional<VisitInterrupt> */
 static int structural_walk(void *self, const ffk_any *args, int32_t nargs, ffk_any *result) {
   (void)self, (void)nargs;
-  call_state st = {"ffi.StructuralWalk", {NULL, 0}, NULL, NULL, NULL, ffk_any_none()};
+  call_state st = {"ffi.StructuralWalk", {NULL, 0, {{0, 0}}}, NULL, NULL, NULL, ffk_any_none()};
   ffk_walk_order order = FFK_WALK_POSTORDER;
   int rc = order_of(st.api, &args[3], &order);
   if (rc == 0) rc = read_entries(st.api, &args[1], 2, false, &st.callbacks);
@@ -268,7 +299,7 @@ static int visit_cb(void *ctx, ffk_visitor *v, const ffk_any *value, const ffk_w
 /* ffi.StructuralVisit(root, callbacks) -> Optional<VisitInterrupt> */
 static int structural_visit(void *self, const ffk_any *args, int32_t nargs, ffk_any *result) {
   (void)self, (void)nargs;
-  call_state st = {"ffi.StructuralVisit", {NULL, 0}, NULL, NULL, NULL, ffk_any_none()};
+  call_state st = {"ffi.StructuralVisit", {NULL, 0, {{0, 0}}}, NULL, NULL, NULL, ffk_any_none()};
   int rc = read_entries(st.api, &args[1], 2, false, &st.callbacks);
   if (rc == 0) rc = ffk_structural_visit(&args[0], visit_cb, &st);
   rc = result_interrupt(&st, rc, result);
@@ -353,7 +384,7 @@ static int map_cb(void *ctx, ffk_mutator *m, const ffk_any *value, ffk_any *out)
 /* ffi.StructuralMap(root, callbacks, callbacks_with_def_region_kind, order) -> Any */
 static int structural_map(void *self, const ffk_any *args, int32_t nargs, ffk_any *result) {
   (void)self, (void)nargs;
-  call_state st = {"ffi.StructuralMap", {NULL, 0}, NULL, NULL, NULL, ffk_any_none()};
+  call_state st = {"ffi.StructuralMap", {NULL, 0, {{0, 0}}}, NULL, NULL, NULL, ffk_any_none()};
   ffk_walk_order order = FFK_WALK_POSTORDER;
   int rc = order_of(st.api, &args[3], &order);
   if (rc == 0) rc = read_entries(st.api, &args[1], 2, false, &st.callbacks);
@@ -378,7 +409,7 @@ static int mutate_cb(void *ctx, ffk_mutator *m, const ffk_any *value, ffk_any *o
 /* ffi.StructuralMutate(root, callbacks) -> Any */
 static int structural_mutate(void *self, const ffk_any *args, int32_t nargs, ffk_any *result) {
   (void)self, (void)nargs;
-  call_state st = {"ffi.StructuralMutate", {NULL, 0}, NULL, NULL, NULL, ffk_any_none()};
+  call_state st = {"ffi.StructuralMutate", {NULL, 0, {{0, 0}}}, NULL, NULL, NULL, ffk_any_none()};
   int rc = read_entries(st.api, &args[1], 3, false, &st.callbacks);
   if (rc == 0) rc = ffk_structural_mutate(&args[0], mutate_cb, &st, result);
   state_end(&st);

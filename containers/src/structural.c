@@ -108,6 +108,8 @@ typedef struct type_info {
   ffk_function *eq_hook;         /* owned, or NULL */
   ffk_function *hash_hook;       /* owned, or NULL */
   bool reflected;                /* described by ffk_type_define */
+  bool has_def;                  /* a compared field opens a definition region (FFK_FIELD_S_DEF*) */
+  int vkind;                     /* KIND_KEY or KIND_OBJECT: how the walks treat its values (value_kind) */
   int skind;                     /* an ffk_s_kind (FFK_ATTR_S_KIND; TREE without one) */
 } type_info;
 
@@ -148,6 +150,7 @@ typedef struct walk {
   int region;         /* REGION_*: where variables met now bind */
   bool look_inside;   /* equality: an object compared with itself is walked (see equal_walk) */
   bool met_binding;   /* equality: a variable or dag node was compared */
+  bool took_same;     /* equality: an object was taken as equal to itself without looking inside */
   walk_memo bound_a;  /* equality: variables and dag nodes of `a` bound, (a, NULL) -> b as value;
                          hash: variables and dag nodes hashed, (v, NULL) -> their hash */
   walk_memo bound_b;  /* and the other way; both sides kept alive by walk_keep until the walk ends */
@@ -215,6 +218,7 @@ static walk *walk_new(bool paths, uint32_t flags, bool look_inside) {
   w->region = (flags & FFK_STRUCTURAL_MAP_FREE_VARS) ? REGION_PATTERN : REGION_NONE;
   w->look_inside = look_inside;
   w->met_binding = false;
+  w->took_same = false;
   w->bound_a = w->bound_b = (walk_memo){NULL, 0, 0};
   w->var_order = w->dag_order = 0;
   return w;
@@ -319,10 +323,11 @@ static int find_hook(int32_t t, const char *name, ffk_function **out) {
   return 0;
 }
 
-/* What the walk knows about object type `t` (made on first use). NULL with an error. */
-static const type_info *info_of(walk *w, int32_t t) {
+enum { KIND_KEY, KIND_SHAPE, KIND_CONTAINER, KIND_OBJECT }; /* see value_kind */
+
+/* What the walk knows about object type `t`, made on first use (info_of's slow path). NULL with an error. */
+static FFK_NOINLINE const type_info *info_make(walk *w, int32_t t) {
   type_info **slot = &w->recent[(uint32_t)t % RECENT_TYPES];
-  if (*slot != NULL && (*slot)->type == t) return *slot;
   for (int32_t i = 0; i < w->ninfos; ++i)
     if (w->infos[i]->type == t) return *slot = w->infos[i];
   if (w->ninfos == w->capinfos) {
@@ -343,6 +348,7 @@ static const type_info *info_of(walk *w, int32_t t) {
   info->fields = (const ffk_field_info **)(info + 1);
   info->eq_hook = info->hash_hook = NULL;
   info->reflected = ffk_type_is_reflected(t);
+  info->has_def = false;
   info->key_hash = hash_key(ffk_type_key(t));
   info->skind = FFK_S_KIND_TREE;
   ffk_any kind;
@@ -369,15 +375,26 @@ static const type_info *info_of(walk *w, int32_t t) {
       ffk_mem_free(info);
       return NULL;
     }
-    if (!(f->flags & FFK_FIELD_COMPARE_OFF)) info->fields[info->n++] = f;
+    if (f->flags & FFK_FIELD_COMPARE_OFF) continue;
+    info->fields[info->n++] = f;
+    if (f->flags & (FFK_FIELD_S_DEF | FFK_FIELD_S_DEF_SIMPLE)) info->has_def = true;
   }
   if (find_hook(t, FFK_ATTR_S_EQUAL, &info->eq_hook) != 0 || find_hook(t, FFK_ATTR_S_HASH, &info->hash_hook) != 0) {
     ffk_object_release((ffk_object *)info->eq_hook);
     ffk_mem_free(info);
     return NULL;
   }
+  info->vkind = !info->reflected && info->eq_hook == NULL && info->hash_hook == NULL && info->skind == FFK_S_KIND_TREE
+                    ? KIND_KEY
+                    : KIND_OBJECT;
   w->infos[w->ninfos++] = info;
   return *slot = info;
+}
+
+/* What the walk knows about object type `t`. NULL with an error. */
+static inline const type_info *info_of(walk *w, int32_t t) {
+  type_info *hit = w->recent[(uint32_t)t % RECENT_TYPES];
+  return hit != NULL && hit->type == t ? hit : info_make(w, t);
 }
 
 /*
@@ -396,22 +413,19 @@ static const type_info *info_of(walk *w, int32_t t) {
  *   KIND_OBJECT     an object of a reflected type or of a type with a hook: by its hook
  *                   or its compared fields (equal_objects, hash_object)
  */
-enum { KIND_KEY, KIND_SHAPE, KIND_CONTAINER, KIND_OBJECT };
-
 /* The kind of a value of a built-in type (t < FFK_TYPE_STATIC_END): no lookup needed. */
 static inline int builtin_kind(int32_t t) {
   return is_sequence(t) || is_mapping(t) ? KIND_CONTAINER : t == FFK_TYPE_SHAPE ? KIND_SHAPE : KIND_KEY;
 }
 
 /* The kind of `v` (*info its type's for KIND_OBJECT), or -1 with an error. */
-static int value_kind(walk *w, const ffk_any *v, const type_info **info) {
+static inline int value_kind(walk *w, const ffk_any *v, const type_info **info) {
   int32_t t = v->type_index;
   if (t < FFK_TYPE_STATIC_END || v->v_obj == NULL) return builtin_kind(t);
   const type_info *ti = info_of(w, t);
   if (ti == NULL) return -1;
-  if (!ti->reflected && ti->eq_hook == NULL && ti->hash_hook == NULL && ti->skind == FFK_S_KIND_TREE) return KIND_KEY;
-  *info = ti;
-  return KIND_OBJECT;
+  if (ti->vkind == KIND_OBJECT) *info = ti;
+  return ti->vkind;
 }
 
 /* The hash of a Shape: its dimensions. */
@@ -474,7 +488,9 @@ static int push_attr(walk *w, const char *name, size_t size) {
 /* ---- The Functions hooks receive. ------------------------------------------------- */
 
 static int equal(walk *w, const ffk_any *x, const ffk_any *y);
+static int equal_node(walk *w, const ffk_any *x, const ffk_any *y, int kx, const type_info *info);
 static int hash(walk *w, const ffk_any *v, uint64_t *out);
+static int hash_node(walk *w, const ffk_any *v, int kind, const type_info *info, uint64_t *out);
 
 static walk *walk_of(void *self, const char *what) {
   walk *w = ((walk_fn_ctx *)self)->w;
@@ -494,22 +510,70 @@ static int keep_argument(walk *w, const ffk_any *v) {
   return walk_keep(w, v->v_obj);
 }
 
-/* equal(x, y[, attr]) -> bool, inside the walk of the hook that received it. */
+/*
+ * A region kind a hook passes to `equal` or `hash` (tvm_ffi's def_region argument: a
+ * bool or ffk_def_region_kind's int) as the REGION_* the call walks in: 0 (False) keeps
+ * the hook's own region, 1 (True) is a pattern region, 2 a simple one (inside a pattern
+ * region the pattern stays, as for fields). 0, or -1 with a TypeError / ValueError naming
+ * the value and `what` (the callback's name).
+ */
+static int hook_region(const walk *w, const ffk_any *v, const char *what, int *region) {
+  if (v->type_index != FFK_TYPE_BOOL && v->type_index != FFK_TYPE_INT)
+    return ffk_error_set(FFK_ERR_TYPE, "%s: def_region must be a bool or an int (DefRegionKind), not a `%s`", what,
+                         ffk_any_type_name(v));
+  switch (v->v_int) {
+    case 0: *region = w->region; return 0;
+    case 1: *region = REGION_PATTERN; return 0;
+    case 2: *region = w->region == REGION_PATTERN ? REGION_PATTERN : REGION_SIMPLE; return 0;
+    default:
+      return ffk_error_set(FFK_ERR_VALUE, "%s: def_region %lld is not a DefRegionKind (0 NONE, 1 DEF_PATTERN, "
+                           "2 DEF_SIMPLE)", what, (long long)v->v_int);
+  }
+}
+
+/* A step name a hook passes (str or None: no step) in *name. 0, or -1 with a TypeError. */
+static int hook_step_name(const ffk_any *v, const char *what, const char **name, size_t *size) {
+  *name = NULL;
+  *size = 0;
+  if (v->type_index == FFK_TYPE_NONE || ffk_any_as_str(v, name, size) == 0) return 0;
+  ffk_error_clear();
+  return ffk_error_set(FFK_ERR_TYPE, "%s: the field name must be a str or None, not a `%s`", what,
+                       ffk_any_type_name(v));
+}
+
+/*
+ * equal(x, y[, attr]) or, tvm_ffi's form, equal(x, y, def_region[, field_name]) -> bool,
+ * inside the walk of the hook that received it: a bool or int third argument is a region
+ * kind (hook_region), a str or None one a step name.
+ */
 static int walk_equal_call(void *self, const ffk_any *args, int32_t nargs, ffk_any *result) {
   walk *w = walk_of(self, "equal");
   if (w == NULL) return -1;
-  if (nargs != 2 && nargs != 3)
-    return ffk_error_set(FFK_ERR_TYPE, "equal(x, y, attr=None) takes 2 or 3 arguments, got %d", (int)nargs);
+  if (nargs < 2 || nargs > 4)
+    return ffk_error_set(FFK_ERR_TYPE, "equal(x, y, attr=None) or equal(x, y, def_region, field_name=None) takes "
+                         "2 to 4 arguments, got %d", (int)nargs);
   const char *attr = NULL;
   size_t attr_size = 0;
-  if (nargs == 3 && args[2].type_index != FFK_TYPE_NONE && ffk_any_as_str(&args[2], &attr, &attr_size) != 0) {
-    ffk_error_clear();
-    return ffk_error_set(FFK_ERR_TYPE, "equal(x, y, attr): attr must be a str or None, not a `%s`",
-                         ffk_any_type_name(&args[2]));
+  int region = w->region;
+  if (nargs >= 3) {
+    bool kind_given = args[2].type_index == FFK_TYPE_BOOL || args[2].type_index == FFK_TYPE_INT;
+    if (!kind_given && nargs == 4)
+      return ffk_error_set(FFK_ERR_TYPE, "equal(x, y, def_region, field_name): def_region must be a bool or an int "
+                           "(DefRegionKind), not a `%s`", ffk_any_type_name(&args[2]));
+    if (kind_given) {
+      if (hook_region(w, &args[2], "equal(x, y, def_region, field_name)", &region) != 0) return -1;
+      if (nargs == 4 && hook_step_name(&args[3], "equal(x, y, def_region, field_name)", &attr, &attr_size) != 0)
+        return -1;
+    } else if (hook_step_name(&args[2], "equal(x, y, attr)", &attr, &attr_size) != 0) {
+      return -1;
+    }
   }
   if (keep_argument(w, &args[0]) != 0 || keep_argument(w, &args[1]) != 0) return -1;
   int32_t mark = w->nsteps;
+  int outer = w->region;
+  w->region = region;
   int rc = equal(w, &args[0], &args[1]);
+  w->region = outer;
   if (rc < 0) return -1;
   if (rc == 0 && w->paths) {
     if (w->hook_failed) {
@@ -523,14 +587,32 @@ static int walk_equal_call(void *self, const ffk_any *args, int32_t nargs, ffk_a
   return 0;
 }
 
-/* hash(x) -> int, inside the walk of the hook that received it. */
+static uint64_t mix(uint64_t h);
+
+/*
+ * hash(x) -> int, or tvm_ffi's form hash(x, init_hash[, def_region]) -> int: x's hash
+ * combined into init_hash, with x walked in the region def_region names (hook_region);
+ * inside the walk of the hook that received it.
+ */
 static int walk_hash_call(void *self, const ffk_any *args, int32_t nargs, ffk_any *result) {
   walk *w = walk_of(self, "hash");
   if (w == NULL) return -1;
-  if (nargs != 1) return ffk_error_set(FFK_ERR_TYPE, "hash(x) takes 1 argument, got %d", (int)nargs);
+  if (nargs < 1 || nargs > 3)
+    return ffk_error_set(FFK_ERR_TYPE, "hash(x) or hash(x, init_hash, def_region=0) takes 1 to 3 arguments, got %d",
+                         (int)nargs);
+  if (nargs >= 2 && args[1].type_index != FFK_TYPE_INT && args[1].type_index != FFK_TYPE_BOOL)
+    return ffk_error_set(FFK_ERR_TYPE, "hash(x, init_hash, def_region): init_hash must be an int, not a `%s`",
+                         ffk_any_type_name(&args[1]));
+  int region = w->region;
+  if (nargs == 3 && hook_region(w, &args[2], "hash(x, init_hash, def_region)", &region) != 0) return -1;
   if (keep_argument(w, &args[0]) != 0) return -1;
   uint64_t h;
-  if (hash(w, &args[0], &h) != 0) return -1;
+  int outer = w->region;
+  w->region = region;
+  int rc = hash(w, &args[0], &h);
+  w->region = outer;
+  if (rc != 0) return -1;
+  if (nargs >= 2) h = mix((uint64_t)args[1].v_int ^ mix(h));
   *result = ffk_any_int((int64_t)h);
   return 0;
 }
@@ -645,14 +727,21 @@ static int equal_mappings(walk *w, ffk_object *a, ffk_object *b) {
   return rc;
 }
 
-/* Field `f` of two objects of its type: 1, 0 or -1. Fields are borrowed (see read_field). */
-static inline int equal_field(walk *w, const ffk_field_info *f, const ffk_object *a, const ffk_object *b) {
+/*
+ * Field `f` of two objects of its type: 1, 0 or -1. Fields are borrowed (see read_field).
+ * Inlined into its one caller, the field loop of equal_objects: a call per field was a
+ * third of a tree walk's instructions.
+ */
+static inline __attribute__((always_inline)) int equal_field(walk *w, const ffk_field_info *f, const ffk_object *a, const ffk_object *b) {
   ffk_any fa, fb;
   if (f->storage == FFK_FIELD_STORAGE_INT || f->storage == FFK_FIELD_STORAGE_OBJECT) { /* the common cases inline */
     (void)ffk_field_peek_unchecked(f, a, &fa); /* 0, borrowed: these storages cannot fail */
     (void)ffk_field_peek_unchecked(f, b, &fb);
     if (f->storage == FFK_FIELD_STORAGE_INT) return fa.v_int == fb.v_int;
-    if (fa.v_obj == fb.v_obj && (fa.v_obj == NULL || !w->look_inside)) return 1; /* one object (or both None) equals itself */
+    if (fa.v_obj == fb.v_obj && (fa.v_obj == NULL || !w->look_inside)) { /* one object (or both None) equals itself */
+      if (fa.v_obj != NULL && fa.type_index != FFK_TYPE_STRING) w->took_same = true; /* a str compares alike either way */
+      return 1;
+    }
     if (fa.type_index == FFK_TYPE_NONE || fb.type_index == FFK_TYPE_NONE) return 0;
     if (fa.type_index == FFK_TYPE_STRING && fb.type_index == FFK_TYPE_STRING) { /* ffk_any_equal's answer, inline */
       const ffk_string *sa = (const ffk_string *)fa.v_obj, *sb = (const ffk_string *)fb.v_obj;
@@ -666,10 +755,14 @@ static inline int equal_field(walk *w, const ffk_field_info *f, const ffk_object
     drop_field(&fa, owned_a);
     return -1;
   }
-  int rc = !w->look_inside && fa.type_index == fb.type_index && fa.type_index >= FFK_TYPE_OBJECT_BEGIN &&
-                   fa.v_obj == fb.v_obj
-               ? 1 /* one object equals itself */
-               : equal(w, &fa, &fb);
+  int rc;
+  if (!w->look_inside && fa.type_index == fb.type_index && fa.type_index >= FFK_TYPE_OBJECT_BEGIN &&
+      fa.v_obj == fb.v_obj) {
+    w->took_same = true;
+    rc = 1; /* one object equals itself */
+  } else {
+    rc = equal(w, &fa, &fb);
+  }
   drop_field(&fa, owned_a);
   drop_field(&fb, owned_b);
   return rc;
@@ -719,18 +812,14 @@ static int equal_objects(walk *w, ffk_object *a, ffk_object *b, const type_info 
   if (!info->reflected) return a == b; /* a plain type with only a hash hook or a kind: identity */
   int rc = 1;
   int32_t i = 0;
-  for (; i < info->n; ++i) {
+  int outer = w->region;
+  for (; i < info->n; ++i) { /* one call site of equal_field, so that it is inlined */
     const ffk_field_info *f = info->fields[i];
-    if (f->flags & (FFK_FIELD_S_DEF | FFK_FIELD_S_DEF_SIMPLE)) {
-      int outer = w->region;
-      w->region = field_region(f, outer);
-      rc = equal_field(w, f, a, b);
-      w->region = outer;
-    } else {
-      rc = equal_field(w, f, a, b);
-    }
+    if (FFK_UNLIKELY(info->has_def)) w->region = f->flags & (FFK_FIELD_S_DEF | FFK_FIELD_S_DEF_SIMPLE) ? field_region(f, outer) : outer;
+    rc = equal_field(w, f, a, b);
     if (rc != 1) break;
   }
+  w->region = outer;
   if (rc == 0 && w->paths) {
     const char *name = info->fields[i]->name;
     if (push_attr(w, name, strlen(name)) != 0) return -1;
@@ -750,12 +839,43 @@ static int equal(walk *w, const ffk_any *x, const ffk_any *y) {
   if (kx == KIND_KEY) return ffk_any_equal(x, y);
   if (kx == KIND_SHAPE) return ffk_shape_equal((const ffk_shape *)x->v_obj, (const ffk_shape *)y->v_obj);
   if (x->type_index != y->type_index) return 0; /* another container or object type */
+  /* A TREE node (every container, most objects) needs none of equal_node's kind steps: for
+     it they change nothing, and out of line they stay out of a plain tree's way. */
+  if (FFK_UNLIKELY(kx == KIND_OBJECT && info->skind != FFK_S_KIND_TREE)) return equal_node(w, x, y, kx, info);
+  ffk_object *a = x->v_obj, *b = y->v_obj;
+  if (a == b && (!w->look_inside || w->depth == 0)) {
+    if (w->depth > 0 && !w->look_inside) w->took_same = true;
+    return 1;
+  }
+  bool may_recur = shareable(a) && shareable(b); /* else (a, b) is neither on the stack nor recorded */
+  if (may_recur && (on_stack(w, a, b) || memo_find(&w->done, a, b) != NULL)) return 1;
+  if (w->depth == FFK_STRUCTURAL_MAX_DEPTH) return ffk_structural_too_deep();
+  w->a[w->depth] = a;
+  w->b[w->depth] = b;
+  ++w->depth;
+  int rc = kx == KIND_OBJECT            ? equal_objects(w, a, b, info)
+           : is_sequence(x->type_index) ? equal_sequences(w, a, b)
+                                        : equal_mappings(w, a, b);
+  --w->depth;
+  if (rc == 1 && may_recur && memo_add(&w->done, a, b, 0, false) != 0) return -1;
+  return rc;
+}
+
+/*
+ * Two nodes of one type and kind `kx` (a container or KIND_OBJECT with `info`): their
+ * structural kind decides (singleton, const-tree, var, dag), and a variable or dag node
+ * binds. Out of line, so that equal's path for TREE nodes stays small.
+ */
+static FFK_NOINLINE int equal_node(walk *w, const ffk_any *x, const ffk_any *y, int kx, const type_info *info) {
   ffk_object *a = x->v_obj, *b = y->v_obj;
   int sk = kx == KIND_OBJECT ? info->skind : FFK_S_KIND_TREE;
   if (sk == FFK_S_KIND_SINGLETON) return a == b;
   /* An object equals itself; a walk that looks inside (equal_walk) still walks it below the
      top, so that the variables inside bind to themselves (and a later x != y). */
-  if (a == b && (!w->look_inside || w->depth == 0 || sk == FFK_S_KIND_CONST_TREE)) return 1;
+  if (a == b && (!w->look_inside || w->depth == 0 || sk == FFK_S_KIND_CONST_TREE)) {
+    if (!w->look_inside && w->depth > 0 && sk != FFK_S_KIND_CONST_TREE) w->took_same = true;
+    return 1;
+  }
   bool binds = sk == FFK_S_KIND_VAR || sk == FFK_S_KIND_DAG;
   if (binds) { /* bound already: to b and nothing else */
     w->met_binding = true;
@@ -818,9 +938,12 @@ static int build_paths(walk *w, ffk_object **lhs, ffk_object **rhs) {
  * (and Python's `l == l` reach the depth limit). So the first walk takes an object as
  * equal to itself at once; if it compared no variable or dag node, bindings played no
  * part in what it walked, and a variable inside a skipped object could only have bound
- * to itself, which nothing met: its answer is the looking walk's. Otherwise the walk runs
- * again, looking inside; the two agree wherever no variable is met, so the first
- * mismatch is the same place either way.
+ * to itself, which nothing met: its answer is the looking walk's. Nor does it matter when
+ * the walk took no object as equal to itself without looking inside (w->took_same): the
+ * looking walk would then have made every step it made, in the same order, so it would
+ * answer alike (two trees built apart, the common case with free variables, are walked
+ * once). Otherwise the walk runs again, looking inside; the two agree wherever no
+ * variable is met, so the first mismatch is the same place either way.
  */
 static int equal_walk(const ffk_any *a, const ffk_any *b, uint32_t flags, ffk_object **lhs, ffk_object **rhs) {
   void *section = ffk_read_section_enter();
@@ -828,7 +951,7 @@ static int equal_walk(const ffk_any *a, const ffk_any *b, uint32_t flags, ffk_ob
   bool paths = lhs != NULL;
   walk *w = walk_new(paths, flags, false);
   int rc = w == NULL ? -1 : equal(w, a, b);
-  if (rc >= 0 && w->met_binding) {
+  if (rc >= 0 && w->met_binding && w->took_same) {
     walk_free(w);
     w = walk_new(paths, flags, true);
     rc = w == NULL ? -1 : equal(w, a, b);
@@ -915,7 +1038,8 @@ static int hash_object(walk *w, ffk_object *o, const type_info *info, uint64_t *
     ffk_any value;
     bool owned;
     uint64_t e;
-    w->region = f->flags & (FFK_FIELD_S_DEF | FFK_FIELD_S_DEF_SIMPLE) ? field_region(f, outer) : outer;
+    if (FFK_UNLIKELY(info->has_def))
+      w->region = f->flags & (FFK_FIELD_S_DEF | FFK_FIELD_S_DEF_SIMPLE) ? field_region(f, outer) : outer;
     if (read_field(f, o, &value, &owned) != 0) {
       w->region = outer;
       return -1;
@@ -939,6 +1063,48 @@ static int hash_object(walk *w, ffk_object *o, const type_info *info, uint64_t *
   return 0;
 }
 
+/* A map entry and the hash its key contributes, for hashing values in key-hash order. */
+typedef struct keyed_entry {
+  uint64_t key_hash;
+  ffk_table_entry *entry;
+} keyed_entry;
+
+/*
+ * Sorts by key_hash, stably (entries whose keys hash alike keep their table order): an
+ * insertion sort of runs of 8, then bottom-up merges through a scratch buffer. 0, or -1
+ * with a MemoryError for the buffer.
+ */
+static int sort_by_key_hash(keyed_entry *items, int64_t n) {
+  for (int64_t lo = 0; lo < n; lo += 8) {
+    int64_t hi = lo + 8 < n ? lo + 8 : n;
+    for (int64_t i = lo + 1; i < hi; ++i) {
+      keyed_entry x = items[i];
+      int64_t j = i;
+      for (; j > lo && items[j - 1].key_hash > x.key_hash; --j) items[j] = items[j - 1];
+      items[j] = x;
+    }
+  }
+  if (n <= 8) return 0;
+  keyed_entry *tmp = ffk_mem_alloc((size_t)n * sizeof *tmp);
+  if (tmp == NULL) return -1;
+  keyed_entry *src = items, *dst = tmp;
+  for (int64_t width = 8; width < n; width *= 2) {
+    for (int64_t lo = 0; lo < n; lo += 2 * width) {
+      int64_t mid = lo + width < n ? lo + width : n, hi = lo + 2 * width < n ? lo + 2 * width : n;
+      int64_t i = lo, j = mid, k = lo;
+      while (i < mid && j < hi) dst[k++] = src[j].key_hash < src[i].key_hash ? src[j++] : src[i++];
+      while (i < mid) dst[k++] = src[i++];
+      while (j < hi) dst[k++] = src[j++];
+    }
+    keyed_entry *t = src;
+    src = dst;
+    dst = t;
+  }
+  if (src != items) memcpy(items, src, (size_t)n * sizeof *items);
+  ffk_mem_free(tmp);
+  return 0;
+}
+
 static int hash_container(walk *w, const ffk_any *v, uint64_t *out) {
   uint64_t h = mix((uint64_t)v->type_index);
   int rc = 0;
@@ -957,17 +1123,27 @@ static int hash_container(walk *w, const ffk_any *v, uint64_t *out) {
     map_view m;
     if (map_open(v->v_obj, &m) != 0) return -1;
     int64_t mark = w->done.size;
-    uint64_t sum = 0;
-    int64_t pos = 0;
-    for (ffk_table_entry *e; rc == 0 && (e = ffk_table__next(m.table, &pos)) != NULL;) {
-      uint64_t hv, kh = e->hash;
+    keyed_entry stack[16], *items = stack;
+    int64_t n = 0, pos = 0;
+    if (m.table->size > 16 && (items = ffk_mem_alloc((size_t)m.table->size * sizeof *items)) == NULL) rc = -1;
+    for (ffk_table_entry *e; rc == 0 && (e = ffk_table__next(m.table, &pos)) != NULL; ++n) {
+      items[n].entry = e;
+      items[n].key_hash = e->hash;
       const memo_slot *bound = w->bound_a.size > 0 && ffk_any_is_object(&e->key) && e->key.v_obj != NULL
                                    ? memo_find(&w->bound_a, e->key.v_obj, NULL)
                                    : NULL;
-      if (bound != NULL) kh = bound->value; /* a variable or dag node met before: as it hashed then */
-      rc = hash(w, &e->value, &hv);
-      sum += mix(kh ^ mix(hv)); /* a sum: order does not matter */
+      if (bound != NULL) items[n].key_hash = bound->value; /* a variable or dag node met before: as it hashed then */
     }
+    /* Values in key-hash order, not insertion order: variables bind in the order met, so two
+       equal maps built in different orders bind alike (tvm_ffi sorts the same way). */
+    if (rc == 0) rc = sort_by_key_hash(items, n);
+    uint64_t sum = 0;
+    for (int64_t i = 0; rc == 0 && i < n; ++i) {
+      uint64_t hv;
+      rc = hash(w, &items[i].entry->value, &hv);
+      sum += mix(items[i].key_hash ^ mix(hv)); /* a sum: the order adds nothing itself */
+    }
+    if (items != stack) ffk_mem_free(items);
     h ^= mix(sum + (uint64_t)m.table->size);
     if (close_map(w, &m, mark) != 0) rc = -1;
   }
@@ -1003,6 +1179,37 @@ static int hash(walk *w, const ffk_any *v, uint64_t *out) {
     *out = shape_hash(v);
     return 0;
   }
+  /* A TREE node: hash_node's kind steps change nothing for it (see equal). */
+  if (FFK_UNLIKELY(kind == KIND_OBJECT && info->skind != FFK_S_KIND_TREE)) return hash_node(w, v, kind, info, out);
+  bool may_recur = shareable(v->v_obj); /* else it is neither on the stack nor recorded */
+  if (may_recur && on_stack(w, v->v_obj, NULL)) {
+    w->cyclic = true;
+    *out = cyclic_hash(v, info);
+    return 0;
+  }
+  const memo_slot *done = may_recur ? memo_find(&w->done, v->v_obj, NULL) : NULL; /* a node hashed before */
+  if (done != NULL) {
+    if (done->cyclic) w->cyclic = true;
+    *out = done->cyclic ? cyclic_hash(v, info) : done->value;
+    return 0;
+  }
+  if (w->depth == FFK_STRUCTURAL_MAX_DEPTH) return ffk_structural_too_deep();
+  w->a[w->depth] = v->v_obj;
+  w->b[w->depth] = NULL;
+  ++w->depth;
+  bool outer_cyclic = w->cyclic;
+  w->cyclic = false;
+  int rc = kind == KIND_CONTAINER ? hash_container(w, v, out) : hash_object(w, v->v_obj, info, out);
+  bool cyclic = w->cyclic;
+  w->cyclic = outer_cyclic || cyclic;
+  --w->depth;
+  if (rc == 0 && may_recur && memo_add(&w->done, v->v_obj, NULL, *out, cyclic) != 0) return -1;
+  if (rc == 0 && cyclic && w->depth > 0) *out = cyclic_hash(v, info); /* what its parent sees */
+  return rc;
+}
+
+/* A container or KIND_OBJECT node `v` (with `info`): hash's node part, kinds included (see equal_node). */
+static FFK_NOINLINE int hash_node(walk *w, const ffk_any *v, int kind, const type_info *info, uint64_t *out) {
   int sk = kind == KIND_OBJECT ? info->skind : FFK_S_KIND_TREE;
   /* else it is neither on the stack nor recorded; a variable or dag node is always recorded (its order) */
   bool may_recur = sk == FFK_S_KIND_VAR || sk == FFK_S_KIND_DAG || shareable(v->v_obj);

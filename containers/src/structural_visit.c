@@ -129,6 +129,21 @@ ffk_object *ffk_walk_step_path(const ffk_walk_step *step) {
 
 /* ---- The visitor ------------------------------------------------------------------------ */
 
+/*
+ * What the visitor knows about an object type, gathered on first meeting: whether it is
+ * reflected and its compared fields. Asking the type registry for these at every object
+ * (whether its type is reflected, its field count, each field by index) was a fifth of
+ * the C side of a walk. Field descriptions never change once defined.
+ */
+typedef struct visit_type {
+  int32_t type; /* 0 (None, never an object's type): an empty slot */
+  int32_t n;    /* compared fields (those without FFK_FIELD_COMPARE_OFF) */
+  bool reflected;
+  const ffk_field_info **fields; /* n entries, owned */
+} visit_type;
+
+#define VISIT_TYPES 8 /* direct-mapped by type index; a collision makes the entry again */
+
 struct ffk_visitor {
   ffk_walk_fn walk_fn;   /* a walk: called before or after the default descent */
   ffk_visit_fn visit_fn; /* a visit: owns the descent */
@@ -139,9 +154,36 @@ struct ffk_visitor {
   path_stack path;
   const ffk_any *current;     /* the value whose callback runs (borrowed) */
   const ffk_walk_step *where; /* and its step */
+  visit_type types[VISIT_TYPES];
 };
 
-static int visit_value(ffk_visitor *v, const ffk_any *value, const ffk_walk_step *where);
+/* What the visitor knows about object type `t`. NULL with an error. */
+static const visit_type *visit_type_of(ffk_visitor *v, int32_t t) {
+  visit_type *slot = &v->types[(uint32_t)t % VISIT_TYPES];
+  if (slot->type == t) return slot;
+  visit_type made = {t, 0, ffk_type_is_reflected(t), NULL};
+  int32_t n = made.reflected ? ffk_type_num_fields(t) : 0;
+  if (n < 0) return NULL;
+  if (n > 0 && (made.fields = ffk_mem_alloc((size_t)n * sizeof *made.fields)) == NULL) return NULL;
+  for (int32_t i = 0; i < n; ++i) {
+    const ffk_field_info *f = ffk_type_field_at(t, i);
+    if (f == NULL) {
+      ffk_mem_free(made.fields);
+      return NULL;
+    }
+    if (!(f->flags & FFK_FIELD_COMPARE_OFF)) made.fields[made.n++] = f;
+  }
+  ffk_mem_free(slot->fields);
+  *slot = made;
+  return slot;
+}
+
+static void visit_types_free(ffk_visitor *v) {
+  for (int i = 0; i < VISIT_TYPES; ++i) ffk_mem_free(v->types[i].fields);
+}
+
+/* `held`: the references the walk itself holds on `value` (an owned field read: 1), or -1 when unknown (on_path_may). */
+static int visit_value(ffk_visitor *v, const ffk_any *value, const ffk_walk_step *where, int held);
 
 static int visit_sequence(ffk_visitor *v, ffk_object *o, const ffk_walk_step *where) {
   seq_view s;
@@ -150,7 +192,7 @@ static int visit_sequence(ffk_visitor *v, ffk_object *o, const ffk_walk_step *wh
   for (int64_t i = 0; rc == 0 && i < s.size; ++i) {
     ffk_walk_step step = child_step(where, FFK_ACCESS_ARRAY_ITEM);
     step.index = i;
-    rc = visit_value(v, &s.data[i], &step);
+    rc = visit_value(v, &s.data[i], &step, 0); /* borrowed from the container */
   }
   seq_close(&s);
   return rc;
@@ -164,15 +206,14 @@ static int visit_mapping(ffk_visitor *v, ffk_object *o, const ffk_walk_step *whe
   for (ffk_table_entry *e; rc == 0 && (e = ffk_table__next(m.table, &pos)) != NULL;) {
     ffk_walk_step step = child_step(where, FFK_ACCESS_MAP_ITEM);
     step.key = &e->key;
-    rc = visit_value(v, &e->value, &step);
+    rc = visit_value(v, &e->value, &step, 0);
   }
   map_close(&m);
   return rc;
 }
 
-static int visit_fields(ffk_visitor *v, ffk_object *o, const ffk_walk_step *where) {
-  int32_t t = o->type_index, n = ffk_type_num_fields(t);
-  if (n < 0) return -1;
+static int visit_fields(ffk_visitor *v, ffk_object *o, const visit_type *vt, const ffk_walk_step *where) {
+  int32_t t = o->type_index, n = vt->n;
   /* A variable defined in a simple region: the definition is the variable; its fields are uses. */
   ffk_def_region_kind outer = v->region;
   if (v->region == FFK_DEF_REGION_SIMPLE) {
@@ -181,13 +222,19 @@ static int visit_fields(ffk_visitor *v, ffk_object *o, const ffk_walk_step *wher
     if (skind == FFK_S_KIND_VAR) v->region = FFK_DEF_REGION_NONE;
   }
   int rc = 0;
+  const ffk_field_info **fields = vt->fields; /* vt may be remade by a child of another type: read it first */
+  ffk_field_info const *local[8];
+  if (n > 0 && n <= 8) { /* the entry's list may be freed when a child's type takes its slot */
+    memcpy(local, fields, (size_t)n * sizeof *local);
+    fields = local;
+  } else if (n > 8) {
+    const ffk_field_info **copy = ffk_mem_alloc((size_t)n * sizeof *copy);
+    if (copy == NULL) return -1;
+    memcpy(copy, fields, (size_t)n * sizeof *copy);
+    fields = copy;
+  }
   for (int32_t i = 0; rc == 0 && i < n; ++i) {
-    const ffk_field_info *f = ffk_type_field_at(t, i);
-    if (f == NULL) {
-      rc = -1;
-      break;
-    }
-    if (f->flags & FFK_FIELD_COMPARE_OFF) continue;
+    const ffk_field_info *f = fields[i];
     ffk_any value;
     if (ffk_field_get(f, o, &value) != 0) {
       rc = -1;
@@ -197,22 +244,41 @@ static int visit_fields(ffk_visitor *v, ffk_object *o, const ffk_walk_step *wher
     step.field = f->name;
     ffk_def_region_kind kind, previous = v->region;
     if (field_opens_region(f->flags, &kind)) region_enter(&v->region, kind);
-    rc = visit_value(v, &value, &step);
+    rc = visit_value(v, &value, &step, ffk_any_is_object(&value) ? 1 : 0); /* ffk_field_get's reference */
     v->region = previous;
     ffk_any_release(&value);
   }
+  if (n > 8) ffk_mem_free((void *)fields);
   v->region = outer;
   return rc;
 }
 
+/*
+ * Whether object `o`, held `held` times by the walk itself (-1: unknown), may be on the
+ * path. Only a node referenced from two places can be met again inside itself: one whose
+ * use count is its parent's reference (plus the walk's own) cannot, so the path is not
+ * scanned for it (in a tree, most nodes; the scan was a sixth of a walk's C side). A
+ * count another thread raises meanwhile only makes this conservative.
+ */
+static bool on_path_may(const path_stack *p, const ffk_object *o, int held) {
+  if (p->size == 0 || (held >= 0 && ffk_object_use_count(o) <= 1 + (uint32_t)held)) return false;
+  return on_path(p, o);
+}
+
 /* The default descent of `value` at `where`: each child through visit_value. */
-static int default_visit(ffk_visitor *v, const ffk_any *value, const ffk_walk_step *where) {
-  if (!is_node(value) || on_path(&v->path, value->v_obj)) return 0;
+static int default_visit(ffk_visitor *v, const ffk_any *value, const ffk_walk_step *where, int held) {
+  const visit_type *vt = NULL;
+  if (!is_container(value)) { /* else a node only when a reflected object (is_node) */
+    if (value->type_index < FFK_TYPE_OBJECT_BEGIN || value->v_obj == NULL) return 0;
+    if ((vt = visit_type_of(v, value->type_index)) == NULL) return -1;
+    if (!vt->reflected) return 0;
+  }
+  if (on_path_may(&v->path, value->v_obj, held)) return 0;
   if (path_push(&v->path, value->v_obj) != 0) return -1;
   int rc;
   if (is_sequence(value->type_index)) rc = visit_sequence(v, value->v_obj, where);
   else if (is_mapping(value->type_index)) rc = visit_mapping(v, value->v_obj, where);
-  else rc = visit_fields(v, value->v_obj, where);
+  else rc = visit_fields(v, value->v_obj, vt, where);
   --v->path.size;
   return rc;
 }
@@ -224,7 +290,7 @@ static int walk_callback(ffk_visitor *v, const ffk_any *value, const ffk_walk_st
 }
 
 /* One value: 0 to go on, 1 when stopped, -1 on error. */
-static int visit_value(ffk_visitor *v, const ffk_any *value, const ffk_walk_step *where) {
+static int visit_value(ffk_visitor *v, const ffk_any *value, const ffk_walk_step *where, int held) {
   if (value->type_index == FFK_TYPE_NONE) return 0;
   if (v->depth == FFK_STRUCTURAL_MAX_DEPTH) return ffk_structural_too_deep();
   ++v->depth;
@@ -240,10 +306,10 @@ static int visit_value(ffk_visitor *v, const ffk_any *value, const ffk_walk_step
     v->where = outer_where;
   } else if (v->order == FFK_WALK_PREORDER) {
     rc = walk_callback(v, value, where);
-    if (rc == 0) rc = default_visit(v, value, where);
+    if (rc == 0) rc = default_visit(v, value, where, held);
     else if (rc == 2) rc = 0; /* skip the children */
   } else {
-    rc = default_visit(v, value, where);
+    rc = default_visit(v, value, where, held);
     if (rc == 0) rc = walk_callback(v, value, where);
     if (rc == 2) rc = 0; /* after the children, a skip has nothing left to skip */
   }
@@ -253,8 +319,9 @@ static int visit_value(ffk_visitor *v, const ffk_any *value, const ffk_walk_step
 
 static int run_visitor(ffk_visitor *v, const ffk_any *root) {
   ffk_walk_step root_step = child_step(NULL, -1);
-  int rc = visit_value(v, root, &root_step);
+  int rc = visit_value(v, root, &root_step, -1);
   path_free(&v->path);
+  visit_types_free(v);
   return rc;
 }
 
@@ -263,14 +330,14 @@ int ffk_structural_walk(const ffk_any *root, ffk_walk_order order, ffk_walk_fn f
     return ffk_error_set(FFK_ERR_VALUE, "ffk_structural_walk: root and fn must not be NULL");
   if (order != FFK_WALK_PREORDER && order != FFK_WALK_POSTORDER)
     return ffk_error_set(FFK_ERR_VALUE, "Unknown structural walk order: %d (0: pre-order, 1: post-order)", (int)order);
-  ffk_visitor v = {fn, NULL, order, ctx, FFK_DEF_REGION_NONE, 0, {NULL, 0, 0}, NULL, NULL};
+  ffk_visitor v = {fn, NULL, order, ctx, FFK_DEF_REGION_NONE, 0, {NULL, 0, 0}, NULL, NULL, {{0, 0, false, NULL}}};
   return run_visitor(&v, root);
 }
 
 int ffk_structural_visit(const ffk_any *root, ffk_visit_fn fn, void *ctx) {
   if (root == NULL || fn == NULL)
     return ffk_error_set(FFK_ERR_VALUE, "ffk_structural_visit: root and fn must not be NULL");
-  ffk_visitor v = {NULL, fn, FFK_WALK_PREORDER, ctx, FFK_DEF_REGION_NONE, 0, {NULL, 0, 0}, NULL, NULL};
+  ffk_visitor v = {NULL, fn, FFK_WALK_PREORDER, ctx, FFK_DEF_REGION_NONE, 0, {NULL, 0, 0}, NULL, NULL, {{0, 0, false, NULL}}};
   return run_visitor(&v, root);
 }
 
@@ -278,7 +345,7 @@ int ffk_visitor_visit(ffk_visitor *visitor, const ffk_any *value) {
   if (visitor == NULL || value == NULL)
     return ffk_error_set(FFK_ERR_VALUE, "ffk_visitor_visit: visitor and value must not be NULL");
   ffk_walk_step step = child_step(visitor->where, -1);
-  return visit_value(visitor, value, &step);
+  return visit_value(visitor, value, &step, -1);
 }
 
 int ffk_visitor_default_visit(ffk_visitor *visitor, const ffk_any *value) {
@@ -287,7 +354,7 @@ int ffk_visitor_default_visit(ffk_visitor *visitor, const ffk_any *value) {
   /* The children of the value whose callback runs sit below its step; another value's below a step of its own. */
   bool current = visitor->current != NULL && same_value(visitor->current, value);
   ffk_walk_step step = child_step(visitor->where, -1);
-  return default_visit(visitor, value, current ? visitor->where : &step);
+  return default_visit(visitor, value, current ? visitor->where : &step, -1);
 }
 
 ffk_def_region_kind ffk_visitor_region(const ffk_visitor *visitor) {

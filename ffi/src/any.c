@@ -253,7 +253,12 @@ bool ffk_any_equal(const ffk_any *a, const ffk_any *b) {
     case FFK_TYPE_WEAK_REF: /* the identity of the targets, whose memory each WeakRef holds */
       return ffk_weak_ref_target_address(a->v_obj) == ffk_weak_ref_target_address(b->v_obj);
     default:
-      /* Pointers and objects: identity. */
-      return a->v_ptr == b->v_ptr;
+      /* Pointers and objects: identity, unless the type has key operations. */
+      if (a->v_ptr == b->v_ptr) return true;
+      if (kind >= FFK_TYPE_STATIC_END && a->type_index == b->type_index && a->v_obj != NULL && b->v_obj != NULL) {
+        ffk_key_equal_fn fn = ffk_type__key_equal(kind);
+        if (fn != NULL) return fn(a->v_obj, b->v_obj);
+      }
+      return false;
   }
 }

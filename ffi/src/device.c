@@ -46,17 +46,25 @@ int ffk_device_type_lookup(const char *name, size_t size, int32_t *out) {
   return 0;
 }
 
+/* At most 200 bytes of `size` shown in a message. */
+static int shown(size_t size) { return (int)(size > 200 ? 200 : size); }
+
 int ffk_device_parse(const char *text, size_t size, DLDevice *out) {
   if (text == NULL) return ffk_error_set(FFK_ERR_VALUE, "Unknown device: text is NULL");
   const char *colon = memchr(text, ':', size);
   size_t name_len = colon ? (size_t)(colon - text) : size;
-  int shown = (int)(size > 200 ? 200 : size);
   int32_t type;
-  if (ffk_device_type_lookup(text, name_len, &type) != 1)
-    return ffk_error_set(FFK_ERR_VALUE, "Unknown device: \"%.*s\"", shown, text);
+  int found = ffk_device_type_lookup(text, name_len, &type);
+  if (found < 0) return -1;
+  if (found == 0) return ffk_error_set(FFK_ERR_VALUE, "Unknown device: %.*s", shown(name_len), text);
   uint32_t index = 0;
-  if (colon && !ffk_parse__u32(colon + 1, size - name_len - 1, INT32_MAX, &index))
-    return ffk_error_set(FFK_ERR_VALUE, "Invalid device index in \"%.*s\"", shown, text);
+  if (colon != NULL) {
+    const char *digits = colon + 1;
+    size_t len = size - name_len - 1;
+    if (memchr(digits, ':', len) != NULL) return ffk_error_set(FFK_ERR_VALUE, "Invalid device: %.*s", shown(size), text);
+    if (!ffk_parse__u32(digits, len, INT32_MAX, &index))
+      return ffk_error_set(FFK_ERR_VALUE, "Invalid device index: %.*s", shown(len), digits);
+  }
   *out = ffk_device(type, (int32_t)index);
   return 0;
 }

@@ -6,7 +6,8 @@
  * and bytes content with XXH3 (xxHash, header-only, compiled in with XXH_INLINE_ALL),
  * canonicalises -0.0 to 0.0 and every NaN to one NaN, and gives each kind its own seed.
  * Plain values go through ffk_any__mix64 (any.h: murmur3's finaliser), so nearby integers
- * spread over a table.
+ * spread over a table. Objects hash by identity, unless their type has key operations
+ * (ffk_type_set_key_ops: ffi.StructuralKey hashes by its value's structure).
  */
 #include "internal.h"
 
@@ -50,6 +51,10 @@ uint64_t ffk_any_hash(const ffk_any *v) {
     case FFK_TYPE_WEAK_REF: /* as ffk_any_equal compares them: by target */
       return ffk_any__mix64(seed ^ (uint64_t)(uintptr_t)ffk_weak_ref_target_address(v->v_obj));
     default:
+      if (kind >= FFK_TYPE_STATIC_END && v->v_obj != NULL) { /* a type may hash by content */
+        ffk_key_hash_fn fn = ffk_type__key_hash(kind);
+        if (fn != NULL) return fn(v->v_obj);
+      }
       return ffk_any__mix64(seed ^ (uint64_t)(uintptr_t)v->v_ptr);
   }
 }

@@ -141,6 +141,9 @@ void ffk_any__content(const ffk_any *v, const char **data, size_t *size);
 
 /* Type registry internals used by repr and Any. */
 ffk_repr_fn ffk_type__repr_slot(int32_t type_index);
+/* The key operations of exactly `type_index` (ffk_type_set_key_ops), or NULL: identity. */
+ffk_key_hash_fn ffk_type__key_hash(int32_t type_index);
+ffk_key_equal_fn ffk_type__key_equal(int32_t type_index);
 
 /* The converter slot set for exactly `type_index` (ffk_type_set_converter), or NULL. */
 ffk_convert_fn ffk_type__convert_slot(int32_t type_index);

@@ -28,6 +28,8 @@ typedef struct type_entry {
   const char *name;
   ffk_repr_fn repr;                  /* atomic access: set at any time by ffk_type_set_repr */
   ffk_convert_fn convert;            /* atomic access: set at any time by ffk_type_set_converter */
+  ffk_key_hash_fn key_hash;          /* atomic access: set by ffk_type_set_key_ops, with key_equal */
+  ffk_key_equal_fn key_equal;
 } type_entry;
 
 /* Static types: {index, parent, key, name}. Object types all descend from Object. */
@@ -278,6 +280,30 @@ int ffk_type_set_repr(int32_t type_index, ffk_repr_fn repr) {
     return ffk_error_set(FFK_ERR_VALUE, "ffk_type_set_repr: %d is not a registered object type", (int)type_index);
   __atomic_store_n(&e->repr, repr, __ATOMIC_RELEASE);
   return 0;
+}
+
+int ffk_type_set_key_ops(int32_t type_index, ffk_key_hash_fn hash, ffk_key_equal_fn equal) {
+  ensure_init();
+  type_entry *e = entry_at(type_index);
+  if (e == NULL || type_index < FFK_TYPE_STATIC_END)
+    return ffk_error_set(FFK_ERR_VALUE, "ffk_type_set_key_ops: %d is not a registered object type", (int)type_index);
+  if ((hash == NULL) != (equal == NULL))
+    return ffk_error_set(FFK_ERR_VALUE, "ffk_type_set_key_ops: `%s` needs both a hash and an equality, or neither",
+                         e->key);
+  /* equal first: a reader that sees the hash sees the equality that goes with it */
+  __atomic_store_n(&e->key_equal, equal, __ATOMIC_RELEASE);
+  __atomic_store_n(&e->key_hash, hash, __ATOMIC_RELEASE);
+  return 0;
+}
+
+ffk_key_hash_fn ffk_type__key_hash(int32_t type_index) {
+  const type_entry *e = entry_at(type_index);
+  return e ? __atomic_load_n(&e->key_hash, __ATOMIC_ACQUIRE) : NULL;
+}
+
+ffk_key_equal_fn ffk_type__key_equal(int32_t type_index) {
+  const type_entry *e = entry_at(type_index);
+  return e ? __atomic_load_n(&e->key_equal, __ATOMIC_ACQUIRE) : NULL;
 }
 
 ffk_repr_fn ffk_type__repr_slot(int32_t type_index) {

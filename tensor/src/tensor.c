@@ -634,7 +634,23 @@ static ffk_tensor *permute(const char *what, const ffk_tensor *t, const int32_t 
   return view_of(what, t, n, shape, strides, (int64_t)t->dl.byte_offset);
 }
 
-ffk_tensor *ffk_tensor_permute(const ffk_tensor *t, const int32_t *perm) { return permute("permute", t, perm); }
+ffk_tensor *ffk_tensor_permute(const ffk_tensor *t, int32_t n, const int64_t *perm) {
+  int32_t ndim = t->dl.ndim, p32[FFK_TENSOR_MAX_NDIM];
+  if (n != ndim) {
+    ffk_error_set(FFK_ERR_VALUE, "permute: %d dimensions given for a tensor with %d", (int)n, (int)ndim);
+    return NULL;
+  }
+  if (perm == NULL) return permute("permute", t, NULL);
+  for (int32_t i = 0; i < n; ++i) {
+    if (perm[i] < -ndim || perm[i] >= ndim) { /* out of range, int32 or not: the message of norm_dim */
+      ffk_error_set(FFK_ERR_INDEX, "permute: dimension %lld is out of range for a tensor with %d dimensions (%d to %d)",
+                    (long long)perm[i], (int)ndim, (int)-ndim, (int)(ndim - 1));
+      return NULL;
+    }
+    p32[i] = (int32_t)perm[i];
+  }
+  return permute("permute", t, p32);
+}
 
 ffk_tensor *ffk_tensor_transpose(const ffk_tensor *t, int32_t d0, int32_t d1) {
   int32_t a = 0, b = 0, perm[FFK_TENSOR_MAX_NDIM];

@@ -12,111 +12,70 @@
 #include <vector>
 
 #include "tests/support/ffk_test.h"
+#include "tests/support/values.h"
 
 namespace {
 
 class StructuralVars : public ffk::test::Test {};
 using ffk::test::FetchError;
 using ffk::test::OwnedAny;
-
-// Every test type holds two Any fields (`x`, `y`); which are compared and how is the type's.
-struct SObj {
-  ffk_object header;
-  ffk_any x, y;
-};
-
-ffk_field_def F(const char* name, size_t offset, uint32_t flags = 0) {
-  return ffk_field_def{name, offset, "Any", flags, ffk_any_none(), nullptr};
-}
-
-int32_t Define(const char* key, std::vector<ffk_field_def> fields, int kind) {
-  ffk_type_def def = {};
-  def.key = key;
-  def.parent_index = FFK_TYPE_OBJECT;
-  def.instance_size = sizeof(SObj);
-  def.fields = fields.data();
-  def.nfields = (int32_t)fields.size();
-  int32_t t = ffk_type_define(&def);
-  EXPECT_GE(t, 0) << FetchError();
-  if (kind != 0) {
-    ffk_any k = ffk_any_int(kind);
-    EXPECT_EQ(ffk_type_set_attr(t, FFK_ATTR_S_KIND, &k), 0) << FetchError();
-  }
-  return t;
-}
+using ffk::test::AnyField;
+using ffk::test::Arr;
+using ffk::test::DefineTwoFields;
+using ffk::test::DictOf;
+using ffk::test::ListOf;
+using ffk::test::I;
+using ffk::test::Make;
+using ffk::test::MapOf;
+using ffk::test::Ref;
+using ffk::test::S;
+using ffk::test::TwoFields;
 
 // Var(name): a variable whose name is not compared (tvm_ffi's usual Var).
 int32_t VarType() {
-  static int32_t t = Define("test.sv.Var", {F("name", offsetof(SObj, x), FFK_FIELD_COMPARE_OFF)}, FFK_S_KIND_VAR);
+  static int32_t t = DefineTwoFields("test.sv.Var", {AnyField("name", offsetof(TwoFields, x), FFK_FIELD_COMPARE_OFF)}, FFK_S_KIND_VAR);
   return t;
 }
 // NVar(name): a variable whose name is compared.
 int32_t NVarType() {
-  static int32_t t = Define("test.sv.NVar", {F("name", offsetof(SObj, x))}, FFK_S_KIND_VAR);
+  static int32_t t = DefineTwoFields("test.sv.NVar", {AnyField("name", offsetof(TwoFields, x))}, FFK_S_KIND_VAR);
   return t;
 }
 // TVar(ty): a variable with a type annotation that may hold variables.
 int32_t TVarType() {
-  static int32_t t = Define("test.sv.TVar", {F("ty", offsetof(SObj, x))}, FFK_S_KIND_VAR);
+  static int32_t t = DefineTwoFields("test.sv.TVar", {AnyField("ty", offsetof(TwoFields, x))}, FFK_S_KIND_VAR);
   return t;
 }
 int32_t AddType() {  // no kind attribute: a tree
-  static int32_t t = Define("test.sv.Add", {F("a", offsetof(SObj, x)), F("b", offsetof(SObj, y))}, 0);
+  static int32_t t = DefineTwoFields("test.sv.Add", {AnyField("a", offsetof(TwoFields, x)), AnyField("b", offsetof(TwoFields, y))}, 0);
   return t;
 }
 int32_t LamType() {
   static int32_t t =
-      Define("test.sv.Lam", {F("p", offsetof(SObj, x), FFK_FIELD_S_DEF), F("body", offsetof(SObj, y))}, FFK_S_KIND_TREE);
+      DefineTwoFields("test.sv.Lam", {AnyField("p", offsetof(TwoFields, x), FFK_FIELD_S_DEF), AnyField("body", offsetof(TwoFields, y))}, FFK_S_KIND_TREE);
   return t;
 }
 int32_t LamSType() {
   static int32_t t =
-      Define("test.sv.LamS", {F("p", offsetof(SObj, x), FFK_FIELD_S_DEF_SIMPLE), F("body", offsetof(SObj, y))}, 0);
+      DefineTwoFields("test.sv.LamS", {AnyField("p", offsetof(TwoFields, x), FFK_FIELD_S_DEF_SIMPLE), AnyField("body", offsetof(TwoFields, y))}, 0);
   return t;
 }
 int32_t NodeType() {
-  static int32_t t = Define("test.sv.Node", {F("v", offsetof(SObj, x))}, FFK_S_KIND_DAG);
+  static int32_t t = DefineTwoFields("test.sv.Node", {AnyField("v", offsetof(TwoFields, x))}, FFK_S_KIND_DAG);
   return t;
 }
 int32_t ConstType() {
-  static int32_t t = Define("test.sv.Const", {F("v", offsetof(SObj, x))}, FFK_S_KIND_CONST_TREE);
+  static int32_t t = DefineTwoFields("test.sv.Const", {AnyField("v", offsetof(TwoFields, x))}, FFK_S_KIND_CONST_TREE);
   return t;
 }
 int32_t SingleType() {
-  static int32_t t = Define("test.sv.Single", {F("v", offsetof(SObj, x))}, FFK_S_KIND_SINGLETON);
+  static int32_t t = DefineTwoFields("test.sv.Single", {AnyField("v", offsetof(TwoFields, x))}, FFK_S_KIND_SINGLETON);
   return t;
 }
 
-ffk_any Make(int32_t type, std::vector<ffk_any> args) {
-  ffk_object* out = nullptr;
-  int rc = ffk_object_create(type, args.data(), (int32_t)args.size(), nullptr, 0, &out);
-  EXPECT_EQ(rc, 0) << FetchError();
-  for (auto& a : args) ffk_any_release(&a);
-  return out ? ffk_any_object_steal(out) : ffk_any_none();
-}
-ffk_any Ref(const ffk_any& v) {
-  ffk_any_retain(&v);
-  return v;
-}
-ffk_any I(int64_t x) { return ffk_any_int(x); }
-ffk_any S(const char* s) { return ffk_any_raw_str(s); }
 ffk_any Var(const char* name) { return Make(VarType(), {S(name)}); }
 ffk_any Add(ffk_any a, ffk_any b) { return Make(AddType(), {a, b}); }
 ffk_any Lam(ffk_any p, ffk_any body) { return Make(LamType(), {p, body}); }
-ffk_any Arr(std::vector<ffk_any> items) {
-  ffk_any a = ffk_any_object_steal(&ffk_array_new(items.data(), (int64_t)items.size())->header);
-  for (auto& v : items) ffk_any_release(&v);
-  return a;
-}
-ffk_any MapOf(std::vector<std::pair<ffk_any, ffk_any>> kv) {
-  ffk_map* m = ffk_map_new();
-  for (auto& p : kv) {
-    ffk_map_set(&m, &p.first, &p.second);
-    ffk_any_release(&p.first);
-    ffk_any_release(&p.second);
-  }
-  return ffk_any_object_steal(reinterpret_cast<ffk_object*>(m));
-}
 
 constexpr uint32_t kMap = FFK_STRUCTURAL_MAP_FREE_VARS;
 
@@ -282,6 +241,33 @@ TEST_F(StructuralVars, MapKeysAreLookedUpAsWhatTheyAreBoundTo) {
       << "a key is not walked, so it does not bind";
 }
 
+TEST_F(StructuralVars, EqualMapsBuiltInOtherOrdersHashAlikeWhatTheirValuesBind) {
+  // {"a": LamS([p1, p0], p0), 2: Lam([p0, p3], p1)} and the same entries inserted the other
+  // way: whichever value is hashed first binds p0 and p1, so values go in key-hash order
+  // (found by the Hypothesis property in test_structural_hash_property.py). Big maps too:
+  // the sort merges runs past 8 entries.
+  OwnedAny p[4] = {OwnedAny(Var("p0")), OwnedAny(Var("p1")), OwnedAny(Var("p2")), OwnedAny(Var("p3"))};
+  auto lams = Make(LamSType(), {Arr({Ref(p[1].v), Ref(p[0].v)}), Ref(p[0].v)});
+  auto lam = Lam(Arr({Ref(p[0].v), Ref(p[3].v)}), Ref(p[1].v));
+  OwnedAny m1(MapOf({{S("a"), Ref(lams)}, {I(2), Ref(lam)}})), m2(MapOf({{I(2), Ref(lam)}, {S("a"), Ref(lams)}}));
+  ffk_any_release(&lams);
+  ffk_any_release(&lam);
+  for (uint32_t flags : {0u, kMap}) {
+    EXPECT_EQ(Cmp(m1.v, m2.v, flags), "equal");
+    EXPECT_EQ(H(m1.v, flags), H(m2.v, flags)) << flags;
+  }
+  std::vector<std::pair<ffk_any, ffk_any>> fwd, rev;
+  for (int i = 0; i < 40; ++i) {
+    fwd.push_back({I(i), Lam(Ref(p[i % 4].v), Ref(p[(i + 1) % 4].v))});
+    rev.push_back({I(39 - i), Lam(Ref(p[(39 - i) % 4].v), Ref(p[(40 - i) % 4].v))});
+  }
+  OwnedAny big1(MapOf(fwd)), big2(MapOf(rev));
+  for (uint32_t flags : {0u, kMap}) {
+    EXPECT_EQ(Cmp(big1.v, big2.v, flags), "equal");
+    EXPECT_EQ(H(big1.v, flags), H(big2.v, flags)) << flags;
+  }
+}
+
 TEST_F(StructuralVars, OptionsAreChecked) {
   OwnedAny x(Var("x"));
   EXPECT_EQ(ffk_structural_equal_opts(&x.v, &x.v, 2), -1);
@@ -297,7 +283,7 @@ TEST_F(StructuralVars, OptionsAreChecked) {
 }
 
 TEST_F(StructuralVars, AKindThatIsNotOneIsAValueError) {
-  int32_t t = Define("test.sv.BadKind", {F("v", offsetof(SObj, x))}, 0);
+  int32_t t = DefineTwoFields("test.sv.BadKind", {AnyField("v", offsetof(TwoFields, x))}, 0);
   ffk_any k = ffk_any_int(9);
   ASSERT_EQ(ffk_type_set_attr(t, FFK_ATTR_S_KIND, &k), 0);
   OwnedAny a(Make(t, {I(1)})), b(Make(t, {I(1)}));
@@ -344,3 +330,73 @@ TEST_F(StructuralVars, ConcurrentWalksOverSharedVariables) {
 }
 
 }  // namespace
+
+// HLam(p, body): a Lam compared and hashed by hooks written in tvm_ffi's form: the walk's
+// equal called as equal(x, y, def_region, field_name) and its hash as
+// hash(x, init_hash, def_region). def_region 1 binds the variables met in `p`.
+int HLamEqual(void*, const ffk_any* args, int32_t nargs, ffk_any* result) {
+  EXPECT_EQ(nargs, 3);
+  const TwoFields* a = reinterpret_cast<const TwoFields*>(args[0].v_obj);
+  const TwoFields* b = reinterpret_cast<const TwoFields*>(args[1].v_obj);
+  ffk_function* eq = reinterpret_cast<ffk_function*>(args[2].v_obj);
+  ffk_any call[4] = {a->x, b->x, ffk_any_bool(true), ffk_any_raw_str("p")};
+  if (ffk_function_call(eq, call, 4, result) != 0) return -1;
+  if (result->v_int == 0) return 0;  /* a bool: nothing to release */
+  ffk_any call2[4] = {a->y, b->y, ffk_any_int(0), ffk_any_raw_str("body")};
+  return ffk_function_call(eq, call2, 4, result);
+}
+
+int HLamHash(void*, const ffk_any* args, int32_t nargs, ffk_any* result) {
+  EXPECT_EQ(nargs, 2);
+  const TwoFields* o = reinterpret_cast<const TwoFields*>(args[0].v_obj);
+  ffk_function* hash = reinterpret_cast<ffk_function*>(args[1].v_obj);
+  ffk_any h;
+  ffk_any call[3] = {o->x, ffk_any_int(7), ffk_any_bool(true)};
+  if (ffk_function_call(hash, call, 3, &h) != 0) return -1;
+  ffk_any call2[3] = {o->y, h, ffk_any_int(0)};
+  return ffk_function_call(hash, call2, 3, result);
+}
+
+int32_t HLamType() {
+  static int32_t t = [] {
+    int32_t type = DefineTwoFields("test.sv.HLam", {AnyField("p", offsetof(TwoFields, x)), AnyField("body", offsetof(TwoFields, y))}, 0);
+    ffk_function* eq = ffk_function_new("HLam.__s_equal__", HLamEqual, nullptr, nullptr);
+    ffk_function* hash = ffk_function_new("HLam.__s_hash__", HLamHash, nullptr, nullptr);
+    ffk_any e = ffk_any_object_steal(reinterpret_cast<ffk_object*>(eq));
+    ffk_any h = ffk_any_object_steal(reinterpret_cast<ffk_object*>(hash));
+    EXPECT_EQ(ffk_type_set_attr(type, FFK_ATTR_S_EQUAL, &e), 0) << FetchError();
+    EXPECT_EQ(ffk_type_set_attr(type, FFK_ATTR_S_HASH, &h), 0) << FetchError();
+    ffk_any_release(&e);
+    ffk_any_release(&h);
+    return type;
+  }();
+  return t;
+}
+
+TEST_F(StructuralVars, HooksInTvmFfiFormBindThroughTheirDefRegionArgument) {
+  OwnedAny x(Var("x")), y(Var("y"));
+  OwnedAny lx(Make(HLamType(), {Ref(x.v), Add(Ref(x.v), I(1))}));
+  OwnedAny ly(Make(HLamType(), {Ref(y.v), Add(Ref(y.v), I(1))}));
+  EXPECT_EQ(Cmp(lx.v, ly.v), "equal") << "def_region true binds x to y";
+  EXPECT_EQ(H(lx.v, 0), H(ly.v, 0));
+  OwnedAny wrong(Make(HLamType(), {Ref(y.v), Add(Ref(x.v), I(1))}));
+  EXPECT_EQ(Cmp(lx.v, wrong.v), "<root>.body.a | <root>.body.a") << "the field name names the step";
+  OwnedAny other(Make(HLamType(), {Ref(x.v), Add(Ref(x.v), I(2))}));
+  EXPECT_NE(H(lx.v, 0), H(other.v, 0));
+}
+
+int BadRegionEqual(void*, const ffk_any* args, int32_t, ffk_any* result) {
+  ffk_any call[4] = {args[0], args[1], ffk_any_int(5), ffk_any_raw_str("p")};
+  return ffk_function_call(reinterpret_cast<ffk_function*>(args[2].v_obj), call, 4, result);
+}
+
+TEST_F(StructuralVars, AHookPassingAnUnknownRegionKindIsAValueError) {
+  int32_t type = DefineTwoFields("test.sv.BadRegion", {AnyField("p", offsetof(TwoFields, x))}, 0);
+  ffk_function* eq = ffk_function_new("BadRegion.__s_equal__", BadRegionEqual, nullptr, nullptr);
+  ffk_any e = ffk_any_object_steal(reinterpret_cast<ffk_object*>(eq));
+  ASSERT_EQ(ffk_type_set_attr(type, FFK_ATTR_S_EQUAL, &e), 0) << FetchError();
+  ffk_any_release(&e);
+  OwnedAny a(Make(type, {I(1)})), b(Make(type, {I(1)}));
+  EXPECT_EQ(ffk_structural_equal(&a.v, &b.v), -1);
+  EXPECT_TRUE(ffk::test::PendingError("ValueError", {"def_region 5 is not a DefRegionKind"}));
+}

@@ -15,6 +15,7 @@
 #include <vector>
 
 #include "tests/support/ffk_test.h"
+#include "tests/support/values.h"
 
 namespace {
 
@@ -23,115 +24,55 @@ using ffk::test::FetchError;
 using ffk::test::OwnedAny;
 using ffk::test::PendingError;
 using ffk::test::Repr;
-
-struct SObj {
-  ffk_object header;
-  ffk_any x, y;
-};
-
-ffk_field_def F(const char* name, size_t offset, uint32_t flags = 0) {
-  return ffk_field_def{name, offset, "Any", flags, ffk_any_none(), nullptr};
-}
-
-int32_t Define(const char* key, std::vector<ffk_field_def> fields, int kind) {
-  ffk_type_def def = {};
-  def.key = key;
-  def.parent_index = FFK_TYPE_OBJECT;
-  def.instance_size = sizeof(SObj);
-  def.fields = fields.data();
-  def.nfields = (int32_t)fields.size();
-  int32_t t = ffk_type_define(&def);
-  EXPECT_GE(t, 0) << FetchError();
-  if (kind != 0) {
-    ffk_any k = ffk_any_int(kind);
-    EXPECT_EQ(ffk_type_set_attr(t, FFK_ATTR_S_KIND, &k), 0) << FetchError();
-  }
-  return t;
-}
+using ffk::test::AnyField;
+using ffk::test::Arr;
+using ffk::test::DefineTwoFields;
+using ffk::test::DictOf;
+using ffk::test::ListOf;
+using ffk::test::I;
+using ffk::test::Make;
+using ffk::test::MapOf;
+using ffk::test::Ref;
+using ffk::test::S;
+using ffk::test::TwoFields;
 
 int32_t VarType() {
-  static int32_t t = Define("test.vis.Var", {F("name", offsetof(SObj, x), FFK_FIELD_COMPARE_OFF)}, FFK_S_KIND_VAR);
+  static int32_t t = DefineTwoFields("test.vis.Var", {AnyField("name", offsetof(TwoFields, x), FFK_FIELD_COMPARE_OFF)}, FFK_S_KIND_VAR);
   return t;
 }
 int32_t TVarType() {
-  static int32_t t = Define("test.vis.TVar", {F("ty", offsetof(SObj, x))}, FFK_S_KIND_VAR);
+  static int32_t t = DefineTwoFields("test.vis.TVar", {AnyField("ty", offsetof(TwoFields, x))}, FFK_S_KIND_VAR);
   return t;
 }
 int32_t AddType() {
-  static int32_t t = Define("test.vis.Add", {F("a", offsetof(SObj, x)), F("b", offsetof(SObj, y))}, 0);
+  static int32_t t = DefineTwoFields("test.vis.Add", {AnyField("a", offsetof(TwoFields, x)), AnyField("b", offsetof(TwoFields, y))}, 0);
   return t;
 }
 int32_t LamType() {
   static int32_t t =
-      Define("test.vis.Lam", {F("p", offsetof(SObj, x), FFK_FIELD_S_DEF), F("body", offsetof(SObj, y))}, 0);
+      DefineTwoFields("test.vis.Lam", {AnyField("p", offsetof(TwoFields, x), FFK_FIELD_S_DEF), AnyField("body", offsetof(TwoFields, y))}, 0);
   return t;
 }
 int32_t LamSType() {
   static int32_t t =
-      Define("test.vis.LamS", {F("p", offsetof(SObj, x), FFK_FIELD_S_DEF_SIMPLE), F("body", offsetof(SObj, y))}, 0);
+      DefineTwoFields("test.vis.LamS", {AnyField("p", offsetof(TwoFields, x), FFK_FIELD_S_DEF_SIMPLE), AnyField("body", offsetof(TwoFields, y))}, 0);
   return t;
 }
 int32_t IgnType() {
   static int32_t t =
-      Define("test.vis.Ign", {F("a", offsetof(SObj, x)), F("b", offsetof(SObj, y), FFK_FIELD_COMPARE_OFF)}, 0);
+      DefineTwoFields("test.vis.Ign", {AnyField("a", offsetof(TwoFields, x)), AnyField("b", offsetof(TwoFields, y), FFK_FIELD_COMPARE_OFF)}, 0);
   return t;
 }
 int32_t BoxType() {  // a writable field, so a test can close a cycle through an object
-  static int32_t t = Define("test.vis.Box", {F("v", offsetof(SObj, x), FFK_FIELD_WRITABLE)}, 0);
+  static int32_t t = DefineTwoFields("test.vis.Box", {AnyField("v", offsetof(TwoFields, x), FFK_FIELD_WRITABLE)}, 0);
   return t;
 }
 
-ffk_any Make(int32_t type, std::vector<ffk_any> args) {
-  ffk_object* out = nullptr;
-  int rc = ffk_object_create(type, args.data(), (int32_t)args.size(), nullptr, 0, &out);
-  EXPECT_EQ(rc, 0) << FetchError();
-  for (auto& a : args) ffk_any_release(&a);
-  return out ? ffk_any_object_steal(out) : ffk_any_none();
-}
-ffk_any Ref(const ffk_any& v) {
-  ffk_any_retain(&v);
-  return v;
-}
-ffk_any I(int64_t x) { return ffk_any_int(x); }
-ffk_any S(const char* s) {
-  ffk_any out;
-  ffk_any raw = ffk_any_raw_str(s);
-  EXPECT_EQ(ffk_any_to_owned(&raw, &out), 0);
-  return out;
-}
 ffk_any Var(const char* name) { return Make(VarType(), {S(name)}); }
 ffk_any TVar(ffk_any ty) { return Make(TVarType(), {ty}); }
 ffk_any Add(ffk_any a, ffk_any b) { return Make(AddType(), {a, b}); }
 ffk_any Lam(ffk_any p, ffk_any body) { return Make(LamType(), {p, body}); }
 ffk_any LamS(ffk_any p, ffk_any body) { return Make(LamSType(), {p, body}); }
-ffk_any Arr(std::vector<ffk_any> items) {
-  ffk_any a = ffk_any_object_steal(&ffk_array_new(items.data(), (int64_t)items.size())->header);
-  for (auto& v : items) ffk_any_release(&v);
-  return a;
-}
-ffk_any ListOf(std::vector<ffk_any> items) {
-  ffk_list* l = ffk_list_new();
-  for (auto& v : items) EXPECT_EQ(ffk_list_append_steal(l, &v), 0);
-  return ffk_any_object_steal(reinterpret_cast<ffk_object*>(l));
-}
-ffk_any MapOf(std::vector<std::pair<ffk_any, ffk_any>> kv) {
-  ffk_map* m = ffk_map_new();
-  for (auto& p : kv) {
-    ffk_map_set(&m, &p.first, &p.second);
-    ffk_any_release(&p.first);
-    ffk_any_release(&p.second);
-  }
-  return ffk_any_object_steal(reinterpret_cast<ffk_object*>(m));
-}
-ffk_any DictOf(std::vector<std::pair<ffk_any, ffk_any>> kv) {
-  ffk_dict* d = ffk_dict_new();
-  for (auto& p : kv) {
-    EXPECT_EQ(ffk_dict_set(d, &p.first, &p.second), 0);
-    ffk_any_release(&p.first);
-    ffk_any_release(&p.second);
-  }
-  return ffk_any_object_steal(reinterpret_cast<ffk_object*>(d));
-}
 ffk_any Field(const ffk_any& obj, const char* name) {
   ffk_any out = ffk_any_none();
   EXPECT_EQ(ffk_object_get_field(obj.v_obj, name, &out), 0) << FetchError();
@@ -559,14 +500,14 @@ TEST_F(StructuralVisit, MapSurvivesEveryAllocationFailure) {
 
 
 void PlainDeleter(void* self, int which) {
-  if (which & FFK_DELETER_DESTROY) ffk_any_release(&static_cast<SObj*>(self)->x);
+  if (which & FFK_DELETER_DESTROY) ffk_any_release(&static_cast<TwoFields*>(self)->x);
   if (which & FFK_DELETER_FREE) ffk_object_free(static_cast<ffk_object*>(self));
 }
 
 TEST_F(StructuralVisit, MapRefusesToRebuildAnObjectReflectionDidNotMake) {
   // A Box its library allocated itself: shallow copy refuses it, so a change below is a
   // TypeError naming the type and the field, and an unchanged one is shared.
-  ffk_object* raw = ffk_object_alloc(BoxType(), sizeof(SObj), PlainDeleter);
+  ffk_object* raw = ffk_object_alloc(BoxType(), sizeof(TwoFields), PlainDeleter);
   ASSERT_NE(raw, nullptr) << FetchError();
   OwnedAny box(ffk_any_object_steal(raw));
   ffk_any one = I(1);
@@ -873,6 +814,32 @@ TEST_F(StructuralVisit, GlobalStructuralKeyComparesStructurally) {
   EXPECT_FALSE(ne.v.v_int);
   OwnedAny bad(CallGlobal("ffi.StructuralKeyEqual", {Ref(k0.v), I(3)}));
   EXPECT_TRUE(PendingError("TypeError", {"expected ffi.StructuralKey, got int"}));
+}
+
+TEST_F(StructuralVisit, StructuralKeysFindEachOtherInMapsAndDicts) {
+  // tvm_ffi's Map looks inside a StructuralKey: an equal structure finds the entry.
+  OwnedAny k0(CallGlobal("ffi.StructuralKey", {Arr({I(1), Arr({S("x")})})}));
+  OwnedAny k1(CallGlobal("ffi.StructuralKey", {Arr({I(1), Arr({S("x")})})}));
+  OwnedAny k2(CallGlobal("ffi.StructuralKey", {Arr({I(1), Arr({S("y")})})}));
+  ASSERT_NE(k0.v.v_obj, k1.v.v_obj);
+  EXPECT_TRUE(ffk_any_equal(&k0.v, &k1.v));
+  EXPECT_EQ(ffk_any_hash(&k0.v), ffk_any_hash(&k1.v));
+  EXPECT_FALSE(ffk_any_equal(&k0.v, &k2.v));
+  OwnedAny m(MapOf({{Ref(k0.v), S("a")}}));
+  ffk_any out = ffk_any_none();
+  EXPECT_EQ(ffk_map_get(reinterpret_cast<ffk_map*>(m.v.v_obj), &k1.v, &out), 1);
+  EXPECT_EQ(Repr(out), "\"a\"");
+  ffk_any_release(&out);
+  EXPECT_EQ(ffk_map_get(reinterpret_cast<ffk_map*>(m.v.v_obj), &k2.v, &out), 0);
+  OwnedAny d(DictOf({{Ref(k0.v), I(1)}}));
+  ffk_any one = I(2);
+  ASSERT_EQ(ffk_dict_set(reinterpret_cast<ffk_dict*>(d.v.v_obj), &k1.v, &one), 0);  // replaces, no new entry
+  EXPECT_EQ(ffk_dict_size(reinterpret_cast<ffk_dict*>(d.v.v_obj)), 1);
+  // The operations are set once, on exactly that type; a built-in or unknown type refuses them.
+  EXPECT_EQ(ffk_type_set_key_ops(FFK_TYPE_ARRAY, nullptr, nullptr), -1);
+  EXPECT_TRUE(PendingError("ValueError", {"is not a registered object type"}));
+  EXPECT_EQ(ffk_type_set_key_ops(k0.v.type_index, nullptr, +[](const ffk_object*, const ffk_object*) { return false; }), -1);
+  EXPECT_TRUE(PendingError("ValueError", {"ffi.StructuralKey", "both a hash and an equality"}));
 }
 
 }  // namespace

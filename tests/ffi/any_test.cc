@@ -119,7 +119,7 @@ TEST_F(Any, DtypeAndDeviceAccessorsParseStrings) {
   EXPECT_TRUE(ffk_device_equal(d, ffk_device(FFK_DEVICE_CUDA, 1)));
   ffk_any bad = ffk_any_raw_str("gpu:1");
   EXPECT_EQ(ffk_any_as_device(&bad, &d), -1);
-  EXPECT_EQ(FetchError(), "ValueError: Unknown device: \"gpu:1\"");
+  EXPECT_EQ(FetchError(), "ValueError: Unknown device: gpu");
   ffk_any i = ffk_any_int(1);
   EXPECT_EQ(ffk_any_as_dtype(&i, &t), -1);
   EXPECT_EQ(FetchError(), "TypeError: expected dtype but got int");

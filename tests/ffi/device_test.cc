@@ -110,7 +110,7 @@ TEST_F(Device, LargestIndexParses) {
 TEST_F(Device, UnknownNameFailsWithDocumentedMessage) {
   DLDevice d;
   EXPECT_EQ(ffk_device_parse("gpu", 3, &d), -1);
-  EXPECT_EQ(FetchError(), "ValueError: Unknown device: \"gpu\"");
+  EXPECT_EQ(FetchError(), "ValueError: Unknown device: gpu");
 }
 
 TEST_F(Device, UnknownNamesFailWithValueErrorNamingThem) {
@@ -121,18 +121,21 @@ TEST_F(Device, UnknownNamesFailWithValueErrorNamingThem) {
     std::string err = FetchError();
     EXPECT_EQ(err.rfind("ValueError: ", 0), 0u) << err;
     std::string name(text, std::strcspn(text, ":"));
-    EXPECT_NE(err.find("\"" + name), std::string::npos) << err;
+    EXPECT_EQ(err, "ValueError: Unknown device: " + name);
   }
 }
 
 TEST_F(Device, BadIndexFailsWithDocumentedMessage) {
   for (const char* text : {"cuda:", "cuda:x", "cuda:-1", "cuda:99999999999", "cuda:2147483648",
-                           "cuda:1x", "cuda:1:2", "cuda:1.0", "cpu: 1", "cuda:1 "}) {
+                           "cuda:1x", "cuda:1.0", "cpu: 1", "cuda:1 "}) {
     SCOPED_TRACE(text);
     DLDevice d;
     EXPECT_EQ(ffk_device_parse(text, std::strlen(text), &d), -1);
-    EXPECT_EQ(FetchError(), std::string("ValueError: Invalid device index in \"") + text + "\"");
+    EXPECT_EQ(FetchError(), std::string("ValueError: Invalid device index: ") + (std::strchr(text, ':') + 1));
   }
+  DLDevice d;  // a second colon: the whole text is named, as tvm_ffi names it
+  EXPECT_EQ(ffk_device_parse("cuda:1:2", 8, &d), -1);
+  EXPECT_EQ(FetchError(), "ValueError: Invalid device: cuda:1:2");
 }
 
 TEST_F(Device, NullTextFailsWithValueError) {

@@ -212,9 +212,10 @@ int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size) {
       case 8: { /* permute: exactly ndim entries, any values */
         ffk_tensor *t = pick(&p, &r);
         if (t == NULL) break;
-        int32_t perm[FFK_TENSOR_MAX_NDIM];
-        for (int32_t i = 0; i < ffk_tensor_dltensor_borrow(t)->ndim; ++i) perm[i] = (int32_t)fuzz_extent(&r);
-        ffk_tensor *v = ffk_tensor_permute(t, perm);
+        int64_t perm[FFK_TENSOR_MAX_NDIM];
+        int32_t t_ndim = ffk_tensor_dltensor_borrow(t)->ndim;
+        for (int32_t i = 0; i < t_ndim; ++i) perm[i] = fuzz_extent(&r);
+        ffk_tensor *v = ffk_tensor_permute(t, t_ndim, perm);
         expect("permute", v != NULL);
         keep(&p, v);
         break;

@@ -595,8 +595,8 @@ std::vector<ViewCase> ViewCases() {
       {"permuted 3-d",
        {3, 4, 5},
        [](const ffk_tensor* t) {
-         int32_t perm[3] = {2, 0, 1};
-         return ffk_tensor_permute(t, perm);
+         int64_t perm[3] = {2, 0, 1};
+         return ffk_tensor_permute(t, 3, perm);
        }},
       {"overlapping (as_strided)",
        {6, 6},
@@ -635,9 +635,10 @@ TEST_F(CudaDevice, StridedCopyKernelMatchesTheCpu) {
       std::vector<int64_t> rev(vs.rbegin(), vs.rend());
       T dst_dev(ffk_tensor_zeros(static_cast<int32_t>(rev.size()), rev.data(), dt, kCuda0));
       T dst_cpu(ffk_tensor_zeros(static_cast<int32_t>(rev.size()), rev.data(), dt, kCpu));
-      std::vector<int32_t> perm(rev.size());
-      for (size_t i = 0; i < perm.size(); ++i) perm[i] = static_cast<int32_t>(perm.size() - 1 - i);
-      T ddv(ffk_tensor_permute(dst_dev.t, perm.data())), dcv(ffk_tensor_permute(dst_cpu.t, perm.data()));
+      std::vector<int64_t> perm(rev.size());
+      for (size_t i = 0; i < perm.size(); ++i) perm[i] = static_cast<int64_t>(perm.size() - 1 - i);
+      const int32_t np = static_cast<int32_t>(perm.size());
+      T ddv(ffk_tensor_permute(dst_dev.t, np, perm.data())), dcv(ffk_tensor_permute(dst_cpu.t, np, perm.data()));
       ASSERT_EQ(ffk_tensor_copy_from(ddv.t, dv.t), 0) << FetchError();
       ASSERT_EQ(ffk_tensor_copy_from(dcv.t, cv.t), 0) << FetchError();
       EXPECT_EQ(Bytes(dst_dev.t), Bytes(dst_cpu.t));

@@ -168,15 +168,15 @@ TEST_F(Tensor, SliceMatchesReferenceAddresses) {
 
 TEST_F(Tensor, PermuteTransposeSqueezeUnsqueeze) {
   T a(Iota({2, 3, 4}));
-  int32_t perm[3] = {2, 0, 1};
-  T p(ffk_tensor_permute(a.t, perm));
+  int64_t perm[3] = {2, 0, 1};
+  T p(ffk_tensor_permute(a.t, 3, perm));
   ASSERT_NE(p.t, nullptr);
   EXPECT_EQ(Shape(p.t), (std::vector<int64_t>{4, 2, 3}));
   for (int64_t i = 0; i < 4; ++i)
     for (int64_t j = 0; j < 2; ++j)
       for (int64_t k = 0; k < 3; ++k) EXPECT_EQ(At(p.t, {i, j, k}), j * 12 + k * 4 + i);
-  int32_t dup[3] = {0, 0, 1};
-  EXPECT_EQ(ffk_tensor_permute(a.t, dup), nullptr);
+  int64_t dup[3] = {0, 0, 1};
+  EXPECT_EQ(ffk_tensor_permute(a.t, 3, dup), nullptr);
   EXPECT_EQ(FetchError(), "ValueError: permute: dimension 0 appears twice");
   T t(ffk_tensor_transpose(a.t, -1, 0));
   EXPECT_EQ(Shape(t.t), (std::vector<int64_t>{4, 3, 2}));
@@ -469,9 +469,9 @@ TEST_F(Tensor, StridedTransposedViewsCopyOnlyTheirElements) {
 TEST_F(Tensor, PermutedCopiesOfThreeDimensionsMatchElementByElement) {
   // The dimension copied together with the innermost one is not always the one before it.
   T src(Scrambled({5, 37, 19}, kI32));
-  for (std::vector<int32_t> perm : {std::vector<int32_t>{0, 2, 1}, {2, 0, 1}, {1, 2, 0}, {2, 1, 0}}) {
+  for (std::vector<int64_t> perm : {std::vector<int64_t>{0, 2, 1}, {2, 0, 1}, {1, 2, 0}, {2, 1, 0}}) {
     SCOPED_TRACE(::testing::Message() << "perm " << perm[0] << perm[1] << perm[2]);
-    T p(ffk_tensor_permute(src.t, perm.data()));
+    T p(ffk_tensor_permute(src.t, 3, perm.data()));
     ASSERT_NE(p.t, nullptr) << FetchError();
     std::vector<int64_t> shape = Shape(p.t);
     T dst(ffk_tensor_zeros(3, shape.data(), kI32, kCpu));
@@ -479,7 +479,7 @@ TEST_F(Tensor, PermutedCopiesOfThreeDimensionsMatchElementByElement) {
     EXPECT_TRUE(SameElements(dst.t, p.t));
     // And back through the permuted view of a fresh tensor: the source's bytes.
     T again(ffk_tensor_zeros(3, std::vector<int64_t>{5, 37, 19}.data(), kI32, kCpu));
-    T again_p(ffk_tensor_permute(again.t, perm.data()));
+    T again_p(ffk_tensor_permute(again.t, 3, perm.data()));
     ASSERT_EQ(ffk_tensor_copy_from(again_p.t, dst.t), 0) << FetchError();
     EXPECT_EQ(std::memcmp(ffk_tensor_data_ptr(again.t), ffk_tensor_data_ptr(src.t),
                           static_cast<size_t>(ffk_tensor_nbytes(src.t))),
@@ -509,12 +509,21 @@ TEST_F(Tensor, DimensionErrorsNameTheOperationAndTheIndexAsGiven) {
   EXPECT_EQ(FetchError(), "IndexError: squeeze: dimension 2 is out of range for a tensor with 2 dimensions (-2 to 1)");
   EXPECT_EQ(ffk_tensor_unsqueeze(a.t, -4), nullptr);
   EXPECT_EQ(FetchError(), "IndexError: unsqueeze: dimension -4 is out of range for a tensor with 2 dimensions (-3 to 2)");
-  int32_t perm[2] = {0, -3};
-  EXPECT_EQ(ffk_tensor_permute(a.t, perm), nullptr);
+  int64_t perm[2] = {0, -3};
+  EXPECT_EQ(ffk_tensor_permute(a.t, 2, perm), nullptr);
   EXPECT_EQ(FetchError(), "IndexError: permute: dimension -3 is out of range for a tensor with 2 dimensions (-2 to 1)");
-  int32_t dup[2] = {1, -1};
-  EXPECT_EQ(ffk_tensor_permute(a.t, dup), nullptr);
+  int64_t dup[2] = {1, -1};
+  EXPECT_EQ(ffk_tensor_permute(a.t, 2, dup), nullptr);
   EXPECT_EQ(FetchError(), "ValueError: permute: dimension -1 appears twice");
+  // The count is checked first (the entries are not read), and an entry past int32 is out of range.
+  EXPECT_EQ(ffk_tensor_permute(a.t, 3, perm), nullptr);
+  EXPECT_EQ(FetchError(), "ValueError: permute: 3 dimensions given for a tensor with 2");
+  EXPECT_EQ(ffk_tensor_permute(a.t, 2, nullptr), nullptr);
+  EXPECT_EQ(FetchError(), "ValueError: permute: the permutation is NULL");
+  int64_t huge[2] = {INT64_C(1) << 32, 0};
+  EXPECT_EQ(ffk_tensor_permute(a.t, 2, huge), nullptr);
+  EXPECT_EQ(FetchError(),
+            "IndexError: permute: dimension 4294967296 is out of range for a tensor with 2 dimensions (-2 to 1)");
   EXPECT_EQ(ffk_tensor_size(a.t, -1), 3);
   EXPECT_EQ(ffk_tensor_size(a.t, -3), -1);
   EXPECT_EQ(FetchError(), "IndexError: size: dimension -3 is out of range for a tensor with 2 dimensions (-2 to 1)");

@@ -51,9 +51,17 @@ _O = TypeVar("_O")
 
 if sys.version_info >= (3, 11):
     from typing import dataclass_transform
-else:  # type checkers read the 3.11+ branch
-    def dataclass_transform(**kwargs: Any) -> Callable[[Any], Any]:
-        return lambda f: f
+else:  # type checkers read the 3.11+ branch; the metadata is kept as typing's keeps it
+    def dataclass_transform(*, eq_default: bool = True, order_default: bool = False, kw_only_default: bool = False,
+                            frozen_default: bool = False, field_specifiers: tuple[Any, ...] = (),
+                            **kwargs: Any) -> Callable[[Any], Any]:
+        def mark(f: Any) -> Any:
+            f.__dataclass_transform__ = {"eq_default": eq_default, "order_default": order_default,
+                                         "kw_only_default": kw_only_default, "frozen_default": frozen_default,
+                                         "field_specifiers": field_specifiers, "kwargs": kwargs}
+            return f
+
+        return mark
 
 KW_ONLY = _std_dataclasses.KW_ONLY
 
@@ -111,18 +119,19 @@ class Field:
     ``metadata`` as the standard library's; ``structural_eq`` None, ``"ignore"`` (left
     out of structural equality and hash), ``"def"`` / ``"def-pattern"`` or
     ``"def-simple"`` (a definition region: see :func:`field`); ``doc`` the field's doc
-    text.
+    text; ``converter`` and ``extra_kwargs`` as :func:`field` takes them.
     """
 
     __slots__ = ("name", "type", "type_text", "default", "default_factory", "frozen", "init", "repr", "hash",
-                 "compare", "kw_only", "metadata", "structural_eq", "doc")
+                 "compare", "kw_only", "metadata", "structural_eq", "doc", "converter", "extra_kwargs")
 
     _VALID_STRUCTURAL_EQ = (None, "ignore", "def", "def-pattern", "def-simple")
 
     def __init__(self, name: str | None = None, *, default: Any = MISSING, default_factory: Any = MISSING,
                  frozen: bool = False, init: bool = True, repr: bool = True, hash: bool | None = None,
                  compare: bool = True, kw_only: bool | None = None, metadata: Any = None,
-                 structural_eq: str | None = None, doc: str | None = None) -> None:
+                 structural_eq: str | None = None, doc: str | None = None,
+                 converter: Callable[[Any], Any] | None = None, **extra_kwargs: Any) -> None:
         if default_factory is not MISSING:
             if default is not MISSING:
                 raise ValueError("cannot specify both default and default_factory")
@@ -145,6 +154,8 @@ class Field:
         self.metadata: types.MappingProxyType[Any, Any] = types.MappingProxyType(dict(metadata) if metadata else {})
         self.structural_eq = structural_eq
         self.doc = doc
+        self.converter: Callable[[Any], Any] = _field_converter if converter is None else converter
+        self.extra_kwargs: dict[str, Any] = dict(extra_kwargs)
 
     def __repr__(self) -> str:
         return (f"Field(name={self.name!r},type={self.type!r},type_text={self.type_text!r},"
@@ -156,6 +167,7 @@ class Field:
         c = object.__new__(Field)
         for slot in Field.__slots__:
             setattr(c, slot, getattr(self, slot))
+        c.extra_kwargs = dict(self.extra_kwargs)
         return c
 
     def _flags(self) -> int:
@@ -179,9 +191,18 @@ class Field:
         return flags
 
 
+def _field_converter(value: Any) -> Any:
+    """The converter a field has when none is given: the value itself. (A field's
+    ``converter`` is information for type checkers, named in the decorators'
+    ``dataclass_transform`` metadata; at run time C converts every value to the
+    field's type.)"""
+    return value
+
+
 def field(*, default: Any = MISSING, default_factory: Any = MISSING, frozen: bool = False, init: bool = True,
           repr: bool = True, hash: bool | None = None, compare: bool = True, kw_only: bool | None = None,
-          metadata: Any = None, structural_eq: str | None = None, doc: str | None = None) -> Any:
+          metadata: Any = None, structural_eq: str | None = None, doc: str | None = None,
+          converter: Callable[[Any], Any] = _field_converter, **extra_kwargs: Any) -> Any:
     """Customizes a field of a ``@py_class`` (``x: int = field(default=0, repr=False)``).
 
     ``default`` / ``default_factory`` (a callable of no arguments, called for each new
@@ -195,10 +216,90 @@ def field(*, default: Any = MISSING, default_factory: Any = MISSING, frozen: boo
     to their counterparts, so ``Lambda(x, x + 1)`` equals ``Lambda(y, y + 1)``) or
     ``"def-simple"`` (the same, but a variable's own fields are walked as uses); others
     raise ValueError.
+    ``converter`` (a one-argument callable) tells a type checker which values the
+    constructor accepts for the field (PEP 681's converter, named in the
+    ``dataclass_transform`` metadata); as in tvm_ffi it is not called at run time: C
+    converts each value to the field's type. Other keyword options are kept in
+    ``Field.extra_kwargs`` for extensions; ``py_class`` raises TypeError naming any it
+    finds there.
     Returns a :class:`Field` the decorator completes.
     """
     return Field(default=default, default_factory=default_factory, frozen=frozen, init=init, repr=repr, hash=hash,
-                 compare=compare, kw_only=kw_only, metadata=metadata, structural_eq=structural_eq, doc=doc)
+                 compare=compare, kw_only=kw_only, metadata=metadata, structural_eq=structural_eq, doc=doc,
+                 converter=converter, **extra_kwargs)
+
+
+_V = TypeVar("_V")
+
+
+class init_property(typing.Generic[_V]):
+    """A field of a ``@py_class`` computed once from the other fields when an object is
+    built by the generated constructor (tvm_ffi's ``init_property``)::
+
+        @py_class
+        class Rect(Object):
+            w: int
+            h: int
+
+            @init_property
+            def area(self) -> int:
+                return self.w * self.h
+
+    The decorated method's return annotation (``Any`` without one) is the field's type.
+    The field is stored in C like any other (C and Rust read it by name) and is left
+    out of ``__init__``, ``repr``, ``==``, ``hash`` and structural equality and hash
+    (``field(init=False, repr=False, compare=False, hash=False,
+    structural_eq="ignore")``). The generated constructor sets it after C has built the
+    object and before ``__post_init__``, parents' properties first; a frozen class's
+    too. A class with its own ``__init__`` (which calls ``self.__ffi_init__``) leaves
+    it unset, as tvm_ffi does. Reading the name on the class before ``py_class`` runs
+    gives the ``init_property`` itself.
+    """
+
+    def __init__(self, func: Callable[[Any], _V]) -> None:
+        if not callable(func):
+            raise TypeError(f"init_property: expected a callable, got {type(func).__name__}")
+        self.func = func
+        self.name: str | None = None
+        if sys.version_info >= (3, 14):
+            import annotationlib  # type: ignore[import-not-found]
+
+            anns = annotationlib.get_annotations(func, format=annotationlib.Format.FORWARDREF)
+        else:
+            anns = getattr(func, "__annotations__", {})
+        self._annotation: Any = anns.get("return")
+
+    @overload
+    def __get__(self, obj: None, owner: type) -> init_property[_V]: ...
+    @overload
+    def __get__(self, obj: object, owner: type) -> _V: ...
+
+    def __get__(self, obj: Any, owner: Any = None) -> Any:
+        return self
+
+    def __set_name__(self, owner: type, name: str) -> None:
+        # The annotation makes the name a field when py_class reads the class's annotations.
+        self.name = name
+        ann = Any if self._annotation is None else self._annotation
+        if sys.version_info >= (3, 14):
+            import annotationlib  # type: ignore[import-not-found]
+
+            anns = dict(annotationlib.get_annotations(owner, format=annotationlib.Format.FORWARDREF))
+            anns[name] = ann
+            owner.__annotations__ = anns
+        else:
+            if "__annotations__" not in owner.__dict__:
+                owner.__annotations__ = {}
+            owner.__annotations__[name] = ann
+
+
+def _init_property_funcs(cls: type) -> list[tuple[str, Callable[[Any], Any]]]:
+    """(name, function) of each init_property of ``cls`` and its bases, parents' first;
+    a subclass's replaces its parent's of the same name."""
+    funcs: dict[str, Callable[[Any], Any]] = {}
+    for klass in reversed(cls.__mro__):
+        funcs.update(klass.__dict__.get("__ffi_init_property_funcs__", {}))
+    return list(funcs.items())
 
 
 def method(fn: Any) -> Any:
@@ -340,6 +441,28 @@ def _identity_hash(v: Any, hash_fn: Any) -> int:
     return hash(Object.__hash__(v)) & 0x7FFFFFFFFFFFFFFF
 
 
+def _s_hash_hook(fn: Any) -> Any:
+    """The ``__s_hash__`` C calls for a class body's hook. C calls hook(v, hash); a hook
+    written for tvm_ffi takes (self, init_hash, hash_cb) and returns init_hash combined
+    with its parts (``hash_cb(x, init_hash, def_region)``, which C's hash accepts), so it
+    is called with init_hash 0 (C mixes the type key into what a hook returns)."""
+    try:
+        params = list(inspect.signature(fn).parameters.values())
+    except (TypeError, ValueError):  # no signature to read: C's form
+        return fn
+    positional = [p for p in params if p.kind in (inspect.Parameter.POSITIONAL_ONLY,
+                                                  inspect.Parameter.POSITIONAL_OR_KEYWORD)]
+    if len(positional) != 3 or any(p.kind is inspect.Parameter.VAR_POSITIONAL for p in params):
+        return fn
+
+    def hook(v: Any, hash_fn: Any) -> Any:
+        return fn(v, 0, hash_fn)
+
+    hook.__qualname__ = getattr(fn, "__qualname__", "__s_hash__")
+    hook.__wrapped__ = fn  # type: ignore[attr-defined]
+    return hook
+
+
 def _parent_of(cls: type) -> tuple[int, type | None]:
     """The type index of the nearest base bound to a C type, and that base (None: Object).
     A base that is a py_class still waiting for its fields counts (its key is registered)."""
@@ -449,6 +572,7 @@ def _resolve_fields(cls: type, key: str, opts: dict[str, Any]) -> list[Field]:
     ns = _namespace(cls)
     kw_only = bool(opts["kw_only"])
     own: list[Field] = []
+    init_props: dict[str, Callable[[Any], Any]] = {}
     for name, ann in _own_annotations(cls).items():
         if _is_class_var(ann, ns):
             continue
@@ -460,6 +584,9 @@ def _resolve_fields(cls: type, key: str, opts: dict[str, Any]) -> list[Field]:
         value = cls.__dict__.get(name, MISSING)
         if isinstance(value, Field):
             f = _copy.copy(value)
+        elif isinstance(value, init_property):
+            f = Field(init=False, repr=False, hash=False, compare=False, structural_eq="ignore")
+            init_props[name] = value.func
         elif value is not MISSING:
             f = Field(default=value)
         else:
@@ -478,7 +605,11 @@ def _resolve_fields(cls: type, key: str, opts: dict[str, Any]) -> list[Field]:
             f.frozen = True
         if f.hash is None:
             f.hash = f.compare
+        if f.extra_kwargs:
+            raise TypeError(f"{cls.__name__}.{name}: unrecognized field options: {', '.join(sorted(f.extra_kwargs))}")
         own.append(f)
+    if init_props:
+        setattr(cls, "__ffi_init_property_funcs__", init_props)
     return own
 
 
@@ -537,7 +668,10 @@ def _finish(cls: type, opts: dict[str, Any]) -> None:
     for name in _TYPE_ATTR_NAMES:
         if name in cls.__dict__:
             value = cls.__dict__[name]
-            _core._type_set_attr(index, name, value.__func__ if isinstance(value, staticmethod) else value)
+            value = value.__func__ if isinstance(value, staticmethod) else value
+            if name == "__s_hash__":
+                value = _s_hash_hook(value)
+            _core._type_set_attr(index, name, value)
     kind = opts["structural_eq"]
     if kind is None and "__s_equal__" not in cls.__dict__:
         _core._type_set_attr(index, "__s_equal__", _identity_equal)
@@ -602,11 +736,13 @@ def _remove_deferred_new(cls: type) -> None:
 
 
 @overload
+@dataclass_transform(eq_default=False, order_default=False, field_specifiers=(Field, field))
 def py_class(cls_or_type_key: _T, /, *, type_key: str | None = None, frozen: bool = False, init: bool = True,
              repr: bool = True, eq: bool = False, order: bool = False, unsafe_hash: bool = False,
              match_args: bool = True, kw_only: bool = False, structural_eq: str | None = "tree",
              slots: bool = True) -> _T: ...
 @overload
+@dataclass_transform(eq_default=False, order_default=False, field_specifiers=(Field, field))
 def py_class(cls_or_type_key: str | None = None, /, *, type_key: str | None = None, frozen: bool = False,
              init: bool = True, repr: bool = True, eq: bool = False, order: bool = False, unsafe_hash: bool = False,
              match_args: bool = True, kw_only: bool = False, structural_eq: str | None = "tree",
@@ -834,6 +970,46 @@ def _hashable(value: Any) -> Any:
     return value
 
 
+def _set_init_properties(obj: Any, init_props: list[tuple[str, Callable[[Any], Any]]]) -> None:
+    """Computes and stores each init_property of a just-built object in turn (a later
+    one may read an earlier one). A writable field is set as any other; a frozen class's
+    read-only one is written as unpickling writes fields (C's ffk_object_init_fields),
+    which is safe only while this wrapper alone holds the object (RuntimeError else)."""
+    descrs = {d.name: d for d in _core._type_fields(type(obj).__tvm_ffi_type_info__.type_index)}
+    names = list(descrs)
+    for name, compute in init_props:
+        value = compute(obj)
+        if not descrs[name].frozen:
+            descrs[name].set(obj, value)
+            continue
+        if obj._use_count() != 1:
+            raise RuntimeError(f"init_property `{name}` of {type(obj).__name__}: the object is held elsewhere "
+                               "already, so its read-only field cannot be written")
+        values = list(_core._object_field_values(obj))
+        values[names.index(name)] = value
+        _core._object_init_fields(obj, values)
+
+
+def _reinit(self: Any, *args: Any, **kwargs: Any) -> None:
+    """``__ffi_init__`` of a py_class: constructs the object by its type's constructor
+    (C checks and converts the arguments, fills defaults and factories). A py_class
+    whose own ``__init__`` runs has an object built at its defaults already (so the
+    ``__init__`` may assign fields first); then the call builds a new object from the
+    arguments and writes its fields into this one, as tvm_ffi's ``__ffi_init__``
+    (re)initializes the object it is called on. Only while this wrapper alone holds the
+    object: its read-only fields are read without a lock, so an object that C, Rust or a
+    container holds already is a RuntimeError."""
+    if self.__chandle__() == 0:
+        Object.__ffi_init__(self, *args, **kwargs)
+        return
+    if self._use_count() != 1:
+        raise RuntimeError(f"__ffi_init__: this {type(self).__name__} object is held elsewhere already "
+                           f"({self._use_count()} references); it can be initialized again only while its "
+                           "__init__ alone holds it")
+    fresh = _core._object_create(type(self).__tvm_ffi_type_info__.type_key, *args, **kwargs)
+    _core._object_init_fields(self, _core._object_field_values(fresh))
+
+
 def _install_dunders(cls: type, all_fields: list[Field], opts: dict[str, Any], *, py_class_mode: bool) -> None:
     own = cls.__dict__
     names = tuple(f.name for f in all_fields)
@@ -843,6 +1019,8 @@ def _install_dunders(cls: type, all_fields: list[Field], opts: dict[str, Any], *
 
     # __init__: C's constructor serves the generated one (Object's __new__, no Python
     # frame); a class with __post_init__ or its own __init__ gets a Python wrapper.
+    if py_class_mode and "__ffi_init__" not in own:
+        setattr(cls, "__ffi_init__", _reinit)
     if "__init__" in own:
         if py_class_mode:
             user_init = own["__init__"]
@@ -865,11 +1043,17 @@ def _install_dunders(cls: type, all_fields: list[Field], opts: dict[str, Any], *
 
         __init__.__qualname__ = f"{cls.__qualname__}.__init__"
         setattr(cls, "__init__", __init__)
-    elif hasattr(cls, "__post_init__"):
+    elif hasattr(cls, "__post_init__") or _init_property_funcs(cls):
+        init_props = _init_property_funcs(cls)
+        post_init = hasattr(cls, "__post_init__")
+
         def __init__(self: Any, *args: Any, **kwargs: Any) -> None:
             if self.__chandle__() == 0:
                 self.__ffi_init__(*args, **kwargs)
-            self.__post_init__()
+            if init_props:
+                _set_init_properties(self, init_props)
+            if post_init:
+                self.__post_init__()
 
         setattr(__init__, "__ffi_post_init_wrapper__", True)
         __init__.__qualname__ = f"{cls.__qualname__}.__init__"
@@ -1097,8 +1281,15 @@ def replace(obj: _O, /, **changes: Any) -> _O:
     return new
 
 
-__all__ = ["KW_ONLY", "MISSING", "Field", "FrozenInstanceError", "asdict", "astuple", "c_class", "field", "fields",
-           "is_dataclass", "method", "py_class", "replace"]
+# The converter convention goes into the decorators' dataclass_transform metadata after
+# the fact, as tvm_ffi puts it there: type checkers refuse a keyword they do not know in
+# the dataclass_transform call itself.
+for _decorator in (py_class, c_class):
+    getattr(_decorator, "__dataclass_transform__")["kwargs"]["converter"] = _field_converter
+del _decorator
+
+__all__ = ["KW_ONLY", "MISSING", "Field", "FrozenInstanceError", "Object", "asdict", "astuple", "c_class", "field",
+           "fields", "init_property", "is_dataclass", "method", "py_class", "replace"]
 
 # Enums (ffikit/_enum.py, over C's ffikit/enum.h), under tvm_ffi's names.
 from ._enum import Enum, EnumAttrMap, EnumState, IntEnum, StrEnum, auto, entry  # noqa: E402

@@ -122,6 +122,23 @@ def _g(name: str) -> Any:
     return get_global_func(name)
 
 
+_HOLDING: dict[str, Any] = {}
+
+
+def _holding_gil(name: str) -> Any:
+    """The global Function ``name`` through a wrapper of its own that keeps the GIL while C
+    runs. The traversals call a Python callback at most of the values they meet: released
+    around the C call, the GIL would be taken back and dropped again for every callback (a
+    mutex and a condition variable each way: two thirds of a no-op callback's cost). The
+    wrapper is private to this module, so ``get_global_func`` users keep the default."""
+    fn = _HOLDING.get(name)
+    if fn is None:
+        fn = get_global_func(name)
+        fn.release_gil = False
+        _HOLDING[name] = fn
+    return fn
+
+
 @register_object("ffi.StructuralKey")
 class StructuralKey(Object):
     """A value wrapped to compare and hash structurally, its hash computed once: usable as
@@ -280,7 +297,7 @@ def structural_walk(root: Any, callbacks: Any = (), with_def_region_kind: Any = 
     entries = [(_type_index(t, "structural_walk"), fn) for t, fn in _entries(callbacks, "structural_walk")]
     kinded = [(_type_index(t, "structural_walk"), _with_kind(fn))
               for t, fn in _entries(with_def_region_kind, "structural_walk")]
-    result: VisitInterrupt | None = _g("ffi.StructuralWalk")(root, entries, kinded, _order(order, "walk"))
+    result: VisitInterrupt | None = _holding_gil("ffi.StructuralWalk")(root, entries, kinded, _order(order, "walk"))
     return result
 
 
@@ -291,7 +308,7 @@ def structural_visit(root: Any, callbacks: Any = ()) -> VisitInterrupt | None:
     default descent. Returns the :class:`VisitInterrupt` that stopped it, or None.
     """
     entries = [(_type_index(t, "structural_visit"), fn) for t, fn in _entries(callbacks, "structural_visit")]
-    result: VisitInterrupt | None = _g("ffi.StructuralVisit")(root, entries)
+    result: VisitInterrupt | None = _holding_gil("ffi.StructuralVisit")(root, entries)
     return result
 
 
@@ -320,7 +337,7 @@ def structural_mutate(root: Any, callbacks: Any = ()) -> Any:
     """
     entries = [(_type_index(t, "structural_mutate"), fn, _accepts_mode(fn))
                for t, fn in _entries(callbacks, "structural_mutate")]
-    return _g("ffi.StructuralMutate")(root, entries)
+    return _holding_gil("ffi.StructuralMutate")(root, entries)
 
 
 def structural_map(root: Any, callbacks: Any = (), with_def_region_kind: Any = (),
@@ -335,4 +352,4 @@ def structural_map(root: Any, callbacks: Any = (), with_def_region_kind: Any = (
     entries = [(_type_index(t, "structural_map"), fn) for t, fn in _entries(callbacks, "structural_map")]
     kinded = [(_type_index(t, "structural_map"), _with_kind(fn))
               for t, fn in _entries(with_def_region_kind, "structural_map")]
-    return _g("ffi.StructuralMap")(root, entries, kinded, _order(order, "map"))
+    return _holding_gil("ffi.StructuralMap")(root, entries, kinded, _order(order, "map"))

@@ -53,11 +53,27 @@ static PyObject *ffkpy_class_for_slow(int32_t type_index);
  * a container's element costs no dict lookup; cleared whenever the table changes. */
 static PyObject *g_static_classes[FFK_TYPE_STATIC_END];
 
+/* The same for the registered types met last (direct-mapped by type index), so that
+ * wrapping a py_class object costs no PyLong key and dict lookup either (a structural walk
+ * hands its callback a new wrapper at every node); cleared with g_static_classes. */
+#define DYNAMIC_CLASS_CACHE 64
+static struct {
+  int32_t type_index; /* 0 (a static type, never cached here): an empty slot */
+  PyObject *cls;      /* borrowed from dynamic_classes */
+} g_dynamic_classes[DYNAMIC_CLASS_CACHE];
+
 PyObject *ffkpy_class_for(int32_t type_index) {
   if (type_index >= 0 && type_index < FFK_TYPE_STATIC_END && g_static_classes[type_index] != NULL)
     return g_static_classes[type_index];
+  size_t slot = (uint32_t)type_index % DYNAMIC_CLASS_CACHE;
+  if (type_index >= FFK_TYPE_STATIC_END && g_dynamic_classes[slot].type_index == type_index)
+    return g_dynamic_classes[slot].cls;
   PyObject *cls = ffkpy_class_for_slow(type_index);
   if (cls != NULL && type_index >= 0 && type_index < FFK_TYPE_STATIC_END) g_static_classes[type_index] = cls;
+  if (cls != NULL && type_index >= FFK_TYPE_STATIC_END) {
+    g_dynamic_classes[slot].type_index = type_index;
+    g_dynamic_classes[slot].cls = cls;
+  }
   return cls;
 }
 
@@ -232,6 +248,7 @@ static PyObject *register_class(PyObject *mod, PyObject *args) {
   }
   Py_DECREF(key);
   memset(g_static_classes, 0, sizeof g_static_classes); /* subtypes may have taken the old class */
+  memset(g_dynamic_classes, 0, sizeof g_dynamic_classes); /* and the entries below may be dropped */
   /* Auto-made classes of subtypes were made from the old class: drop them, so that they
      are made again under cls (isinstance follows the C parent chain). */
   PyObject *stale = PyList_New(0);

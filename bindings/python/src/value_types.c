@@ -2,10 +2,9 @@
  * value_types.c - the plain values DataType (ffikit._core.DataType, carried by the
  * Python-level ffikit.dtype, a str subclass) and Device (ffikit.Device).
  *
- * Both are immutable, hashable and picklable. Device text is parsed here rather than
- * with ffk_device_parse only to give tvm_ffi's exact messages ("Unknown device: gpu",
- * "Invalid device index: ?"); the names and numbers come from the C table
- * (ffk_device_type_lookup / ffk_device_type_name), so they are decided once.
+ * Both are immutable, hashable and picklable. Device text is parsed by ffk_device_parse,
+ * whose messages are tvm_ffi's ("Unknown device: gpu", "Invalid device index: ?"), and
+ * names come from the C table (ffk_device_type_name), so every rule is decided once.
  */
 #include "ffikit_py.h"
 
@@ -202,51 +201,21 @@ static int read_index(PyObject *index, int32_t *out) {
   return 0;
 }
 
-/* "cuda", "cuda:1": tvm_ffi's messages for every malformed form. */
+/* "cuda", "cuda:1" (ffk_device_parse decides, in tvm_ffi's words), with `index` for a bare name. */
 static int parse_device_text(PyObject *text, PyObject *index, DLDevice *out) {
   Py_ssize_t n;
   const char *s = PyUnicode_AsUTF8AndSize(text, &n);
   if (s == NULL) return -1;
-  const char *colon = memchr(s, ':', (size_t)n);
-  size_t name_len = colon ? (size_t)(colon - s) : (size_t)n;
-  int32_t type;
-  int found = ffk_device_type_lookup(s, name_len, &type);
-  if (found < 0) return ffkpy_raise_from_ffk_int();
-  if (found == 0) {
-    PyObject *name = PyUnicode_FromStringAndSize(s, (Py_ssize_t)name_len);
-    if (name != NULL) PyErr_Format(PyExc_ValueError, "Unknown device: %U", name);
-    Py_XDECREF(name);
+  if (ffk_device_parse(s, (size_t)n, out) != 0) return ffkpy_raise_from_ffk_int();
+  bool has_index = memchr(s, ':', (size_t)n) != NULL;
+  if (index == NULL || index == Py_None) return 0;
+  if (has_index) {
+    PyErr_Format(PyExc_ValueError, "Device %R already names an index; got index=%R too", text, index);
     return -1;
   }
-  int32_t id = 0;
-  if (colon != NULL) {
-    const char *digits = colon + 1;
-    size_t len = (size_t)(s + n - digits);
-    if (memchr(digits, ':', len) != NULL) {
-      PyErr_Format(PyExc_ValueError, "Invalid device: %s", s);
-      return -1;
-    }
-    long long v = 0;
-    int ok = len > 0 && len <= 10;
-    for (size_t i = 0; ok && i < len; ++i) {
-      ok = digits[i] >= '0' && digits[i] <= '9';
-      v = v * 10 + (digits[i] - '0');
-    }
-    if (!ok || v > INT32_MAX) {
-      PyObject *bad = PyUnicode_FromStringAndSize(digits, (Py_ssize_t)len);
-      if (bad != NULL) PyErr_Format(PyExc_ValueError, "Invalid device index: %U", bad);
-      Py_XDECREF(bad);
-      return -1;
-    }
-    if (index != NULL && index != Py_None) {
-      PyErr_Format(PyExc_ValueError, "Device %R already names an index; got index=%R too", text, index);
-      return -1;
-    }
-    id = (int32_t)v;
-  } else if (read_index(index, &id) != 0) {
-    return -1;
-  }
-  *out = ffk_device(type, id);
+  int32_t id;
+  if (read_index(index, &id) != 0) return -1;
+  out->device_id = id;
   return 0;
 }
 

@@ -173,6 +173,11 @@ def run_cases():
         out.append(["error", str(e)])
     k0, k1 = tvm.StructuralKey([1, 2]), tvm.StructuralKey([1, 2])
     out.append(["key", [k0 == k1, hash(k0) == hash(k1), {k0: "a"}[k1], k0 == tvm.StructuralKey([1, 3])]])
+    k2 = tvm.StructuralKey([1, [2]])
+    m, d = tvm.Map({k0: "a", k2: "b"}), tvm.Dict({k0: 1})
+    d[k1] = 2
+    out.append(["key in containers", [m[k1], m.get(tvm.StructuralKey([1, [2]])), k1 in m,
+                                      tvm.StructuralKey([2, 1]) in m, len(d), d[k0]]])
     return out
 """
 

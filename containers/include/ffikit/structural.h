@@ -168,8 +168,14 @@ FFK_API int ffk_structural_first_mismatch_opts(const ffk_any *a, const ffk_any *
  *    cycle tracking, depth limit and mismatch paths) and returns a bool; `attr` is a str
  *    naming the step (the mismatch path gains `.attr`) or None (no step). A hook that
  *    returns False without a failing `equal` call reports its object as the mismatch.
+ *    tvm_ffi's form equal(x, y, def_region, field_name=None) is accepted too (a bool or
+ *    int third argument): def_region 0 / False keeps the hook's region, 1 / True walks x
+ *    and y in a pattern definition region (FFK_DEF_REGION_PATTERN), 2 in a simple one
+ *    (a pattern region stays one, as for fields); another value is a ValueError.
  *  - FFK_ATTR_S_HASH ("__s_hash__"): a Function called as hook(v, hash) that returns an
- *    int, where hash(x) is the structural hash of a sub-value within the same walk.
+ *    int, where hash(x) is the structural hash of a sub-value within the same walk;
+ *    tvm_ffi's form hash(x, init_hash, def_region=0) returns x's hash combined into the
+ *    int init_hash, x walked in the region def_region names (as for `equal`).
  *    Equal objects must hash alike; the walk mixes in the type key as for other objects.
  *    A type with __s_equal__ and no __s_hash__ hashes by its type key alone (the walk
  *    cannot know what the hook ignores; objects it finds equal share their type), and a

@@ -59,9 +59,10 @@ static inline int32_t ffk_device_type(DLDevice d) {
 }
 
 /*
- * Parses `size` bytes of text ("cuda:1", "cpu"). Returns 0, or -1 with a ValueError:
- * `Unknown device: "gpu"` for an unknown name, `Invalid device index in "cuda:x"` for
- * a bad or negative index, or when text is NULL.
+ * Parses `size` bytes of text ("cuda:1", "cpu"; no index means 0). Returns 0, or -1
+ * with a ValueError in tvm_ffi's words: `Unknown device: gpu` for an unknown name,
+ * `Invalid device: cuda:1:2` for a second colon, `Invalid device index: x` for an index
+ * that is not 0 to 2^31-1 in decimal digits, `Unknown device: text is NULL`.
  */
 FFK_API int ffk_device_parse(const char *text, size_t size, DLDevice *out);
 

@@ -72,6 +72,27 @@ FFK_API bool ffk_type_is_instance(int32_t type_index, int32_t base_index);
 FFK_API bool ffk_object_is_instance(const ffk_object *obj, int32_t base_index);
 
 /*
+ * How instances of a type behave as keys: the hash and the equality that ffk_any_hash
+ * and ffk_any_equal (and so every Map and Dict, and the identity of Map keys in every
+ * binding) use for them instead of the object's identity. Both see objects of exactly
+ * the type they are set for (not its subtypes) and must agree: equal objects hash
+ * alike. They must not fail or change anything, and the hash must not change while the
+ * object lives (so a type with key operations should have no writable field that the
+ * hash reads). Equality is only asked of two distinct objects of the type.
+ */
+typedef uint64_t (*ffk_key_hash_fn)(const ffk_object *obj);
+typedef bool (*ffk_key_equal_fn)(const ffk_object *a, const ffk_object *b);
+
+/*
+ * Sets the key operations of a registered object type (index >= FFK_TYPE_STATIC_END);
+ * NULL for both restores identity. Set them once, before any instance is used as a key:
+ * a table that already holds an instance keeps it where its old hash put it. Returns 0,
+ * or -1 with a ValueError for an unknown or built-in type index, or only one of the two
+ * functions NULL.
+ */
+FFK_API int ffk_type_set_key_ops(int32_t type_index, ffk_key_hash_fn hash, ffk_key_equal_fn equal);
+
+/*
  * Sets the repr slot of an object type (NULL restores the default `<mylib.Point at
  * 0x...>`). Subtypes without a slot of their own use their parent's. Returns 0, or -1
  * with a ValueError for an unknown or non-object type index.

@@ -185,9 +185,14 @@ FFK_API ffk_tensor *ffk_tensor_slice(const ffk_tensor *t, int32_t dim, int64_t s
  */
 FFK_API ffk_tensor *ffk_tensor_select(const ffk_tensor *t, int32_t dim, int64_t index);
 
-/* Dimensions reordered: result dim i is t's dim perm[i] (a permutation of 0..ndim-1;
-   negative entries count from the end). */
-FFK_API ffk_tensor *ffk_tensor_permute(const ffk_tensor *t, const int32_t *perm);
+/*
+ * Dimensions reordered: result dim i is t's dim perm[i], for the `n` entries of `perm`
+ * (borrowed), a permutation of 0..ndim-1 where negative entries count from the end. A new
+ * view, or NULL with a ValueError when n is not t's ndim ("permute: 3 dimensions given
+ * for a tensor with 2", perm is not read then) or perm is NULL, an IndexError naming an
+ * entry out of range, or a ValueError naming one that appears twice.
+ */
+FFK_API ffk_tensor *ffk_tensor_permute(const ffk_tensor *t, int32_t n, const int64_t *perm);
 
 /* Dimensions d0 and d1 swapped. */
 FFK_API ffk_tensor *ffk_tensor_transpose(const ffk_tensor *t, int32_t d0, int32_t d1);

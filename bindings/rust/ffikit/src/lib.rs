@@ -108,7 +108,10 @@ pub use structural::{
     structural_hash, structural_hash_with, StructuralOptions,
 };
 pub use tensor::{DLPack, Tensor};
-pub use visit::{structural_map, structural_mutate, structural_walk, DefRegion, Mutator, WalkControl, WalkOrder, WalkStep};
+pub use visit::{
+    structural_map, structural_mutate, structural_visit, structural_walk, DefRegion, Mutator, Visitor, WalkControl, WalkOrder,
+    WalkStep,
+};
 pub use types::{DataType, Device, Scalar};
 pub use weak::{find_cycles, WeakRef};
 

@@ -421,13 +421,12 @@ impl Tensor {
         check(rc).map(|_| v)
     }
 
-    /// Dimensions reordered.
-    pub fn permute(&self, perm: &[i32]) -> Result<Tensor> {
-        if perm.len() != self.shape().len() {
-            return Err(err("ValueError", format!("permute needs {} dimensions but got {:?}", self.shape().len(), perm)));
-        }
-        // SAFETY: ndim entries, as checked.
-        Tensor::wrap(unsafe { sys::ffk_tensor_permute(self.raw(), perm.as_ptr()) })
+    /// Dimensions reordered: result dim i is dim `perm[i]` (negative entries count from the
+    /// end). C checks the count and the entries (ValueError, IndexError).
+    pub fn permute(&self, perm: &[i64]) -> Result<Tensor> {
+        let n = i32::try_from(perm.len()).unwrap_or(i32::MAX);
+        // SAFETY: C reads `n` entries only when n is the tensor's ndim, and perm has n.
+        Tensor::wrap(unsafe { sys::ffk_tensor_permute(self.raw(), n, perm.as_ptr()) })
     }
 
     /// Two dimensions swapped.

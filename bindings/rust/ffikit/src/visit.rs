@@ -1,5 +1,6 @@
 //! Structural walks and rewrites (ffikit/structural_visit.h, tvm_ffi's `structural_walk`,
-//! `structural_map` and `structural_mutate`): what a compiler pass written in Rust needs.
+//! `structural_visit`, `structural_map` and `structural_mutate`): what a compiler pass
+//! written in Rust needs.
 //!
 //! The walk looks where structural equality looks: the elements of Arrays, Tuples and
 //! Lists, the values (not keys) of Maps and Dicts, the compared fields of reflected
@@ -170,6 +171,115 @@ where
         1 => Ok(false),
         _ => Err(Error::fetch()),
     }
+}
+
+/// The traversal context a [`structural_visit`] callback receives; valid during the
+/// callback only. The callback descends only through it.
+pub struct Visitor<'v>(*mut sys::ffk_visitor, PhantomData<&'v ()>);
+
+/// 0 / 1 / -1 of a C visit call as `Ok(true)` (went on), `Ok(false)` (stopped) or the error.
+fn visit_result(rc: i32) -> Result<bool> {
+    match rc {
+        0 => Ok(true),
+        1 => Ok(false),
+        _ => Err(Error::fetch()),
+    }
+}
+
+impl<'v> Visitor<'v> {
+    /// Visits `value` through the callback (nothing for None). `Ok(false)` when the visit
+    /// was stopped below: return [`WalkControl::Stop`] then, to pass the stop on.
+    pub fn visit<'a>(&self, value: impl Into<AnyView<'a>>) -> Result<bool> {
+        let v = value.into();
+        // SAFETY: a live visitor (this handle exists only inside its callback), a valid value.
+        visit_result(unsafe { sys::ffk_visitor_visit(self.0, v.as_raw()) })
+    }
+
+    /// `value`'s default descent: each child through the callback, in the region its
+    /// field declares. Results as [`Visitor::visit`].
+    pub fn default_visit<'a>(&self, value: impl Into<AnyView<'a>>) -> Result<bool> {
+        let v = value.into();
+        // SAFETY: as in `visit`.
+        visit_result(unsafe { sys::ffk_visitor_default_visit(self.0, v.as_raw()) })
+    }
+
+    /// The definition region of the value being visited.
+    pub fn region(&self) -> DefRegion {
+        // SAFETY: a live visitor.
+        DefRegion::from_raw(unsafe { sys::ffk_visitor_region(self.0) })
+    }
+
+    /// Runs `f` with the descent calls inside it in region `kind` (inside a pattern region
+    /// nothing changes: a pattern holds for everything below it), then restores the region.
+    pub fn in_region<R>(&self, kind: DefRegion, f: impl FnOnce(&Self) -> R) -> R {
+        let raw = match kind {
+            DefRegion::None => sys::ffk_def_region_kind::FFK_DEF_REGION_NONE,
+            DefRegion::Pattern => sys::ffk_def_region_kind::FFK_DEF_REGION_PATTERN,
+            DefRegion::Simple => sys::ffk_def_region_kind::FFK_DEF_REGION_SIMPLE,
+        };
+        // SAFETY: a live visitor; the region is restored before returning, panic or not.
+        let previous = unsafe { sys::ffk_visitor_enter_region(self.0, raw) };
+        struct Restore(*mut sys::ffk_visitor, sys::ffk_def_region_kind);
+        impl Drop for Restore {
+            fn drop(&mut self) {
+                // SAFETY: the visitor outlives this guard (both live inside one callback).
+                unsafe { sys::ffk_visitor_leave_region(self.0, self.1) }
+            }
+        }
+        let _restore = Restore(self.0, previous);
+        f(self)
+    }
+}
+
+/// Visits `root` with a callback that owns the descent: `f(value, visitor)` runs for the
+/// root and for every value it passes to [`Visitor::visit`]; [`Visitor::default_visit`]
+/// walks a value's children through `f`. `f` returns [`WalkControl::Stop`] to end the
+/// whole visit (anything else goes on). `Ok(true)` when the visit completed, `Ok(false)`
+/// when stopped, or the errors of [`structural_walk`].
+///
+/// ```
+/// use ffikit::{structural_visit, Array, WalkControl};
+/// let a: Array<i64> = vec![1, 2, 3].into();
+/// let seen = std::cell::RefCell::new(vec![]);
+/// structural_visit(&a, |v, visitor| {
+///     if let Ok(i) = v.to::<i64>() {
+///         seen.borrow_mut().push(i);
+///         return Ok(if i == 2 { WalkControl::Stop } else { WalkControl::Advance });
+///     }
+///     Ok(if visitor.default_visit(v)? { WalkControl::Advance } else { WalkControl::Stop })
+/// }).unwrap();
+/// assert_eq!(*seen.borrow(), vec![1, 2]);
+/// ```
+pub fn structural_visit<'a, F>(root: impl Into<AnyView<'a>>, f: F) -> Result<bool>
+where
+    F: Fn(AnyView<'_>, &Visitor<'_>) -> Result<WalkControl>,
+{
+    unsafe extern "C" fn trampoline<F>(
+        ctx: *mut c_void,
+        visitor: *mut sys::ffk_visitor,
+        value: *const sys::ffk_any,
+        _step: *const sys::ffk_walk_step,
+    ) -> i32
+    where
+        F: Fn(AnyView<'_>, &Visitor<'_>) -> Result<WalkControl>,
+    {
+        // SAFETY: ctx is the &F of the running call (shared borrows only: a callback
+        // re-enters through its Visitor); value is valid for the call.
+        let f = &*(ctx as *const F);
+        let (v, handle) = (AnyView::from_raw(*value), Visitor(visitor, PhantomData));
+        match catch_unwind(AssertUnwindSafe(|| f(v, &handle))) {
+            Ok(Ok(WalkControl::Stop)) => 1,
+            Ok(Ok(_)) => 0,
+            Ok(Err(e)) => {
+                e.restore();
+                -1
+            }
+            Err(panic) => raise_panic("structural_visit", panic),
+        }
+    }
+    let root = root.into();
+    // SAFETY: a borrowed valid root, a trampoline matching F, F alive for the call.
+    visit_result(unsafe { sys::ffk_structural_visit(root.as_raw(), Some(trampoline::<F>), &f as *const F as *mut c_void) })
 }
 
 /// The rewriting context a [`structural_map`] or [`structural_mutate`] callback receives;

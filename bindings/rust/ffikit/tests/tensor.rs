@@ -222,3 +222,13 @@ fn check_bytes_accepts_exact_buffers_at_any_address_and_names_the_operation() {
     let e = Tensor::check_bytes("load", &[i64::MAX, 2], f32, &[]).unwrap_err();
     assert!(e.message().starts_with("load: ") && e.message().contains("64 bits"), "{}", e.message());
 }
+
+#[test]
+fn permute_count_and_entries_are_checked_in_c() {
+    let t = Tensor::zeros(&[2, 3], DataType::of::<f32>(), Device::cpu()).unwrap();
+    let e = t.permute(&[0, 1, 2]).unwrap_err();
+    assert_eq!(e.to_string(), "ValueError: permute: 3 dimensions given for a tensor with 2");
+    let e = t.permute(&[0, 1 << 40]).unwrap_err();
+    assert!(e.to_string().starts_with("IndexError: permute: dimension 1099511627776 is out of range"), "{}", e);
+    assert_eq!(t.permute(&[-1, 0]).unwrap().shape(), &[3, 2]);
+}

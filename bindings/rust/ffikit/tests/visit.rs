@@ -3,9 +3,10 @@
 //! followed to their uses, errors and panics in callbacks. The answers are tvm_ffi
 //! 0.1.15's (tests/containers/structural_visit_test.cc has the rest).
 use ffikit::{
-    structural_map, structural_mutate, structural_walk, Any, Array, DefRegion, ObjectType, StructuralKind, WalkControl,
-    WalkOrder,
+    structural_map, structural_mutate, structural_visit, structural_walk, Any, Array, DefRegion, ObjectType, StructuralKind,
+    WalkControl, WalkOrder,
 };
+use std::cell::RefCell;
 use std::sync::OnceLock;
 
 ffikit::reflected_type! {
@@ -141,4 +142,59 @@ fn mutate_callback_owns_the_rewrite() {
     })
     .unwrap();
     assert_eq!(out.to_string(), "rstest.visit.Add(a=4, b=2)");
+}
+
+#[test]
+fn visit_callback_owns_the_descent_and_regions() {
+    setup();
+    // Lam(x, Add(x, 7)): the callback skips Add's children, so 7 is never seen.
+    let x = tvar(1);
+    let t = lam(x.clone(), add(x.clone(), Any::from(7i64)));
+    let seen = RefCell::new(vec![]);
+    let completed = structural_visit(&t, |v, visitor| {
+        seen.borrow_mut().push((v.type_name().to_string(), visitor.region()));
+        if v.to::<Add>().is_ok() {
+            return Ok(WalkControl::Advance);
+        }
+        Ok(if visitor.default_visit(v)? { WalkControl::Advance } else { WalkControl::Stop })
+    })
+    .unwrap();
+    assert!(completed);
+    let seen = seen.into_inner();
+    let keys: Vec<&str> = seen.iter().map(|(k, _)| k.as_str()).collect();
+    assert_eq!(keys, ["rstest.visit.Lam", "rstest.visit.TVar", "int", "rstest.visit.Add"]);
+    assert_eq!(seen[1].1, DefRegion::Pattern, "the parameter is a definition");
+    assert_eq!(seen[3].1, DefRegion::None);
+
+    // A scoped region: the child visited inside in_region(Simple) sees Simple, and after it None again.
+    let regions = RefCell::new(vec![]);
+    let pair = add(Any::from(1i64), Any::from(2i64));
+    structural_visit(&pair, |v, visitor| {
+        regions.borrow_mut().push(visitor.region());
+        if let Ok(a) = v.to::<Add>() {
+            visitor.in_region(DefRegion::Simple, |vis| vis.visit(&a.a().unwrap()))?;
+            visitor.visit(&a.b().unwrap())?;
+        }
+        Ok(WalkControl::Advance)
+    })
+    .unwrap();
+    assert_eq!(regions.into_inner(), [DefRegion::None, DefRegion::Simple, DefRegion::None]);
+
+    // Stop ends the whole visit; errors and panics come back as errors.
+    let arr = Any::from(&Array::<i64>::from(vec![1, 2, 3]));
+    let count = RefCell::new(0);
+    let completed = structural_visit(&arr, |v, visitor| {
+        *count.borrow_mut() += 1;
+        if v.to::<i64>().ok() == Some(2) {
+            return Ok(WalkControl::Stop);
+        }
+        Ok(if visitor.default_visit(v)? { WalkControl::Advance } else { WalkControl::Stop })
+    })
+    .unwrap();
+    assert!(!completed);
+    assert_eq!(*count.borrow(), 3); // the Array, 1, 2
+    let err = structural_visit(&arr, |_, _| Err(ffikit::Error::new("TypeError", "nope"))).unwrap_err();
+    assert_eq!(err.to_string(), "TypeError: nope");
+    let err = structural_visit(&arr, |_, _| -> ffikit::Result<WalkControl> { panic!("bang") }).unwrap_err();
+    assert!(err.to_string().contains("structural_visit callback panicked: bang"), "{}", err);
 }
