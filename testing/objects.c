@@ -18,6 +18,14 @@
  *                                 __s_equal__ / __s_hash__ hooks (type attributes) compare and
  *                                 hash `value` ASCII-case-insensitively, so the binding suites
  *                                 can test structural hooks on a C-defined type
+ *   testing.TestEnumVariant       an enum (ffikit/enum.h) with members Alpha (0) and Beta (1)
+ *                                 and the attribute column `code`: Alpha 10, Beta 20
+ *   testing.TestCxxIntEnum        an IntEnum, testing.TestCxxStrEnum a StrEnum, both without
+ *                                 members (the Python suite adds them, as tvm_ffi's does)
+ *   testing.TestCxxEnumHolder     priority: testing.TestCxxIntEnum, opcode:
+ *                                 testing.TestCxxStrEnum, writable and required
+ *   testing.enum_variant_get(name: str) -> testing.TestEnumVariant   the member named
+ *                                 `name` (ffk_enum_get_str); a ValueError for none
  *   testing.make_unregistered_object() -> Object         a TestUnregisteredObject(41, 42)
  *   testing.create_object(type_key, name, value, ...)    ffk_object_create with named values
  *   testing.object_get_field(obj, name) -> Any           ffk_object_get_field
@@ -29,6 +37,8 @@
  * description), so registering on every load is safe.
  */
 #include "testing.h"
+
+#include <ffikit/enum.h>
 
 #include <stddef.h>
 #include <stdio.h>
@@ -289,6 +299,66 @@ static int define_case_insensitive(void) {
                   case_insensitive_hash);
 }
 
+typedef struct {
+  ffk_object header;
+  ffk_object *priority;
+  ffk_object *opcode;
+} test_enum_holder;
+
+static int32_t g_variant_index = -1;
+
+/* Adds member `name` (int index `value` when not NULL) unless the type has it (a second load). */
+static int add_member(int32_t type_index, const char *name, const int64_t *value, ffk_object **out) {
+  int rc = ffk_enum_get_str(type_index, name, strlen(name), out);
+  if (rc != 0) return rc < 0 ? -1 : 0;
+  return ffk_enum_add(type_index, name, value, out);
+}
+
+static int define_enums(void) {
+  int32_t variant = ffk_enum_define("testing.TestEnumVariant", FFK_ENUM_PLAIN, NULL);
+  if (variant < 0) return -1;
+  static const char *const names[2] = {"Alpha", "Beta"};
+  for (int i = 0; i < 2; ++i) {
+    ffk_object *m;
+    if (add_member(variant, names[i], NULL, &m) != 0) return -1;
+    ffk_any code = ffk_any_int(10 * (i + 1));
+    int rc = ffk_enum_attr_set(variant, "code", m, &code);
+    ffk_object_release(m);
+    if (rc != 0) return -1;
+  }
+  g_variant_index = variant;
+  if (ffk_enum_define("testing.TestCxxIntEnum", FFK_ENUM_INT, NULL) < 0 ||
+      ffk_enum_define("testing.TestCxxStrEnum", FFK_ENUM_STR, NULL) < 0)
+    return -1;
+  static const ffk_field_def holder_fields[] = {
+      {"priority", offsetof(test_enum_holder, priority), "testing.TestCxxIntEnum", FFK_FIELD_WRITABLE, {0}, NULL},
+      {"opcode", offsetof(test_enum_holder, opcode), "testing.TestCxxStrEnum", FFK_FIELD_WRITABLE, {0}, NULL},
+  };
+  ffk_type_def holder = {.key = "testing.TestCxxEnumHolder",
+                         .parent_index = FFK_TYPE_OBJECT,
+                         .instance_size = sizeof(test_enum_holder),
+                         .fields = holder_fields,
+                         .nfields = 2};
+  return ffk_type_define(&holder) < 0 ? -1 : 0;
+}
+
+/* testing.enum_variant_get(name): the TestEnumVariant member named `name`. */
+static int enum_variant_get(void *self, const ffk_any *args, int32_t nargs, ffk_any *result) {
+  (void)self;
+  (void)nargs;
+  const char *data;
+  size_t size;
+  if (ffk_any_as_str(&args[0], &data, &size) != 0) return -1;
+  ffk_object *m;
+  int rc = ffk_enum_get_str(g_variant_index, data, size, &m);
+  if (rc < 0) return -1;
+  if (rc == 0)
+    return ffk_error_set(FFK_ERR_VALUE, "Enum `testing.TestEnumVariant` has no instance with index %.*s", (int)size,
+                         data);
+  *result = ffk_any_object_steal(m);
+  return 0;
+}
+
 static int define_types(void) {
   static const ffk_field_def base_fields[] = {
       {"v_i64", offsetof(test_object_base, v_i64), "int", FFK_FIELD_WRITABLE | FFK_FIELD_HAS_DEFAULT,
@@ -354,7 +424,8 @@ static int define_types(void) {
   if (define_with_method(&u, "get_v2_plus_two", "(self: testing.TestUnregisteredObject) -> int", get_v2_plus_two,
                          "Get (v2 + 2) from TestUnregisteredObject") < 0)
     return -1;
-  return define_case_insensitive();
+  if (define_case_insensitive() != 0) return -1;
+  return define_enums();
 }
 
 static const struct {
@@ -373,6 +444,8 @@ static const struct {
      "object_set_field(obj, name, value): writes field `name` of obj by reflection in C."},
     {"testing.object_call_method", NULL, object_call_method,
      "object_call_method(obj, name, *args): calls method `name` of obj by reflection in C."},
+    {"testing.enum_variant_get", "(name: str) -> testing.TestEnumVariant", enum_variant_get,
+     "enum_variant_get(name): the testing.TestEnumVariant member named `name`; a ValueError for none."},
     {"testing.TestIntPairSum", "(testing.TestIntPair) -> int", int_pair_sum,
      "TestIntPairSum(pair): pair.a + pair.b (tvm_ffi's global twin of the method `sum`)."},
 };

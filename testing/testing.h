@@ -51,6 +51,11 @@
  *                               __s_hash__ hooks compare and hash value ignoring ASCII case
  *   testing.object_get_field(obj, name), testing.object_set_field(obj, name, value),
  *   testing.object_call_method(obj, name, *args)    reflection by name, done in C
+ *   testing.TestEnumVariant     an enum (ffikit/enum.h): Alpha (0), Beta (1); attribute
+ *                               column `code`: Alpha 10, Beta 20
+ *   testing.TestCxxIntEnum, testing.TestCxxStrEnum   an IntEnum and a StrEnum without members
+ *   testing.TestCxxEnumHolder   priority: testing.TestCxxIntEnum, opcode: testing.TestCxxStrEnum
+ *   testing.enum_variant_get(name: str) -> testing.TestEnumVariant   a ValueError for none
  */
 #ifndef FFIKIT_FFI_TESTING_H
 #define FFIKIT_FFI_TESTING_H

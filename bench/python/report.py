@@ -32,6 +32,7 @@ TARGETS = {
     **{(c, "tvm_ffi"): 0.2 for c in ("getitem", "len", "getkey", "get", "contains", "iter", "build", "append")},
     ("from_dlpack", "numpy"): 1.0, ("roundtrip", "tvm_ffi"): 0.75,
     ("nop_arrays", "tvm_ffi"): 0.8, ("nop_torch", "tvm_ffi"): 0.8,
+    **{(c, "tvm_ffi"): 0.5 for c in ("enum_get", "enum_get_int", "enum_call", "enum_attr", "enum_iter")},  # issue 36
     ("ray", "numpy"): 1.1, ("dask", "numpy"): 1.1, ("dask_sched", "numpy"): 1.1,  # issue 26 (bench_engines.py)
 }
 

@@ -2,7 +2,8 @@
 # Runs the Python benchmarks (bench_ffi.py) several times and prints the report (report.py).
 #
 #   bench/python/run.sh [OUT_DIR] [--runs=N] [--parallel] [options for bench_ffi.py / pyperf, e.g. --fast --cases=nop3]
-#   bench/python/run.sh [OUT_DIR] --bench=structural [--runs=N]   (another script of this directory)
+#   bench/python/run.sh [OUT_DIR] --bench=structural [--runs=N]   (another script of this directory;
+#     --bench=enums: enum member lookup, issue 36)
 #   bench/python/run.sh [OUT_DIR] --bench=bench_engines [--runs=N] [--cases=ray,dask]   (issue 26;
 #     times only: `bench_engines.py --out=DIR` also measures memory and pickle sizes)
 #

@@ -75,6 +75,9 @@ int ffk_dict__repr(ffk_object *self, ffk_repr_ctx *ctx);
 /* Sets the converter slots of Array, Tuple, List, Map and Dict (convert.c). */
 void ffk_containers__register_converters(void);
 
+/* Defines ffi.EnumState, ffi.Enum, ffi.IntEnum and ffi.StrEnum (enum.c). 0, or -1 with an error. */
+int ffk_enum__register(void);
+
 /* Defines ffikit.AccessStep and ffikit.AccessPath (access_path.c). 0, or -1 with an error. */
 int ffk_access_path__register(void);
 

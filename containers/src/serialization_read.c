@@ -16,6 +16,7 @@
 #include "serialization_internal.h"
 
 #include <ffikit/dict.h>
+#include <ffikit/enum.h>
 #include <ffikit/list.h>
 #include <ffikit/reflect.h>
 #include <ffikit/serialization.h>
@@ -462,7 +463,34 @@ static int decode_fields(reader *r, size_t i, int32_t type_index, const char *ke
   return 0;
 }
 
+/* An enum member: the registered singleton at the node's index (an IntEnum's int index,
+   another enum's str index), tvm_ffi's rule and errors. */
+static int decode_enum(size_t i, int32_t type_index, const char *key, yyjson_val *data, ffk_any *out) {
+  if (data == NULL) return bad("node %zu (`%s`) has no \"data\"", i, key);
+  ffk_object *m = NULL;
+  int rc;
+  char shown[64];
+  if (ffk_enum_kind_of(type_index) == FFK_ENUM_INT) {
+    if (!yyjson_is_int(data) || (yyjson_is_uint(data) && yyjson_get_uint(data) > (uint64_t)INT64_MAX))
+      return ffk_error_set(FFK_ERR_TYPE, "node %zu: the data of the IntEnum `%s` must be an int64", i, key);
+    int64_t value = yyjson_is_sint(data) ? yyjson_get_sint(data) : (int64_t)yyjson_get_uint(data);
+    rc = ffk_enum_get_int(type_index, value, &m);
+    snprintf(shown, sizeof shown, "%lld", (long long)value);
+  } else {
+    if (!yyjson_is_str(data))
+      return ffk_error_set(FFK_ERR_TYPE, "node %zu: the data of the enum `%s` must be a str", i, key);
+    rc = ffk_enum_get_str(type_index, yyjson_get_str(data), yyjson_get_len(data), &m);
+    snprintf(shown, sizeof shown, "%.*s", (int)(yyjson_get_len(data) > 60 ? 60 : yyjson_get_len(data)),
+             yyjson_get_str(data));
+  }
+  if (rc < 0) return -1;
+  if (rc == 0) return ffk_error_set(FFK_ERR_VALUE, "Enum `%s` has no instance with index %s", key, shown);
+  *out = ffk_any_object_steal(m);
+  return 0;
+}
+
 static int decode_object(reader *r, size_t i, int32_t type_index, const char *key, yyjson_val *data, ffk_any *out) {
+  if (ffk_enum_kind_of(type_index) >= 0) return decode_enum(i, type_index, key, data, out);
   ffk_function *hook;
   int found = ffk_json__hook(&r->hooks, type_index, &hook);
   if (found < 0) return -1;

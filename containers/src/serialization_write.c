@@ -19,6 +19,7 @@
 #include "serialization_internal.h"
 
 #include <ffikit/dict.h>
+#include <ffikit/enum.h>
 #include <ffikit/list.h>
 #include <ffikit/reflect.h>
 #include <ffikit/serialization.h>
@@ -470,6 +471,25 @@ static int write_value(writer *w, const ffk_any *v, int64_t *out) {
   if (s->index == IN_PROGRESS) return cycle_error(w, v->v_obj);
 
   ffk_json_kind kind = ffk_json__kind_of_value(v->type_index);
+  if (kind == FFK_JSON_OBJECT && ffk_any_is_object(v) && ffk_enum_is_member(v->v_obj)) {
+    /* An enum member: its type key and its str index (an IntEnum's: its int index), as
+       tvm_ffi writes it; the reader returns the registered singleton. */
+    const ffk_enum_obj *e = (const ffk_enum_obj *)v->v_obj;
+    yyjson_mut_val *data;
+    if (ffk_enum_kind_of(v->type_index) == FFK_ENUM_INT)
+      data = yyjson_mut_sint(w->doc, e->int_index);
+    else if (e->str_index == NULL)
+      return ffk_error_set(FFK_ERR_VALUE, "cannot serialize a `%s` enum member without a str index",
+                           ffk_type_key(v->type_index));
+    else
+      data = yyjson_mut_strncpy(w->doc, e->str_index->data, e->str_index->size);
+    if (data == NULL) return ffk_json__no_memory();
+    int64_t index;
+    if (append_node(w, ffk_type_key(v->type_index), data, &index) != 0) return -1;
+    memo_put(w, s, v, h, index);
+    *out = index;
+    return 0;
+  }
   ffk_function *hook = NULL;
   if (kind == FFK_JSON_OBJECT && object_kind(w, v, &hook) != 0) return -1;
   const char *key = kind == FFK_JSON_OBJECT ? ffk_type_key(v->type_index) : ffk_json__kind_key(kind);

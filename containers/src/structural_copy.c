@@ -11,6 +11,8 @@
  */
 #include "structural_internal.h"
 
+#include <ffikit/enum.h>
+
 #include <string.h>
 
 /* ---- Deep copy. ----------------------------------------------------------------- */
@@ -200,7 +202,7 @@ static int copy_immutable(copier *c, ffk_object *o, ffk_any *out) {
  * together even if another thread writes `o` meanwhile.
  */
 static int copy_object(copier *c, ffk_object *o, ffk_any *out) {
-  if (!ffk_object_is_reflection_made(o)) {
+  if (!ffk_object_is_reflection_made(o) || ffk_enum_is_member(o)) { /* an enum member: the singleton itself */
     ffk_object_retain(o);
     *out = ffk_any_object_steal(o);
     return memo_put(c, o, out);

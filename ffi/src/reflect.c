@@ -814,6 +814,25 @@ int ffk_type_get_attr(int32_t type_index, const char *name, ffk_any *out) {
   return 0;
 }
 
+int ffk_type_get_own_attr(int32_t type_index, const char *name, ffk_any *out) {
+  if (out != NULL) *out = ffk_any_none();
+  if (name == NULL || out == NULL)
+    return ffk_error_set(FFK_ERR_VALUE, "ffk_type_get_own_attr: the %s is NULL", name == NULL ? "name" : "out");
+  if (type_index < 0 || type_index >= MAX_TYPES || !ffk_type_exists(type_index))
+    return ffk_error_set(FFK_ERR_VALUE, "cannot get attribute `%s`: type index %d is not a registered type", name,
+                         (int)type_index);
+  const attr_table *table = __atomic_load_n(&g_attrs[type_index], __ATOMIC_ACQUIRE);
+  for (int32_t i = 0; table != NULL && i < table->n; ++i) {
+    const attr_entry *e = &table->items[i];
+    if (e->name[0] != name[0] || strcmp(e->name, name) != 0) continue;
+    if (e->value.type_index == FFK_TYPE_NONE) return 0;
+    ffk_any__copy(out, &e->value);
+    ffk_any_retain(out);
+    return 1;
+  }
+  return 0;
+}
+
 /* ---- Field write hooks ---------------------------------------------------------------------- */
 
 /* g_write_hooks[i]: the hook of type i or NULL (atomic access, written under g_lock);

@@ -9,6 +9,7 @@
 
 #include <ffikit/array.h>
 #include <ffikit/dict.h>
+#include <ffikit/enum.h>
 #include <ffikit/list.h>
 #include <ffikit/map.h>
 #include <ffikit/serialization.h>

@@ -1360,6 +1360,28 @@ TEST_F(Reflect, TypeAttributesFollowTheParentChainAndNoneHides) {
   EXPECT_EQ(ffk_type_get_attr(FFK_TYPE_TENSOR, "lib_attr", &out.v), 1);
 }
 
+TEST_F(Reflect, OwnTypeAttributesAreNotInherited) {
+  int32_t base = ffk_type_register("test.reflect.OwnBase", FFK_TYPE_OBJECT);
+  int32_t leaf = ffk_type_register("test.reflect.OwnLeaf", base);
+  ASSERT_GT(leaf, 0) << FetchError();
+  ffk_any one = ffk_any_int(1), two = ffk_any_int(2), none = ffk_any_none();
+  OwnedAny out;
+  ASSERT_EQ(ffk_type_set_attr(base, "own_attr", &one), 0) << FetchError();
+  EXPECT_EQ(ffk_type_get_own_attr(base, "own_attr", &out.v), 1);
+  EXPECT_EQ(out.v.v_int, 1);
+  EXPECT_EQ(ffk_type_get_own_attr(leaf, "own_attr", &out.v), 0);  // the base's is not the leaf's own
+  EXPECT_EQ(out.v.type_index, FFK_TYPE_NONE);
+  ASSERT_EQ(ffk_type_set_attr(leaf, "own_attr", &two), 0);
+  EXPECT_EQ(ffk_type_get_own_attr(leaf, "own_attr", &out.v), 1);
+  EXPECT_EQ(out.v.v_int, 2);
+  ASSERT_EQ(ffk_type_set_attr(leaf, "own_attr", &none), 0);  // None: none of its own
+  EXPECT_EQ(ffk_type_get_own_attr(leaf, "own_attr", &out.v), 0);
+  EXPECT_EQ(ffk_type_get_own_attr(leaf, nullptr, &out.v), -1);
+  EXPECT_TRUE(PendingError("ValueError"));
+  EXPECT_EQ(ffk_type_get_own_attr(999999, "own_attr", &out.v), -1);
+  EXPECT_TRUE(PendingError("ValueError", {"not a registered type"}));
+}
+
 TEST_F(Reflect, ReplacedTypeAttributesStayAliveAndAreNotCountedLive) {
   int32_t t = ffk_type_register("test.reflect.AttrReplace", FFK_TYPE_OBJECT);
   int64_t live = ffk_debug_live_objects(-1);

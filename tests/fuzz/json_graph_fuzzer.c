@@ -12,10 +12,13 @@
  *  - no object stays alive, on any path.
  * Two reflected types (fuzz.Node and its subtype fuzz.Leaf) give documents objects to
  * build: fields of every storage, an optional link to another node, defaults and a
- * required field.
+ * required field. Two enum types (ffikit/enum.h: fuzz.Color, a plain Enum with RED and
+ * GREEN, and fuzz.Level, an IntEnum with LOW = -1 and HIGH = 7) give nodes that must read
+ * as their registered singletons (or fail with a ValueError / TypeError).
  */
 #include "fuzz_common.h"
 
+#include <ffikit/enum.h>
 #include <ffikit/reflect.h>
 #include <ffikit/serialization.h>
 
@@ -70,6 +73,13 @@ static void define_types(void) {
                        .fields = leaf_fields,
                        .nfields = 1};
   FUZZ_CHECK(ffk_type_define(&leaf) >= 0, "defining fuzz.Leaf failed");
+  int32_t color = ffk_enum_define("fuzz.Color", FFK_ENUM_PLAIN, NULL);
+  int32_t level = ffk_enum_define("fuzz.Level", FFK_ENUM_INT, NULL);
+  FUZZ_CHECK(color >= 0 && level >= 0, "defining the fuzz enums failed");
+  int64_t low = -1, high = 7;
+  FUZZ_CHECK(ffk_enum_add(color, "RED", NULL, NULL) == 0 && ffk_enum_add(color, "GREEN", NULL, NULL) == 0 &&
+                 ffk_enum_add(level, "LOW", &low, NULL) == 0 && ffk_enum_add(level, "HIGH", &high, NULL) == 0,
+             "adding the fuzz enum members failed");
   defined = 1;
 }
 

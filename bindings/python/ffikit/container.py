@@ -167,7 +167,7 @@ def _encode(root: Any) -> list[tuple[int, Any]]:
         if isinstance(x, (Array, List, Map, Dict)):
             pass
         elif isinstance(x, _core.Object):
-            if not _core._object_is_reflection_made(x):
+            if not _core._object_is_reflection_made(x) or _core._enum_is_member(x):  # a member pickles by name
                 return leaves.setdefault(x.__chandle__(), x)
         else:
             return x

@@ -1290,3 +1290,7 @@ del _decorator
 
 __all__ = ["KW_ONLY", "MISSING", "Field", "FrozenInstanceError", "Object", "asdict", "astuple", "c_class", "field",
            "fields", "init_property", "is_dataclass", "method", "py_class", "replace"]
+
+# Enums (ffikit/_enum.py, over C's ffikit/enum.h), under tvm_ffi's names.
+from ._enum import Enum, EnumAttrMap, EnumState, IntEnum, StrEnum, auto, entry  # noqa: E402
+__all__ += ["Enum", "EnumAttrMap", "EnumState", "IntEnum", "StrEnum", "auto", "entry"]

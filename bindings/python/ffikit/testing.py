@@ -12,7 +12,7 @@ from typing import TYPE_CHECKING, Any, ClassVar
 from . import _core
 from ._core import Function, Object
 from .container import Array, Map
-from .dataclasses import c_class
+from .dataclasses import IntEnum, StrEnum, c_class, entry
 
 if TYPE_CHECKING:
     from collections.abc import Mapping, Sequence
@@ -67,6 +67,32 @@ class TestIntPair(Object):
         def sum(self) -> int: ...
 
 
+class _TestCxxIntEnum(IntEnum, type_key="testing.TestCxxIntEnum"):
+    """An IntEnum C defines without members; these two are added here, as tvm_ffi.testing does."""
+
+    low = entry(value=10)
+    high = entry(value=20)
+
+
+class _TestCxxStrEnum(StrEnum, type_key="testing.TestCxxStrEnum"):
+    """A StrEnum C defines without members; these two are added here, as tvm_ffi.testing does."""
+
+    add = entry(value="+")
+    mul = entry(value="*")
+
+
+@c_class("testing.TestCxxEnumHolder")
+class _TestCxxEnumHolder(Object):
+    """Two writable enum fields; an int / a str converts to the member (C's converter)."""
+
+    __slots__ = ()
+    __test__: ClassVar[bool] = False
+    priority: _TestCxxIntEnum
+    opcode: _TestCxxStrEnum
+    if TYPE_CHECKING:
+        def __init__(self, priority: _TestCxxIntEnum | int, opcode: _TestCxxStrEnum | str) -> None: ...
+
+
 def create_object(type_key: str, **kwargs: Any) -> Object:
     """A new object of the reflected type ``type_key``, made by its constructor from the
     keyword arguments (fields not given take their defaults).
@@ -104,7 +130,7 @@ def call_from_native_thread(f: Function, times: int, *args: Any) -> Any:
 
 
 _OWN = {"call_from_native_thread", "create_object", "make_unregistered_object", "TestObjectBase",
-        "TestObjectDerived", "TestIntPair"}
+        "TestObjectDerived", "TestIntPair", "_TestCxxIntEnum", "_TestCxxStrEnum", "_TestCxxEnumHolder"}
 
 
 def __dir__() -> list[str]:

@@ -306,6 +306,7 @@ extern PyMethodDef ffkpy_hook_methods[];
 extern PyMethodDef ffkpy_value_methods[];
 extern PyMethodDef ffkpy_container_methods[];
 extern PyMethodDef ffkpy_tensor_methods[];
+extern PyMethodDef ffkpy_enum_methods[]; /* enum.c */
 
 int ffkpy_object_types_init(PyObject *module);
 int ffkpy_error_type_init(PyObject *module); /* after ffkpy_object_types_init */

@@ -59,6 +59,7 @@ PyMODINIT_FUNC PyInit__core(void) {
       add_methods(m, ffkpy_dataclass_methods) < 0 || /* dataclass.c */
       add_methods(m, ffkpy_stream_methods) < 0 ||    /* stream.c */
       add_methods(m, ffkpy_cycles_methods) < 0 ||    /* cycles.c */
+      add_methods(m, ffkpy_enum_methods) < 0 ||      /* enum.c */
       PyModule_AddStringConstant(m, "__version__", ffk_version()) < 0 ||
       PyModule_AddIntConstant(m, "HOOKS_AVAILABLE", ffk_debug_hooks_available()) < 0) {
     Py_DECREF(m);

@@ -28,6 +28,8 @@
  */
 #include "ffikit_py.h"
 
+#include <ffikit/enum.h>
+
 #include <ffikit/access_path.h>
 #include <ffikit/serialization.h>
 #include <ffikit/structural.h>
@@ -380,7 +382,7 @@ static PyObject *object_reduce(PyObject *self, PyObject *unused) {
   (void)unused;
   ffk_object *h = handle_of(self, "pickling");
   if (h == NULL) return NULL;
-  if (ffk_object_is_reflection_made(h)) {
+  if (ffk_object_is_reflection_made(h) && !ffk_enum_is_member(h)) { /* a member: its graph names the singleton */
     if (g_graph_reduce == NULL) {
       PyObject *m = PyImport_ImportModule("ffikit.container");
       if (m == NULL) return NULL;

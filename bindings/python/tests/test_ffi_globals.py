@@ -87,7 +87,6 @@ EXCLUDED = {
                            "ffikit writes fields with ffk_field_set",
     "ffi.Module.load_from_file.so": "tvm_ffi's per-format loader hook; ffikit loads every module with "
                                     "ffi.ModuleLoadFromFile (one format: a shared library)",
-    "testing.enum_variant_get": "enums are issue 36 item 4",
     "testing.make_visit_region_graph": "tvm_ffi's fixture for its own visit-region tests; not ported yet",
     "testing.get_mlir_add_one_c_symbol": "MLIR-specific test symbol",
     "testing.run_check_signal": "ffikit has no environment signal-check hook (TVMFFIEnvCheckSignals)",

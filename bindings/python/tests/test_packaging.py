@@ -19,7 +19,8 @@ PKG = os.path.dirname(HERE)
 ROOT = os.path.normpath(os.path.join(PKG, "..", ".."))
 
 
-@pytest.mark.parametrize("program", ["user_program.py", "objects_program.py", "structural_program.py"])
+@pytest.mark.parametrize("program", ["user_program.py", "objects_program.py", "structural_program.py",
+                                     "enum_program.py"])
 def test_typed_user_program_passes_mypy_strict(program):
     try:
         import mypy  # noqa: F401

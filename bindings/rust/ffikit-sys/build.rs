@@ -89,7 +89,7 @@ fn main() {
             .args(["--size_t-is-usize", "--newtype-enum", "ffk_type_index", "--newtype-enum", "ffk_map_part"])
             .args(["--newtype-enum", "ffk_field_storage", "--newtype-enum", "ffk_access_kind"])
             .args(["--newtype-enum", "ffk_s_kind", "--newtype-enum", "ffk_def_region_kind"])
-            .args(["--newtype-enum", "ffk_walk_order"])
+            .args(["--newtype-enum", "ffk_walk_order", "--newtype-enum", "ffk_enum_kind"])
             .arg("--with-derive-default")
             .arg("--")
             .args(&iflags),

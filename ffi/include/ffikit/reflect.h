@@ -300,6 +300,15 @@ FFK_API int ffk_type_set_attr(int32_t type_index, const char *name, const ffk_an
  */
 FFK_API int ffk_type_get_attr(int32_t type_index, const char *name, ffk_any *out);
 
+/*
+ * ffk_type_get_attr on the type alone, its ancestors not consulted: for attributes that
+ * describe one type and must not be inherited (an enum's registry, ffikit/enum.h).
+ * Returns 1 with *out a new reference, 0 when the type itself has none (or None; *out
+ * None, no error set), or -1 with a ValueError (unknown type index, NULL name or out).
+ * Lock-free, as ffk_type_get_attr.
+ */
+FFK_API int ffk_type_get_own_attr(int32_t type_index, const char *name, ffk_any *out);
+
 /* ---- Looking types up ---------------------------------------------------------------- */
 
 /* True when `type_index` was described by ffk_type_define. Cannot fail. */

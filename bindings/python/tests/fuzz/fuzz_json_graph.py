@@ -1,8 +1,8 @@
 """atheris harness: ffikit.serialization.from_json_graph_str over untrusted documents.
 
 The first byte picks the mode. Raw (most inputs): the rest of the input is the document.
-Edit: the input builds a value (containers, strings, reflected testing objects, shared
-parts), writes its JSON graph document, and changes a few of the document's bytes at
+Edit: the input builds a value (containers, strings, reflected testing objects, enum
+members and objects with enum fields, shared parts), writes its JSON graph document, and changes a few of the document's bytes at
 positions the input chooses, so that the fuzzer reaches the reader's checks behind a
 valid JSON parse (node indices, types, fields) quickly.
 
@@ -20,10 +20,17 @@ from _fuzz import Reader, check_nothing_alive, instrumented, live_objects, main
 with instrumented():
     import ffikit
     import ffikit.testing
+    from ffikit.dataclasses import Enum
     from ffikit.serialization import from_json_graph_str, to_json_graph_str
     from ffikit.structural import get_first_structural_mismatch, structural_equal
 
 EXPECTED = (ValueError, TypeError, RuntimeError)
+# Enum members (singletons: a read must give the registered member back) of the C-defined
+# testing enums: a plain Enum, an IntEnum and a StrEnum.
+_VARIANT = ffikit.get_global_func("testing.enum_variant_get")
+MEMBERS = [_VARIANT("Alpha"), _VARIANT("Beta"), ffikit.testing._TestCxxIntEnum.low,
+           ffikit.testing._TestCxxIntEnum.high, ffikit.testing._TestCxxStrEnum.add,
+           ffikit.testing._TestCxxStrEnum.mul]
 SCALARS = [None, True, False, 0, -1, 2**63 - 1, -(2**63), 0.5, -0.0, float("inf"), float("nan"), "", "k",
            "héllo ☃", b"", b"\x00\xff", ffikit.dtype("float32"), ffikit.Device(2, 1)]
 
@@ -57,8 +64,12 @@ def build(r: Reader, pool: list, depth: int = 0):
                                              v_array=ffikit.Array([build(r, pool, depth + 1)]))
     elif kind == 8:
         v = ffikit.Shape([r.small(0, 9) for _ in range(n)])
-    else:
+    elif r.pick(3) == 0:
         v = r.take(r.small(0, 6)).decode("latin-1")
+    elif r.pick(2) == 0:
+        return MEMBERS[r.pick(len(MEMBERS))]
+    else:
+        v = ffikit.testing._TestCxxEnumHolder(priority=MEMBERS[2 + r.pick(2)], opcode=MEMBERS[4 + r.pick(2)])
     pool.append(v)
     return v
 
@@ -98,6 +109,8 @@ def test_one_input(data: bytes) -> None:
         # The document is the comparison: structural equality cannot be, since container
         # keys of a Map/Dict and Shapes compare by identity and a read makes new ones.
         assert to_json_graph_str(again) == text, f"read back differs: {text[:200]}"
+        if isinstance(value, Enum):  # an enum node reads as the registered singleton, never a copy
+            assert value.same_as(type(value).get(value._str_index)) and again.same_as(value)
         if structural_equal(value, again) == 0:
             assert get_first_structural_mismatch(value, again) is not None
         del again, text

@@ -19,6 +19,8 @@
 //!   [`first_structural_mismatch`] with its [`AccessPath`]s, [`deep_copy`]) and the JSON
 //!   graph round trip ([`to_json_graph`], [`from_json_graph`]), TVM-FFI's format. Types
 //!   supply hooks as type attributes ([`TypeInfo::set_attr`]).
+//! * Enums ([`enums`]): look up the singleton members of an enum type (C's ffikit/enum.h,
+//!   Python's `ffikit.dataclasses.Enum`) by name or value, list them, read attribute columns.
 //! * Cycles: reference counting never frees objects that hold each other (no cycle
 //!   collector, as TVM-FFI). A [`WeakRef`] in a field breaks such a cycle;
 //!   [`find_cycles`] reports the ones left in a value.
@@ -72,6 +74,7 @@ mod any;
 pub mod array;
 pub mod define;
 pub mod dict;
+pub mod enums;
 mod elemref;
 mod error;
 pub mod function;
