@@ -38,7 +38,7 @@ import inspect
 import sys
 import types
 import typing
-from typing import Any, Callable, TypeVar, overload
+from typing import TYPE_CHECKING, Any, Callable, TypeVar, overload
 
 from . import _core
 from ._core import Device, Function, Object, Tensor
@@ -51,7 +51,9 @@ _O = TypeVar("_O")
 
 if sys.version_info >= (3, 11):
     from typing import dataclass_transform
-else:  # type checkers read the 3.11+ branch; the metadata is kept as typing's keeps it
+elif TYPE_CHECKING:  # type checkers for 3.10 read typeshed's typing_extensions (no runtime import)
+    from typing_extensions import dataclass_transform
+else:  # the metadata is kept as typing's keeps it
     def dataclass_transform(*, eq_default: bool = True, order_default: bool = False, kw_only_default: bool = False,
                             frozen_default: bool = False, field_specifiers: tuple[Any, ...] = (),
                             **kwargs: Any) -> Callable[[Any], Any]:

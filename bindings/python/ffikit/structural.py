@@ -134,6 +134,8 @@ def _holding_gil(name: str) -> Any:
     fn = _HOLDING.get(name)
     if fn is None:
         fn = get_global_func(name)
+        if fn is None:  # registered by the C library at load: only a broken install lacks it
+            raise RuntimeError(f"the global function {name!r} is not registered")
         fn.release_gil = False
         _HOLDING[name] = fn
     return fn

@@ -42,6 +42,11 @@ typedef struct {
      exchange table, through which its tensor elements are read (tensor_results.c); NULL
      otherwise. Process lifetime, never owned. */
   const struct DLPackExchangeAPI *dlpack_api;
+  /* The field cache of the wrapper's class (reflect.c), set when the wrapper is filled and
+     read when it is freed: a dealloc must not look the class up, since the garbage collector
+     may be clearing that class's dict (stale type-cache entries then point at freed values).
+     Process lifetime, never owned; NULL for a wrapper never filled. */
+  const void *field_cache;
 } ffkpy_Object;
 
 typedef struct {

@@ -339,6 +339,7 @@ static int load_cached(PyObject *self, ffk_object *h, const cache_slot *s) {
 int ffkpy_reflect_fill(PyObject *self) {
   const field_cache *c = cache_of(Py_TYPE(self));
   ffk_object *h = ((ffkpy_Object *)self)->obj;
+  if (c != NULL) ((ffkpy_Object *)self)->field_cache = c; /* for ffkpy_reflect_clear */
   if (c == NULL || h == NULL) return 0;
   if (c->tracked) {
     PyObject *other = ffkpy_identity_find(h);
@@ -356,7 +357,7 @@ int ffkpy_reflect_fill(PyObject *self) {
 }
 
 void ffkpy_reflect_clear(PyObject *self) {
-  const field_cache *c = cache_of(Py_TYPE(self));
+  const field_cache *c = ((ffkpy_Object *)self)->field_cache; /* no class lookup in a dealloc (ffikit_py.h) */
   if (c != NULL && c->tracked) ffkpy_identity_remove(((ffkpy_Object *)self)->obj, self);
   for (Py_ssize_t i = 0; c != NULL && i < c->n; ++i) Py_CLEAR(*(PyObject **)((char *)self + c->slots[i].offset));
 }
