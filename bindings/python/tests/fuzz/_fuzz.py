@@ -76,7 +76,10 @@ def instrumented():
         import atheris
     except ImportError:
         return contextlib.nullcontext()
-    return atheris.instrument_imports(include=["ffikit"])
+    # ffikit._enum and ffikit.testing stay uninstrumented: instrumented, the enum class bodies
+    # of ffikit.testing come out without their members and methods (found by the JSON graph
+    # harness; the plain import is right, and enable_loader_override=False does not help).
+    return atheris.instrument_imports(include=["ffikit"], exclude=["ffikit._enum", "ffikit.testing"])
 
 
 def live_objects() -> int:
