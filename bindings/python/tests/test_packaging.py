@@ -262,6 +262,7 @@ SDIST_MUST_HOLD = [
     "csrc/containers/include/ffikit/array.h", "csrc/tensor/include/ffikit/tensor.h", "csrc/include/ffikit/ffikit.h",
     "csrc/testing/testing.c", "csrc/testing/testing.h", "csrc/third_party/dlpack/include/dlpack/dlpack.h",
     "csrc/third_party/dlpack/LICENSE", "csrc/third_party/xxhash/include/xxhash.h", "csrc/third_party/xxhash/LICENSE",
+    "LICENSE", "NOTICE", "csrc/LICENSE", "csrc/NOTICE",
     "csrc/ffikit.pc.in", "csrc/cmake/ffikitConfig.cmake.in", "csrc/cmake/ffikitConfigVersion.cmake.in",
     "csrc/third_party/yyjson/include/yyjson.h", "csrc/third_party/yyjson/src/yyjson.c", "csrc/third_party/yyjson/LICENSE",
     "csrc/tensor/src/cuda.c", "csrc/tensor/src/cuda_internal.h", "csrc/tensor/BUILD",
