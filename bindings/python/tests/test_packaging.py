@@ -1,5 +1,5 @@
 """The package as shipped: type information, source lists that match Bazel's (the CUDA
-ones and the kernels' nvcc flags too), how setup.py finds a CUDA toolkit, the version, and
+ones and the kernels' nvcc flags too), how setup.py finds a CUDA toolkit, and
 an sdist that builds outside the source tree."""
 from __future__ import annotations
 
@@ -172,13 +172,6 @@ def test_find_cuda_follows_a_wrapper_nvcc_to_its_toolkit_and_skips_an_incomplete
     assert "building without CUDA" in capfd.readouterr().err
     with pytest.raises(SetupError, match="libcudart_static.a"):
         find_cuda({"PATH": str(incomplete / "bin"), "FFIKIT_CUDA": "1"}, default_nvcc=nowhere)
-
-
-@pytest.mark.skipif(not os.path.exists(os.path.join(ROOT, "ffi", "BUILD")), reason="not in a source checkout")
-def test_version_comes_from_the_c_library():
-    with open(os.path.join(ROOT, "ffi", "include", "ffikit", "base.h"), encoding="utf-8") as f:
-        version = re.search(r'#define FFK_VERSION "([^"]+)"', f.read()).group(1)
-    assert ffikit.__version__ == version
 
 
 def test_every_spec_top_level_name_exists():
