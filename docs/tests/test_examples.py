@@ -6,6 +6,8 @@ here needs Sphinx). What runs:
 * every ```python block of every page: the blocks of one page run in order in one
   namespace, as a reader would type them into one session (one test per block, named
   ``page.md:line``);
+* every ``>>>`` example in the docstrings of the modules the Python reference page shows
+  (``{automodule}``), with doctest;
 * every C example the pages include (``docs/examples/*.c``, built by Bazel as
   ``docs/examples/<name>``): it runs and its output must equal ``<name>.c.out``, which the
   page shows too. The Rust examples are ``bindings/rust/ffikit/examples/*.rs``, run by
@@ -63,6 +65,26 @@ def test_python_example(page, line, code):
         module = MODULES[page] = types.ModuleType(f"docs_examples_{page.stem.replace('-', '_')}")
         sys.modules[module.__name__] = module
     exec(compile(code, f"{page.relative_to(DOCS)}:{line}", "exec"), module.__dict__)  # noqa: S102
+
+
+# The modules whose docstrings the Python reference page shows (autodoc): their >>> examples.
+REFERENCE_MODULES = re.findall(r"^```\{automodule\} (\S+)", (DOCS / "python-reference.md").read_text(encoding="utf-8"), re.M)
+
+
+@pytest.mark.parametrize("name", REFERENCE_MODULES)
+def test_docstring_examples(name):
+    import doctest
+    import importlib
+
+    module = importlib.import_module(name)
+    finder = doctest.DocTestFinder(exclude_empty=True)
+    runner = doctest.DocTestRunner(optionflags=doctest.ELLIPSIS | doctest.NORMALIZE_WHITESPACE)
+    for test in finder.find(module, name, globs={name.split(".")[-1]: module, **vars(module)}):
+        if getattr(test, "filename", None) and not str(test.filename).endswith(".py"):
+            continue
+        runner.run(test)
+    result = runner.summarize(verbose=False)
+    assert result.failed == 0, f"{result.failed} of {result.attempted} docstring examples of {name} failed"
 
 
 C_EXAMPLES = sorted((DOCS / "examples").glob("*.c"))
