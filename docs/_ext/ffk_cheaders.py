@@ -32,6 +32,9 @@ class Item:
     code: str = ""  # the declaration as written (comments inside kept)
     name: str = ""  # the declared name (types, macros)
     signature: str = ""  # one line, for the C domain (functions, variables)
+    # functions declared on the lines right after this one, with no comment of their own: the
+    # comment above documents them all ("ffk_dict_collect with KEYS, VALUES and ITEMS")
+    more: list[str] = dataclasses.field(default_factory=list)
 
 
 def comment_text(comment: str) -> str:
@@ -152,6 +155,7 @@ def parse_header(text: str) -> tuple[str, list[Item]]:
     intro = ""
     i, n = 0, len(text)
     first = True
+    prev_end = -1  # where the last declaration ended
 
     def flush() -> None:
         nonlocal pending
@@ -210,6 +214,7 @@ def parse_header(text: str) -> tuple[str, list[Item]]:
             continue
         end = _skip_declaration(text, i)
         code = text[i:end]
+        follows = pending is None and items and prev_end >= 0 and text.count("\n", prev_end, i) <= 1
         doc = comment_text(pending) if pending else ""
         pending = None
         # a comment that follows on the same line belongs to this declaration
@@ -219,9 +224,12 @@ def parse_header(text: str) -> tuple[str, list[Item]]:
             code += text[end:m.end()]
             end = m.end()
         item = classify(code, doc)
-        if item.kind != "skip":
+        if follows and item.kind == "function" == items[-1].kind and not doc:
+            items[-1].more.append(item.signature)
+            items[-1].code += "\n" + code
+        elif item.kind != "skip":
             items.append(item)
-        i = end
+        i = prev_end = end
     flush()
     return intro, items
 
@@ -319,6 +327,8 @@ def setup(app):
                 name = re.search(r"(\w+)\s*(?:\[[^\]]*\])?$", sig).group(1)
             directive = {"member": "var"}.get(kind, kind)
             ok = kind is not None and name and name not in declared and parses(kind, sig, self.config)
+            others = [re.search(r"(\w+)\s*\(", m).group(1) for m in item.more]
+            ok = ok and all(o not in declared and parses(kind, m, self.config) for o, m in zip(others, item.more))
             show_code = item.kind in ("type", "struct", "code") or not ok
             body = []
             if item.doc:
@@ -328,7 +338,8 @@ def setup(app):
                 body.insert(0, nodes.literal_block(code, code, language="c"))
             if not ok:
                 return body
-            declared.add(name)
+            declared.update([name, *others])
+            sig = "\n".join([sig, *item.more])
             # The C domain's own directive, run directly (a nested parse would read the
             # MyST page's content as Markdown).
             cls = self.env.get_domain("c").directive(directive)

@@ -15,4 +15,4 @@ if [ -n "$SAN" ]; then
   export LD_PRELOAD="${SAN%:}"
   export ASAN_OPTIONS="${ASAN_OPTIONS:-}:detect_leaks=0"   # CPython itself "leaks" at exit
 fi
-exec "$python" -m pytest -q -p no:cacheprovider ${XML_OUTPUT_FILE:+--junitxml="$XML_OUTPUT_FILE"} "$@" tests/test_examples.py
+exec "$python" -m pytest -q -p no:cacheprovider ${XML_OUTPUT_FILE:+--junitxml="$XML_OUTPUT_FILE"} "$@" tests/test_examples.py tests/test_cheaders.py
