@@ -8,7 +8,8 @@
 # package is built for autodoc), and, for rustdoc, what bindings/rust/run.sh needs (Bazel,
 # bindgen, cargo 1.77+). It makes the venv .venv-docs (docs/requirements.txt: Sphinx,
 # MyST, furo, matplotlib; reinstalled when that file changes), installs this checkout's
-# Python package there (`pip install ./bindings/python`, so autodoc reads these sources),
+# Python package there (`pip install ./bindings/python`, so autodoc reads these sources;
+# again whenever one of them is newer than the last install),
 # builds rustdoc with `bindings/rust/run.sh doc`, then runs sphinx-build -W -E.
 # The examples on the pages are tested by //docs:examples_test (./test.sh), not here.
 set -euo pipefail
@@ -35,9 +36,16 @@ if ! cmp -s docs/requirements.txt "$venv/.requirements.txt"; then
   quiet "$venv/bin/python" -m pip install --disable-pip-version-check -r docs/requirements.txt
   cp docs/requirements.txt "$venv/.requirements.txt"
 fi
-echo "[docs] installing this checkout's Python package into $venv (for autodoc)" >&2
-# Without CUDA: the docstrings are the same, and the build is much shorter.
-FFIKIT_CUDA=0 quiet "$venv/bin/python" -m pip install --disable-pip-version-check --force-reinstall --no-deps ./bindings/python
+# Reinstalled when a source it is built from changed since the last install (the stamp).
+stamp=$venv/.ffikit-installed
+sources=(bindings/python/ffikit bindings/python/src bindings/python/setup.py bindings/python/pyproject.toml
+         ffi containers tensor testing include third_party)
+if [ ! -e "$stamp" ] || [ -n "$(find "${sources[@]}" -newer "$stamp" -type f -print -quit)" ]; then
+  echo "[docs] installing this checkout's Python package into $venv (for autodoc)" >&2
+  # Without CUDA: the docstrings are the same, and the build is much shorter.
+  FFIKIT_CUDA=0 quiet "$venv/bin/python" -m pip install --disable-pip-version-check --force-reinstall --no-deps ./bindings/python
+  touch "$stamp"   # after: the build itself writes under bindings/python
+fi
 
 rm -rf docs/_build/html docs/_build/charts
 if [ "$rust" = 1 ]; then
