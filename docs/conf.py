@@ -25,10 +25,11 @@ extensions = [
     "myst_parser",
     "sphinx.ext.autodoc",
     "ffk_cheaders",  # _ext/ffk_cheaders.py: the C API reference from the headers' comments
+    "ffk_perf",  # _ext/ffk_perf.py: the performance page's charts from bench JSON
 ]
 source_suffix = {".md": "markdown"}
 root_doc = "index"
-exclude_patterns = ["_build", "_ext", "examples", "requirements.txt", "conftest.py", "test_*.py", "BUILD"]
+exclude_patterns = ["_build", "_ext", "examples", "requirements.txt", "tests", "BUILD"]
 myst_heading_anchors = 4
 myst_enable_extensions = ["colon_fence"]
 # Code blocks in the pages are C, Python, Rust, shell or plain text; none is highlighted by guess.
