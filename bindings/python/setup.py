@@ -11,6 +11,8 @@ The package it makes (the layout Bazel's test package mirrors, bindings/python/B
     ffikit/include/ffikit/*.h|*.hpp  every public header, and include/dlpack/dlpack.h
     ffikit/lib/pkgconfig/ffikit.pc   relocatable (${pcfiledir})
     ffikit/share/cmake/ffikit/       ffikitConfig.cmake (target ffikit::ffikit), relocatable
+    ffikit/licenses/                 LICENSE and NOTICE (the repository's), and
+                                     third_party/<name>/LICENSE of each vendored library
 
 The C sources are the ones Bazel builds, found with the same globs as the BUILD files
 (`<component>/src/*.c`; tensor's CUDA files only in a CUDA build), so the two source lists cannot
@@ -67,6 +69,9 @@ TESTING_LIB = "testing"
 VENDORED = ["dlpack", "xxhash", "yyjson"]
 # yyjson's source, compiled through containers/src/serialization_yyjson.c (#include <yyjson.c>).
 YYJSON_SRC = os.path.join("third_party", "yyjson", "src")
+# The repository's licence and the notice listing the vendored parts (at ROOT; the sdist
+# carries them at its top, where setuptools finds them for the wheel's metadata, and in csrc/).
+LICENSE_FILES = ["LICENSE", "NOTICE"]
 LIB_NAME = "libffikit.so"  # file name and soname, as Bazel's //:libffikit.so
 # What a static link of libffikit.a needs (the CMake config's ffikit::ffikit_static; the
 # wheel ships no archive, so this only fills the template).
@@ -392,6 +397,7 @@ class BuildExt(build_ext):
         dlpack = _root_path("third_party", "dlpack")
         shutil.copyfile(os.path.join(dlpack, "include", "dlpack", "dlpack.h"), os.path.join(include, "dlpack", "dlpack.h"))
         shutil.copyfile(os.path.join(dlpack, "LICENSE"), os.path.join(include, "dlpack", "LICENSE"))
+        self._lay_out_licenses(os.path.join(pkg_dir, "licenses"))
         v = version()
         _fill(_root_path("ffikit.pc.in"), os.path.join(pkg_dir, "lib", "pkgconfig", "ffikit.pc"), VERSION=v,
               CUDA_LIBS="".join(" " + f for f in cuda_static_link_flags()))
@@ -400,6 +406,15 @@ class BuildExt(build_ext):
               STATIC_LIBS=";".join(STATIC_LIBS + cuda_static_link_flags()))
         _fill(_root_path("cmake", "ffikitConfigVersion.cmake.in"), os.path.join(cmake, "ffikitConfigVersion.cmake"),
               VERSION=v)
+
+    @staticmethod
+    def _lay_out_licenses(dest):
+        """LICENSE, NOTICE and the vendored libraries' licences: xxHash and yyjson are
+        compiled into libffikit.so, so the wheel carries their notices (NOTICE lists them)."""
+        shutil.rmtree(dest, ignore_errors=True)
+        for rel in LICENSE_FILES + [os.path.join("third_party", d, "LICENSE") for d in VENDORED]:
+            os.makedirs(os.path.dirname(os.path.join(dest, rel)), exist_ok=True)
+            shutil.copyfile(_root_path(rel), os.path.join(dest, rel))
 
 
 def sdist_files():
@@ -410,6 +425,7 @@ def sdist_files():
     patterns += [os.path.join("include", "ffikit", "*.h"), os.path.join("include", "ffikit", "*.hpp"),
                  os.path.join(TESTING_LIB, "testing.c"), os.path.join(TESTING_LIB, "objects.c"),
                  os.path.join(TESTING_LIB, "testing.h"), "ffikit.pc.in", os.path.join("cmake", "*.cmake.in")]
+    patterns += LICENSE_FILES
     for d in VENDORED:
         patterns += [os.path.join("third_party", d, "include", "**", "*"), os.path.join("third_party", d, "LICENSE")]
     patterns.append(os.path.join(YYJSON_SRC, "yyjson.c"))
@@ -435,6 +451,8 @@ class SDist(sdist):
             dest = os.path.join(base_dir, SDIST_SOURCES, rel)
             os.makedirs(os.path.dirname(dest), exist_ok=True)
             shutil.copy2(_root_path(rel), dest)
+        for rel in LICENSE_FILES:
+            shutil.copy2(_root_path(rel), os.path.join(base_dir, rel))
 
 
 setup(version=version(), ext_modules=[CORE], cmdclass={"build_ext": BuildExt, "sdist": SDist})

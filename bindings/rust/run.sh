@@ -11,6 +11,8 @@
 #   run.sh bench      the peer benchmarks (release build)
 #   run.sh doc        rustdoc of the workspace's crates into target/doc (scripts/build_docs.sh
 #                     puts it on the documentation site)
+#   run.sh package    `cargo package --offline` of ffikit-sys and ffikit, each verified;
+#                     last line "passed failed skipped" (one case per crate)
 set -uo pipefail
 here=$(cd "$(dirname "$0")" && pwd)
 root=$(cd "$here/../.." && pwd)
@@ -134,6 +136,40 @@ case "${1:-}" in
     echo "valgrind: $p passed, $f failed, $s skipped" >&2
     echo "$p $f $s"
     [ "$f" -eq 0 ] ;;
+  package)
+    # The two published crates as crates.io would get them: `cargo package` builds each
+    # from its packaged files alone (target/package/<crate>-<version>/), so a file left out
+    # of the package or a dependency only the workspace provides fails here. ffikit depends
+    # on ffikit-sys by path and version; the packaged manifest keeps only the version, so
+    # ffikit's build needs ffikit-sys in a registry. crates.io is out of reach (and replaced
+    # by Debian's crates in .cargo/config.toml), so a temporary directory source of Debian's
+    # crates (ffikit's dev-dependency proptest is there) plus the ffikit-sys just packaged
+    # stands in for it. --allow-dirty: this checks what the working tree would package.
+    if ! install_prefix; then echo "0 1 0"; exit 1; fi
+    work=$(mktemp -d); trap 'rm -rf "$work"' EXIT
+    version=$(sed -n 's/^version = "\(.*\)"$/\1/p' ffikit-sys/Cargo.toml | head -n 1)
+    p=0; f=0
+    if cargo package --offline --allow-dirty -p ffikit-sys >&2; then p=$((p + 1)); else f=$((f + 1)); fi
+    crate="$here/target/package/ffikit-sys-$version.crate"
+    if [ -f "$crate" ]; then
+      mkdir "$work/registry"
+      for d in /usr/share/cargo/registry/*/; do ln -s "${d%/}" "$work/registry/"; done
+      tar -xzf "$crate" -C "$work/registry"
+      printf '{"package":"%s","files":{}}' "$(sha256sum "$crate" | cut -d' ' -f1)" \
+        > "$work/registry/ffikit-sys-$version/.cargo-checksum.json"
+      if cargo package --offline --allow-dirty -p ffikit \
+           --config "source.ffikit-packaged.directory=\"$work/registry\"" \
+           --config 'source.crates-io.replace-with="ffikit-packaged"' >&2; then
+        p=$((p + 1))
+      else
+        f=$((f + 1))
+      fi
+    else
+      f=$((f + 1))
+    fi
+    echo "cargo package: $p passed, $f failed" >&2
+    echo "$p $f 0"
+    [ "$f" -eq 0 ] ;;
   *)
-    echo "usage: $0 build|tour|test|static|valgrind|bench" >&2; exit 2 ;;
+    echo "usage: $0 build|tour|test|static|valgrind|bench|package" >&2; exit 2 ;;
 esac

@@ -89,9 +89,9 @@ int ffk_containers__register_container_globals(void);
 int ffk_containers__register_structural_globals(void);
 
 /*
- * Defines ffi.VisitInterrupt, ffi.StructuralKey, ffi.StructuralVisitor and
- * ffi.StructuralMutator and registers the ffi.Structural{Walk,Visit,Map,Mutate}* globals
- * over them (globals_visit.c). 0, or -1 with an error.
+ * Defines ffi.StructuralKey and registers the ffi.Structural{Walk,Visit,Map,Mutate}*
+ * globals (globals_visit.c), after ffk_containers__define_visit_types. 0, or -1 with an
+ * error.
  */
 int ffk_containers__register_visit_globals(void);
 

@@ -10,9 +10,8 @@
  * (and (type_index, Function, accepts_inplace_mode) for StructuralMutate), tried in order,
  * the first whose type matches the value running; type index -1 matches everything.
  *
- * A visitor or mutator handle (the object a callback receives) points at the C engine
- * only while the call that made it runs; afterwards its methods are a RuntimeError, so a
- * callback that keeps the handle cannot reach freed state.
+ * A handle (the object a callback or a type's hook receives) points at the C engine only
+ * while the call that made it runs; afterwards its methods are a RuntimeError.
  */
 #include "structural_internal.h"
 
@@ -24,30 +23,13 @@
 
 /* ---- Types -------------------------------------------------------------------------- */
 
-typedef struct visit_interrupt {
-  ffk_object header;
-  ffk_any value;
-} visit_interrupt;
-
 typedef struct structural_key {
   ffk_object header;
   ffk_any key;
   int64_t hash_i64;
 } structural_key;
 
-struct call_state;
-
-/* ffi.StructuralVisitor / ffi.StructuralMutator: a handle on the engine of one call. */
-typedef struct engine_handle {
-  ffk_object header;
-  struct call_state *state; /* NULL once the call has ended */
-} engine_handle;
-
-static int32_t g_interrupt_type = -1, g_key_type = -1, g_visitor_type = -1, g_mutator_type = -1;
-
-static void handle_deleter(void *self, int which) {
-  if (which & FFK_DELETER_FREE) ffk_object_free(&((engine_handle *)self)->header);
-}
+static int32_t g_key_type = -1;
 
 /* ffi.StructuralKey as a key of a Map or Dict: its cached structural hash, structural equality. */
 static uint64_t structural_key_hash(const ffk_object *o) { return (uint64_t)((const structural_key *)o)->hash_i64; }
@@ -64,16 +46,6 @@ static bool structural_key_same(const ffk_object *a, const ffk_object *b) {
 }
 
 static int define_types(void) {
-  static const ffk_field_def interrupt_fields[] = {
-      {"value", offsetof(visit_interrupt, value), "Any", FFK_FIELD_HAS_DEFAULT, {0},
-       "The payload returned to the caller when the traversal stops."},
-  };
-  ffk_type_def interrupt = {.key = "ffi.VisitInterrupt",
-                            .parent_index = FFK_TYPE_OBJECT,
-                            .instance_size = sizeof(visit_interrupt),
-                            .fields = interrupt_fields,
-                            .nfields = 1,
-                            .doc = "A signal, with an optional payload, that stops a structural visit."};
   static const ffk_field_def key_fields[] = {
       {"key", offsetof(structural_key, key), "Any", 0, {0}, "The value compared and hashed structurally."},
       {"hash_i64", offsetof(structural_key, hash_i64), "int", 0, {0}, "Its structural hash (as an int64)."},
@@ -84,22 +56,10 @@ static int define_types(void) {
                       .fields = key_fields,
                       .nfields = 2,
                       .doc = "A value with its structural hash cached, compared structurally."};
-  if ((g_interrupt_type = ffk_type_define(&interrupt)) < 0) return -1;
+  if (ffk_containers__define_visit_types() != 0) return -1;
   if ((g_key_type = ffk_type_define(&key)) < 0) return -1;
-  if (ffk_type_set_key_ops(g_key_type, structural_key_hash, structural_key_same) != 0) return -1;
-  if ((g_visitor_type = ffk_type_register("ffi.StructuralVisitor", FFK_TYPE_OBJECT)) < 0) return -1;
-  if ((g_mutator_type = ffk_type_register("ffi.StructuralMutator", FFK_TYPE_OBJECT)) < 0) return -1;
-  return 0;
+  return ffk_type_set_key_ops(g_key_type, structural_key_hash, structural_key_same);
 }
-
-static int make_interrupt(const ffk_any *value, ffk_any *out) {
-  ffk_object *o;
-  if (ffk_object_create(g_interrupt_type, value, value ? 1 : 0, NULL, 0, &o) != 0) return -1;
-  *out = ffk_any_object_steal(o);
-  return 0;
-}
-
-static bool is_interrupt(const ffk_any *v) { return ffk_any_is_object(v) && v->type_index == g_interrupt_type; }
 
 /* ---- Callback entries ----------------------------------------------------------------- */
 
@@ -191,50 +151,10 @@ static const entry *find_entry(entries *es, const ffk_any *v) {
 typedef struct call_state {
   const char *api;
   entries callbacks;
-  ffk_visitor *visitor;  /* while a visit runs */
-  ffk_mutator *mutator;  /* while a map or mutate runs */
-  engine_handle *handle; /* made on first need */
-  ffk_any interrupt;     /* the VisitInterrupt that stopped the walk, or None */
+  ffk_visitor *visitor; /* while a walk or visit runs */
 } call_state;
 
-static int handle_of(call_state *st, int32_t type, ffk_any *out) {
-  if (st->handle == NULL) {
-    st->handle = (engine_handle *)ffk_object_alloc(type, sizeof(engine_handle), handle_deleter);
-    if (st->handle == NULL) return -1;
-    st->handle->state = st;
-  }
-  ffk_object_retain(&st->handle->header);
-  *out = ffk_any_object_steal(&st->handle->header);
-  return 0;
-}
-
-static void state_end(call_state *st) {
-  if (st->handle != NULL) {
-    st->handle->state = NULL;
-    ffk_object_release(&st->handle->header);
-  }
-  ffk_mem_free(st->callbacks.items);
-  ffk_any_release(&st->interrupt);
-}
-
-/*
- * Keeps the latest interrupt (a visit callback may return another than the one its
- * descent stopped with: what reaches the root is what the caller gets); returns 1 (stop).
- */
-static int note_interrupt(call_state *st, const ffk_any *v) {
-  ffk_any old = st->interrupt;
-  st->interrupt = *v;
-  ffk_any_retain(&st->interrupt);
-  ffk_any_release(&old);
-  return 1;
-}
-
-static int result_interrupt(call_state *st, int rc, ffk_any *result) {
-  if (rc < 0) return -1;
-  *result = rc == 1 ? st->interrupt : ffk_any_none();
-  if (rc == 1) st->interrupt = ffk_any_none();
-  return 0;
-}
+static void state_end(call_state *st) { ffk_mem_free(st->callbacks.items); }
 
 /* ---- Walk and visit ------------------------------------------------------------------- */
 
@@ -246,7 +166,7 @@ static int walk_cb(void *ctx, const ffk_any *value, const ffk_walk_step *where, 
   ffk_any args[2] = {*value, ffk_any_int(region)}, r;
   if (ffk_function_call(e->fn, args, e->with_region ? 2 : 1, &r) != 0) return -1;
   int out = FFK_WALK_ADVANCE;
-  if (is_interrupt(&r)) out = note_interrupt(st, &r) ? FFK_WALK_STOP : 0;
+  if (ffk_containers__is_interrupt(&r)) out = ffk_containers__visitor_stop(st->visitor, &r) ? FFK_WALK_STOP : 0;
   else if (r.type_index == FFK_TYPE_INT) out = r.v_int == FFK_WALK_SKIP ? FFK_WALK_SKIP : FFK_WALK_ADVANCE;
   else if (r.type_index != FFK_TYPE_NONE)
     out = ffk_error_set(FFK_ERR_TYPE, "structural_walk: a callback must return None, a WalkResult or a VisitInterrupt, got %s",
@@ -266,29 +186,27 @@ static int order_of(const char *api, const ffk_any *v, ffk_walk_order *order) {
 /* ffi.StructuralWalk(root, callbacks, callbacks_with_def_region_kind, order) -> Optional<VisitInterrupt> */
 static int structural_walk(void *self, const ffk_any *args, int32_t nargs, ffk_any *result) {
   (void)self, (void)nargs;
-  call_state st = {"ffi.StructuralWalk", {NULL, 0, {{0, 0}}}, NULL, NULL, NULL, ffk_any_none()};
+  call_state st = {"ffi.StructuralWalk", {NULL, 0, {{0, 0}}}, NULL};
   ffk_walk_order order = FFK_WALK_POSTORDER;
   int rc = order_of(st.api, &args[3], &order);
   if (rc == 0) rc = read_entries(st.api, &args[1], 2, false, &st.callbacks);
   if (rc == 0) rc = read_entries(st.api, &args[2], 2, true, &st.callbacks);
-  if (rc == 0) rc = ffk_structural_walk(&args[0], order, walk_cb, &st);
-  rc = result_interrupt(&st, rc, result);
+  if (rc == 0) rc = ffk_containers__walk(&args[0], order, walk_cb, &st, &st.visitor, result);
   state_end(&st);
-  return rc;
+  return rc < 0 ? -1 : 0;
 }
 
 static int visit_cb(void *ctx, ffk_visitor *v, const ffk_any *value, const ffk_walk_step *where) {
   (void)where;
   call_state *st = ctx;
-  st->visitor = v;
   const entry *e = find_entry(&st->callbacks, value);
   if (e == NULL) return ffk_visitor_default_visit(v, value);
   ffk_any args[2] = {*value, ffk_any_none()}, r;
-  if (handle_of(st, g_visitor_type, &args[1]) != 0) return -1;
+  if (ffk_containers__visitor_handle(v, &args[1]) != 0) return -1;
   int rc = ffk_function_call(e->fn, args, 2, &r);
   ffk_any_release(&args[1]);
   if (rc != 0) return -1;
-  if (is_interrupt(&r)) rc = note_interrupt(st, &r);
+  if (ffk_containers__is_interrupt(&r)) rc = ffk_containers__visitor_stop(v, &r);
   else if (r.type_index != FFK_TYPE_NONE)
     rc = ffk_error_set(FFK_ERR_TYPE, "structural_visit: a callback must return None or a VisitInterrupt, got %s",
                        ffk_any_type_name(&r));
@@ -299,46 +217,30 @@ static int visit_cb(void *ctx, ffk_visitor *v, const ffk_any *value, const ffk_w
 /* ffi.StructuralVisit(root, callbacks) -> Optional<VisitInterrupt> */
 static int structural_visit(void *self, const ffk_any *args, int32_t nargs, ffk_any *result) {
   (void)self, (void)nargs;
-  call_state st = {"ffi.StructuralVisit", {NULL, 0, {{0, 0}}}, NULL, NULL, NULL, ffk_any_none()};
+  call_state st = {"ffi.StructuralVisit", {NULL, 0, {{0, 0}}}, NULL};
   int rc = read_entries(st.api, &args[1], 2, false, &st.callbacks);
-  if (rc == 0) rc = ffk_structural_visit(&args[0], visit_cb, &st);
-  rc = result_interrupt(&st, rc, result);
+  if (rc == 0) rc = ffk_containers__visit(&args[0], visit_cb, &st, result);
   state_end(&st);
-  return rc;
+  return rc < 0 ? -1 : 0;
 }
 
-/* The live call behind a handle argument, or NULL with a TypeError / RuntimeError. */
-static call_state *live(const char *api, const ffk_any *handle, int32_t type) {
-  if (!ffk_any_is_object(handle) || handle->type_index != type) {
-    ffk_error_set(FFK_ERR_TYPE, "%s: expected %s, got %s", api, ffk_type_key(type), ffk_any_type_name(handle));
-    return NULL;
-  }
-  call_state *st = ((engine_handle *)handle->v_obj)->state;
-  if (st == NULL)
-    ffk_error_set(FFK_ERR_RUNTIME, "%s: this %s belongs to a traversal that has ended", api, ffk_type_key(type));
-  return st;
+/* A descent's result as the handle's method returns it: None, or what stopped the visit. */
+static int visit_result(ffk_visitor *v, int rc, ffk_any *result) {
+  *result = ffk_any_none();
+  if (rc < 0) return -1;
+  return rc == 1 ? ffk_containers__visitor_interrupt(v, result) : 0;
 }
 
 static int visitor_visit(void *self, const ffk_any *args, int32_t nargs, ffk_any *result) {
   (void)self, (void)nargs;
-  call_state *st = live("ffi.StructuralVisitorVisit", &args[0], g_visitor_type);
-  if (st == NULL) return -1;
-  int rc = ffk_visitor_visit(st->visitor, &args[1]);
-  if (rc < 0) return -1;
-  *result = ffk_any_none();
-  if (rc == 1) ffk_any_to_owned(&st->interrupt, result);
-  return 0;
+  ffk_visitor *v = ffk_containers__handle_visitor("ffi.StructuralVisitorVisit", &args[0]);
+  return v == NULL ? -1 : visit_result(v, ffk_visitor_visit(v, &args[1]), result);
 }
 
 static int visitor_default_visit(void *self, const ffk_any *args, int32_t nargs, ffk_any *result) {
   (void)self, (void)nargs;
-  call_state *st = live("ffi.StructuralVisitorDefaultVisit", &args[0], g_visitor_type);
-  if (st == NULL) return -1;
-  int rc = ffk_visitor_default_visit(st->visitor, &args[1]);
-  if (rc < 0) return -1;
-  *result = ffk_any_none();
-  if (rc == 1) ffk_any_to_owned(&st->interrupt, result);
-  return 0;
+  ffk_visitor *v = ffk_containers__handle_visitor("ffi.StructuralVisitorDefaultVisit", &args[0]);
+  return v == NULL ? -1 : visit_result(v, ffk_visitor_default_visit(v, &args[1]), result);
 }
 
 static int region_arg(const char *api, const ffk_any *v, ffk_def_region_kind *kind) {
@@ -350,31 +252,31 @@ static int region_arg(const char *api, const ffk_any *v, ffk_def_region_kind *ki
 
 static int visitor_region(void *self, const ffk_any *args, int32_t nargs, ffk_any *result) {
   (void)self, (void)nargs;
-  call_state *st = live("ffi.StructuralVisitorDefRegionKind", &args[0], g_visitor_type);
-  if (st == NULL) return -1;
-  *result = ffk_any_int(ffk_visitor_region(st->visitor));
+  ffk_visitor *v = ffk_containers__handle_visitor("ffi.StructuralVisitorDefRegionKind", &args[0]);
+  if (v == NULL) return -1;
+  *result = ffk_any_int(ffk_visitor_region(v));
   return 0;
 }
 
 static int visitor_with_region(void *self, const ffk_any *args, int32_t nargs, ffk_any *result) {
   (void)self, (void)nargs;
   const char *api = "ffi.StructuralVisitorWithDefRegionKind";
-  call_state *st = live(api, &args[0], g_visitor_type);
+  ffk_visitor *v = ffk_containers__handle_visitor(api, &args[0]);
   ffk_def_region_kind kind;
-  if (st == NULL || region_arg(api, &args[1], &kind) != 0) return -1;
+  if (v == NULL || region_arg(api, &args[1], &kind) != 0) return -1;
   if (args[2].type_index != FFK_TYPE_FUNCTION)
     return ffk_error_set(FFK_ERR_TYPE, "%s: the callback must be a Function, got %s", api, ffk_any_type_name(&args[2]));
-  ffk_def_region_kind previous = ffk_visitor_enter_region(st->visitor, kind);
+  ffk_def_region_kind previous = ffk_visitor_enter_region(v, kind);
   int rc = ffk_function_call((ffk_function *)args[2].v_obj, NULL, 0, result);
-  ffk_visitor_leave_region(st->visitor, previous);
+  ffk_visitor_leave_region(v, previous);
   return rc;
 }
 
 /* ---- Map and mutate --------------------------------------------------------------------- */
 
 static int map_cb(void *ctx, ffk_mutator *m, const ffk_any *value, ffk_any *out) {
+  (void)m;
   call_state *st = ctx;
-  st->mutator = m;
   const entry *e = find_entry(&st->callbacks, value);
   if (e == NULL) return ffk_any_to_owned(value, out);
   ffk_any args[2] = {*value, ffk_any_int(ffk_mutator_region(m))};
@@ -384,7 +286,7 @@ static int map_cb(void *ctx, ffk_mutator *m, const ffk_any *value, ffk_any *out)
 /* ffi.StructuralMap(root, callbacks, callbacks_with_def_region_kind, order) -> Any */
 static int structural_map(void *self, const ffk_any *args, int32_t nargs, ffk_any *result) {
   (void)self, (void)nargs;
-  call_state st = {"ffi.StructuralMap", {NULL, 0, {{0, 0}}}, NULL, NULL, NULL, ffk_any_none()};
+  call_state st = {"ffi.StructuralMap", {NULL, 0, {{0, 0}}}, NULL};
   ffk_walk_order order = FFK_WALK_POSTORDER;
   int rc = order_of(st.api, &args[3], &order);
   if (rc == 0) rc = read_entries(st.api, &args[1], 2, false, &st.callbacks);
@@ -396,11 +298,10 @@ static int structural_map(void *self, const ffk_any *args, int32_t nargs, ffk_an
 
 static int mutate_cb(void *ctx, ffk_mutator *m, const ffk_any *value, ffk_any *out) {
   call_state *st = ctx;
-  st->mutator = m;
   const entry *e = find_entry(&st->callbacks, value);
   if (e == NULL) return ffk_mutator_default_mutate(m, value, out);
   ffk_any args[3] = {*value, ffk_any_none(), ffk_any_int(0)}; /* inplace mode: always DISALLOW */
-  if (handle_of(st, g_mutator_type, &args[1]) != 0) return -1;
+  if (ffk_containers__mutator_handle(m, &args[1]) != 0) return -1;
   int rc = ffk_function_call(e->fn, args, e->with_mode ? 3 : 2, out);
   ffk_any_release(&args[1]);
   return rc;
@@ -409,7 +310,7 @@ static int mutate_cb(void *ctx, ffk_mutator *m, const ffk_any *value, ffk_any *o
 /* ffi.StructuralMutate(root, callbacks) -> Any */
 static int structural_mutate(void *self, const ffk_any *args, int32_t nargs, ffk_any *result) {
   (void)self, (void)nargs;
-  call_state st = {"ffi.StructuralMutate", {NULL, 0, {{0, 0}}}, NULL, NULL, NULL, ffk_any_none()};
+  call_state st = {"ffi.StructuralMutate", {NULL, 0, {{0, 0}}}, NULL};
   int rc = read_entries(st.api, &args[1], 3, false, &st.callbacks);
   if (rc == 0) rc = ffk_structural_mutate(&args[0], mutate_cb, &st, result);
   state_end(&st);
@@ -418,48 +319,48 @@ static int structural_mutate(void *self, const ffk_any *args, int32_t nargs, ffk
 
 static int mutator_mutate(void *self, const ffk_any *args, int32_t nargs, ffk_any *result) {
   (void)self, (void)nargs;
-  call_state *st = live("ffi.StructuralMutatorMutate", &args[0], g_mutator_type);
-  return st == NULL ? -1 : ffk_mutator_mutate(st->mutator, &args[1], result);
+  ffk_mutator *m = ffk_containers__handle_mutator("ffi.StructuralMutatorMutate", &args[0]);
+  return m == NULL ? -1 : ffk_mutator_mutate(m, &args[1], result);
 }
 
 static int mutator_default_mutate(void *self, const ffk_any *args, int32_t nargs, ffk_any *result) {
   (void)self, (void)nargs;
-  call_state *st = live("ffi.StructuralMutatorDefaultMutate", &args[0], g_mutator_type);
-  return st == NULL ? -1 : ffk_mutator_default_mutate(st->mutator, &args[1], result);
+  ffk_mutator *m = ffk_containers__handle_mutator("ffi.StructuralMutatorDefaultMutate", &args[0]);
+  return m == NULL ? -1 : ffk_mutator_default_mutate(m, &args[1], result);
 }
 
 static int mutator_remap_get(void *self, const ffk_any *args, int32_t nargs, ffk_any *result) {
   (void)self, (void)nargs;
-  call_state *st = live("ffi.StructuralMutatorVarRemapGet", &args[0], g_mutator_type);
-  return st == NULL || ffk_mutator_var_remap_get(st->mutator, &args[1], result) < 0 ? -1 : 0;
+  ffk_mutator *m = ffk_containers__handle_mutator("ffi.StructuralMutatorVarRemapGet", &args[0]);
+  return m == NULL || ffk_mutator_var_remap_get(m, &args[1], result) < 0 ? -1 : 0;
 }
 
 static int mutator_remap_set(void *self, const ffk_any *args, int32_t nargs, ffk_any *result) {
   (void)self, (void)nargs;
-  call_state *st = live("ffi.StructuralMutatorVarRemapSet", &args[0], g_mutator_type);
+  ffk_mutator *m = ffk_containers__handle_mutator("ffi.StructuralMutatorVarRemapSet", &args[0]);
   *result = ffk_any_none();
-  return st == NULL ? -1 : ffk_mutator_var_remap_set(st->mutator, &args[1], &args[2]);
+  return m == NULL ? -1 : ffk_mutator_var_remap_set(m, &args[1], &args[2]);
 }
 
 static int mutator_region(void *self, const ffk_any *args, int32_t nargs, ffk_any *result) {
   (void)self, (void)nargs;
-  call_state *st = live("ffi.StructuralMutatorDefRegionKind", &args[0], g_mutator_type);
-  if (st == NULL) return -1;
-  *result = ffk_any_int(ffk_mutator_region(st->mutator));
+  ffk_mutator *m = ffk_containers__handle_mutator("ffi.StructuralMutatorDefRegionKind", &args[0]);
+  if (m == NULL) return -1;
+  *result = ffk_any_int(ffk_mutator_region(m));
   return 0;
 }
 
 static int mutator_with_region(void *self, const ffk_any *args, int32_t nargs, ffk_any *result) {
   (void)self, (void)nargs;
   const char *api = "ffi.StructuralMutatorWithDefRegionKind";
-  call_state *st = live(api, &args[0], g_mutator_type);
+  ffk_mutator *m = ffk_containers__handle_mutator(api, &args[0]);
   ffk_def_region_kind kind;
-  if (st == NULL || region_arg(api, &args[1], &kind) != 0) return -1;
+  if (m == NULL || region_arg(api, &args[1], &kind) != 0) return -1;
   if (args[2].type_index != FFK_TYPE_FUNCTION)
     return ffk_error_set(FFK_ERR_TYPE, "%s: the callback must be a Function, got %s", api, ffk_any_type_name(&args[2]));
-  ffk_def_region_kind previous = ffk_mutator_enter_region(st->mutator, kind);
+  ffk_def_region_kind previous = ffk_mutator_enter_region(m, kind);
   int rc = ffk_function_call((ffk_function *)args[2].v_obj, NULL, 0, result);
-  ffk_mutator_leave_region(st->mutator, previous);
+  ffk_mutator_leave_region(m, previous);
   return rc;
 }
 
@@ -467,7 +368,7 @@ static int mutator_with_region(void *self, const ffk_any *args, int32_t nargs, f
 
 static int new_visit_interrupt(void *self, const ffk_any *args, int32_t nargs, ffk_any *result) {
   (void)self;
-  return make_interrupt(nargs > 0 ? &args[0] : NULL, result);
+  return ffk_containers__make_interrupt(nargs > 0 ? &args[0] : NULL, result);
 }
 
 static int new_structural_key(void *self, const ffk_any *args, int32_t nargs, ffk_any *result) {

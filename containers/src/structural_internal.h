@@ -16,6 +16,7 @@
 #include <ffikit/list.h>
 #include <ffikit/reflect.h>
 #include <ffikit/structural.h>
+#include <ffikit/structural_visit.h>
 
 static inline bool is_sequence(int32_t t) { return t == FFK_TYPE_ARRAY || t == FFK_TYPE_TUPLE || t == FFK_TYPE_LIST; }
 static inline bool is_mapping(int32_t t) { return t == FFK_TYPE_MAP || t == FFK_TYPE_DICT; }
@@ -70,5 +71,41 @@ static inline int map_open(ffk_object *o, map_view *m) {
 static inline void map_close(map_view *m) {
   if (m->snapshot != NULL) ffk_object_release(&m->snapshot->header);
 }
+
+/* ---- The visit engines' handles and interrupts (structural_visit.c), for globals_visit.c ---- */
+
+struct ffk_visitor;
+struct ffk_mutator;
+
+/*
+ * Defines ffi.VisitInterrupt (one Any field, `value`), ffi.StructuralVisitor and
+ * ffi.StructuralMutator (the handles hooks and callbacks receive). 0, or -1 with an error.
+ */
+int ffk_containers__define_visit_types(void);
+
+/* A new ffi.VisitInterrupt with `payload` (NULL: None) into *out. 0, or -1 (MemoryError). */
+int ffk_containers__make_interrupt(const ffk_any *payload, ffk_any *out);
+bool ffk_containers__is_interrupt(const ffk_any *v);
+
+/*
+ * ffk_structural_walk / ffk_structural_visit, with *live the running visitor while the
+ * walk runs (when not NULL) and *interrupt the VisitInterrupt that stopped it (a new
+ * reference, when the result is 1; else None).
+ */
+int ffk_containers__walk(const ffk_any *root, ffk_walk_order order, ffk_walk_fn fn, void *ctx,
+                         struct ffk_visitor **live, ffk_any *interrupt);
+int ffk_containers__visit(const ffk_any *root, ffk_visit_fn fn, void *ctx, ffk_any *interrupt);
+
+/* Keeps `interrupt` (retained) as what stopped the visit; returns 1. */
+int ffk_containers__visitor_stop(struct ffk_visitor *v, const ffk_any *interrupt);
+/* What stopped the visit (a new reference): the kept one, or a new VisitInterrupt(None) kept. 0, or -1. */
+int ffk_containers__visitor_interrupt(struct ffk_visitor *v, ffk_any *out);
+
+/* A new reference to the engine's handle (made on first need). 0, or -1 (MemoryError). */
+int ffk_containers__visitor_handle(struct ffk_visitor *v, ffk_any *out);
+int ffk_containers__mutator_handle(struct ffk_mutator *m, ffk_any *out);
+/* The engine behind a handle argument, or NULL with a TypeError (not one) or RuntimeError (ended). */
+struct ffk_visitor *ffk_containers__handle_visitor(const char *api, const ffk_any *handle);
+struct ffk_mutator *ffk_containers__handle_mutator(const char *api, const ffk_any *handle);
 
 #endif /* FFIKIT_CONTAINERS_STRUCTURAL_INTERNAL_H */

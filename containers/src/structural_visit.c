@@ -25,9 +25,90 @@
 
 #include <ffikit/structural_visit.h>
 
+#include <stddef.h>
 #include <string.h>
 
 /* ---- What the two engines share ----------------------------------------------------- */
+
+/*
+ * The handle a hook or a registered callback receives (ffi.StructuralVisitor,
+ * ffi.StructuralMutator): made on first need, it points at its engine only while the call
+ * that made the engine runs; afterwards its methods are a RuntimeError, so a callback
+ * that keeps the handle cannot reach freed state.
+ */
+typedef struct engine_handle {
+  ffk_object header;
+  void *engine; /* the ffk_visitor or ffk_mutator; NULL once the call has ended */
+} engine_handle;
+
+typedef struct visit_interrupt {
+  ffk_object header;
+  ffk_any value;
+} visit_interrupt;
+
+static int32_t g_interrupt_type = -1, g_visitor_type = -1, g_mutator_type = -1;
+
+static void handle_deleter(void *self, int which) {
+  if (which & FFK_DELETER_FREE) ffk_object_free(&((engine_handle *)self)->header);
+}
+
+int ffk_containers__define_visit_types(void) {
+  static const ffk_field_def interrupt_fields[] = {
+      {"value", offsetof(visit_interrupt, value), "Any", FFK_FIELD_HAS_DEFAULT, {0},
+       "The payload returned to the caller when the traversal stops."},
+  };
+  ffk_type_def interrupt = {.key = "ffi.VisitInterrupt",
+                            .parent_index = FFK_TYPE_OBJECT,
+                            .instance_size = sizeof(visit_interrupt),
+                            .fields = interrupt_fields,
+                            .nfields = 1,
+                            .doc = "A signal, with an optional payload, that stops a structural visit."};
+  if ((g_interrupt_type = ffk_type_define(&interrupt)) < 0) return -1;
+  if ((g_visitor_type = ffk_type_register("ffi.StructuralVisitor", FFK_TYPE_OBJECT)) < 0) return -1;
+  if ((g_mutator_type = ffk_type_register("ffi.StructuralMutator", FFK_TYPE_OBJECT)) < 0) return -1;
+  return 0;
+}
+
+int ffk_containers__make_interrupt(const ffk_any *payload, ffk_any *out) {
+  ffk_object *o;
+  if (ffk_object_create(g_interrupt_type, payload, payload ? 1 : 0, NULL, 0, &o) != 0) return -1;
+  *out = ffk_any_object_steal(o);
+  return 0;
+}
+
+bool ffk_containers__is_interrupt(const ffk_any *v) {
+  return ffk_any_is_object(v) && v->type_index == g_interrupt_type;
+}
+
+/* A new reference to the handle of `engine` in *slot (made on first need). 0, or -1 (MemoryError). */
+static int handle_get(engine_handle **slot, int32_t type, void *engine, ffk_any *out) {
+  if (*slot == NULL) {
+    *slot = (engine_handle *)ffk_object_alloc(type, sizeof(engine_handle), handle_deleter);
+    if (*slot == NULL) return -1;
+    (*slot)->engine = engine;
+  }
+  ffk_object_retain(&(*slot)->header);
+  *out = ffk_any_object_steal(&(*slot)->header);
+  return 0;
+}
+
+static void handle_end(engine_handle *h) {
+  if (h == NULL) return;
+  h->engine = NULL;
+  ffk_object_release(&h->header);
+}
+
+/* The live engine behind handle `h` of `type`, or NULL with a TypeError / RuntimeError. */
+static void *handle_engine(const char *api, const ffk_any *h, int32_t type) {
+  if (!ffk_any_is_object(h) || h->type_index != type) {
+    ffk_error_set(FFK_ERR_TYPE, "%s: expected %s, got %s", api, ffk_type_key(type), ffk_any_type_name(h));
+    return NULL;
+  }
+  void *engine = ((engine_handle *)h->v_obj)->engine;
+  if (engine == NULL)
+    ffk_error_set(FFK_ERR_RUNTIME, "%s: this %s belongs to a traversal that has ended", api, ffk_type_key(type));
+  return engine;
+}
 
 typedef struct path_stack {
   const ffk_object **items;
@@ -140,6 +221,7 @@ typedef struct visit_type {
   int32_t n;    /* compared fields (those without FFK_FIELD_COMPARE_OFF) */
   bool reflected;
   const ffk_field_info **fields; /* n entries, owned */
+  ffk_function *hook;            /* its __s_visit__ hook (retained), or NULL */
 } visit_type;
 
 #define VISIT_TYPES 8 /* direct-mapped by type index; a collision makes the entry again */
@@ -154,17 +236,38 @@ struct ffk_visitor {
   path_stack path;
   const ffk_any *current;     /* the value whose callback runs (borrowed) */
   const ffk_walk_step *where; /* and its step */
+  engine_handle *handle;      /* the ffi.StructuralVisitor hooks receive, made on first need */
+  ffk_any interrupt;          /* the VisitInterrupt that stopped the visit (owned), or None */
   visit_type types[VISIT_TYPES];
 };
+
+/* Object type `t`'s hook named `name` (a Function, retained) into *hook, or NULL. 0, or -1 (TypeError). */
+static int type_hook(int32_t t, const char *name, bool inherited, ffk_function **hook) {
+  *hook = NULL;
+  ffk_any attr;
+  int found = inherited ? ffk_type_get_attr(t, name, &attr) : ffk_type_get_own_attr(t, name, &attr);
+  if (found <= 0) return found;
+  if (attr.type_index != FFK_TYPE_FUNCTION) {
+    ffk_error_set(FFK_ERR_TYPE, "the `%s` attribute of type `%s` is a `%s`, not a Function", name, ffk_type_key(t),
+                  ffk_any_type_name(&attr));
+    ffk_any_release(&attr);
+    return -1;
+  }
+  *hook = (ffk_function *)attr.v_obj;
+  return 0;
+}
 
 /* What the visitor knows about object type `t`. NULL with an error. */
 static const visit_type *visit_type_of(ffk_visitor *v, int32_t t) {
   visit_type *slot = &v->types[(uint32_t)t % VISIT_TYPES];
   if (slot->type == t) return slot;
-  visit_type made = {t, 0, ffk_type_is_reflected(t), NULL};
-  int32_t n = made.reflected ? ffk_type_num_fields(t) : 0;
-  if (n < 0) return NULL;
-  if (n > 0 && (made.fields = ffk_mem_alloc((size_t)n * sizeof *made.fields)) == NULL) return NULL;
+  visit_type made = {t, 0, ffk_type_is_reflected(t), NULL, NULL};
+  if (type_hook(t, FFK_ATTR_S_VISIT, true, &made.hook) != 0) return NULL;
+  int32_t n = made.reflected && made.hook == NULL ? ffk_type_num_fields(t) : 0; /* a hook replaces the fields */
+  if (n < 0 || (n > 0 && (made.fields = ffk_mem_alloc((size_t)n * sizeof *made.fields)) == NULL)) {
+    if (made.hook != NULL) ffk_object_release((ffk_object *)made.hook);
+    return NULL;
+  }
   for (int32_t i = 0; i < n; ++i) {
     const ffk_field_info *f = ffk_type_field_at(t, i);
     if (f == NULL) {
@@ -174,12 +277,60 @@ static const visit_type *visit_type_of(ffk_visitor *v, int32_t t) {
     if (!(f->flags & FFK_FIELD_COMPARE_OFF)) made.fields[made.n++] = f;
   }
   ffk_mem_free(slot->fields);
+  if (slot->hook != NULL) ffk_object_release((ffk_object *)slot->hook);
   *slot = made;
   return slot;
 }
 
 static void visit_types_free(ffk_visitor *v) {
-  for (int i = 0; i < VISIT_TYPES; ++i) ffk_mem_free(v->types[i].fields);
+  for (int i = 0; i < VISIT_TYPES; ++i) {
+    ffk_mem_free(v->types[i].fields);
+    if (v->types[i].hook != NULL) ffk_object_release((ffk_object *)v->types[i].hook);
+  }
+}
+
+int ffk_containers__visitor_handle(ffk_visitor *v, ffk_any *out) {
+  return handle_get(&v->handle, g_visitor_type, v, out);
+}
+
+ffk_visitor *ffk_containers__handle_visitor(const char *api, const ffk_any *handle) {
+  return handle_engine(api, handle, g_visitor_type);
+}
+
+int ffk_containers__visitor_stop(ffk_visitor *v, const ffk_any *interrupt) {
+  ffk_any old = v->interrupt;
+  v->interrupt = *interrupt;
+  ffk_any_retain(&v->interrupt);
+  ffk_any_release(&old);
+  return 1;
+}
+
+int ffk_containers__visitor_interrupt(ffk_visitor *v, ffk_any *out) {
+  if (v->interrupt.type_index == FFK_TYPE_NONE && ffk_containers__make_interrupt(NULL, &v->interrupt) != 0) return -1;
+  return ffk_any_to_owned(&v->interrupt, out);
+}
+
+/*
+ * Object `value`'s descent through its type's __s_visit__ hook: hook(visitor, value) ->
+ * None or a VisitInterrupt. 0, 1 when it returned an interrupt, -1 with its error or a
+ * TypeError for another result. Counted in the depth: a hook that visits its own value
+ * again ends at the limit.
+ */
+static int visit_by_hook(ffk_visitor *v, ffk_function *hook, const ffk_any *value) {
+  if (v->depth == FFK_STRUCTURAL_MAX_DEPTH) return ffk_structural_too_deep();
+  ffk_any args[2] = {ffk_any_none(), *value}, r;
+  if (ffk_containers__visitor_handle(v, &args[0]) != 0) return -1;
+  ++v->depth;
+  int rc = ffk_function_call(hook, args, 2, &r);
+  --v->depth;
+  ffk_any_release(&args[0]);
+  if (rc != 0) return -1;
+  if (ffk_containers__is_interrupt(&r)) rc = ffk_containers__visitor_stop(v, &r);
+  else if (r.type_index != FFK_TYPE_NONE)
+    rc = ffk_error_set(FFK_ERR_TYPE, "the %s hook of `%s` returned a `%s`, not None or a VisitInterrupt",
+                       FFK_ATTR_S_VISIT, ffk_type_key(value->type_index), ffk_any_type_name(&r));
+  ffk_any_release(&r);
+  return rc;
 }
 
 /* `held`: the references the walk itself holds on `value` (an owned field read: 1), or -1 when unknown (on_path_may). */
@@ -268,17 +419,26 @@ static bool on_path_may(const path_stack *p, const ffk_object *o, int held) {
 /* The default descent of `value` at `where`: each child through visit_value. */
 static int default_visit(ffk_visitor *v, const ffk_any *value, const ffk_walk_step *where, int held) {
   const visit_type *vt = NULL;
-  if (!is_container(value)) { /* else a node only when a reflected object (is_node) */
+  if (!is_container(value)) { /* else a node when reflected or with a hook */
     if (value->type_index < FFK_TYPE_OBJECT_BEGIN || value->v_obj == NULL) return 0;
     if ((vt = visit_type_of(v, value->type_index)) == NULL) return -1;
-    if (!vt->reflected) return 0;
+    if (!vt->reflected && vt->hook == NULL) return 0;
   }
-  if (on_path_may(&v->path, value->v_obj, held)) return 0;
+  if (on_path_may(&v->path, value->v_obj, held)) return 0; /* also a hook's own value, visited again */
   if (path_push(&v->path, value->v_obj) != 0) return -1;
   int rc;
-  if (is_sequence(value->type_index)) rc = visit_sequence(v, value->v_obj, where);
-  else if (is_mapping(value->type_index)) rc = visit_mapping(v, value->v_obj, where);
-  else rc = visit_fields(v, value->v_obj, vt, where);
+  if (is_sequence(value->type_index)) {
+    rc = visit_sequence(v, value->v_obj, where);
+  } else if (is_mapping(value->type_index)) {
+    rc = visit_mapping(v, value->v_obj, where);
+  } else if (vt->hook != NULL) {
+    ffk_function *hook = vt->hook; /* the slot may be remade by what the hook visits */
+    ffk_object_retain((ffk_object *)hook);
+    rc = visit_by_hook(v, hook, value);
+    ffk_object_release((ffk_object *)hook);
+  } else {
+    rc = visit_fields(v, value->v_obj, vt, where);
+  }
   --v->path.size;
   return rc;
 }
@@ -317,28 +477,55 @@ static int visit_value(ffk_visitor *v, const ffk_any *value, const ffk_walk_step
   return rc;
 }
 
-static int run_visitor(ffk_visitor *v, const ffk_any *root) {
+/* Runs `v` from `root`; *live (when not NULL) is `v` meanwhile, *interrupt (when not NULL) what stopped it. */
+static int run_visitor(ffk_visitor *v, const ffk_any *root, ffk_visitor **live, ffk_any *interrupt) {
   ffk_walk_step root_step = child_step(NULL, -1);
+  if (live != NULL) *live = v;
   int rc = visit_value(v, root, &root_step, -1);
+  if (live != NULL) *live = NULL;
+  if (interrupt != NULL && rc == 1) {
+    *interrupt = v->interrupt;
+    v->interrupt = ffk_any_none();
+  }
+  ffk_any_release(&v->interrupt);
+  handle_end(v->handle);
   path_free(&v->path);
   visit_types_free(v);
   return rc;
 }
 
-int ffk_structural_walk(const ffk_any *root, ffk_walk_order order, ffk_walk_fn fn, void *ctx) {
+int ffk_containers__walk(const ffk_any *root, ffk_walk_order order, ffk_walk_fn fn, void *ctx, ffk_visitor **live,
+                         ffk_any *interrupt) {
+  if (interrupt != NULL) *interrupt = ffk_any_none();
   if (root == NULL || fn == NULL)
     return ffk_error_set(FFK_ERR_VALUE, "ffk_structural_walk: root and fn must not be NULL");
   if (order != FFK_WALK_PREORDER && order != FFK_WALK_POSTORDER)
     return ffk_error_set(FFK_ERR_VALUE, "Unknown structural walk order: %d (0: pre-order, 1: post-order)", (int)order);
-  ffk_visitor v = {fn, NULL, order, ctx, FFK_DEF_REGION_NONE, 0, {NULL, 0, 0}, NULL, NULL, {{0, 0, false, NULL}}};
-  return run_visitor(&v, root);
+  ffk_visitor v;
+  memset(&v, 0, sizeof v);
+  v.walk_fn = fn;
+  v.order = order;
+  v.ctx = ctx;
+  return run_visitor(&v, root, live, interrupt);
+}
+
+int ffk_structural_walk(const ffk_any *root, ffk_walk_order order, ffk_walk_fn fn, void *ctx) {
+  return ffk_containers__walk(root, order, fn, ctx, NULL, NULL);
+}
+
+int ffk_containers__visit(const ffk_any *root, ffk_visit_fn fn, void *ctx, ffk_any *interrupt) {
+  if (interrupt != NULL) *interrupt = ffk_any_none();
+  if (root == NULL || fn == NULL)
+    return ffk_error_set(FFK_ERR_VALUE, "ffk_structural_visit: root and fn must not be NULL");
+  ffk_visitor v;
+  memset(&v, 0, sizeof v);
+  v.visit_fn = fn;
+  v.ctx = ctx;
+  return run_visitor(&v, root, NULL, interrupt);
 }
 
 int ffk_structural_visit(const ffk_any *root, ffk_visit_fn fn, void *ctx) {
-  if (root == NULL || fn == NULL)
-    return ffk_error_set(FFK_ERR_VALUE, "ffk_structural_visit: root and fn must not be NULL");
-  ffk_visitor v = {NULL, fn, FFK_WALK_PREORDER, ctx, FFK_DEF_REGION_NONE, 0, {NULL, 0, 0}, NULL, NULL, {{0, 0, false, NULL}}};
-  return run_visitor(&v, root);
+  return ffk_containers__visit(root, fn, ctx, NULL);
 }
 
 int ffk_visitor_visit(ffk_visitor *visitor, const ffk_any *value) {
@@ -380,24 +567,39 @@ struct ffk_mutator {
   ffk_def_region_kind region;
   int depth;
   path_stack path;
-  ffk_table remap; /* object identity (an opaque-pointer key, object retained) -> replacement */
+  ffk_table remap;       /* object identity (an opaque-pointer key, object retained) -> replacement */
+  engine_handle *handle; /* the ffi.StructuralMutator hooks receive, made on first need */
   struct {
     int32_t type; /* 0: empty */
     int kind;
-  } kinds[8]; /* the structural kinds of the types met last (a type attribute lookup each is slow) */
+    ffk_function *hook; /* the type's own __s_mutate__ (retained), or NULL */
+  } types[8]; /* what the types met last need (a type attribute lookup each is slow) */
 };
 
-/* The ffk_s_kind of reflected type `t`, through the mutator's small cache. */
-static int mutator_s_kind(ffk_mutator *m, int32_t t, int *kind) {
-  size_t slot = (size_t)t % (sizeof m->kinds / sizeof m->kinds[0]);
-  if (m->kinds[slot].type == t) {
-    *kind = m->kinds[slot].kind;
-    return 0;
+/* The ffk_s_kind (TREE for a type that is not reflected) and __s_mutate__ hook (borrowed) of object type `t`. */
+static int mutator_type(ffk_mutator *m, int32_t t, int *kind, ffk_function **hook) {
+  size_t slot = (size_t)t % (sizeof m->types / sizeof m->types[0]);
+  if (m->types[slot].type != t) {
+    int k = FFK_S_KIND_TREE;
+    ffk_function *h;
+    if (ffk_type_is_reflected(t) && s_kind_of(t, &k) != 0) return -1;
+    if (type_hook(t, FFK_ATTR_S_MUTATE, false, &h) != 0) return -1;
+    if (m->types[slot].hook != NULL) ffk_object_release((ffk_object *)m->types[slot].hook);
+    m->types[slot].type = t;
+    m->types[slot].kind = k;
+    m->types[slot].hook = h;
   }
-  if (s_kind_of(t, kind) != 0) return -1;
-  m->kinds[slot].type = t;
-  m->kinds[slot].kind = *kind;
+  *kind = m->types[slot].kind;
+  *hook = m->types[slot].hook;
   return 0;
+}
+
+int ffk_containers__mutator_handle(ffk_mutator *m, ffk_any *out) {
+  return handle_get(&m->handle, g_mutator_type, m, out);
+}
+
+ffk_mutator *ffk_containers__handle_mutator(const char *api, const ffk_any *handle) {
+  return handle_engine(api, handle, g_mutator_type);
 }
 
 static int mutate_value(ffk_mutator *m, const ffk_any *value, ffk_any *out);
@@ -612,12 +814,26 @@ static int remap_put(ffk_mutator *m, ffk_object *o, const ffk_any *value) {
   return 0;
 }
 
+/* Object `value` rewritten by its type's __s_mutate__ hook: hook(mutator, value) -> the result. */
+static int mutate_by_hook(ffk_mutator *m, ffk_function *hook, const ffk_any *value, ffk_any *out) {
+  ffk_any args[2] = {ffk_any_none(), *value};
+  if (ffk_containers__mutator_handle(m, &args[0]) != 0) return -1;
+  ffk_object_retain((ffk_object *)hook); /* the cache slot may be remade by what the hook rewrites */
+  int rc = ffk_function_call(hook, args, 2, out);
+  ffk_object_release((ffk_object *)hook);
+  ffk_any_release(&args[0]);
+  return rc;
+}
+
 /* D: the default rewrite. */
 static int default_mutate(ffk_mutator *m, const ffk_any *value, ffk_any *out) {
   *out = ffk_any_none();
-  if (!is_node(value) || on_path(&m->path, value->v_obj)) return ffk_any_to_owned(value, out);
+  bool object = value->type_index >= FFK_TYPE_OBJECT_BEGIN && value->v_obj != NULL && !is_container(value);
   int skind = FFK_S_KIND_TREE;
-  if (is_reflected(value) && mutator_s_kind(m, value->type_index, &skind) != 0) return -1;
+  ffk_function *hook = NULL;
+  if (object && mutator_type(m, value->type_index, &skind, &hook) != 0) return -1;
+  bool node = is_container(value) || hook != NULL || (object && ffk_type_is_reflected(value->type_index));
+  if (!node || on_path(&m->path, value->v_obj)) return ffk_any_to_owned(value, out); /* also a hook's own value again */
   bool var = skind == FFK_S_KIND_VAR, dag = skind == FFK_S_KIND_DAG;
   if (var || dag) {
     int64_t pos = remap_find(m, value->v_obj);
@@ -629,6 +845,7 @@ static int default_mutate(ffk_mutator *m, const ffk_any *value, ffk_any *out) {
   int rc;
   if (is_sequence(value->type_index)) rc = mutate_sequence(m, value, out);
   else if (is_mapping(value->type_index)) rc = mutate_mapping(m, value, out);
+  else if (hook != NULL) rc = mutate_by_hook(m, hook, value, out);
   else rc = mutate_fields(m, value, skind, out);
   --m->path.size;
   if (rc == 0 && (dag || (var && (m->region == FFK_DEF_REGION_PATTERN || !same_value(out, value)))))
@@ -681,6 +898,9 @@ static int run_mutator(ffk_mutator *m, const ffk_any *root, ffk_any *out) {
   }
   ffk_table__free(&m->remap);
   path_free(&m->path);
+  handle_end(m->handle);
+  for (size_t i = 0; i < sizeof m->types / sizeof m->types[0]; ++i)
+    if (m->types[i].hook != NULL) ffk_object_release((ffk_object *)m->types[i].hook);
   return rc;
 }
 

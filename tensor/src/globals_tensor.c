@@ -1,7 +1,7 @@
 /*
  * globals_tensor.c - tvm_ffi's ffi.ContainerFindFirstNonCPUDevice, registered when the
  * library loads. It lives with the tensors because it reads their devices: the containers
- * component must not depend on tensor/ (DESIGN.md's layers).
+ * component must not depend on tensor/ (docs/design.md, "Layers and layout").
  *
  * The walk visits Arrays, Tuples and Lists in order and Maps and Dicts in iteration order
  * (keys before values), depth-first; the first Tensor (or DLTensor* view) whose device is

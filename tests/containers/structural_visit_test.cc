@@ -843,3 +843,110 @@ TEST_F(StructuralVisit, StructuralKeysFindEachOtherInMapsAndDicts) {
 }
 
 }  // namespace
+
+// ---- Type hooks: __s_visit__ and __s_mutate__ ------------------------------------------------
+
+int32_t HookedType() {
+  static int32_t t = DefineTwoFields("test.vis.Hooked", {AnyField("a", offsetof(TwoFields, x)), AnyField("b", offsetof(TwoFields, y))}, 0);
+  return t;
+}
+ffk_any Hooked(ffk_any a, ffk_any b) { return Make(HookedType(), {a, b}); }
+
+// Sets the type attribute `name` of `type` for the scope of one test (None at the end, so
+// the hook's Function does not outlive it).
+struct ScopedAttr {
+  int32_t type;
+  const char* name;
+  ScopedAttr(int32_t t, const char* n, ffk_any value) : type(t), name(n) {
+    EXPECT_EQ(ffk_type_set_attr(type, name, &value), 0) << FetchError();
+    ffk_any_release(&value);
+  }
+  ~ScopedAttr() {
+    ffk_any none = ffk_any_none();
+    EXPECT_EQ(ffk_type_set_attr(type, name, &none), 0) << FetchError();
+  }
+};
+
+TEST_F(StructuralVisit, VisitHookReplacesTheDescentOfItsType) {
+  // tvm_ffi: hook(visitor, obj) visits what it chooses; the callbacks still run for obj itself.
+  std::vector<std::string> hook_seen;
+  Body hook = [&](const ffk_any* a, int32_t n, ffk_any* out) {
+    EXPECT_EQ(n, 2);
+    EXPECT_STREQ(ffk_type_key(a[0].type_index), "ffi.StructuralVisitor");
+    hook_seen.push_back(Label(&a[1]));
+    ffk_any b = Field(a[1], "b");
+    *out = CallGlobal("ffi.StructuralVisitorVisit", {Ref(a[0]), b});  // None, or the interrupt: passed on
+    return ffk_error_occurred() ? -1 : 0;
+  };
+  ScopedAttr attr(HookedType(), FFK_ATTR_S_VISIT, Fn(&hook));
+  OwnedAny t(Arr({Hooked(Add(I(1), I(2)), I(3))}));
+  EXPECT_EQ(Walk(t.v, FFK_WALK_POSTORDER), (Strings{"3", "test.vis.Hooked", "ffikit.Array"}));
+  EXPECT_EQ(Walk(t.v, FFK_WALK_PREORDER), (Strings{"ffikit.Array", "test.vis.Hooked", "3"}));
+  EXPECT_EQ(hook_seen.size(), 2u);
+  // A stop inside the hook's descent ends the whole walk, and the payload reaches the caller.
+  Recorder r;
+  r.stop_at = "3";
+  EXPECT_EQ(ffk_structural_walk(&t.v, FFK_WALK_POSTORDER, Record, &r), 1) << FetchError();
+  EXPECT_EQ(r.seen, (Strings{"3"}));
+  Body on_int = [&](const ffk_any* a, int32_t, ffk_any* out) {
+    *out = CallGlobal("ffi.VisitInterrupt", {I(a[0].v_int * 10)});
+    return 0;
+  };
+  OwnedAny res(CallGlobal("ffi.StructuralWalk", {Ref(t.v), Arr({Entry(FFK_TYPE_INT, Fn(&on_int))}), Arr({}), I(1)}));
+  ASSERT_NE(res.v.type_index, FFK_TYPE_NONE) << FetchError();
+  EXPECT_STREQ(ffk_type_key(res.v.type_index), "ffi.VisitInterrupt");
+  OwnedAny payload(Field(res.v, "value"));
+  EXPECT_EQ(payload.v.v_int, 30);
+}
+
+TEST_F(StructuralVisit, VisitHookIsCheckedBoundedAndItsHandleDiesWithTheCall) {
+  OwnedAny kept;
+  int calls = 0;
+  Body hook = [&](const ffk_any* a, int32_t, ffk_any* out) {
+    ++calls;
+    ffk_any_release(&kept.v);
+    kept.v = Ref(a[0]);
+    // Its own value again: no second descent (as a cycle), so this ends.
+    OwnedAny again(CallGlobal("ffi.StructuralVisitorDefaultVisit", {Ref(a[0]), Ref(a[1])}));
+    *out = Field(a[1], "a");  // neither None nor a VisitInterrupt
+    return 0;
+  };
+  ScopedAttr attr(HookedType(), FFK_ATTR_S_VISIT, Fn(&hook));
+  OwnedAny t(Hooked(I(1), I(2)));
+  Recorder r;
+  EXPECT_EQ(ffk_structural_walk(&t.v, FFK_WALK_POSTORDER, Record, &r), -1);
+  EXPECT_TRUE(PendingError("TypeError", {"__s_visit__ hook of `test.vis.Hooked` returned a `int`", "not None or a VisitInterrupt"}));
+  EXPECT_EQ(calls, 1);
+  OwnedAny late(CallGlobal("ffi.StructuralVisitorVisit", {Ref(kept.v), I(1)}));
+  EXPECT_TRUE(PendingError("RuntimeError", {"belongs to a traversal that has ended"}));
+  // A hook that is not a Function.
+  ffk_any_release(&kept.v);
+  kept.v = ffk_any_none();
+  ScopedAttr bad(HookedType(), FFK_ATTR_S_VISIT, I(5));
+  EXPECT_EQ(ffk_structural_walk(&t.v, FFK_WALK_POSTORDER, Record, &r), -1);
+  EXPECT_TRUE(PendingError("TypeError", {"`__s_visit__` attribute of type `test.vis.Hooked` is a `int`, not a Function"}));
+}
+
+TEST_F(StructuralVisit, MutateHookReplacesTheRebuildOfItsType) {
+  Body hook = [&](const ffk_any* a, int32_t n, ffk_any* out) {  // hook(mutator, obj): swaps a and b
+    EXPECT_EQ(n, 2);
+    EXPECT_STREQ(ffk_type_key(a[0].type_index), "ffi.StructuralMutator");
+    ffk_any na = CallGlobal("ffi.StructuralMutatorMutate", {Ref(a[0]), Field(a[1], "a")});
+    ffk_any nb = CallGlobal("ffi.StructuralMutatorMutate", {Ref(a[0]), Field(a[1], "b")});
+    *out = Hooked(nb, na);
+    return 0;
+  };
+  ScopedAttr attr(HookedType(), FFK_ATTR_S_MUTATE, Fn(&hook));
+  OwnedAny t(Arr({Hooked(I(1), Add(I(2), I(3)))}));
+  IntAdder adder;
+  OwnedAny up;
+  ASSERT_EQ(ffk_structural_map(&t.v, FFK_WALK_POSTORDER, AddToInts, &adder, &up.v), 0) << FetchError();
+  EXPECT_EQ(Repr(up.v), "(test.vis.Hooked(a=test.vis.Add(a=3, b=4), b=2),)");
+  // default_mutate of the hooked value itself goes through the hook too.
+  Body owner = [&](const ffk_any* a, int32_t, ffk_any* out) {
+    *out = CallGlobal("ffi.StructuralMutatorDefaultMutate", {Ref(a[1]), Ref(a[0])});
+    return ffk_error_occurred() ? -1 : 0;
+  };
+  OwnedAny m(CallGlobal("ffi.StructuralMutate", {Ref(t.v), Arr({Arr({I(HookedType()), Fn(&owner), ffk_any_bool(false)})})}));
+  EXPECT_EQ(Repr(m.v), "(test.vis.Hooked(a=test.vis.Add(a=2, b=3), b=1),)") << FetchError();
+}

@@ -189,7 +189,7 @@ TEST_F(String, AnyBytesOfNullDataWithSizeFailsWithValueError) {
   ffk_error_clear();
 }
 
-// DESIGN.md: bad input (a NULL pointer) is an error, never a crash.
+// docs/design.md: bad input (a NULL pointer) is an error, never a crash.
 TEST_F(String, ObjectConstructorsRejectNullDataWithSize) {
   EXPECT_EQ(ffk_string_new(nullptr, 3), nullptr);
   EXPECT_TRUE(ffk_error_matches("ValueError"));

@@ -313,7 +313,7 @@ TEST_F(Stress, CowSharedArrayAndMapNeverChangeUnderDerivedVariants) {
 }
 
 // =======================================================================================
-// 7. Weak observers of a copy-on-write Array never see it change in place (DESIGN.md:
+// 7. Weak observers of a copy-on-write Array never see it change in place (docs/design.md:
 //    uniqueness also requires no weak references).
 // =======================================================================================
 

@@ -1,4 +1,4 @@
-// The harness of the multi-threaded container stress tests (DESIGN.md "Thread safety"):
+// The harness of the multi-threaded container stress tests (docs/design.md "Thread safety"):
 // the configuration, small helpers, the Scenario machinery (threads, watchdog, failures,
 // timing) and the Stress fixture. The scenarios, numbered as in their output:
 //   cow_stress_test.cc     1. copy-on-write sharing of one Array and one Map by every thread,

@@ -217,8 +217,10 @@ def _compiler(lang: str, module: str) -> list[str]:
     var, default = ("CC", "cc") if lang == "c" else ("CXX", "c++")
     argv = shlex.split(os.environ.get(var) or default)
     if not argv or shutil.which(argv[0]) is None:
-        raise BuildError(f"module `{module}` has {_LANG_WORD[lang]} sources, but the compiler "
-                         f"`{' '.join(argv) or default}` was not found (set ${var})")
+        origin = f"${var}" if os.environ.get(var) else "the default"
+        where = "" if argv and os.sep in argv[0] else " on PATH"
+        raise BuildError(f"module `{module}` needs a {_LANG_WORD[lang]} compiler, but `{' '.join(argv) or default}` "
+                         f"({origin}) was not found{where}; install one (e.g. gcc or clang) or set ${var} to it")
     return argv
 
 

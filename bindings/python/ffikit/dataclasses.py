@@ -74,7 +74,10 @@ _S_DEF, _S_DEF_SIMPLE = 128, 256
 _OBJECT_INDEX = 64  # FFK_TYPE_OBJECT
 
 #: Type attributes a class body may define, stored in C's type attribute table.
-_TYPE_ATTR_NAMES = frozenset({"__s_equal__", "__s_hash__", "__data_to_json__", "__data_from_json__"})
+#: ``__s_visit__(visitor, obj)`` and ``__s_mutate__(mutator, obj)`` replace the structural
+#: walks' and rewrites' descent into the type's objects (ffikit/structural_visit.h).
+_TYPE_ATTR_NAMES = frozenset({"__s_equal__", "__s_hash__", "__s_visit__", "__s_mutate__", "__data_to_json__",
+                              "__data_from_json__"})
 
 #: py_class's structural_eq kinds, as the C values of the __s_kind__ type attribute
 #: (ffikit/reflect.h, ffk_s_kind; tvm_ffi's numbers). None is identity, through hooks.

@@ -1,5 +1,5 @@
 /*
- * convert.c - Python values to ffk_any and back (the rules of spec/python-api.md).
+ * convert.c - Python values to ffk_any and back (the rules of docs/python-api.md).
  *
  * Python -> Any takes the first rule that matches, decided once per exact Python type
  * and cached in a dict (the builtin types are tested by pointer before the dict is

@@ -6,7 +6,7 @@
  * NULL once the wrapper is built, except in an object of a reflected class that defines
  * __init__ and has not constructed it yet: conversions and methods raise TypeError then). Values cross with two conversions:
  *
- *   ffkpy_to_any    Python -> ffk_any, by the ordered rules of spec/python-api.md, decided
+ *   ffkpy_to_any    Python -> ffk_any, by the ordered rules of docs/python-api.md, decided
  *                   once per exact Python type and cached. In argument mode (a temps
  *                   list is given) the result may borrow: wrappers lend their handle,
  *                   strings are views of the Python object's UTF-8, and objects made for

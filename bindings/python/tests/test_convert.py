@@ -12,7 +12,7 @@ from ffikit import _core, testing
 
 echo = ffikit.get_global_func("testing.echo")
 
-# type indices of DESIGN.md
+# type indices of docs/design.md
 NONE, INT, BOOL, FLOAT, DTYPE, DEVICE, RAW_STR, BYTE_VIEW, SMALL_STR, SMALL_BYTES = 0, 1, 2, 3, 5, 6, 8, 9, 11, 12
 STRING, BYTES, ERROR, FUNCTION, SHAPE, ARRAY, MAP = 65, 66, 67, 68, 69, 71, 72
 # Python objects travel as tvm_ffi's ffi.OpaquePyObject, a run-time subtype of Opaque (74).

@@ -347,7 +347,7 @@ def test_cuda_sources_without_nvcc_are_a_clear_error(monkeypatch):
 
 def test_a_missing_compiler_is_a_clear_error(monkeypatch):
     monkeypatch.setenv("CXX", "/nonexistent/c++")
-    with pytest.raises(cpp.BuildError, match=r"C\+\+ sources, but the compiler `/nonexistent/c\+\+` was not found"):
+    with pytest.raises(cpp.BuildError, match=r"needs a C\+\+ compiler, but `/nonexistent/c\+\+` \(\$CXX\) was not found;"):
         cpp.load_inline("nocxx", cpp_sources=ADD_C)
 
 

@@ -47,8 +47,38 @@ class Ign(Object):
     b: Any = field(structural_eq="ignore")
 
 
+@py_class("test_sv.OnlyB")
+class OnlyB(Object):
+    a: Any
+    b: Any
+
+    @staticmethod
+    def __s_visit__(visitor, obj):
+        return visitor.visit(obj.b)
+
+
+@py_class("test_sv.SubOnlyB")
+class SubOnlyB(OnlyB):
+    c: Any = None
+
+
+@py_class("test_sv.Swap")
+class Swap(Object):
+    a: Any
+    b: Any
+
+    @staticmethod
+    def __s_mutate__(mutator, obj):
+        return Swap(mutator.mutate(obj.b), mutator.mutate(obj.a))
+
+
+@py_class("test_sv.SubSwap")
+class SubSwap(Swap):
+    c: Any = None
+
+
 def label(v):
-    if isinstance(v, (Var, TVar, Add, Lam, LamS, Ign)):
+    if isinstance(v, (Var, TVar, Add, Lam, LamS, Ign, OnlyB, SubOnlyB, Swap, SubSwap)):
         return type(v).__name__
     if isinstance(v, Object):
         return "obj"
@@ -178,6 +208,23 @@ def run_cases():
     d[k1] = 2
     out.append(["key in containers", [m[k1], m.get(tvm.StructuralKey([1, [2]])), k1 in m,
                                       tvm.StructuralKey([2, 1]) in m, len(d), d[k0]]])
+    # Type hooks: __s_visit__ (inherited) replaces the descent, __s_mutate__ (the type's own) the rebuild.
+    for order in ("pre", "post"):
+        seen = []
+        tvm.structural_walk([OnlyB(Add(1, 2), 3), SubOnlyB(4, [5], 6)], lambda v: seen.append(label(v)), order=order)
+        out.append(["visit hook " + order, seen])
+    r = tvm.structural_walk(OnlyB(1, Add(2, 3)), (int, lambda v: tvm.VisitInterrupt(v * 10) if v == 3 else None))
+    out.append(["visit hook interrupt", r.value])
+    seen = []
+    tvm.structural_visit(OnlyB(1, Add(2, 3)), (object, lambda v, vis: (seen.append(label(v)), vis.default_visit(v))[1]))
+    out.append(["visit hook default_visit", seen])
+    seen = []
+    r = tvm.structural_map([Swap(1, Add(2, 3)), SubSwap(4, 5, 6)], (int, lambda v: (seen.append(v), v + 1)[1]))
+    out.append(["mutate hook map", [str(r), seen]])
+    r = tvm.structural_map(Swap(1, 2), (Swap, lambda v: Add(v.a, v.b)), order="pre")
+    out.append(["mutate hook map pre", str(r)])
+    r = tvm.structural_mutate(Swap(1, 2), (Swap, lambda v, m: m.default_mutate(v)))
+    out.append(["mutate hook default_mutate", str(r)])
     return out
 """
 
@@ -292,3 +339,18 @@ def test_walks_and_rewrites_match_tvm_ffi(program):
     assert [name for name, _ in ours] == [name for name, _ in theirs]
     for (name, mine), (_, tvm) in zip(ours, theirs):
         assert mine == tvm, f"{name}: ffikit {mine}, tvm_ffi {tvm}"
+
+
+def test_type_hooks_replace_descent_and_rebuild(program):
+    # tvm_ffi 0.1.15's answers: __s_visit__ (inherited by SubOnlyB) visits only `b`; the
+    # callbacks still run for the hooked object itself. __s_mutate__ is the type's own
+    # (SubSwap rebuilds field by field).
+    cases = _cases(program)
+    assert cases["visit hook pre"] == ["obj", "OnlyB", "3", "SubOnlyB", "obj", "5"]
+    assert cases["visit hook post"] == ["3", "OnlyB", "5", "obj", "SubOnlyB", "obj"]
+    assert cases["visit hook interrupt"] == 30
+    assert cases["visit hook default_visit"] == ["OnlyB", "Add", "2", "3"]
+    assert cases["mutate hook map"] == ["(test_sv.Swap(a=test_sv.Add(a=3, b=4), b=2), test_sv.SubSwap(a=5, b=6, c=7))",
+                                        [2, 3, 1, 4, 5, 6]]
+    assert cases["mutate hook map pre"] == "test_sv.Add(a=1, b=2)"
+    assert cases["mutate hook default_mutate"] == "test_sv.Swap(a=2, b=1)"

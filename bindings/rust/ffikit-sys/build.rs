@@ -27,6 +27,25 @@ fn main() {
         args.push("--static");
     }
     let flags = output(Command::new(&pkgconf).args(&args).arg("ffikit"));
+
+    // One version: this crate's is the C library's FFK_VERSION. Before 1.0 a minor release
+    // may change the ABI, so bindings of another major.minor than the library they would
+    // link are refused; another patch release only warns.
+    let found = output(Command::new(&pkgconf).args(["--modversion", "ffikit"]));
+    let ours = env::var("CARGO_PKG_VERSION").unwrap();
+    let (found, ours) = (found.trim(), ours.as_str());
+    let major_minor = |v: &str| v.split('.').take(2).collect::<Vec<_>>().join(".");
+    if major_minor(found) != major_minor(ours) {
+        panic!(
+            "pkg-config found ffikit {} but ffikit-sys {} binds ffikit {}.x: install that version \
+             (or point PKG_CONFIG_PATH at one)",
+            found,
+            ours,
+            major_minor(ours)
+        );
+    } else if found != ours {
+        println!("cargo:warning=ffikit-sys {} builds against ffikit {} (another patch release)", ours, found);
+    }
     let (mut incs, mut rpaths, mut libdir) = (Vec::new(), Vec::new(), None);
     for f in flags.split_whitespace() {
         if let Some(d) = f.strip_prefix("-I") {

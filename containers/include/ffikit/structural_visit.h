@@ -51,6 +51,18 @@
  *    Lam(a, Add(a, a)) with a = TVar(1) and `int -> int + 100` maps to a Lam whose
  *    parameter and both uses are one new TVar(101). A free variable (no definition) stays.
  *    Callbacks fire at every occurrence; they are not memoised.
+ *  - Type hooks. A type's FFK_ATTR_S_VISIT attribute ("__s_visit__", looked up through
+ *    its parents) is a Function(visitor, value) -> None or VisitInterrupt that replaces
+ *    the default descent of its objects: in walks, visits and default_visit, the hook is
+ *    what visits the children, through visitor.visit(child) (the callbacks then run for
+ *    the value itself as for any node). Its FFK_ATTR_S_MUTATE attribute ("__s_mutate__",
+ *    the type's own, not inherited, as tvm_ffi copies only __s_visit__ to subclasses) is
+ *    a Function(mutator, value) -> result that replaces D's rebuild of its objects (the
+ *    variable remap still applies around it): in maps, mutates and default_mutate. Either
+ *    gives a registered type that is not reflected children. The handle is an
+ *    ffi.StructuralVisitor / ffi.StructuralMutator object (the one registered callbacks
+ *    receive), usable only during the call; a hook that visits its own value again gets
+ *    no descent there (as a cycle). A visit hook returning anything else is a TypeError.
  *  - Mutate (callback-owned): a callback receives (value, mutator) and returns the
  *    result; it descends with mutator.mutate(child) or mutator.default_mutate(value);
  *    var_remap_get(var) (None on a miss) and var_remap_set(var, value) read and write the
@@ -78,6 +90,10 @@
 #include <ffikit/any.h>
 
 FFK_EXTERN_C_BEGIN
+
+/* The type attributes of the hooks above (ffikit/reflect.h's ffk_type_set_attr). */
+#define FFK_ATTR_S_VISIT "__s_visit__"
+#define FFK_ATTR_S_MUTATE "__s_mutate__"
 
 /* The definition region of a position; the values are tvm_ffi's DefRegionKind. */
 typedef enum {

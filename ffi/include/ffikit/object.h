@@ -25,7 +25,7 @@
 
 FFK_EXTERN_C_BEGIN
 
-/* Type indices of DESIGN.md. Values never change; new ones are added at the end of a range. */
+/* Type indices (docs/design.md, "The ABI"). Values never change; new ones are added at the end of a range. */
 typedef enum {
   /* Plain values stored inline in an ffk_any. */
   FFK_TYPE_NONE = 0,

@@ -243,6 +243,8 @@ FFK_API int ffk_type_add_method(int32_t type_index, const ffk_method_def *method
  *   "__data_to_json__"   Function(v) -> a JSON-able value: its data in a JSON graph
  *                        (ffikit/serialization.h)
  *   "__data_from_json__" Function(data) -> object: rebuilds it from that data
+ *   "__s_visit__", "__s_mutate__"  the descent of structural walks and rewrites
+ *                        (ffikit/structural_visit.h)
  *
  * Other names are free for libraries (a name starting "__" is reserved for ffikit).
  * Lookup walks the parent chain, most derived first, so a hook on a base type applies to

@@ -2,7 +2,7 @@
  * ffikit/repr.h - the text form of every value.
  *
  * Formats: None True 1 1.5 "text" b"raw" float32 cuda:0 Shape(2, 3), containers as
- * DESIGN.md shows ((1, 2) Array, [1, 2] List, {"a": 1} Map/Dict), and
+ * docs/design.md shows ((1, 2) Array, [1, 2] List, {"a": 1} Map/Dict), and
  * <mylib.Point at 0x55d0c0> for an object type with no repr slot. Floats print as the
  * shortest text that reads back to the same double, like Python.
  *

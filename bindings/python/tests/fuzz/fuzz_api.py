@@ -20,7 +20,7 @@ any value), numpy arrays, callables, deep chains and self-containing lists and d
 and what earlier steps returned. A call must return or raise an Exception; a crash, a
 SystemError (an extension that broke CPython's rules), a BaseException that is not an
 Exception, or an ffikit object left alive once the program's values are dropped (after
-the cycles it made are broken: reference counting cannot free them, DESIGN.md) is a
+the cycles it made are broken: reference counting cannot free them, docs/design.md) is a
 finding.
 
 Calls that legitimately block, spawn processes or threads without bound, touch files or

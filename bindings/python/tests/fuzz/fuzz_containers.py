@@ -328,7 +328,7 @@ class Program:
 
 def break_cycles(c) -> None:
     """Empties a List or Dict and every List or Dict it reaches: reference counting cannot
-    free a cycle, its owner must break it (DESIGN.md)."""
+    free a cycle, its owner must break it (docs/design.md)."""
     todo, seen = [c], set()
     while todo:
         x = todo.pop()

@@ -397,7 +397,7 @@ def check(exp, out, path="value") -> None:
         keys = list(out.keys())
         for i, (k, kexp, vexp) in enumerate(exp[1]):
             check(kexp, keys[i], f"{path}.keys()[{i}]")  # insertion order is kept
-            # Keys compare by type and value, containers by identity (DESIGN.md): a tuple
+            # Keys compare by type and value, containers by identity (docs/design.md): a tuple
             # key becomes a new Array that only the key read back can find.
             check(vexp, out[k if kexp[0] != "array" else keys[i]], f"{path}[{k!r:.40}]")
     elif tag == "same":
