@@ -1,7 +1,8 @@
 #!/usr/bin/env bash
 # The second command: runs every test suite and ends with "N passed, N failed, N skipped".
-#   ./test.sh                    all suites: the C tests and the Python suite (Bazel), the
-#                                install check, the Rust tests (cargo)
+#   ./test.sh                    all suites: the C tests, the Python suite and the
+#                                documentation's examples (Bazel), the install check, the
+#                                Rust tests (cargo)
 #   ./test.sh --config=asan      the C and Python suites under ASan+UBSan (--config=tsan:
 #                                the C suites under TSan)
 # Extra arguments go to `bazel test`. Exit status 0 only when nothing failed.

@@ -9,6 +9,8 @@
 #   run.sh static     cargo test of ffikit with the `static` feature (libffikit.a linked in)
 #   run.sh valgrind   the test binaries under valgrind memcheck; last line "passed failed skipped"
 #   run.sh bench      the peer benchmarks (release build)
+#   run.sh doc        rustdoc of the workspace's crates into target/doc (scripts/build_docs.sh
+#                     puts it on the documentation site)
 #   run.sh package    `cargo package --offline` of ffikit-sys and ffikit, each verified;
 #                     last line "passed failed skipped" (one case per crate)
 set -uo pipefail
@@ -113,6 +115,8 @@ case "${1:-}" in
     [ "$f" -eq 0 ] ;;
   bench)
     install_prefix && cargo bench --offline --bench peers ;;
+  doc)
+    install_prefix && cargo doc --offline --no-deps -p ffikit-sys -p ffikit >&2 ;;
   valgrind)
     # Every test binary under memcheck (cargo's runner, so the environment is cargo's):
     # no errors and no definite leaks (libtest's own thread bookkeeping shows as
