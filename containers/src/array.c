@@ -13,7 +13,6 @@
  */
 #include "containers_internal.h"
 
-#include <ffikit/structural.h>
 
 #include <stdarg.h>
 #include <string.h>
@@ -289,23 +288,6 @@ int ffk_array__find_leaf(const ffk_any *data, int64_t start, int64_t stop, const
   if (i >= stop) return 0;
   if (out) *out = i;
   return 1;
-}
-
-int ffk_array_find(const ffk_array *a, const ffk_any *value, int64_t start, int64_t stop, int64_t *out) {
-  if (a == NULL || value == NULL)
-    return ffk_error_set(FFK_ERR_VALUE, "ffk_array_find: the %s is NULL", a == NULL ? "array" : "value");
-  ffk_array__clamp_bounds(a->size, &start, &stop);
-  int rc = ffk_array__find_leaf(a->data, start, stop, value, out);
-  if (rc != -2) return rc;
-  for (int64_t i = start; i < stop; ++i) {
-    int eq = ffk_structural_equal(&a->data[i], value);
-    if (eq < 0) return -1;
-    if (eq) {
-      if (out) *out = i;
-      return 1;
-    }
-  }
-  return 0;
 }
 
 ffk_array *ffk_array_concat(const ffk_array *a, const ffk_array *b) {

@@ -6,6 +6,7 @@
 
 #include <ffikit/ffi.h>
 #include <ffikit/array.h>
+#include <ffikit/list.h>
 #include <ffikit/map.h>
 #include <ffikit/tuple.h>
 
@@ -46,6 +47,9 @@ void ffk_array__clamp_bounds(int64_t size, int64_t *start, int64_t *stop);
  * -2 when `value` is not a leaf (the caller walks). Cannot fail; safe under a List lock.
  */
 int ffk_array__find_leaf(const ffk_any *data, int64_t start, int64_t stop, const ffk_any *value, int64_t *out);
+
+/* ffk_array__find_leaf over List `l` (not NULL) under its lock, start and stop clamped to its size then (list.c). */
+int ffk_list__find_leaf(ffk_list *l, const ffk_any *value, int64_t start, int64_t stop, int64_t *out);
 
 /* A new Array of data[start:stop:step] (Python's rules), elements retained; NULL (ValueError, MemoryError). */
 ffk_array *ffk_array__slice_items(const ffk_any *data, int64_t size, int64_t start, int64_t stop, int64_t step);

@@ -261,19 +261,11 @@ bool ffk_list_contains(ffk_list *l, const ffk_any *value) {
   return ffk_list_index(l, value, NULL) == 1;
 }
 
-int ffk_list_find(ffk_list *l, const ffk_any *value, int64_t start, int64_t stop, int64_t *out) {
-  if (l == NULL) return null_handle("ffk_list_find");
-  if (value == NULL) return ffk_error_set(FFK_ERR_VALUE, "ffk_list_find: the value is NULL");
-  int64_t begin = start, end = stop;
+int ffk_list__find_leaf(ffk_list *l, const ffk_any *value, int64_t start, int64_t stop, int64_t *out) {
   ffk_lock__acquire(&l->lock);
-  ffk_array__clamp_bounds(l->size, &begin, &end);
-  int rc = ffk_array__find_leaf(l->data, begin, end, value, out); /* compares only: no foreign code */
+  ffk_array__clamp_bounds(l->size, &start, &stop);
+  int rc = ffk_array__find_leaf(l->data, start, stop, value, out); /* compares only: no foreign code */
   ffk_lock__release(&l->lock);
-  if (rc != -2) return rc;
-  ffk_array *snapshot = ffk_list_to_array(l);
-  if (snapshot == NULL) return -1;
-  rc = ffk_array_find(snapshot, value, start, stop, out);
-  ffk_object_release(&snapshot->header);
   return rc;
 }
 

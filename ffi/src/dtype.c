@@ -67,18 +67,6 @@ static bool family_bits_ok(uint8_t code, uint32_t bits) {
   }
 }
 
-bool ffk_parse__u32(const char *s, size_t n, uint32_t max, uint32_t *out) {
-  if (n == 0 || n > 10) return false;
-  uint64_t v = 0;
-  for (size_t i = 0; i < n; ++i) {
-    if (s[i] < '0' || s[i] > '9') return false;
-    v = v * 10 + (uint64_t)(s[i] - '0');
-  }
-  if (v > max) return false;
-  *out = (uint32_t)v;
-  return true;
-}
-
 /* The base name of (code, bits), or NULL. Writes "int32"-style names into buf. */
 static const char *base_name(uint8_t code, uint8_t bits, char *buf, size_t cap) {
   for (size_t i = 0; i < N_FIXED; ++i)

@@ -195,7 +195,7 @@ int ffk_buf__vappendf(ffk_buf *b, const char *fmt, va_list ap);
 int ffk_buf__appendf(ffk_buf *b, const char *fmt, ...) FFK_PRINTF(2, 3);
 void ffk_buf__free(ffk_buf *b);
 
-/* Device index parsing helper shared by dtype/device: digits only, fits in int32. */
+/* Parses s[0..n) as a decimal of 1 to 10 digits only, at most `max`, into *out (parse.c). */
 bool ffk_parse__u32(const char *s, size_t n, uint32_t max, uint32_t *out);
 
 #endif /* FFIKIT_FFI_INTERNAL_H */

@@ -431,3 +431,25 @@ int ffk_tensor_fill_complex(ffk_tensor *t, double real, double imag) {
   if (ffk_tensor__pack_complex("fill", real, imag, t->dl.dtype, elem) != 0) return -1;
   return fill_packed(t, elem, ffk_dtype_itemsize(t->dl.dtype));
 }
+
+/* The only element of `t` as an Int, Float or Bool; a device tensor's is copied to the host first. */
+int ffk_tensor_item(const ffk_tensor *t, ffk_any *out) {
+  *out = ffk_any_none();
+  int64_t n = ffk_tensor_numel(t);
+  if (n != 1)
+    return ffk_error_set(FFK_ERR_VALUE, "item: a tensor with %lld elements has no single value (it needs exactly one)",
+                         (long long)n);
+  int32_t type = (int32_t)t->dl.device.device_type;
+  if (type == kDLCPU || type == kDLCUDAHost) return ffk_tensor__unpack_value(ffk_tensor_data_ptr(t), t->dl.dtype, out);
+  /* On a device: copy the element to the host first, through a 0-d view of it. */
+  size_t size = ffk_tensor__element_size(t->dl.dtype);
+  if (size == 0) return -1;
+  ffk_tensor *one = ffk_tensor_empty(0, NULL, t->dl.dtype, (DLDevice){kDLCPU, 0});
+  if (one == NULL) return -1;
+  ffk_tensor *src = ffk_tensor__new(t->storage, t->dl.data, t->dl.device, 0, NULL, NULL, t->dl.byte_offset, t->dl.dtype);
+  int rc = src == NULL ? -1 : ffk_tensor_copy_from(one, src);
+  if (rc == 0) rc = ffk_tensor__unpack_value(ffk_tensor_data_ptr(one), t->dl.dtype, out);
+  ffk_object_release((ffk_object *)src);
+  ffk_object_release((ffk_object *)one);
+  return rc;
+}

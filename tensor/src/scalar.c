@@ -1,6 +1,7 @@
 /*
  * scalar.c - one element as a value: packing a fill value into a dtype's bytes, and
- * reading the only element of a tensor back as an Int, Float or Bool (ffk_tensor_item).
+ * converting the only element of a tensor back to an Int, Float or Bool (ffk_tensor_item,
+ * in copy.c beside the copy it needs for a device tensor).
  *
  * The rule both directions keep: a value never changes silently. A fill value must be
  * representable in the dtype (integers in range, integral floats into integer dtypes,
@@ -217,7 +218,7 @@ int ffk_tensor__pack_complex(const char *what, double real, double imag, DLDataT
 /* ---- Reading one element -------------------------------------------------------------------- */
 
 /* The value of the element at `p` of `dtype` into *out. 0, or -1 with a TypeError/OverflowError. */
-static int unpack_value(const unsigned char *p, DLDataType dtype, ffk_any *out) {
+int ffk_tensor__unpack_value(const unsigned char *p, DLDataType dtype, ffk_any *out) {
   char name[FFK_DTYPE_STR_MAX];
   int64_t i;
   uint64_t u;
@@ -247,25 +248,4 @@ static int unpack_value(const unsigned char *p, DLDataType dtype, ffk_any *out) 
       ffk_dtype_format(dtype, name, sizeof name);
       return ffk_error_set(FFK_ERR_TYPE, "item: %s elements have no int, float or bool value", name);
   }
-}
-
-int ffk_tensor_item(const ffk_tensor *t, ffk_any *out) {
-  *out = ffk_any_none();
-  int64_t n = ffk_tensor_numel(t);
-  if (n != 1)
-    return ffk_error_set(FFK_ERR_VALUE, "item: a tensor with %lld elements has no single value (it needs exactly one)",
-                         (long long)n);
-  int32_t type = (int32_t)t->dl.device.device_type;
-  if (type == kDLCPU || type == kDLCUDAHost) return unpack_value(ffk_tensor_data_ptr(t), t->dl.dtype, out);
-  /* On a device: copy the element to the host first, through a 0-d view of it. */
-  size_t size = ffk_tensor__element_size(t->dl.dtype);
-  if (size == 0) return -1;
-  ffk_tensor *one = ffk_tensor_empty(0, NULL, t->dl.dtype, (DLDevice){kDLCPU, 0});
-  if (one == NULL) return -1;
-  ffk_tensor *src = ffk_tensor__new(t->storage, t->dl.data, t->dl.device, 0, NULL, NULL, t->dl.byte_offset, t->dl.dtype);
-  int rc = src == NULL ? -1 : ffk_tensor_copy_from(one, src);
-  if (rc == 0) rc = unpack_value(ffk_tensor_data_ptr(one), t->dl.dtype, out);
-  ffk_object_release((ffk_object *)src);
-  ffk_object_release((ffk_object *)one);
-  return rc;
 }

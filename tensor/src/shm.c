@@ -40,7 +40,7 @@
  *
  * Every Storage is counted once on cpu:0 (two attachments in one process count twice).
  */
-#include "tensor_internal.h"
+#include "storage_internal.h"
 
 #include <dirent.h>
 #include <errno.h>

@@ -12,7 +12,7 @@
  * with a CAS loop. The CUDA allocators and the CUDA device count live in cuda.c, which a
  * build without the CUDA toolkit leaves out (FFK_HAS_CUDA undefined).
  */
-#include "tensor_internal.h"
+#include "storage_internal.h"
 
 #include <errno.h>
 #include <pthread.h>

@@ -1,5 +1,6 @@
 /*
- * tensor_internal.h - what the files of the tensor layer share; not installed.
+ * tensor_internal.h - what the files of the tensor layer share about tensors (the Storage
+ * internals they build on are storage_internal.h); not installed.
  */
 #ifndef FFIKIT_TENSOR_INTERNAL_H
 #define FFIKIT_TENSOR_INTERNAL_H
@@ -7,64 +8,7 @@
 #include <ffikit/ffi.h>
 #include <ffikit/storage.h>
 
-/*
- * A Storage. Memory from an allocator is given back through `alloc`; other memory
- * (shared memory) through `release`, which also frees `extra`.
- */
-struct ffk_storage {
-  ffk_object header;
-  void *data;
-  size_t nbytes;
-  DLDevice device;
-  ffk_allocator alloc;                   /* valid when release is NULL */
-  void (*release)(struct ffk_storage *); /* NULL: alloc.free(data) */
-  void *extra;                           /* owned by `release` (the shm bookkeeping) */
-  bool counted;                          /* in the statistics: set once the memory is owned */
-  void (*embedded_done)(void *owner);    /* embedded storage: called at FREE with `extra` */
-};
-
-/*
- * Wraps memory that is freed by `release(s)` into a new Storage and counts it in the
- * device's statistics. On failure (MemoryError) returns NULL and does not call release:
- * the caller still owns the memory.
- */
-ffk_storage *ffk_storage__wrap(DLDevice device, void *data, size_t nbytes, void (*release)(ffk_storage *),
-                               void *extra);
-
-/*
- * Hand-aligned blocks, for allocators whose raw allocation promises less alignment than
- * asked (the CPU's ffk_mem_alloc, cudaHostAlloc): allocate nbytes plus
- * FFK_ALIGNED__ROOM(alignment), place the block with ffk_aligned__place, and give back
- * ffk_aligned__raw(block). The word before the block holds the raw pointer. `alignment`
- * is a power of two of at least sizeof(void *).
- */
-#define FFK_ALIGNED__ROOM(alignment) ((alignment) - 1 + sizeof(void *))
-static inline void *ffk_aligned__place(void *raw, size_t alignment) {
-  uintptr_t aligned = ((uintptr_t)raw + sizeof(void *) + alignment - 1) & ~(uintptr_t)(alignment - 1);
-  ((void **)aligned)[-1] = raw;
-  return (void *)aligned;
-}
-static inline void *ffk_aligned__raw(void *block) { return ((void **)block)[-1]; }
-
-/*
- * Storage that lives inside another object's block (a small tensor's, see tensor.c).
- * ffk_storage__init_embedded makes `s` a new Storage (strong 1, weak 1) owning the
- * `nbytes` at `data`, which are the owner's memory, and counts them. Its last release
- * takes it down as usual, and its FREE step calls `done(owner)` instead of freeing:
- * the owner gives the block back. ffk_storage__drop_embedded is for an owner that
- * holds the only reference and no weak one (ffk_object_is_unique): it takes the bytes
- * out of the statistics and counts the object gone without touching its reference
- * count, and `done` is not called. Neither fails.
- */
-void ffk_storage__init_embedded(ffk_storage *s, DLDevice device, void *data, size_t nbytes, void (*done)(void *),
-                                void *owner);
-void ffk_storage__drop_embedded(ffk_storage *s);
-
-/* True while the CPU allocator is the built-in one (memory of the CPU may come from anywhere). */
-bool ffk_storage__cpu_is_builtin(void);
-
-/* Adds to the statistics of `device` (negative to subtract). */
-void ffk_storage__count(DLDevice device, int64_t bytes, int64_t blocks);
+#include "storage_internal.h"
 
 #include <ffikit/tensor.h>
 
@@ -136,6 +80,12 @@ int ffk_tensor__pack_value(const char *what, const ffk_any *value, DLDataType dt
  */
 int ffk_tensor__pack_complex(const char *what, double real, double imag, DLDataType dtype, unsigned char *out);
 
+/*
+ * The element of `dtype` at host address `p` as an Int, Float or Bool into *out
+ * (scalar.c; ffk_tensor_item's conversion). 0, or -1 with a TypeError naming the dtype.
+ */
+int ffk_tensor__unpack_value(const unsigned char *p, DLDataType dtype, ffk_any *out);
+
 #ifdef FFK_HAS_CUDA
 /*
  * cuda.c (allocators, device count, zeroing) and cuda_kernels.c (fill, copy), in a build
@@ -144,15 +94,6 @@ int ffk_tensor__pack_complex(const char *what, double real, double imag, DLDataT
  * (cuda.c's header says which copies wait), and fails with a RuntimeError (MemoryError
  * for out of memory) naming the device and the CUDA error.
  */
-
-/* Stores the kDLCUDA and kDLCUDAHost allocators into the registry's `table` (indexed by device type). */
-void ffk_cuda__register_allocators(ffk_allocator *table);
-
-/* The number of CUDA devices; 0 when there is no driver or no device. Never raises. */
-int ffk_cuda__device_count(void);
-
-/* Sets `nbytes` bytes of device memory at `data` on CUDA `device` to zero. 0 or -1. */
-int ffk_cuda__zero(DLDevice device, void *data, size_t nbytes);
 
 /* Sets every element of `t` (on a CUDA device) to the `size` bytes at `elem` (host). 0 or -1. */
 int ffk_cuda__fill(ffk_tensor *t, const void *elem, size_t size);
