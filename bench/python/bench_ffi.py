@@ -228,19 +228,24 @@ def calls(s: Suite) -> None:
     s.add("nop3", "ctypes_argtypes", "nop(1, 2, 3)", {"nop": typed})
     # Issue 27: nop() and nop(1, 2, 3) beside nanobind (``nop(*args)`` taking nb::args, the target's
     # peer, and fixed-arity functions, informational), tvm_ffi and a Python function. nanobind
-    # holds the GIL through its call; ffikit releases it unless release_gil is off:
-    # ``ffikit_gil_held`` is the same Function with release_gil = False (informational).
+    # holds the GIL through its call; ffikit releases it unless release_gil is off, which a
+    # Function with FFK_FUNCTION_QUICK starts with (testing.nop has it, issue 37):
+    # ``ffikit_gil_held`` is the same Function with release_gil = False set by hand, and
+    # ``ffikit_gil_released`` with release_gil = True (what an unflagged Function pays).
     try:
         nb = nanobind_peer()
     except Exception as e:  # noqa: BLE001 (no nanobind, no g++: skip its rows)
         nb, nb_reason = None, f"{type(e).__name__}: {e}"
     held = ffikit.get_global_func("testing.nop")  # its own wrapper, so its switch is its own
     held.release_gil = False
-    nop0_sides = {"ffikit": sides["ffikit"][0], "ffikit_gil_held": held, "tvm_ffi": sides["tvm_ffi"][0],
-                  "python": py_nop}
+    released = ffikit.get_global_func("testing.nop")
+    released.release_gil = True
+    nop0_sides = {"ffikit": sides["ffikit"][0], "ffikit_gil_held": held, "ffikit_gil_released": released,
+                  "tvm_ffi": sides["tvm_ffi"][0], "python": py_nop}
     for impl, nop in nop0_sides.items():
         s.add("nop0", impl, "nop()", {"nop": nop})
     s.add("nop3", "ffikit_gil_held", "nop(1, 2, 3)", {"nop": held})
+    s.add("nop3", "ffikit_gil_released", "nop(1, 2, 3)", {"nop": released})
     for impl, attr0, attr3 in (("nanobind_args", "nop_args", "nop_args"), ("nanobind_fixed", "nop0", "nop3")):
         for case, stmt, attr in (("nop0", "nop()", attr0), ("nop3", "nop(1, 2, 3)", attr3)):
             if nb is None:

@@ -25,12 +25,12 @@ BUILTINS = {"tuple", "list", "dict"}
 # (case without its [variant], peer) -> the largest acceptable ffikit/peer ratio (issues 12, 14, 15, 27).
 TARGETS = {
     ("nop3", "tvm_ffi"): 0.6, ("nop3", "python"): 2.0,
-    ("nop3", "nanobind_args"): 1.2, ("nop0", "nanobind_args"): 1.2,  # issue 27
+    ("nop3", "nanobind_args"): 1.0, ("nop0", "nanobind_args"): 1.2,  # issue 27; issue 37: nop3 of a quick Function
     ("apply", "tvm_ffi"): 0.8, ("echo", "tvm_ffi"): 0.8,
     **{(c, "builtin"): 1.5 for c in ("getitem", "len", "getkey", "get", "contains")},
     **{(c, "builtin"): 2.0 for c in ("iter", "build", "append")},
     **{(c, "tvm_ffi"): 0.2 for c in ("getitem", "len", "getkey", "get", "contains", "iter", "build", "append")},
-    ("from_dlpack", "numpy"): 1.0, ("roundtrip", "tvm_ffi"): 0.75,
+    ("from_dlpack", "numpy"): 1.05, ("roundtrip", "tvm_ffi"): 0.75,
     ("nop_arrays", "tvm_ffi"): 0.8, ("nop_torch", "tvm_ffi"): 0.8,
     **{(c, "tvm_ffi"): 0.5 for c in ("enum_get", "enum_get_int", "enum_call", "enum_attr", "enum_iter")},  # issue 36
     ("ray", "numpy"): 1.1, ("dask", "numpy"): 1.1, ("dask_sched", "numpy"): 1.1,  # issue 26 (bench_engines.py)

@@ -32,6 +32,7 @@ struct ffk_function {
   ffk_context_deleter context_deleter;
   ffk_signature *sig; /* NULL for an untyped Function */
   char *doc;          /* NULL when undocumented; set only while the Function is unshared */
+  uint32_t flags;     /* FFK_FUNCTION_* bits; set only while the Function is unshared */
   char name[];
 };
 
@@ -83,6 +84,7 @@ ffk_function *ffk_function_new_typed(const char *name, const char *signature, ff
   f->context = context;
   f->context_deleter = deleter;
   f->sig = sig;
+  f->flags = 0;
   memcpy(f->name, name, len + 1);
   return f;
 }
@@ -442,3 +444,22 @@ int ffk_function_set_doc(ffk_function *f, const char *doc) {
 }
 
 const char *ffk_function_doc(const ffk_function *f) { return f != NULL ? f->doc : NULL; }
+
+int ffk_function_set_flags(ffk_function *f, uint32_t flags) {
+  if (f == NULL) return ffk_error_set(FFK_ERR_VALUE, "cannot set the flags of a Function: the Function is NULL");
+  if ((flags & ~FFK_FUNCTION_FLAGS_ALL) != 0)
+    return ffk_error_set(FFK_ERR_VALUE, "cannot set the flags of Function `%s`: unknown flag bits 0x%x", f->name,
+                         (unsigned)(flags & ~FFK_FUNCTION_FLAGS_ALL));
+  /* Bindings read the flags without a lock when they wrap the Function: as the doc, only a
+     Function nobody else can see may change them. */
+  if (f->flags == flags) return 0;
+  if (!ffk_object_is_unique(&f->header))
+    return ffk_error_set(FFK_ERR_VALUE,
+                         "cannot set the flags of Function `%s`: it is shared (registered or held elsewhere); "
+                         "set them before sharing it",
+                         f->name);
+  f->flags = flags;
+  return 0;
+}
+
+uint32_t ffk_function_flags(const ffk_function *f) { return f != NULL ? f->flags : 0; }

@@ -192,7 +192,7 @@ static bool is_identifier(const char *s) {
  * found (`which` then holds the symbols tried, for messages), -1 for a bad name.
  */
 static int find_function(const ffk_module *m, const char *name, ffk_safe_call *call, const char **sig,
-                         const char **doc, char *which, size_t cap) {
+                         const char **doc, uint32_t *flags, char *which, size_t cap) {
   if (m == NULL || name == NULL)
     return ffk_error_set(FFK_ERR_VALUE, "cannot look up a module function: the %s is NULL",
                          m == NULL ? "module" : "name");
@@ -213,6 +213,9 @@ static int find_function(const ffk_module *m, const char *name, ffk_safe_call *c
     snprintf(symbol, sizeof symbol, "ffikit_doc_%s", which);
     text = dlsym(m->handle, symbol);
     *doc = text != NULL ? *text : NULL;
+    snprintf(symbol, sizeof symbol, "ffikit_flags_%s", which);
+    const uint32_t *bits = dlsym(m->handle, symbol);
+    *flags = bits != NULL ? *bits : 0;
     return 1;
   }
   if (tries == 2)
@@ -229,8 +232,9 @@ ffk_function *ffk_module_get_function(ffk_module *m, const char *name) {
   }
   ffk_safe_call call;
   const char *sig, *doc;
+  uint32_t flags;
   char which[450];
-  int found = find_function(m, name, &call, &sig, &doc, which, sizeof which);
+  int found = find_function(m, name, &call, &sig, &doc, &flags, which, sizeof which);
   if (found <= 0) {
     if (found == 0)
       ffk_error_set(FFK_ERR_ATTRIBUTE, "module `%s` has no function `%s` (no symbol %s)", m->path, name, which);
@@ -238,7 +242,7 @@ ffk_function *ffk_module_get_function(ffk_module *m, const char *name) {
   }
   ffk_object_retain(&m->header);
   ffk_function *f = ffk_function_new_typed(name, sig, call, m, release_module);
-  if (f != NULL && doc != NULL && ffk_function_set_doc(f, doc) != 0) {
+  if (f != NULL && ((doc != NULL && ffk_function_set_doc(f, doc) != 0) || ffk_function_set_flags(f, flags) != 0)) {
     ffk_object_release((ffk_object *)f);
     return NULL;
   }
@@ -254,8 +258,9 @@ int ffk_module_implements_function(const ffk_module *m, const char *name) {
   if (!is_identifier(name) || strlen(name) > 200) return 0; /* no symbol can have that name */
   ffk_safe_call call;
   const char *sig, *doc;
+  uint32_t flags;
   char which[450];
-  return find_function(m, name, &call, &sig, &doc, which, sizeof which);
+  return find_function(m, name, &call, &sig, &doc, &flags, which, sizeof which);
 }
 
 int ffk_module_get_function_doc(const ffk_module *m, const char *name, const char **out) {
@@ -265,8 +270,9 @@ int ffk_module_get_function_doc(const ffk_module *m, const char *name, const cha
   if (found <= 0) return found;
   ffk_safe_call call;
   const char *sig;
+  uint32_t flags;
   char which[450];
-  find_function(m, name, &call, &sig, out, which, sizeof which);
+  find_function(m, name, &call, &sig, out, &flags, which, sizeof which);
   return *out != NULL;
 }
 

@@ -51,6 +51,40 @@ TEST_F(Function, ClosureSeesItsContextAndDeletesItOnce) {
   EXPECT_EQ(g_deleted, 1);
 }
 
+TEST_F(Function, FlagsAreSetWhileUnsharedAndReadBack) {
+  ffk_function* f = ffk_function_new("quick", AddContext, new int64_t(1), DeleteInt);
+  ASSERT_NE(f, nullptr);
+  EXPECT_EQ(ffk_function_flags(f), 0u);  // none by default
+  ASSERT_EQ(ffk_function_set_flags(f, FFK_FUNCTION_QUICK), 0) << FetchError();
+  EXPECT_EQ(ffk_function_flags(f), FFK_FUNCTION_QUICK);
+  ffk_any arg = ffk_any_int(2);
+  OwnedAny r;
+  ASSERT_EQ(ffk_function_call(f, &arg, 1, &r.v), 0);  // calls are unchanged
+  EXPECT_EQ(r.v.v_int, 3);
+
+  // A bit this version does not know: refused, naming the Function and the bits; unchanged.
+  EXPECT_EQ(ffk_function_set_flags(f, FFK_FUNCTION_QUICK | 0x80u), -1);
+  EXPECT_EQ(FetchError(), "ValueError: cannot set the flags of Function `quick`: unknown flag bits 0x80");
+  EXPECT_EQ(ffk_function_flags(f), FFK_FUNCTION_QUICK);
+
+  // Shared (a second reference, as registering takes): fixed, as the doc is.
+  ffk_object_retain(Obj(f));
+  EXPECT_EQ(ffk_function_set_flags(f, 0), -1);
+  EXPECT_EQ(FetchError(),
+            "ValueError: cannot set the flags of Function `quick`: it is shared (registered or held elsewhere); "
+            "set them before sharing it");
+  EXPECT_EQ(ffk_function_set_flags(f, FFK_FUNCTION_QUICK), 0);  // no change asked: fine
+  EXPECT_EQ(ffk_function_flags(f), FFK_FUNCTION_QUICK);
+  ffk_object_release(Obj(f));
+  ASSERT_EQ(ffk_function_set_flags(f, 0), 0) << FetchError();  // unique again
+  EXPECT_EQ(ffk_function_flags(f), 0u);
+  ffk_object_release(Obj(f));
+
+  EXPECT_EQ(ffk_function_set_flags(nullptr, FFK_FUNCTION_QUICK), -1);
+  EXPECT_EQ(FetchError(), "ValueError: cannot set the flags of a Function: the Function is NULL");
+  EXPECT_EQ(ffk_function_flags(nullptr), 0u);
+}
+
 TEST_F(Function, FailedCreationStillDeletesTheContext) {
   g_deleted = 0;
   EXPECT_EQ(ffk_function_new("f", nullptr, nullptr, CountDelete), nullptr);

@@ -266,7 +266,12 @@ TEST_F(Module, ExportedDocsAndMetadata) {
   ffk_function* f = ffk_module_get_function(m, "add_one");
   ASSERT_NE(f, nullptr) << FetchError();
   EXPECT_STREQ(ffk_function_doc(f), "Returns its argument plus one.");
+  EXPECT_EQ(ffk_function_flags(f), FFK_FUNCTION_QUICK);  // ffikit_flags_add_one
   ffk_object_release(Obj(f));
+  ffk_function* g = ffk_module_get_function(m, "greet");
+  ASSERT_NE(g, nullptr) << FetchError();
+  EXPECT_EQ(ffk_function_flags(g), 0u);  // no ffikit_flags_greet
+  ffk_object_release(Obj(g));
   const char* doc = nullptr;
   EXPECT_EQ(ffk_module_get_function_doc(m, "add_one", &doc), 1);
   EXPECT_STREQ(doc, "Returns its argument plus one.");

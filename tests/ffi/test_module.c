@@ -24,6 +24,7 @@ static int add_one(void *self, const ffk_any *args, int32_t nargs, ffk_any *resu
 }
 FFK_MODULE_EXPORT_TYPED(add_one, "(int) -> int", add_one)
 FFK_MODULE_EXPORT_DOC(add_one, "Returns its argument plus one.")
+FFK_MODULE_EXPORT_FLAGS(add_one, FFK_FUNCTION_QUICK)
 
 /* Reports the Module it was called with (self), so the test can check it. */
 static int greet(void *self, const ffk_any *args, int32_t nargs, ffk_any *result) {

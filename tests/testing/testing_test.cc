@@ -55,6 +55,18 @@ TEST_F(Testing, EchoNopApplyAddOne) {
             "TypeError: `testing.apply` takes a Function and its arguments but got 0 arguments");
 }
 
+TEST_F(Testing, NopIsQuickAndEchoIsNot) {
+  // testing.nop carries FFK_FUNCTION_QUICK (the bindings keep their interpreter lock around
+  // it); the other testing functions do not.
+  ffk_function* f = nullptr;
+  ASSERT_EQ(ffk_function_get_global("testing.nop", &f), 1);
+  EXPECT_EQ(ffk_function_flags(f), FFK_FUNCTION_QUICK);
+  ffk_object_release(Obj(f));
+  ASSERT_EQ(ffk_function_get_global("testing.echo", &f), 1);
+  EXPECT_EQ(ffk_function_flags(f), 0u);
+  ffk_object_release(Obj(f));
+}
+
 TEST_F(Testing, RaiseErrorNamesItsFrame) {
   OwnedAny r;
   ffk_function* f;

@@ -33,7 +33,7 @@ import shlex
 import shutil
 import subprocess
 import tempfile
-from collections.abc import Iterator, Mapping, Sequence
+from collections.abc import Collection, Iterator, Mapping, Sequence
 from pathlib import Path
 from typing import Optional, Union
 
@@ -154,8 +154,25 @@ def _c_string(text: str) -> str:
     return "".join(out)
 
 
-def _exports_glue(specs: Sequence[tuple[str, str | None, str | None]]) -> str:
-    """The module-convention symbols for `specs`, appended to the source that defines them."""
+def _quick_names(quick: bool | Sequence[str], specs: Sequence[tuple[str, str | None, str | None]],
+                 name: str) -> set[str]:
+    """The exported functions that get FFK_FUNCTION_QUICK: all of them for True, none for
+    False, else the names listed (each one of `functions`)."""
+    if isinstance(quick, bool):
+        return {fn for fn, _, _ in specs} if quick else set()
+    if isinstance(quick, str) or not isinstance(quick, Sequence):
+        raise TypeError(f"quick of module `{name}` must be True, False or a list of function names, "
+                        f"got {type(quick).__name__}")
+    exported = {fn for fn, _, _ in specs}
+    for fn in quick:
+        if fn not in exported:
+            raise ValueError(f"quick names `{fn}`, which module `{name}` does not export through `functions`")
+    return set(quick)
+
+
+def _exports_glue(specs: Sequence[tuple[str, str | None, str | None]], quick: Collection[str] = ()) -> str:
+    """The module-convention symbols for `specs`, appended to the source that defines them;
+    the functions in `quick` are exported with FFK_FUNCTION_QUICK."""
     lines = ["", '#line 1 "<ffikit exports>"']
     for fn, signature, doc in specs:
         if signature is None:
@@ -164,6 +181,8 @@ def _exports_glue(specs: Sequence[tuple[str, str | None, str | None]]) -> str:
             lines.append(f"FFK_MODULE_EXPORT_TYPED({fn}, {_c_string(signature)}, {fn})")
         if doc is not None:
             lines.append(f"FFK_MODULE_SYMBOL const char *const ffikit_doc_{fn} = {_c_string(doc)};")
+        if fn in quick:
+            lines.append(f"FFK_MODULE_EXPORT_FLAGS({fn}, FFK_FUNCTION_QUICK)")
     return "\n".join(lines) + "\n"
 
 
@@ -456,7 +475,7 @@ def build_inline(name: str, *, c_sources: SourceArg = None, cpp_sources: SourceA
                  cuda_sources: SourceArg = None, functions: FunctionsArg = None,
                  extra_cflags: Sequence[str] | None = None, extra_cuda_cflags: Sequence[str] | None = None,
                  extra_ldflags: Sequence[str] | None = None, extra_include_paths: Sequence[str] | None = None,
-                 build_directory: str | os.PathLike[str] | None = None) -> str:
+                 build_directory: str | os.PathLike[str] | None = None, quick: bool | Sequence[str] = False) -> str:
     """Compiles source text into an ffikit module and returns the library's path.
 
     ``c_sources``, ``cpp_sources`` and ``cuda_sources`` are a string or a list of strings;
@@ -477,6 +496,13 @@ def build_inline(name: str, *, c_sources: SourceArg = None, cpp_sources: SourceA
     them) and ``extra_cflags`` / ``extra_cuda_cflags``. The link adds ``extra_ldflags``.
     ``build_directory`` replaces the cache directory (see the module doc).
 
+    ``quick`` marks exported functions with ``FFK_FUNCTION_QUICK`` (``ffikit/function.h``):
+    True for all of ``functions``, or a list of their names. It is a promise that each returns
+    quickly and never waits on Python (no callback into Python, no lock or thread another
+    thread releases, no blocking I/O); calls then keep the GIL (``Function.release_gil``
+    starts False), which saves its release and retake per call. A quick function that waits
+    on a thread calling back into Python deadlocks.
+
     Raises BuildError (a RuntimeError) with the compiler's command line and messages when a
     compiler fails or is missing (CUDA sources without nvcc), ValueError for a bad module or
     function name, TypeError for arguments of the wrong type.
@@ -488,12 +514,13 @@ def build_inline(name: str, *, c_sources: SourceArg = None, cpp_sources: SourceA
     if not langs:
         raise ValueError(f"module `{name}` has no sources: give c_sources, cpp_sources or cuda_sources")
     specs = _export_specs(functions, name)
+    quick_names = _quick_names(quick, specs, name)
     host = next(lang for lang in ("cpp", "c", "cuda") if texts[lang])
     files: dict[str, str] = {}
     for lang in langs:
         text = "#include <ffikit/ffikit.h>\n#line 1\n" + "\n".join(texts[lang]) + "\n"
         if lang == host and specs:
-            text += _exports_glue(specs)
+            text += _exports_glue(specs, quick_names)
         files[_INLINE_FILE[lang]] = text
     # The ABI unit goes to the C compiler only for a pure-C module: one compiler fewer to run.
     abi_lang, abi_file = ("c", "ffikit_abi.c") if langs == ["c"] else ("cpp", "ffikit_abi.cc")
@@ -508,7 +535,8 @@ def load_inline(name: str, *, c_sources: SourceArg = None, cpp_sources: SourceAr
                 cuda_sources: SourceArg = None, functions: FunctionsArg = None,
                 extra_cflags: Sequence[str] | None = None, extra_cuda_cflags: Sequence[str] | None = None,
                 extra_ldflags: Sequence[str] | None = None, extra_include_paths: Sequence[str] | None = None,
-                build_directory: str | os.PathLike[str] | None = None, keep_module_alive: bool = True) -> Module:
+                build_directory: str | os.PathLike[str] | None = None, keep_module_alive: bool = True,
+                quick: bool | Sequence[str] = False) -> Module:
     """Like :func:`build_inline`, then loads the library: returns an :class:`ffikit.Module`
     whose attributes are the exported functions (``m.add(1, 2)``).
 
@@ -516,6 +544,8 @@ def load_inline(name: str, *, c_sources: SourceArg = None, cpp_sources: SourceAr
     library stays loaded for the life of the process. A kept library is what later loads of
     the same path return, even after a rebuild there; pass False to load a rebuilt library
     once the old Module and its Functions are gone.
+
+    ``quick``: see :func:`build_inline` (the loaded Functions then report ``f.quick``).
 
     A cached build loads without compiling. Raises what :func:`build_inline` raises, a
     RuntimeError when the library cannot be loaded, and a ValueError (from the C library)
@@ -525,7 +555,7 @@ def load_inline(name: str, *, c_sources: SourceArg = None, cpp_sources: SourceAr
     path = build_inline(name, c_sources=c_sources, cpp_sources=cpp_sources, cuda_sources=cuda_sources,
                         functions=functions, extra_cflags=extra_cflags, extra_cuda_cflags=extra_cuda_cflags,
                         extra_ldflags=extra_ldflags, extra_include_paths=extra_include_paths,
-                        build_directory=build_directory)
+                        build_directory=build_directory, quick=quick)
     return _load_checked(path, specs, keep_module_alive)
 
 

@@ -279,6 +279,11 @@ static int function_set_release_gil(PyObject *self, PyObject *v, void *c) {
   return ffkpy_set_switch(v, &((ffkpy_Function *)self)->release_gil, "release_gil");
 }
 
+static PyObject *function_get_quick(PyObject *self, void *c) {
+  (void)c;
+  return PyBool_FromLong((ffk_function_flags((ffk_function *)((ffkpy_Object *)self)->obj) & FFK_FUNCTION_QUICK) != 0);
+}
+
 static PyObject *function_get_exchange_tensors(PyObject *self, void *c) {
   (void)c;
   return PyBool_FromLong(((ffkpy_Function *)self)->exchange_tensors);
@@ -475,7 +480,12 @@ static PyMethodDef function_methods[] = {
 
 static PyGetSetDef function_getset[] = {
     {"release_gil", function_get_release_gil, function_set_release_gil,
-     "Whether calls release the GIL around the C call (default True).", NULL},
+     "Whether calls release the GIL around the C call: True unless the C Function carries\n"
+     "FFK_FUNCTION_QUICK (see quick). Settable per wrapper.", NULL},
+    {"quick", function_get_quick, NULL,
+     "Whether the C Function carries FFK_FUNCTION_QUICK (set in C, by Rust or by\n"
+     "cpp.load_inline(quick=...)): its author promises it returns quickly and never waits\n"
+     "on Python, so its wrappers keep the GIL around calls (release_gil starts False).", NULL},
     {"exchange_tensors", function_get_exchange_tensors, function_set_exchange_tensors,
      "Whether a call given tensors of a framework with the DLPack C exchange API (torch)\n"
      "returns that framework's tensors, also as the elements of the containers it returns\n"
@@ -493,7 +503,7 @@ PyTypeObject ffkpy_FunctionType = {
     .tp_doc = "An ffikit Function: a callable that C, Python and Rust can all call.\n\n"
               "Calling it converts the arguments (lists to Arrays, dicts to Maps, callables\n"
               "to Functions ...), releases the GIL around the C call unless\n"
-              "release_gil is False, and converts the result back. Errors raised anywhere\n"
+              "release_gil is False (it starts False for a quick Function), and converts the result back. Errors raised anywhere\n"
               "along the call come back as the mapped Python exception. A typed Function\n"
               "also takes its parameters by name, f(xs=[1, 2], k=3), with Python's rules and\n"
               "TypeErrors; an untyped one takes positional arguments only.",

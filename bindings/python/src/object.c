@@ -223,7 +223,8 @@ PyObject *ffkpy_wrap_steal(ffk_object *obj) {
   self->obj = obj;
   if (tp == &ffkpy_FunctionType || PyType_IsSubtype(tp, &ffkpy_FunctionType)) {
     ((ffkpy_Function *)self)->vectorcall = ffkpy_function_vectorcall;
-    ((ffkpy_Function *)self)->release_gil = 1;
+    /* A quick Function (FFK_FUNCTION_QUICK: never waits on Python) keeps the GIL. */
+    ((ffkpy_Function *)self)->release_gil = (ffk_function_flags((ffk_function *)obj) & FFK_FUNCTION_QUICK) == 0;
     ((ffkpy_Function *)self)->exchange_tensors = 1;
   } else if (obj->type_index >= FFK_TYPE_STATIC_END && (tp->tp_flags & Py_TPFLAGS_HEAPTYPE) &&
              ffkpy_reflect_fill((PyObject *)self) != 0) { /* a reflected class's field slots */

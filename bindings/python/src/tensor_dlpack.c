@@ -100,7 +100,8 @@ static PyObject *str_dlpack_device;            /* "__dlpack_device__" */
  * The `stream` to pass to obj.__dlpack__ (a new reference): ffikit's current stream for
  * the device obj.__dlpack_device__() names, as ffk_dlpack_consumer_stream gives it (an
  * int), or None for a device without streams. NULL with *absent set (and no exception)
- * when obj has no __dlpack_device__: the keyword is not passed then. NULL with an
+ * when obj has no __dlpack_device__, or is a numpy array (always on the CPU, where None,
+ * the keyword's default, is the stream): the keyword is not passed then. NULL with an
  * exception when __dlpack_device__ fails or returns something else than (type, id).
  */
 /* One int of a (device_type, device_id) tuple; 0, or -1 when it is not an int in range. */
@@ -118,7 +119,10 @@ static PyObject *consumer_stream(PyObject *obj, int *absent) {
   /* A numpy array is always on the CPU, which has no streams: its __dlpack_device__ call
      (a Python method call, the largest cost of importing a small array) is skipped.
      Checked by exact type name, so numpy is never imported here. */
-  if (strcmp(Py_TYPE(obj)->tp_name, "numpy.ndarray") == 0) return Py_NewRef(Py_None);
+  if (strcmp(Py_TYPE(obj)->tp_name, "numpy.ndarray") == 0) {
+    *absent = 1; /* stream=None is __dlpack__'s default: not passing it saves numpy a keyword */
+    return NULL;
+  }
   PyObject *dev = PyObject_CallMethodNoArgs(obj, str_dlpack_device);
   if (dev == NULL) {
     if (!PyErr_ExceptionMatches(PyExc_AttributeError)) return NULL;
@@ -215,7 +219,7 @@ PyObject *ffkpy_from_dlpack(PyObject *mod, PyObject *const *args, Py_ssize_t nar
   if (alignment < 0 || (alignment & (alignment - 1)) != 0)
     return PyErr_Format(PyExc_ValueError, "require_alignment must be 0 or a power of two, not %zd", alignment);
   ffk_dlpack_requirements req = {.alignment = (size_t)alignment, .contiguous = contiguous != 0};
-  if (PyObject_TypeCheck(obj, &ffkpy_TensorType) && (alignment > 1 || contiguous)) {
+  if ((alignment > 1 || contiguous) && PyObject_TypeCheck(obj, &ffkpy_TensorType)) {
     /* Our own tensor: check the requirements the way an import would. */
     PyObject *capsule = PyObject_CallMethod(obj, "__dlpack__", NULL);
     if (capsule == NULL) return NULL;

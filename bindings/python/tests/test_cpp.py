@@ -9,6 +9,8 @@ import stat
 import subprocess
 import sys
 import textwrap
+import threading
+import time
 
 import pytest
 
@@ -64,6 +66,66 @@ def test_c_sources_with_listed_functions():
     assert m.add.signature is None  # listed by name only: untyped
     with pytest.raises(TypeError, match="add takes 2 arguments, got 1"):
         m.add(1)
+
+
+SLEEP_C = r"""
+#include <time.h>
+static int sleep_ms(void *self, const ffk_any *args, int32_t nargs, ffk_any *result) {
+  struct timespec ts = {0, args[0].v_int * 1000000L};
+  nanosleep(&ts, NULL);
+  *result = ffk_any_none();
+  return 0;
+}
+"""
+
+
+def _other_thread_ran_during(f, ms):
+    """Whether a Python thread made progress while `f(ms)` ran: it cannot without the GIL.
+    A long switch interval keeps the interpreter from handing the GIL over on its own
+    between reading the count and the call."""
+    ticks, stop = [0], threading.Event()
+    interval = sys.getswitchinterval()
+    sys.setswitchinterval(0.5)
+
+    def spin():
+        while not stop.is_set():
+            ticks[0] += 1
+
+    t = threading.Thread(target=spin)
+    t.start()
+    try:
+        while ticks[0] == 0:  # running
+            time.sleep(0.001)
+        before = ticks[0]
+        f(ms)
+        return ticks[0] != before
+    finally:
+        stop.set()
+        t.join()
+        sys.setswitchinterval(interval)
+
+
+def test_quick_exports_keep_the_gil_and_others_release_it():
+    m = cpp.load_inline("quick_c", c_sources=ADD_C + SLEEP_C, functions={"add": "(int, int) -> int",
+                                                                          "sleep_ms": "(int) -> None"},
+                        quick=["sleep_ms"])
+    assert m.sleep_ms.quick is True and m.sleep_ms.release_gil is False
+    assert m.add.quick is False and m.add.release_gil is True and m.add(40, 2) == 42
+    # Held for the whole call: no other Python thread can run (deterministic).
+    assert not _other_thread_ran_during(m.sleep_ms, 30)
+    # The same C function without the flag releases it: the other thread runs (given time).
+    slow = m.sleep_ms
+    slow.release_gil = True
+    assert any(_other_thread_ran_during(slow, ms) for ms in (30, 100, 300))
+    every = cpp.load_inline("quick_all", c_sources=ADD_C, functions=["add"], quick=True)
+    assert every.add.quick is True and every.add(1, 2) == 3
+
+
+def test_quick_names_must_be_exported_functions():
+    with pytest.raises(ValueError, match="quick names `sub`, which module `q` does not export"):
+        cpp.load_inline("q", c_sources=ADD_C, functions=["add"], quick=["sub"])
+    with pytest.raises(TypeError, match="quick of module `q` must be True, False or a list"):
+        cpp.load_inline("q", c_sources=ADD_C, functions=["add"], quick="add")
 
 
 def test_cpp_sources_with_the_module_macros_and_no_extern_c():

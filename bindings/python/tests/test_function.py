@@ -55,6 +55,20 @@ def test_release_gil_flag_defaults_on_and_can_be_turned_off():
     assert f.release_gil is False and f(5) == 5
 
 
+def test_a_quick_function_keeps_the_gil_and_can_still_release_it():
+    # testing.nop carries FFK_FUNCTION_QUICK in C: its wrappers start with release_gil off.
+    nop = ffikit.get_global_func("testing.nop")
+    assert nop.quick is True and nop.release_gil is False
+    assert nop(1, 2, 3) is None and nop(1, "two", [3]) is None  # both call paths
+    nop.release_gil = True  # a wrapper's own switch still rules
+    assert nop.release_gil is True and nop(1, 2, 3) is None
+    assert ffikit.get_global_func("testing.nop").release_gil is False  # a new wrapper: the flag again
+    echo = ffikit.get_global_func("testing.echo")
+    assert echo.quick is False and echo.release_gil is True
+    with pytest.raises(AttributeError):
+        nop.quick = False  # set in C only
+
+
 def test_function_name_and_signature():
     assert testing.add_one.name == "testing.add_one"
     assert testing.add_one.signature == "testing.add_one(0: int) -> int"

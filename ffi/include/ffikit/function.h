@@ -168,6 +168,35 @@ FFK_API int ffk_function_metadata(const ffk_function *f, ffk_any *out);
  */
 FFK_API int ffk_function_global_metadata(const char *name, ffk_any *out);
 
+/* ---- Flags ------------------------------------------------------------------------ */
+
+/*
+ * FFK_FUNCTION_QUICK: the Function returns quickly and never waits on Python, nor on
+ * anything a Python thread may hold: it does not call into Python, block on a lock or a
+ * condition another thread releases, wait for another thread, or do blocking I/O. A
+ * binding may then keep its interpreter lock around the call: the Python binding does
+ * (no release and retake of the GIL per call, which costs more than a small call itself),
+ * so the Function's wrappers start with `release_gil` off. Without the flag the Python
+ * binding releases the GIL around every call, which a Function that waits for a thread
+ * calling back into Python needs: with the GIL kept, such a Function deadlocks. The flag
+ * is a promise by the Function's author; ffikit does not check it.
+ */
+#define FFK_FUNCTION_QUICK 0x1u
+/* Every flag this version knows. */
+#define FFK_FUNCTION_FLAGS_ALL FFK_FUNCTION_QUICK
+
+/*
+ * Replaces the flags of `f` (FFK_FUNCTION_* bits; 0 clears them). Set them before the
+ * Function is shared, as its doc: bindings read them without a lock when they wrap it.
+ * Returns 0 (also when the flags are already `flags`, shared or not), or -1 with a
+ * ValueError: `f` NULL, a bit this version does not know, or `f` shared (registered or
+ * held by another reference).
+ */
+FFK_API int ffk_function_set_flags(ffk_function *f, uint32_t flags);
+
+/* The FFK_FUNCTION_* flags of `f` (0 for NULL or when none are set). */
+FFK_API uint32_t ffk_function_flags(const ffk_function *f);
+
 /*
  * One entry of a table of global Functions that a library registers when it loads: the
  * name, the signature (as ffk_function_new_typed takes it; NULL for untyped) and the call.

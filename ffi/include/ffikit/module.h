@@ -10,6 +10,8 @@
  *                             "(int) -> int", making the Function typed;
  *   ffikit_doc_<name>         (optional) a `const char *const` with its doc string, which
  *                             the Function carries (ffk_function_doc) and tools show;
+ *   ffikit_flags_<name>       (optional) a `const uint32_t` of FFK_FUNCTION_* flags
+ *                             (ffikit/function.h: FFK_FUNCTION_QUICK) the Function gets;
  *   ffikit_module_init        (optional) `int ffikit_module_init(ffk_module *m)`, run once
  *                             per process when the library is first loaded; it typically
  *                             registers global Functions. 0, or -1 with an error raised.
@@ -83,10 +85,12 @@ FFK_API const char *ffk_module_path(const ffk_module *m);
 /*
  * The Function the module exports as `name` (symbol ffikit_fn_<name>), typed when it
  * exports ffikit_sig_<name>, documented (ffk_function_doc) when it exports
- * ffikit_doc_<name>; its name is "<name>". The Function keeps the module
+ * ffikit_doc_<name>, with the flags of ffikit_flags_<name> (ffk_function_flags) when it
+ * exports that; its name is "<name>". The Function keeps the module
  * loaded. Returns a new reference, or NULL with an AttributeError "module `path` has no
  * function `name` (no symbol `ffikit_fn_name`)", a ValueError (m or name NULL, a name
- * that is not an identifier, a malformed signature) or a MemoryError. Each call makes a
+ * that is not an identifier, a malformed signature, flag bits this version does not
+ * know) or a MemoryError. Each call makes a
  * new Function: look a function up once and keep it.
  */
 FFK_API ffk_function *ffk_module_get_function(ffk_module *m, const char *name);
@@ -166,6 +170,10 @@ FFK_API const char *ffk_module_symbol_prefix(const ffk_module *m);
 
 /* Exports the doc string `doc` (a string literal) of the function `name`. */
 #define FFK_MODULE_EXPORT_DOC(name, doc) FFK_MODULE_SYMBOL const char *const ffikit_doc_##name = doc;
+
+/* Exports the FFK_FUNCTION_* flags of the function `name`, e.g.
+   FFK_MODULE_EXPORT_FLAGS(add, FFK_FUNCTION_QUICK) for a call that never waits on Python. */
+#define FFK_MODULE_EXPORT_FLAGS(name, flags) FFK_MODULE_SYMBOL const uint32_t ffikit_flags_##name = (flags);
 
 /* Exports `fn` as `name` with a signature and a doc string. */
 #define FFK_MODULE_EXPORT_TYPED_DOC(name, signature, doc, fn) \

@@ -354,6 +354,36 @@ impl Function {
         (!p.is_null()).then(|| unsafe { CStr::from_ptr(p) }.to_string_lossy().into_owned())
     }
 
+    /// C's `FFK_FUNCTION_QUICK`: the Function returns quickly and never waits on Python
+    /// (no callback into Python, no lock or thread another thread releases, no blocking
+    /// I/O), so the Python binding keeps the GIL around its calls. A promise the author
+    /// makes; a quick Function that waits on a thread calling back into Python deadlocks.
+    pub const QUICK: u32 = sys::FFK_FUNCTION_QUICK;
+
+    /// Replaces the Function's flags (`Function::QUICK`, or 0 to clear them). Set them
+    /// before sharing the Function (before `register_global` or a clone): C's ValueError
+    /// for a shared Function, and for bits C does not know. C's `ffk_function_set_flags`.
+    ///
+    /// ```
+    /// use ffikit::Function;
+    /// let f = Function::from_typed("doc.quick", |(x,): (i64,)| Ok(x + 1)).unwrap();
+    /// f.set_flags(Function::QUICK).unwrap();
+    /// assert_eq!(f.flags(), Function::QUICK);
+    /// let shared = f.clone();
+    /// assert!(f.set_flags(0).is_err()); // shared now: the flags are fixed
+    /// drop(shared);
+    /// ```
+    pub fn set_flags(&self, flags: u32) -> Result<()> {
+        // SAFETY: a live Function; C checks that nobody else holds it.
+        check(unsafe { sys::ffk_function_set_flags(self.raw(), flags) })
+    }
+
+    /// The Function's flags (`Function::QUICK` or 0). C's `ffk_function_flags`.
+    pub fn flags(&self) -> u32 {
+        // SAFETY: reads a field of the live Function.
+        unsafe { sys::ffk_function_flags(self.raw()) }
+    }
+
     /// Registers this Function under `name` in the global registry (replacing an existing
     /// one only when `replace`; otherwise C's ValueError).
     ///

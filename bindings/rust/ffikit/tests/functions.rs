@@ -23,6 +23,26 @@ fn packed_closure_called_from_rust_and_through_c() {
 }
 
 #[test]
+fn quick_flag_is_set_before_sharing_and_seen_through_the_registry() {
+    let f = Function::from_typed("rs.quick", |(x,): (i64,)| Ok(x + 1)).unwrap();
+    assert_eq!(f.flags(), 0);
+    f.set_flags(Function::QUICK).unwrap();
+    assert_eq!(f.flags(), Function::QUICK);
+    assert_eq!(f.call_typed::<_, i64>((1i64,)).unwrap(), 2);
+    let e = f.set_flags(0x80).unwrap_err();
+    assert_eq!(e.kind(), "ValueError");
+    assert_eq!(e.message(), "cannot set the flags of Function `rs.quick`: unknown flag bits 0x80");
+    f.register_global("rs.quick", true).unwrap();
+    let e = f.set_flags(0).unwrap_err(); // the registry holds it now
+    assert!(e.message().contains("it is shared"), "{}", e.message());
+    let g = Function::get_global("rs.quick").unwrap().unwrap();
+    assert_eq!(g.flags(), Function::QUICK);
+    assert!(Function::remove_global("rs.quick").unwrap());
+    assert_eq!(testing("nop").flags(), Function::QUICK); // set by testing.c
+    assert_eq!(testing("echo").flags(), 0);
+}
+
+#[test]
 fn rust_error_crosses_c_and_comes_back_as_the_same_error() {
     let err = Error::new("mylib.Custom", "raised in Rust");
     let e2 = err.clone();
