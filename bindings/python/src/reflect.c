@@ -37,7 +37,7 @@
  *    bool fields are cached in slots too, which stay coherent with every write because
  *    (1) a tracked C object has exactly one live wrapper, found through the identity map
  *    of object.c (filled here, emptied in the wrapper's dealloc), and (2) C calls the
- *    type's field write hook (field_written, installed by _reflect_class) after every
+ *    type's field write hook (ffkpy_reflect__field_written in reflect_cache.c, installed by _reflect_class) after every
  *    ffk_field_set / ffk_object_set_field / ffk_field_init, from Python (tp_setattro, the
  *    Field descriptors), C or Rust, on any thread: the hook takes the GIL, finds the
  *    wrapper and reloads the slot from C. It reloads rather than storing the value it was
@@ -51,18 +51,18 @@
  *    a c_class type's own C code may write its struct directly, so it is not tracked.
  *    A wrapper whose handle a C constructor returns already wrapped is that wrapper.
  *    A write from Python (obj.x = v) writes C, then stores the slot itself under the GIL,
- *    and the hook skips that one write (t_py_writing, thread-local). A failed reload in
+ *    and the hook skips that one write (ffkpy_reflect__py_writing, thread-local). A failed reload in
  *    the hook (a MemoryError) is reported as unraisable and keeps the old value: CPython's
  *    slot read cannot fall back to C without losing LOAD_ATTR_SLOT for every read.
  */
 #include "ffikit_py.h"
+#include "reflect_internal.h"
 
 #include <structmember.h>
 
 #include <ffikit/reflect.h>
 
 static PyObject *g_str_type_index; /* interned "__ffi_type_index__" */
-static PyObject *g_str_cache;      /* interned "__ffi_field_cache__" */
 
 /*
  * _PyType_Lookup (borrowed, cached by CPython), keeping an exception that is pending when
@@ -73,7 +73,7 @@ static PyObject *g_str_cache;      /* interned "__ffi_field_cache__" */
  * exception set" (pickle.dumps of an object whose __reduce__ raised, whenever the cache
  * missed). Deallocs and write hooks run with such errors pending.
  */
-static PyObject *type_lookup(PyTypeObject *type, PyObject *name) {
+PyObject *ffkpy_reflect__type_lookup(PyTypeObject *type, PyObject *name) {
   if (FFK_LIKELY(!PyErr_Occurred())) return _PyType_Lookup(type, name);
   PyObject *exc_type, *exc_value, *exc_tb; /* PyErr_Fetch: Python 3.10 lacks PyErr_GetRaisedException */
   PyErr_Fetch(&exc_type, &exc_value, &exc_tb);
@@ -85,7 +85,7 @@ static PyObject *type_lookup(PyTypeObject *type, PyObject *name) {
 /* ---- Class -> reflected type index ------------------------------------------------- */
 
 int32_t ffkpy_reflect_index(PyTypeObject *type) {
-  PyObject *v = type_lookup(type, g_str_type_index);
+  PyObject *v = ffkpy_reflect__type_lookup(type, g_str_type_index);
   if (v == NULL || !PyLong_CheckExact(v)) return -1;
   int overflow; /* no exception of its own: a pending one stays (see type_lookup) */
   long index = PyLong_AsLongAndOverflow(v, &overflow);
@@ -95,7 +95,7 @@ int32_t ffkpy_reflect_index(PyTypeObject *type) {
 
 /* The handle of `o` when it is an initialized wrapper, else NULL with a TypeError naming
  * what the descriptor `what` of type `type_index` was applied to. */
-static ffk_object *instance_handle(PyObject *o, const char *what, int32_t type_index) {
+ffk_object *ffkpy_reflect__instance_handle(PyObject *o, const char *what, int32_t type_index) {
   if (PyObject_TypeCheck(o, &ffkpy_ObjectType)) {
     ffk_object *h = ((ffkpy_Object *)o)->obj;
     if (h != NULL) return h;
@@ -123,7 +123,7 @@ static PyObject *field_descr_get(PyObject *self, PyObject *obj, PyObject *type) 
   (void)type;
   if (obj == NULL || obj == Py_None) return Py_NewRef(self); /* Class.field: the descriptor */
   const ffk_field_info *f = ((ffkpy_FieldDescr *)self)->field;
-  ffk_object *h = instance_handle(obj, f->name, f->owner_index);
+  ffk_object *h = ffkpy_reflect__instance_handle(obj, f->name, f->owner_index);
   if (h == NULL) return NULL;
   /* Writable int / float / bool fields (read-only ones are cached in slots): the atomic
      word that reflect.h documents as their storage, read as ffk_field_get reads it, without
@@ -149,37 +149,33 @@ static PyObject *field_descr_get(PyObject *self, PyObject *obj, PyObject *type) 
   return ffkpy_from_any_steal(&v);
 }
 
-/* The C object whose field this thread is writing from a cached slot's setter, which
-   updates the slot itself: the write hook skips that one write (see cached_setattro).
-   Set only around ffk_field_set of a POD field, which runs no Python code. */
-static _Thread_local const ffk_object *t_py_writing;
 
 /* obj.<f> = value (or del obj.<f> when value is NULL), decided by C: 0, or -1 with C's
    error. `quiet`: the write hook does not reload obj's slot for this write (the caller
    does). */
-static int set_field_as(const ffk_field_info *f, PyObject *obj, PyObject *value, int quiet) {
+int ffkpy_reflect__set_field_as(const ffk_field_info *f, PyObject *obj, PyObject *value, int quiet) {
   if (value == NULL) {
     PyErr_Format(PyExc_AttributeError, "cannot delete field `%s` of `%s`", f->name, ffk_type_key(f->owner_index));
     return -1;
   }
-  ffk_object *h = instance_handle(obj, f->name, f->owner_index);
+  ffk_object *h = ffkpy_reflect__instance_handle(obj, f->name, f->owner_index);
   if (h == NULL) return -1;
   ffkpy_temps temps;
   ffkpy_temps_init(&temps);
   ffk_any v;
   int rc = ffkpy_to_any(value, &v, &temps);
   if (rc == 0) {
-    const ffk_object *outer = t_py_writing;
-    if (quiet) t_py_writing = h;
+    const ffk_object *outer = ffkpy_reflect__py_writing;
+    if (quiet) ffkpy_reflect__py_writing = h;
     if (ffk_field_set(f, h, &v) != 0) rc = ffkpy_raise_from_ffk_int();
-    t_py_writing = outer;
+    ffkpy_reflect__py_writing = outer;
   }
   ffkpy_temps_release(&temps);
   return rc;
 }
 
 static int set_field(const ffk_field_info *f, PyObject *obj, PyObject *value) {
-  return set_field_as(f, obj, value, 0);
+  return ffkpy_reflect__set_field_as(f, obj, value, 0);
 }
 
 static int field_descr_set(PyObject *self, PyObject *obj, PyObject *value) {
@@ -298,242 +294,6 @@ static PyObject *field_descr_new(const ffk_field_info *f) {
   return (PyObject *)d;
 }
 
-/* ---- Read-only POD fields in wrapper slots ----------------------------------------------- */
-
-/* The capsule's name, recognized by address: cache_of runs on every write and reload, and
-   PyCapsule_IsValid / GetPointer compare names with strcmp. The pointer is also the
-   capsule's context, which PyCapsule_GetContext returns without comparing names. */
-static const char CACHE_CAPSULE[] = "ffikit.field_cache";
-
-typedef struct {
-  Py_ssize_t offset;           /* of the PyObject * in the wrapper */
-  const ffk_field_info *field; /* registry-owned */
-  const PyMemberDef *member;   /* the descriptor's definition */
-} cache_slot;
-
-/* A class's cached fields, inherited ones included. Never freed: the member descriptors
-   keep pointers into the PyMemberDefs, and a descriptor may outlive its class. */
-typedef struct {
-  int tracked; /* a py_class: writable fields cached too, one wrapper per object */
-  Py_ssize_t n;
-  cache_slot slots[];
-} field_cache;
-
-static const field_cache *cache_of(PyTypeObject *type) {
-  PyObject *cap = type_lookup(type, g_str_cache);
-  if (cap == NULL || !PyCapsule_CheckExact(cap) || PyCapsule_GetName(cap) != CACHE_CAPSULE) return NULL;
-  return PyCapsule_GetContext(cap);
-}
-
-/* Loads slot `s` of wrapper `self` from C. 0, or -1 with a Python exception (the slot
-   keeps its old value). */
-static int load_cached(PyObject *self, ffk_object *h, const cache_slot *s) {
-  ffk_any v;
-  if (ffk_field_get(s->field, h, &v) != 0) return ffkpy_raise_from_ffk_int();
-  PyObject *value = ffkpy_from_any_steal(&v);
-  if (value == NULL) return -1;
-  Py_XSETREF(*(PyObject **)((char *)self + s->offset), value);
-  return 0;
-}
-
-int ffkpy_reflect_fill(PyObject *self) {
-  const field_cache *c = cache_of(Py_TYPE(self));
-  ffk_object *h = ((ffkpy_Object *)self)->obj;
-  if (c != NULL) ((ffkpy_Object *)self)->field_cache = c; /* for ffkpy_reflect_clear */
-  if (c == NULL || h == NULL) return 0;
-  if (c->tracked) {
-    PyObject *other = ffkpy_identity_find(h);
-    if (other != NULL && other != self) {
-      PyErr_Format(PyExc_TypeError, "this `%s` object already has a Python wrapper (a %s); a py_class object "
-                   "has one wrapper, so no second one can take its handle", ffk_type_key(h->type_index),
-                   Py_TYPE(other)->tp_name);
-      return -1;
-    }
-    if (other == NULL && ffkpy_identity_add(h, self) != 0) return -1; /* before the reads */
-  }
-  for (Py_ssize_t i = 0; i < c->n; ++i)
-    if (load_cached(self, h, &c->slots[i]) != 0) return -1;
-  return 0;
-}
-
-void ffkpy_reflect_clear(PyObject *self) {
-  const field_cache *c = ((ffkpy_Object *)self)->field_cache; /* no class lookup in a dealloc (ffikit_py.h) */
-  if (c != NULL && c->tracked) ffkpy_identity_remove(((ffkpy_Object *)self)->obj, self);
-  for (Py_ssize_t i = 0; c != NULL && i < c->n; ++i) Py_CLEAR(*(PyObject **)((char *)self + c->slots[i].offset));
-}
-
-static int interpreter_finalizing(void) {
-#if PY_VERSION_HEX >= 0x030D0000
-  return Py_IsFinalizing();
-#else
-  return _Py_IsFinalizing();
-#endif
-}
-
-/* The field write hook of tracked types (ffk_type_set_field_write_hook): on the writer's
-   thread, with or without the GIL; reloads the slot of obj's wrapper, if it has one and
-   its class caches the field. A failed reload (a MemoryError making the Python value) is
-   reported as unraisable and keeps the old value. Nothing while the interpreter exits. */
-static void field_written(ffk_object *obj, const ffk_field_info *field) {
-  if (obj == t_py_writing) return; /* cached_setattro's own write: it sets the slot */
-  if (!ffkpy_identity_maybe(obj) || !Py_IsInitialized() || interpreter_finalizing()) return;
-  PyGILState_STATE g = PyGILState_Ensure(); /* reentrant for a writer holding it already */
-  PyObject *w = ffkpy_identity_find(obj);
-  const field_cache *c = w != NULL ? cache_of(Py_TYPE(w)) : NULL;
-  for (Py_ssize_t i = 0; c != NULL && i < c->n; ++i) {
-    const ffk_field_info *f = c->slots[i].field;
-    if (f != field && (f->owner_index != field->owner_index || f->position != field->position)) continue;
-    PyObject *exc_type, *exc_value, *exc_tb; /* the writer's own pending error, if any, stays */
-    PyErr_Fetch(&exc_type, &exc_value, &exc_tb);
-    if (load_cached(w, obj, &c->slots[i]) != 0) PyErr_WriteUnraisable(w);
-    PyErr_Restore(exc_type, exc_value, exc_tb);
-    break;
-  }
-  PyGILState_Release(g);
-}
-
-/* tp_setattro of a class with cached fields: a write to one goes to C, which raises its
-   read-only error or writes and calls the write hook that reloads the slot (a tracked
-   class; an untracked one caches only read-only fields); everything else is the generic
-   path. */
-static int cached_setattro(PyObject *self, PyObject *name, PyObject *value) {
-  PyObject *d = type_lookup(Py_TYPE(self), name);
-  if (d != NULL && Py_IS_TYPE(d, &PyMemberDescr_Type)) {
-    const field_cache *c = cache_of(Py_TYPE(self));
-    for (Py_ssize_t i = 0; c != NULL && i < c->n; ++i) {
-      const cache_slot *s = &c->slots[i];
-      if (s->member != ((PyMemberDescrObject *)d)->d_member) continue;
-      if (!c->tracked || value == NULL || !(s->field->flags & FFK_FIELD_WRITABLE))
-        return set_field(s->field, self, value); /* C's errors; a tracked write reloads by the hook */
-      /* C first (conversion, checks, errors), then the slot, under the GIL throughout: a
-         racing write from another thread reloads the slot after this (its hook waits for
-         the GIL). A value of the field's exact Python type is what C stored; another
-         (3 for a float field, True for an int one) is read back converted. */
-      if (set_field_as(s->field, self, value, 1) != 0) return -1;
-      PyObject **slot = (PyObject **)((char *)self + s->offset);
-      int32_t st = s->field->storage;
-      if ((st == FFK_FIELD_STORAGE_INT && PyLong_CheckExact(value)) ||
-          (st == FFK_FIELD_STORAGE_FLOAT && PyFloat_CheckExact(value)) ||
-          (st == FFK_FIELD_STORAGE_BOOL && PyBool_Check(value))) {
-        Py_XSETREF(*slot, Py_NewRef(value));
-        return 0;
-      }
-      return load_cached(self, ((ffkpy_Object *)self)->obj, s);
-    }
-  }
-  return PyObject_GenericSetAttr(self, name, value);
-}
-
-/*
- * Makes cached_setattro the tp_setattro of cls and of every subclass made later, the way
- * CPython itself does for a C type's slot: `__setattr__` and `__delattr__` wrapper
- * descriptors (object's, pointing at cached_setattro) in the class dict, from which type
- * creation and assignment fill the slot. Kept when the class body defines either. 0 or -1.
- */
-static int install_setattro(PyTypeObject *cls, PyObject *dict) {
-  static const char *names[] = {"__setattr__", "__delattr__"};
-  for (int i = 0; i < 2; ++i) {
-    PyObject *own = PyDict_GetItemString(dict, names[i]);
-    if (own != NULL) return 0;
-  }
-  for (int i = 0; i < 2; ++i) {
-    /* Looked up, not read from tp_dict: CPython 3.12+ keeps a static type's dict elsewhere. */
-    PyObject *key = PyUnicode_InternFromString(names[i]);
-    if (key == NULL) return -1;
-    PyObject *base = type_lookup(&PyBaseObject_Type, key); /* borrowed */
-    Py_DECREF(key);
-    if (base == NULL || !Py_IS_TYPE(base, &PyWrapperDescr_Type)) {
-      PyErr_Format(PyExc_RuntimeError, "object.%s is not a slot wrapper", names[i]);
-      return -1;
-    }
-    PyObject *d = PyDescr_NewWrapper(cls, ((PyWrapperDescrObject *)base)->d_base, (void *)cached_setattro);
-    int rc = d != NULL ? PyObject_SetAttrString((PyObject *)cls, names[i], d) : -1;
-    Py_XDECREF(d);
-    if (rc != 0) return -1;
-  }
-  return 0;
-}
-
-static int cacheable(const ffk_field_info *f, int tracked) {
-  return (tracked || !(f->flags & FFK_FIELD_WRITABLE)) &&
-         (f->storage == FFK_FIELD_STORAGE_INT || f->storage == FFK_FIELD_STORAGE_FLOAT ||
-          f->storage == FFK_FIELD_STORAGE_BOOL);
-}
-
-static int cached_by(const field_cache *c, const char *name) {
-  for (Py_ssize_t i = 0; c != NULL && i < c->n; ++i)
-    if (strcmp(c->slots[i].field->name, name) == 0) return 1;
-  return 0;
-}
-
-/* Adds slots for the read-only POD fields of `index` (all POD fields when `tracked`) that
- * cls does not cache yet (see the top of this file), and marks a tracked class. 1 when
- * cls has a cache after the call, 0 when it cannot (it has subclasses, or is not a plain
- * heap class), -1 with an exception. */
-static int add_cache(PyTypeObject *cls, PyObject *dict, int32_t index, int32_t nf, int tracked) {
-  const field_cache *base = cache_of(cls);
-  if (PyDict_GetItemWithError(dict, g_str_cache) != NULL) return 1; /* bound before */
-  if (PyErr_Occurred()) return -1;
-  int retrack = tracked && (base == NULL || !base->tracked); /* a capsule of its own even without new slots */
-  const ffk_field_info *fresh[64];
-  Py_ssize_t nfresh = 0;
-  for (int32_t i = 0; i < nf && nfresh < 64; ++i) {
-    const ffk_field_info *f = ffk_type_field_at(index, i);
-    if (f == NULL) return ffkpy_raise_from_ffk_int();
-    if (!cacheable(f, tracked) || cached_by(base, f->name)) continue;
-    PyObject *key = PyUnicode_FromString(f->name);
-    int own = key != NULL ? PyDict_Contains(dict, key) : -1;
-    Py_XDECREF(key);
-    if (own < 0) return -1;
-    if (!own) fresh[nfresh++] = f; /* what the class body defines itself stays */
-  }
-  if (nfresh == 0 && !retrack) return base != NULL;
-  if (!(cls->tp_flags & Py_TPFLAGS_HEAPTYPE) || cls->tp_itemsize != 0) nfresh = 0;
-  if (nfresh != 0) {
-    PyObject *subs = PyObject_CallMethod((PyObject *)cls, "__subclasses__", NULL);
-    if (subs == NULL) return -1;
-    Py_ssize_t nsubs = PyList_GET_SIZE(subs);
-    Py_DECREF(subs);
-    if (nsubs != 0) nfresh = 0; /* their layouts follow the current size */
-  }
-  if (nfresh == 0 && !retrack) return base != NULL;
-  Py_ssize_t nbase = base != NULL ? base->n : 0;
-  field_cache *c = PyMem_RawMalloc(sizeof(field_cache) + sizeof(cache_slot) * (size_t)(nbase + nfresh));
-  PyMemberDef *defs = PyMem_RawCalloc((size_t)(nfresh > 0 ? nfresh : 1), sizeof(PyMemberDef));
-  if (c == NULL || defs == NULL) {
-    PyMem_RawFree(c);
-    PyMem_RawFree(defs);
-    PyErr_NoMemory();
-    return -1;
-  }
-  c->tracked = tracked || (base != NULL && base->tracked);
-  c->n = nbase + nfresh;
-  for (Py_ssize_t i = 0; i < nbase; ++i) c->slots[i] = base->slots[i];
-  Py_ssize_t at = (cls->tp_basicsize + (Py_ssize_t)sizeof(PyObject *) - 1) & ~(Py_ssize_t)(sizeof(PyObject *) - 1);
-  for (Py_ssize_t j = 0; j < nfresh; ++j) {
-    Py_ssize_t offset = at + j * (Py_ssize_t)sizeof(PyObject *);
-    defs[j] = (PyMemberDef){(char *)fresh[j]->name, T_OBJECT_EX, offset, READONLY, (char *)fresh[j]->doc};
-    c->slots[nbase + j] = (cache_slot){offset, fresh[j], &defs[j]};
-  }
-  PyObject *cap = PyCapsule_New(c, CACHE_CAPSULE, NULL);
-  if (cap == NULL || PyCapsule_SetContext(cap, c) != 0) {
-    Py_XDECREF(cap);
-    return -1; /* c and defs stay allocated: harmless */
-  }
-  /* From here on the class's instances are larger; no instance or subclass exists yet. */
-  if (nfresh > 0) cls->tp_basicsize = at + nfresh * (Py_ssize_t)sizeof(PyObject *);
-  int rc = PyObject_SetAttr((PyObject *)cls, g_str_cache, cap);
-  Py_DECREF(cap);
-  if (rc == 0 && nfresh > 0 && (base == NULL || base->n == 0)) rc = install_setattro(cls, dict);
-  for (Py_ssize_t j = 0; rc == 0 && j < nfresh; ++j) {
-    PyObject *d = PyDescr_NewMember(cls, &defs[j]);
-    rc = d != NULL ? PyObject_SetAttrString((PyObject *)cls, defs[j].name, d) : -1;
-    Py_XDECREF(d);
-  }
-  PyType_Modified(cls);
-  return rc == 0 ? 1 : -1;
-}
-
 /* ---- Calls: methods and constructors ------------------------------------------------- */
 
 /* Converts `n` Python values into `argv` (argument mode, into temps). 0 or -1. */
@@ -567,7 +327,7 @@ static int keyword_names(PyObject *const *keys, Py_ssize_t nkw, const char **nam
  * with the GIL released around the C call when `release_gil`; `self` (borrowed, may be
  * NULL) is the handle of vals[0], lent without converting it again. A new reference, or
  * NULL with an exception. */
-static PyObject *call_function(ffk_function *f, PyObject *const *vals, Py_ssize_t npos, PyObject *const *keys,
+PyObject *ffkpy_reflect__call_function(ffk_function *f, PyObject *const *vals, Py_ssize_t npos, PyObject *const *keys,
                                Py_ssize_t nkw, PyObject *callee, ffk_object *self, int release_gil) {
   Py_ssize_t total = npos + nkw;
   if (total > INT32_MAX) return PyErr_Format(PyExc_ValueError, "too many arguments: %zd", total);
@@ -735,158 +495,6 @@ PyObject *ffkpy_reflect_class_vectorcall(PyObject *callable, PyObject *const *ar
   Py_ssize_t nkw = kwnames != NULL ? PyTuple_GET_SIZE(kwnames) : 0;
   return ffkpy_wrap_as(type, create_object(index, args, n, nkw ? &PyTuple_GET_ITEM(kwnames, 0) : NULL, nkw));
 }
-
-/* ---- Method descriptors ---------------------------------------------------------------- */
-
-typedef struct {
-  PyObject_HEAD
-  vectorcallfunc vectorcall;
-  const ffk_method_info *method; /* registry-owned, valid until exit */
-  int32_t type_index;            /* the class's type (for messages and the instance check) */
-  char release_gil;              /* release the GIL around the C call (default off, see below) */
-  PyObject *name, *qualname, *doc;
-} ffkpy_MethodDescr;
-
-static PyTypeObject MethodDescrType, StaticMethodDescrType;
-
-/* obj.method(*args) (or Class.method(obj, *args)): the object is argument 0. */
-static PyObject *method_vectorcall(PyObject *self, PyObject *const *args, size_t nargsf, PyObject *kwnames) {
-  ffkpy_MethodDescr *d = (ffkpy_MethodDescr *)self;
-  Py_ssize_t n = PyVectorcall_NARGS(nargsf);
-  Py_ssize_t nkw = kwnames != NULL ? PyTuple_GET_SIZE(kwnames) : 0;
-  if (n < 1)
-    return PyErr_Format(PyExc_TypeError, "%U() needs a `%s` object as its first argument", d->qualname,
-                        ffk_type_key(d->method->owner_index));
-  ffk_object *h = instance_handle(args[0], d->method->name, d->method->owner_index);
-  if (h == NULL) return NULL;
-  if (!ffk_object_is_instance(h, d->method->owner_index))
-    return PyErr_Format(PyExc_TypeError, "`%s` of `%s` does not apply to a `%s` object", d->method->name,
-                        ffk_type_key(d->method->owner_index), ffk_type_key(h->type_index));
-  return call_function(d->method->function, args, n, nkw ? &PyTuple_GET_ITEM(kwnames, 0) : NULL, nkw, d->qualname, h, d->release_gil);
-}
-
-static PyObject *static_method_vectorcall(PyObject *self, PyObject *const *args, size_t nargsf, PyObject *kwnames) {
-  ffkpy_MethodDescr *d = (ffkpy_MethodDescr *)self;
-  Py_ssize_t nkw = kwnames != NULL ? PyTuple_GET_SIZE(kwnames) : 0;
-  return call_function(d->method->function, args, PyVectorcall_NARGS(nargsf), nkw ? &PyTuple_GET_ITEM(kwnames, 0) : NULL,
-                       nkw, d->qualname, NULL, d->release_gil);
-}
-
-static PyObject *method_descr_get(PyObject *self, PyObject *obj, PyObject *type) {
-  (void)type;
-  if (obj == NULL || obj == Py_None) return Py_NewRef(self);
-  return PyMethod_New(self, obj);
-}
-
-static PyObject *static_method_descr_get(PyObject *self, PyObject *obj, PyObject *type) {
-  (void)obj, (void)type;
-  return Py_NewRef(self);
-}
-
-static void method_descr_dealloc(PyObject *self) {
-  ffkpy_MethodDescr *d = (ffkpy_MethodDescr *)self;
-  Py_XDECREF(d->name);
-  Py_XDECREF(d->qualname);
-  Py_XDECREF(d->doc);
-  Py_TYPE(self)->tp_free(self);
-}
-
-static PyObject *method_descr_repr(PyObject *self) {
-  ffkpy_MethodDescr *d = (ffkpy_MethodDescr *)self;
-  return PyUnicode_FromFormat("<%smethod `%s` of `%s`>", d->method->is_static ? "static " : "", d->method->name,
-                              ffk_type_key(d->type_index));
-}
-
-static PyObject *method_get_is_static(PyObject *self, void *c) {
-  (void)c;
-  return PyBool_FromLong(((ffkpy_MethodDescr *)self)->method->is_static);
-}
-static PyObject *method_get_owner(PyObject *self, void *c) {
-  (void)c;
-  return PyUnicode_FromString(ffk_type_key(((ffkpy_MethodDescr *)self)->method->owner_index));
-}
-static PyObject *method_get_func(PyObject *self, void *c) {
-  (void)c;
-  ffk_function *f = ((ffkpy_MethodDescr *)self)->method->function;
-  ffk_object_retain((ffk_object *)f);
-  return ffkpy_wrap_steal((ffk_object *)f);
-}
-
-static PyObject *method_get_release_gil(PyObject *self, void *c) {
-  (void)c;
-  return PyBool_FromLong(((ffkpy_MethodDescr *)self)->release_gil);
-}
-
-static int method_set_release_gil(PyObject *self, PyObject *v, void *c) {
-  (void)c;
-  return ffkpy_set_switch(v, &((ffkpy_MethodDescr *)self)->release_gil, "release_gil");
-}
-
-static PyMemberDef method_members[] = {
-    {"__doc__", T_OBJECT, offsetof(ffkpy_MethodDescr, doc), READONLY, "The method's doc text (None when it has none)."},
-    {"__name__", T_OBJECT, offsetof(ffkpy_MethodDescr, name), READONLY, "The method's name."},
-    {"__qualname__", T_OBJECT, offsetof(ffkpy_MethodDescr, qualname), READONLY, "<type key>.<name>."},
-    {"name", T_OBJECT, offsetof(ffkpy_MethodDescr, name), READONLY, "The method's name."},
-    {NULL},
-};
-
-static PyGetSetDef method_getset[] = {
-    {"release_gil", method_get_release_gil, method_set_release_gil,
-     "Whether calls release the GIL around the C call. Off by default: methods are mostly short, and\n"
-     "releasing costs more than they do. Turn it on for a long-running method, or one that waits\n"
-     "for other threads that call back into Python.", NULL},
-    {"is_static", method_get_is_static, NULL, "Whether it is a static method (no object argument).", NULL},
-    {"owner", method_get_owner, NULL, "The type key of the type that declares the method.", NULL},
-    {"func", method_get_func, NULL, "The method's Function (an instance method takes the object first).", NULL},
-    {NULL, NULL, NULL, NULL, NULL},
-};
-
-static PyTypeObject MethodDescrType = {
-    PyVarObject_HEAD_INIT(NULL, 0).tp_name = "ffikit.core.Method",
-    .tp_doc = "An instance method of a reflected type: obj.name(*args) calls its C Function with obj first.",
-    .tp_basicsize = sizeof(ffkpy_MethodDescr),
-    .tp_flags = Py_TPFLAGS_DEFAULT | Py_TPFLAGS_METHOD_DESCRIPTOR | Py_TPFLAGS_HAVE_VECTORCALL,
-    .tp_vectorcall_offset = offsetof(ffkpy_MethodDescr, vectorcall),
-    .tp_call = PyVectorcall_Call,
-    .tp_dealloc = method_descr_dealloc,
-    .tp_repr = method_descr_repr,
-    .tp_descr_get = method_descr_get,
-    .tp_members = method_members,
-    .tp_getset = method_getset,
-};
-
-static PyTypeObject StaticMethodDescrType = {
-    PyVarObject_HEAD_INIT(NULL, 0).tp_name = "ffikit.core.StaticMethod",
-    .tp_doc = "A static method of a reflected type: Class.name(*args) calls its C Function.",
-    .tp_basicsize = sizeof(ffkpy_MethodDescr),
-    .tp_flags = Py_TPFLAGS_DEFAULT | Py_TPFLAGS_HAVE_VECTORCALL,
-    .tp_vectorcall_offset = offsetof(ffkpy_MethodDescr, vectorcall),
-    .tp_call = PyVectorcall_Call,
-    .tp_dealloc = method_descr_dealloc,
-    .tp_repr = method_descr_repr,
-    .tp_descr_get = static_method_descr_get,
-    .tp_members = method_members,
-    .tp_getset = method_getset,
-};
-
-static PyObject *method_descr_new(const ffk_method_info *m, int32_t type_index) {
-  ffkpy_MethodDescr *d = PyObject_New(ffkpy_MethodDescr, m->is_static ? &StaticMethodDescrType : &MethodDescrType);
-  if (d == NULL) return NULL;
-  d->vectorcall = m->is_static ? static_method_vectorcall : method_vectorcall;
-  d->method = m;
-  d->type_index = type_index;
-  d->release_gil = 0;
-  d->name = PyUnicode_FromString(m->name);
-  d->qualname = PyUnicode_FromFormat("%s.%s", ffk_type_key(type_index), m->name);
-  d->doc = m->doc != NULL ? PyUnicode_FromString(m->doc) : Py_NewRef(Py_None);
-  if (d->name == NULL || d->qualname == NULL || d->doc == NULL) {
-    Py_DECREF(d);
-    return NULL;
-  }
-  return (PyObject *)d;
-}
-
-/* copy, deepcopy and pickle: ffikit.Object's own methods (structural.c), for every class. */
 
 /* ---- Module functions -------------------------------------------------------------------- */
 
@@ -1060,14 +668,14 @@ static PyObject *reflect_class(PyObject *mod, PyObject *args) {
   }
   int32_t nf = ffk_type_num_fields(index), nm = ffk_type_num_methods(index);
   if (nf < 0 || nm < 0) return ffkpy_raise_from_ffk();
-  int cached = add_cache((PyTypeObject *)cls, dict, index, nf, tracked);
+  int cached = ffkpy_reflect__add_cache((PyTypeObject *)cls, dict, index, nf, tracked);
   if (cached < 0) return NULL;
-  if (tracked && ffk_type_set_field_write_hook(index, field_written) != 0) return ffkpy_raise_from_ffk();
-  const field_cache *cache = cached ? cache_of((PyTypeObject *)cls) : NULL;
+  if (tracked && ffk_type_set_field_write_hook(index, ffkpy_reflect__field_written) != 0) return ffkpy_raise_from_ffk();
+  const ffkpy_field_cache *cache = cached ? ffkpy_reflect__cache_of((PyTypeObject *)cls) : NULL;
   for (int32_t i = 0; i < nf; ++i) {
     const ffk_field_info *f = ffk_type_field_at(index, i);
     if (f == NULL) return ffkpy_raise_from_ffk();
-    if (cached_by(cache, f->name)) continue; /* a slot member serves it */
+    if (ffkpy_reflect__cached_by(cache, f->name)) continue; /* a slot member serves it */
     PyObject *d = field_descr_new(f);
     int rc = d != NULL ? set_unless_own(cls, dict, ((ffkpy_FieldDescr *)d)->name, d) : -1;
     Py_XDECREF(d);
@@ -1076,7 +684,7 @@ static PyObject *reflect_class(PyObject *mod, PyObject *args) {
   for (int32_t i = 0; i < nm; ++i) {
     const ffk_method_info *m = ffk_type_method_at(index, i);
     if (m == NULL) return ffkpy_raise_from_ffk();
-    PyObject *d = method_descr_new(m, index);
+    PyObject *d = ffkpy_reflect__method_descr_new(m, index);
     int rc = d != NULL ? set_unless_own(cls, dict, ((ffkpy_MethodDescr *)d)->name, d) : -1;
     Py_XDECREF(d);
     if (rc != 0) return NULL;
@@ -1116,7 +724,7 @@ static PyObject *type_methods(PyObject *mod, PyObject *arg) {
   PyObject *t = PyTuple_New(n);
   for (int32_t i = 0; t != NULL && i < n; ++i) {
     const ffk_method_info *m = ffk_type_method_at(index, i);
-    PyObject *d = m != NULL ? method_descr_new(m, index) : ffkpy_raise_from_ffk();
+    PyObject *d = m != NULL ? ffkpy_reflect__method_descr_new(m, index) : ffkpy_raise_from_ffk();
     if (d == NULL) Py_CLEAR(t);
     else PyTuple_SET_ITEM(t, i, d);
   }
@@ -1181,16 +789,11 @@ PyMethodDef ffkpy_reflect_methods[] = {
 };
 
 int ffkpy_reflect_types_init(PyObject *module) {
-  if (PyType_Ready(&FieldDescrType) < 0 || PyType_Ready(&MethodDescrType) < 0 ||
-      PyType_Ready(&StaticMethodDescrType) < 0)
-    return -1;
-  if (PyModule_AddObjectRef(module, "Field", (PyObject *)&FieldDescrType) < 0 ||
-      PyModule_AddObjectRef(module, "Method", (PyObject *)&MethodDescrType) < 0 ||
-      PyModule_AddObjectRef(module, "StaticMethod", (PyObject *)&StaticMethodDescrType) < 0)
+  if (PyType_Ready(&FieldDescrType) < 0 || PyModule_AddObjectRef(module, "Field", (PyObject *)&FieldDescrType) < 0 ||
+      ffkpy_reflect__method_types_init(module) < 0)
     return -1;
   g_str_type_index = PyUnicode_InternFromString("__ffi_type_index__");
-  g_str_cache = PyUnicode_InternFromString("__ffi_field_cache__");
-  if (g_str_type_index == NULL || g_str_cache == NULL) return -1;
+  if (g_str_type_index == NULL || ffkpy_reflect__cache_init() < 0) return -1;
   if (PyModule_AddFunctions(module, ffkpy_reflect_methods) < 0) return -1;
   return 0;
 }
