@@ -13,6 +13,23 @@ MAP_VALUES: int
 MAP_ITEMS: int
 # How deep the whole-value walks nest before the RuntimeError (C's FFK_STRUCTURAL_MAX_DEPTH).
 STRUCTURAL_MAX_DEPTH: int
+# C's field flags (ffikit/reflect.h, FFK_FIELD_*), FFK_TYPE_OBJECT and the structural kinds
+# (ffk_s_kind), which ffikit.dataclasses builds type descriptions from.
+FIELD_WRITABLE: int
+FIELD_HAS_DEFAULT: int
+FIELD_INIT_OFF: int
+FIELD_KW_ONLY: int
+FIELD_REPR_OFF: int
+FIELD_COMPARE_OFF: int
+FIELD_DEFAULT_FACTORY: int
+FIELD_S_DEF: int
+FIELD_S_DEF_SIMPLE: int
+TYPE_OBJECT: int
+S_KIND_TREE: int
+S_KIND_VAR: int
+S_KIND_DAG: int
+S_KIND_CONST_TREE: int
+S_KIND_SINGLETON: int
 
 class Object:
     # Objects of reflected types construct through their type's constructor (C checks the

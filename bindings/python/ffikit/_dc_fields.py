@@ -9,11 +9,14 @@ import types
 import typing
 from typing import Any, Callable, TypeVar, overload
 
+from . import _core
+
 KW_ONLY = _std_dataclasses.KW_ONLY
 
-#: The C field flags (ffikit/reflect.h, FFK_FIELD_*).
-_WRITABLE, _HAS_DEFAULT, _INIT_OFF, _KW_ONLY, _REPR_OFF, _COMPARE_OFF, _FACTORY = 1, 2, 4, 8, 16, 32, 64
-_S_DEF, _S_DEF_SIMPLE = 128, 256
+#: The C field flags (ffikit/reflect.h, FFK_FIELD_*), as _core exports them.
+_WRITABLE, _HAS_DEFAULT, _INIT_OFF = _core.FIELD_WRITABLE, _core.FIELD_HAS_DEFAULT, _core.FIELD_INIT_OFF
+_KW_ONLY, _REPR_OFF, _COMPARE_OFF = _core.FIELD_KW_ONLY, _core.FIELD_REPR_OFF, _core.FIELD_COMPARE_OFF
+_FACTORY, _S_DEF, _S_DEF_SIMPLE = _core.FIELD_DEFAULT_FACTORY, _core.FIELD_S_DEF, _core.FIELD_S_DEF_SIMPLE
 
 class _MissingType:
     """The type of :data:`MISSING`."""

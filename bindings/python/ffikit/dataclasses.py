@@ -68,7 +68,7 @@ else:  # the metadata is kept as typing's keeps it
         return mark
 
 
-_OBJECT_INDEX = 64  # FFK_TYPE_OBJECT
+_OBJECT_INDEX = _core.TYPE_OBJECT
 
 #: Type attributes a class body may define, stored in C's type attribute table.
 #: ``__s_visit__(visitor, obj)`` and ``__s_mutate__(mutator, obj)`` replace the structural
@@ -78,7 +78,9 @@ _TYPE_ATTR_NAMES = frozenset({"__s_equal__", "__s_hash__", "__s_visit__", "__s_m
 
 #: py_class's structural_eq kinds, as the C values of the __s_kind__ type attribute
 #: (ffikit/reflect.h, ffk_s_kind; tvm_ffi's numbers). None is identity, through hooks.
-_STRUCTURAL_KINDS: dict[str | None, int] = {None: 0, "tree": 1, "var": 2, "dag": 3, "const-tree": 4, "singleton": 5}
+_STRUCTURAL_KINDS: dict[str | None, int] = {None: 0, "tree": _core.S_KIND_TREE, "var": _core.S_KIND_VAR,
+                                             "dag": _core.S_KIND_DAG, "const-tree": _core.S_KIND_CONST_TREE,
+                                             "singleton": _core.S_KIND_SINGLETON}
 
 
 # ---- Annotations -> type texts ----------------------------------------------------------

@@ -794,6 +794,22 @@ int ffkpy_reflect_types_init(PyObject *module) {
     return -1;
   g_str_type_index = PyUnicode_InternFromString("__ffi_type_index__");
   if (g_str_type_index == NULL || ffkpy_reflect__cache_init() < 0) return -1;
+  /* What ffikit.dataclasses builds type descriptions from: C's numbers, never copied. */
+  static const struct {
+    const char *name;
+    long value;
+  } k_constants[] = {
+      {"FIELD_WRITABLE", FFK_FIELD_WRITABLE},       {"FIELD_HAS_DEFAULT", FFK_FIELD_HAS_DEFAULT},
+      {"FIELD_INIT_OFF", FFK_FIELD_INIT_OFF},       {"FIELD_KW_ONLY", FFK_FIELD_KW_ONLY},
+      {"FIELD_REPR_OFF", FFK_FIELD_REPR_OFF},       {"FIELD_COMPARE_OFF", FFK_FIELD_COMPARE_OFF},
+      {"FIELD_DEFAULT_FACTORY", FFK_FIELD_DEFAULT_FACTORY}, {"FIELD_S_DEF", FFK_FIELD_S_DEF},
+      {"FIELD_S_DEF_SIMPLE", FFK_FIELD_S_DEF_SIMPLE}, {"TYPE_OBJECT", FFK_TYPE_OBJECT},
+      {"S_KIND_TREE", FFK_S_KIND_TREE},             {"S_KIND_VAR", FFK_S_KIND_VAR},
+      {"S_KIND_DAG", FFK_S_KIND_DAG},               {"S_KIND_CONST_TREE", FFK_S_KIND_CONST_TREE},
+      {"S_KIND_SINGLETON", FFK_S_KIND_SINGLETON},
+  };
+  for (size_t i = 0; i < sizeof k_constants / sizeof k_constants[0]; ++i)
+    if (PyModule_AddIntConstant(module, k_constants[i].name, k_constants[i].value) < 0) return -1;
   if (PyModule_AddFunctions(module, ffkpy_reflect_methods) < 0) return -1;
   return 0;
 }
