@@ -12,6 +12,7 @@
 
 #include "testing/testing.h"
 #include "tests/support/ffk_test.h"
+#include "tests/support/with_testing.h"
 
 namespace {
 
@@ -19,17 +20,7 @@ using ffk::test::FetchError;
 using ffk::test::OwnedAny;
 using ffk::test::PendingError;
 
-class Enum : public ffk::test::Test {
- protected:
-  void SetUp() override {
-    ffk::test::Test::SetUp();
-    ASSERT_EQ(ffk_testing_register(), 0) << FetchError();
-  }
-  void TearDown() override {
-    ffk_testing_unregister();
-    ffk::test::Test::TearDown();
-  }
-};
+class Enum : public ffk::test::WithTesting {};
 
 ffk_any Obj(ffk_object* o) {
   ffk_any v = ffk_any_none();

@@ -14,6 +14,7 @@
 
 #include "testing/testing.h"
 #include "tests/support/ffk_test.h"
+#include "tests/support/with_testing.h"
 
 namespace {
 
@@ -22,17 +23,12 @@ using ffk::test::OwnedAny;
 using ffk::test::PendingError;
 using ffk::test::Repr;
 
-class Globals : public ffk::test::Test {
+class Globals : public ffk::test::WithTesting {
  protected:
-  void SetUp() override {
-    ffk::test::Test::SetUp();
-    ASSERT_EQ(ffk_testing_register(), 0) << FetchError();
-  }
   void TearDown() override {
     for (ffk_any& v : held_) ffk_any_release(&v);
     held_.clear();
-    ffk_testing_unregister();
-    ffk::test::Test::TearDown();
+    ffk::test::WithTesting::TearDown();
   }
 
   // Calls the global `name` with borrowed `args`: 0 with *out set, or -1 with the error pending.

@@ -16,6 +16,7 @@
 
 #include "testing/testing.h"
 #include "tests/support/ffk_test.h"
+#include "tests/support/with_testing.h"
 
 namespace {
 
@@ -23,17 +24,7 @@ using ffk::test::FetchError;
 using ffk::test::OwnedAny;
 using ffk::test::PendingError;
 
-class Serialization : public ffk::test::Test {
- protected:
-  void SetUp() override {
-    ffk::test::Test::SetUp();
-    ASSERT_EQ(ffk_testing_register(), 0) << FetchError();
-  }
-  void TearDown() override {
-    ffk_testing_unregister();
-    ffk::test::Test::TearDown();
-  }
-};
+class Serialization : public ffk::test::WithTesting {};
 
 // ---- Builders: each steals the values it is given. ------------------------------------
 

@@ -8,6 +8,7 @@
 
 #include "testing/testing.h"
 #include "tests/support/ffk_test.h"
+#include "tests/support/with_testing.h"
 
 namespace {
 
@@ -16,17 +17,7 @@ using ffk::test::OwnedAny;
 
 ffk_object* Obj(void* p) { return static_cast<ffk_object*>(p); }
 
-class TestingObjects : public ffk::test::Test {
- protected:
-  void SetUp() override {
-    ffk::test::Test::SetUp();
-    ASSERT_EQ(ffk_testing_register(), 0) << FetchError();
-  }
-  void TearDown() override {
-    ffk_testing_unregister();
-    ffk::test::Test::TearDown();
-  }
-};
+class TestingObjects : public ffk::test::WithTesting {};
 
 int32_t Index(const char* key) {
   int32_t index = -1;

@@ -5,20 +5,11 @@
 
 #include "testing/testing.h"
 #include "tests/support/ffk_test.h"
+#include "tests/support/with_testing.h"
 
 namespace {
 
-class Testing : public ffk::test::Test {
- protected:
-  void SetUp() override {
-    ffk::test::Test::SetUp();
-    ASSERT_EQ(ffk_testing_register(), 0);
-  }
-  void TearDown() override {
-    ffk_testing_unregister();
-    ffk::test::Test::TearDown();
-  }
-};
+class Testing : public ffk::test::WithTesting {};
 using ffk::test::FetchError;
 using ffk::test::OwnedAny;
 using ffk::test::Repr;
