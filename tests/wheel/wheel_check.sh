@@ -10,9 +10,10 @@
 #      PATH holding only that venv's python and pip: no C compiler, no source tree on sys.path.
 #      The tests that need the source tree or a compiler skip, saying so;
 #      test_cpp_no_compiler.py checks that ffikit.cpp.load_inline fails naming the compiler.
-# Do not run it beside a Bazel build: `python -m build` runs setup.py sdist in
-# bindings/python, whose release tree (with BUILD files) is a Bazel package while it exists
-# (.ci/run runs it after its Bazel steps, like scripts/python_versions.sh --only-rebuilds).
+# The build runs in a copy of the checkout's tracked files (their working-tree contents;
+# files git does not track are left out), since `python -m build` lays a release tree
+# (with BUILD files) out in bindings/python: so it may run beside a Bazel build in the
+# checkout (.ci/run runs it beside the Rust stages).
 # Usage: tests/wheel/wheel_check.sh [--keep] [--dist DIR]
 #   --keep      leave the work directory (printed) for a look at the logs and archives
 #   --dist DIR  check the sdist and wheel an earlier `python -m build` left in DIR (the
@@ -59,8 +60,11 @@ if [ -n "$prebuilt" ]; then
   cp "$prebuilt"/ffikit-*.tar.gz "$prebuilt"/ffikit-*-linux_*.whl "$work/dist/" || fail "no sdist and wheel in $prebuilt"
 else
   log "python -m build bindings/python (sdist, then the wheel from it) for $("$tools/bin/python" --version)"
-  "$tools/bin/python" -m build --outdir "$work/dist" bindings/python > "$work/build.log" 2>&1 ||
+  mkdir "$work/src"
+  git ls-files -z | tar --null -T - -cf - | tar -xf - -C "$work/src"
+  "$tools/bin/python" -m build --outdir "$work/dist" "$work/src/bindings/python" > "$work/build.log" 2>&1 ||
     { cat "$work/build.log" >&2; fail "python -m build"; }
+  rm -rf "$work/src"
 fi
 sdist=$(ls "$work"/dist/ffikit-*.tar.gz)
 wheel=$(ls "$work"/dist/ffikit-*.whl)
