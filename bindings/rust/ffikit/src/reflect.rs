@@ -615,6 +615,15 @@ impl TypeInfo {
     /// The attribute name of a type's structural kind, an int: see
     /// [`TypeInfo::set_structural_kind`].
     pub const ATTR_S_KIND: &'static str = attr_name(sys::FFK_ATTR_S_KIND);
+    /// The attribute name of a structural-visit hook: a Function `(visitor, v) -> None or
+    /// VisitInterrupt` that replaces the descent of walks and visits into the type's objects
+    /// (it visits the children it chooses with the global `ffi.StructuralVisitorVisit`);
+    /// inherited by subtypes.
+    pub const ATTR_S_VISIT: &'static str = attr_name(sys::FFK_ATTR_S_VISIT);
+    /// The attribute name of a structural-rewrite hook: a Function `(mutator, v) -> result`
+    /// that replaces the rebuild of the type's objects in maps and mutates (children through
+    /// `ffi.StructuralMutatorMutate`); the type's own, not inherited.
+    pub const ATTR_S_MUTATE: &'static str = attr_name(sys::FFK_ATTR_S_MUTATE);
     /// The attribute name of a JSON graph writer hook: a Function `(v) -> JSON-able data`.
     pub const ATTR_DATA_TO_JSON: &'static str = attr_name(sys::FFK_ATTR_DATA_TO_JSON);
     /// The attribute name of a JSON graph reader hook: a Function `(data) -> object`.

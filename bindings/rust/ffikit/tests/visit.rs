@@ -3,8 +3,8 @@
 //! followed to their uses, errors and panics in callbacks. The answers are tvm_ffi
 //! 0.1.15's (tests/containers/structural_visit_test.cc has the rest).
 use ffikit::{
-    structural_map, structural_mutate, structural_visit, structural_walk, Any, Array, DefRegion, ObjectType, StructuralKind,
-    WalkControl, WalkOrder,
+    structural_map, structural_mutate, structural_visit, structural_walk, Any, AnyView, Array, DefRegion, Function, ObjectType,
+    StructuralKind, TypeInfo, WalkControl, WalkOrder,
 };
 use std::cell::RefCell;
 use std::sync::OnceLock;
@@ -33,6 +33,15 @@ ffikit::reflected_type! {
         #[flags(S_DEF)]
         param: Any,
         body: Any,
+    }
+}
+
+ffikit::reflected_type! {
+    /// Its __s_visit__ hook visits only `b`; its __s_mutate__ hook swaps the two.
+    #[type_key = "rstest.visit.Hooked", layout = HookedLayout]
+    pub struct Hooked {
+        a: Any,
+        b: Any,
     }
 }
 
@@ -197,4 +206,39 @@ fn visit_callback_owns_the_descent_and_regions() {
     assert_eq!(err.to_string(), "TypeError: nope");
     let err = structural_visit(&arr, |_, _| -> ffikit::Result<WalkControl> { panic!("bang") }).unwrap_err();
     assert!(err.to_string().contains("structural_visit callback panicked: bang"), "{}", err);
+}
+
+#[test]
+fn type_hooks_replace_the_descent_and_the_rebuild() {
+    static HOOKS: OnceLock<()> = OnceLock::new();
+    HOOKS.get_or_init(|| {
+        let t = Hooked::type_info().unwrap();
+        let visit = Function::from_packed("rstest.visit_b", |args: &[AnyView]| {
+            let me = args[1].to::<Hooked>()?;
+            let b = me.b()?;
+            Function::get_global("ffi.StructuralVisitorVisit")?.expect("registered").call(&[args[0], (&b).into()])
+        })
+        .unwrap();
+        t.set_attr(TypeInfo::ATTR_S_VISIT, &visit).unwrap();
+        let swap = Function::from_packed("rstest.swap", |args: &[AnyView]| {
+            let me = args[1].to::<Hooked>()?;
+            let mutate = Function::get_global("ffi.StructuralMutatorMutate")?.expect("registered");
+            let (a, b) = (me.a()?, me.b()?);
+            let (na, nb) = (mutate.call(&[args[0], (&a).into()])?, mutate.call(&[args[0], (&b).into()])?);
+            Ok(Any::from(&Hooked::new(nb, na)?))
+        })
+        .unwrap();
+        t.set_attr(TypeInfo::ATTR_S_MUTATE, &swap).unwrap();
+    });
+    let h = Any::from(&Hooked::new(Any::from(1i64), Any::from(2i64)).unwrap());
+    let mut seen = vec![];
+    structural_walk(&h, WalkOrder::Post, |v, _, _| {
+        seen.push(v.type_name().to_string());
+        Ok(WalkControl::Advance)
+    })
+    .unwrap();
+    assert_eq!(seen, ["int", "rstest.visit.Hooked"], "the hook visits b alone, then the walk calls back for Hooked");
+    let mapped = structural_map(&h, WalkOrder::Post, |v, _| Ok(v.to_any())).unwrap();
+    let m = mapped.to::<Hooked>().unwrap();
+    assert_eq!((m.a().unwrap().to::<i64>().unwrap(), m.b().unwrap().to::<i64>().unwrap()), (2, 1));
 }
