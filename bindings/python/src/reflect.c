@@ -58,7 +58,6 @@
 #include "ffikit_py.h"
 #include "reflect_internal.h"
 
-#include <structmember.h>
 
 #include <ffikit/reflect.h>
 

@@ -9,7 +9,6 @@
 #include "ffikit_py.h"
 #include "reflect_internal.h"
 
-#include <structmember.h>
 #include <string.h>
 
 #include <ffikit/reflect.h>

@@ -8,6 +8,8 @@
 
 #include "ffikit_py.h"
 
+#include <structmember.h> /* PyMemberDef: in Python.h only from 3.12 */
+
 #include <ffikit/reflect.h>
 
 /*
