@@ -35,10 +35,11 @@ _registered = False
 def _dumps(x: Object) -> tuple[dict[str, Any], list[memoryview]]:
     # distributed's own pickle: plain pickle first, cloudpickle for what plain pickle cannot
     # write (a local or __main__ class held in a container), as Dask's pickle family does.
-    from distributed.protocol import pickle as dask_pickle
+    # (The ignores keep `mypy --strict` clean with and without distributed installed.)
+    from distributed.protocol import pickle as dask_pickle  # type: ignore[import-not-found, unused-ignore]
 
     frames: list[memoryview] = []
-    stream = dask_pickle.dumps(  # type: ignore[no-untyped-call]
+    stream = dask_pickle.dumps(  # type: ignore[no-untyped-call, unused-ignore]
         x, protocol=5, buffer_callback=lambda b: frames.append(b.raw()))
     return {"ffikit-pickle": stream, "writeable": [not f.readonly for f in frames]}, frames
 
