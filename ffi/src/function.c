@@ -1,21 +1,26 @@
 /*
  * function.c - Function objects, the packed call, and argument unpacking.
  *
- * A Function is one block: the object, the call, the context and its deleter, then the
- * NUL-terminated name. ffk_function_call enforces the calling convention around the
- * callee (result None first, -1 always with an error, 0 never with one) and appends a
- * frame naming the Function to errors that pass through it.
+ * A Function is one block: the object, the head's entry and its context (function.h's
+ * ffk_function_head, read by the inline call), the callee and its context and deleter,
+ * then the NUL-terminated name. Both forms of ffk_function_call enforce the calling
+ * convention around the callee (result None first, -1 always with an error) and append
+ * a frame naming the Function to errors that pass through it; the checked form (the
+ * exported symbol, defined here) also enforces "0 never with an error" and drops an
+ * error left pending before the call.
  *
- * The cost of a call (bench/installed measures it from the installed libffikit.so): an
- * untyped call with valid arguments is, inline in ffk_function_call, the argument checks,
- * two reads of the process-wide pending-error count (internal.h: no thread-local access),
- * the callee, and a frame of two saved registers. Everything else is out of line:
- * call_general (an error pending in some thread, bad arguments, typed Functions) and the
- * failure side (a stale error before the call, a stray one after, -1 without an error, the
- * frame appended to an error). A typed Function whose parameters are all Any or plain
- * types (sig->plain_params, set at creation) jumps to call_typed_entry, which checks the
- * arguments' type indices and calls the callee from its small frame; only a call that
- * needs a conversion (or fails the check) takes call_typed's larger one.
+ * The cost of a call (bench/installed measures it from the installed libffikit.so). The
+ * inline form (function.h), what C callers compile to: the argument checks, None into the
+ * result, the indirect call of the head's entry, a test of its return; a failure goes to
+ * ffk_function__call_failed. For an untyped Function the entry is the callee itself, so
+ * that is the whole call, as TVM-FFI's. A typed one's entry is typed_entry, which checks
+ * the arguments' type indices against the flat copy made at creation (fast_types) and
+ * calls the callee from its small frame; only a call that needs a conversion (or fails
+ * the check, or meets an error pending) takes call_general and call_typed's larger one.
+ * The checked form adds two reads of the process-wide pending-error count (internal.h: no
+ * thread-local access) and the PLT hop; the rest of it is out of line as well:
+ * call_general (an error pending in some thread, bad arguments) and the failure side (a
+ * stale error before the call, a stray one after, -1 without an error, the frame).
  */
 #include "internal.h"
 
@@ -27,14 +32,31 @@
 
 struct ffk_function {
   ffk_object header;
-  ffk_safe_call call;
+  ffk_safe_call entry;  /* ffk_function_head: what a call runs (function.h) */
+  void *entry_context;
+  ffk_safe_call call;   /* the callee given at creation, and its context */
   void *context;
   ffk_context_deleter context_deleter;
   ffk_signature *sig; /* NULL for an untyped Function */
   char *doc;          /* NULL when undocumented; set only while the Function is unshared */
   uint32_t flags;     /* FFK_FUNCTION_* bits; set only while the Function is unshared */
+  /*
+   * typed_entry's fast check, set at creation: when every parameter is plain (sig->plain_params)
+   * and there are at most FAST_MAX, fast_nparams is their count and fast_types their type
+   * indices (FFK_SCHEMA_ANY for Any), flat, so a call reads one array; else -1.
+   */
+  int32_t fast_nparams;
+  int32_t fast_types[4];
   char name[];
 };
+
+FFK_STATIC_ASSERT(offsetof(ffk_function, entry) == offsetof(ffk_function_head, entry), "the head's entry");
+FFK_STATIC_ASSERT(offsetof(ffk_function, entry_context) == offsetof(ffk_function_head, entry_context),
+                  "the head's entry_context");
+
+static int typed_entry(void *self, const ffk_any *args, int32_t nargs, ffk_any *result);
+
+enum { FAST_MAX = 4 };
 
 static void function_deleter(void *self, int which) {
   ffk_function *f = self;
@@ -82,9 +104,16 @@ ffk_function *ffk_function_new_typed(const char *name, const char *signature, ff
   }
   f->call = call;
   f->context = context;
+  f->entry = sig != NULL ? typed_entry : call;
+  f->entry_context = sig != NULL ? (void *)f : context;
   f->context_deleter = deleter;
   f->sig = sig;
   f->flags = 0;
+  f->fast_nparams = -1;
+  if (sig != NULL && sig->plain_params && sig->nparams <= FAST_MAX) {
+    f->fast_nparams = sig->nparams;
+    for (int32_t i = 0; i < sig->nparams; ++i) f->fast_types[i] = sig->params[i]->type_index;
+  }
   memcpy(f->name, name, len + 1);
   return f;
 }
@@ -309,10 +338,37 @@ static FFK_NOINLINE int call_typed_entry(ffk_function *f, const ffk_any *args, i
   return convert_typed_result(f, result);
 }
 
+/*
+ * The head's entry of a typed Function (`self` is the Function), as ffk_function_call_inline
+ * runs it: the checked form's typed path, error-state rules included, so a typed call
+ * behaves the same in both forms. It returns 0 or -1 with the error complete (frame
+ * appended), which ffk_function__call_failed knows.
+ */
+static int typed_entry(void *self, const ffk_any *args, int32_t nargs, ffk_any *result) {
+  ffk_function *f = self;
+  if (FFK_UNLIKELY(nargs != f->fast_nparams || (args == NULL && nargs > 0) || FFK_ERROR__PENDING()))
+    return call_general(f, args, nargs, result);
+  for (int32_t i = 0; i < nargs; ++i) {
+    int32_t t = f->fast_types[i];
+    if (FFK_UNLIKELY(t != args[i].type_index && t != FFK_SCHEMA_ANY)) return call_general(f, args, nargs, result);
+  }
+  int rc = f->call(f->context, args, nargs, result);
+  if (FFK_UNLIKELY(rc != 0 || FFK_ERROR__PENDING()) && (rc = finish_unusual_call(f, rc, result)) != 0) return rc;
+  const ffk_schema *ret = f->sig->ret;
+  if (ret == NULL || FFK_LIKELY(passes_as_is(ret, result))) return 0;
+  return convert_typed_result(f, result);
+}
+
+int ffk_function__call_failed(ffk_function *f, int rc, ffk_any *result) {
+  if (f->sig != NULL) return -1; /* typed_entry finished it */
+  return finish_failed_call(f, rc, result);
+}
+
 /* True when no thread has an error pending: the call path's only look at error state. */
 static inline bool no_error_anywhere(void) { return __atomic_load_n(&ffk_error__npending.n, __ATOMIC_RELAXED) == 0; }
 
-int ffk_function_call(ffk_function *f, const ffk_any *args, int32_t nargs, ffk_any *result) {
+/* The checked form (function.h); the parentheses keep the header's macro out. */
+int(ffk_function_call)(ffk_function *f, const ffk_any *args, int32_t nargs, ffk_any *result) {
   *result = ffk_any_none();
   /* The common case inline: an untyped Function, plain arguments, no error anywhere. */
   if (FFK_UNLIKELY(!no_error_anywhere() || f == NULL)) return call_general(f, args, nargs, result);

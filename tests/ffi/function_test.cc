@@ -1,5 +1,8 @@
 // ffikit/function.h: Function objects, the calling convention, errors across calls,
 // and ffk_args_unpack.
+// The convention tests below are of the checked form (function.h), the exported symbol;
+// the inline form, which plain C calls compile to, has its own tests (InlineForm*).
+#define FFK_CHECKED_CALLS
 #include <ffikit/ffikit.h>
 
 #include <atomic>
@@ -128,6 +131,87 @@ TEST_F(Function, TheConventionIsEnforcedAroundTheCallee) {
   EXPECT_EQ(ffk_function_call(silent, nullptr, 2, &r.v), -1);
   EXPECT_EQ(FetchError(), "ValueError: ffk_function_call: 2 arguments at (nil) for `silent`");
   ffk_object_release(Obj(silent));
+  ffk_object_release(Obj(stray));
+}
+
+TEST_F(Function, InlineFormGivesTheCheckedFormsResultsAndErrors) {
+  ffk_function* silent = ffk_function_new("silent", ReturnsMinusOneSilently, nullptr, nullptr);
+  ffk_function* sum = ffk_function_new("sum", [](void*, const ffk_any* args, int32_t nargs, ffk_any* result) {
+    int64_t s = 0;
+    for (int32_t i = 0; i < nargs; ++i) {
+      if (args[i].type_index != FFK_TYPE_INT) return ffk_error_set(FFK_ERR_TYPE, "argument #%d is not an int", (int)i);
+      s += args[i].v_int;
+    }
+    *result = ffk_any_int(s);
+    return 0;
+  }, nullptr, nullptr);
+  OwnedAny r;
+  r.v = ffk_any_int(99);  // not None: the inline form sets it to None first, as the checked one
+  ffk_any args[2] = {ffk_any_int(2), ffk_any_int(40)};
+  ASSERT_EQ(ffk_function_call_inline(sum, args, 2, &r.v), 0);
+  EXPECT_EQ(r.v.v_int, 42);
+  args[1] = ffk_any_float(1.5);
+  EXPECT_EQ(ffk_function_call_inline(sum, args, 2, &r.v), -1);
+  EXPECT_EQ(r.v.type_index, FFK_TYPE_NONE);
+  // The callee's error, with the frame naming the Function appended, as the checked form.
+  ffk_error* err = ffk_error_fetch();
+  ASSERT_NE(err, nullptr);
+  EXPECT_STREQ(ffk_error_message(err), "argument #1 is not an int");
+  EXPECT_NE(std::string(ffk_error_backtrace(err)).find("in call to Function `sum`"), std::string::npos);
+  ffk_object_release(reinterpret_cast<ffk_object*>(err));
+  EXPECT_EQ(ffk_function_call_inline(silent, nullptr, 0, &r.v), -1);
+  EXPECT_EQ(r.v.type_index, FFK_TYPE_NONE);
+  EXPECT_EQ(FetchError(), "RuntimeError: Function `silent` returned -1 without raising an error");
+  // Bad arguments reach the checked form's messages, never the callee.
+  EXPECT_EQ(ffk_function_call_inline(nullptr, nullptr, 0, &r.v), -1);
+  EXPECT_EQ(FetchError(), "ValueError: ffk_function_call: the function is NULL");
+  EXPECT_EQ(ffk_function_call_inline(sum, nullptr, 2, &r.v), -1);
+  EXPECT_EQ(FetchError(), "ValueError: ffk_function_call: 2 arguments at (nil) for `sum`");
+  EXPECT_EQ(ffk_function_call_inline(sum, args, -1, &r.v), -1);
+  std::string negative = FetchError();
+  EXPECT_EQ(negative.rfind("ValueError: ffk_function_call: -1 arguments at 0x", 0), 0u) << negative;
+  ffk_object_release(Obj(silent));
+  ffk_object_release(Obj(sum));
+}
+
+TEST_F(Function, InlineFormOfATypedFunctionChecksAndConverts) {
+  ffk_function* add = ffk_function_new_typed("add", "(int, int) -> int", [](void*, const ffk_any* args, int32_t, ffk_any* result) {
+    *result = ffk_any_int(args[0].v_int + args[1].v_int);
+    return 0;
+  }, nullptr, nullptr);
+  ffk_function* stray = ffk_function_new_typed("stray_typed", "() -> int", RaisesButReturnsZero, nullptr, nullptr);
+  OwnedAny r;
+  ffk_any args[2] = {ffk_any_int(1), ffk_any_bool(true)};  // a bool where an int belongs: converted
+  ASSERT_EQ(ffk_function_call_inline(add, args, 2, &r.v), 0);
+  EXPECT_EQ(r.v.v_int, 2);
+  args[1] = ffk_any_float(0.5);
+  EXPECT_EQ(ffk_function_call_inline(add, args, 2, &r.v), -1);
+  EXPECT_EQ(FetchError(),
+            "TypeError: Mismatched type on argument #1 when calling: `add(0: int, 1: int) -> int`. Expected `int` but got `float`");
+  EXPECT_EQ(ffk_function_call_inline(add, args, 1, &r.v), -1);
+  EXPECT_EQ(FetchError(),
+            "TypeError: Mismatched number of arguments when calling: `add(0: int, 1: int) -> int`. Expected 2 but got 1");
+  // A typed Function keeps both error-state rules in the inline form: a stale error is
+  // dropped before the call, a stray one after it.
+  ffk_error_set(FFK_ERR_VALUE, "stale");
+  args[1] = ffk_any_int(5);
+  ASSERT_EQ(ffk_function_call_inline(add, args, 2, &r.v), 0);
+  EXPECT_EQ(r.v.v_int, 6);
+  EXPECT_FALSE(ffk_error_occurred());
+  ASSERT_EQ(ffk_function_call_inline(stray, nullptr, 0, &r.v), 0);
+  EXPECT_EQ(r.v.v_int, 1);
+  EXPECT_FALSE(ffk_error_occurred());
+  ffk_object_release(Obj(add));
+  ffk_object_release(Obj(stray));
+}
+
+TEST_F(Function, InlineFormTrustsAnUntypedCallee) {
+  // The documented difference: a stray error after 0 stays pending for the caller.
+  ffk_function* stray = ffk_function_new("stray", RaisesButReturnsZero, nullptr, nullptr);
+  OwnedAny r;
+  ASSERT_EQ(ffk_function_call_inline(stray, nullptr, 0, &r.v), 0);
+  EXPECT_EQ(r.v.v_int, 1);
+  EXPECT_EQ(FetchError(), "ValueError: stray");
   ffk_object_release(Obj(stray));
 }
 

@@ -27,6 +27,12 @@
 #define PY_SSIZE_T_CLEAN
 #include <Python.h>
 
+/*
+ * Every call the extension makes is the checked ffk_function_call (function.h): a Python
+ * callee's stray error, or one left pending, is cleared and reported, never surfacing as
+ * a later call's exception. Its cost is small beside a Python call's.
+ */
+#define FFK_CHECKED_CALLS
 #include <ffikit/ffikit.h>
 
 /* ---- Wrappers ------------------------------------------------------------------------ */

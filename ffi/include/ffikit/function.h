@@ -75,16 +75,69 @@ FFK_API const char *ffk_function_signature(const ffk_function *f);
 /*
  * Calls `f` with `nargs` borrowed arguments. *result is set to None first and receives
  * an owned value. Returns 0, or -1 with *result None and the callee's error pending,
- * with a frame naming `f` appended to its backtrace. A callee that returns -1 without
- * raising gets a RuntimeError saying so; a callee that raises but returns 0 has the
- * stray error cleared (and, in builds with FFK_TESTING or without NDEBUG, reported on
- * stderr as the bug it is). ValueError for a NULL function or bad argument array.
- * An error already pending when the call starts is a bug of the caller's (it should have
- * been handled or cleared): the call drops it before anything else (reported on stderr
- * in the same builds), so the callee starts with an empty slot and an error after the
- * call is always the call's own.
+ * with a frame naming `f` appended to its backtrace. A callee that returns -1 (or any
+ * non-zero value) without raising gets a RuntimeError saying so. ValueError for a NULL
+ * function or a bad argument array (NULL with nargs > 0, or nargs < 0).
+ *
+ * Two forms, the same call. Written as a call, `ffk_function_call(...)` compiles to
+ * ffk_function_call_inline below (unless FFK_CHECKED_CALLS is defined before the first
+ * ffikit header): an indirect call through the Function's head, as TVM-FFI's
+ * TVMFFIFunctionCall compiles, with everything but the argument checks out of line on
+ * the failing side. The exported symbol, what `(ffk_function_call)(...)`, a function
+ * pointer, dlsym, bindgen and ctypes reach, is the checked form, which also enforces the
+ * convention's two error-state rules, at the cost of two reads of a process-wide count
+ * per call:
+ *   - a callee that raises but returns 0 has the stray error cleared (and, in builds
+ *     with FFK_TESTING or without NDEBUG, reported on stderr as the bug it is), where
+ *     the inline form trusts the callee and leaves it pending;
+ *   - an error already pending when the call starts (a bug of the caller's: it should
+ *     have been handled or cleared) is dropped before anything else (reported on stderr
+ *     in the same builds), so the callee starts with an empty slot and an error after
+ *     the call is always the call's own; the inline form leaves it to be replaced by the
+ *     callee's error, if any.
+ * Typed Functions check both rules in either form. Code that calls untrusted callees
+ * and wants the rules enforced defines FFK_CHECKED_CALLS (the Python and Rust bindings
+ * and ffikit's own convention tests use the checked form).
  */
 FFK_API int ffk_function_call(ffk_function *f, const ffk_any *args, int32_t nargs, ffk_any *result);
+
+/*
+ * The head every Function starts with: what ffk_function_call_inline reads. Part of the
+ * ABI (stable across releases like the ffk_any layout): `entry(entry_context, ...)` runs
+ * a call (the callee itself for an untyped Function; for a typed one, ffikit's routine
+ * that checks and converts the arguments, with the Function as its context). Read-only
+ * to users: set once when the Function is made, never changed while it lives.
+ */
+typedef struct ffk_function_head {
+  ffk_object header;
+  ffk_safe_call entry;
+  void *entry_context;
+} ffk_function_head;
+
+/*
+ * The failing side of ffk_function_call_inline, out of line: `rc` (non-zero) is what the
+ * entry returned. Enforces the convention on failure (a RuntimeError for a non-zero
+ * return without an error), appends the frame naming `f`, releases *result and leaves
+ * it None. Returns -1. Not for direct use.
+ */
+FFK_API int ffk_function__call_failed(ffk_function *f, int rc, ffk_any *result);
+
+/* ffk_function_call compiled into the caller (see above); the same results and errors. */
+static inline int ffk_function_call_inline(ffk_function *f, const ffk_any *args, int32_t nargs, ffk_any *result) {
+  /* NULL with nargs > 0, or nargs < 0: the checked form reports it. */
+  if (FFK_UNLIKELY(f == NULL || (uint32_t)nargs > (args != NULL ? (uint32_t)INT32_MAX : 0u)))
+    return (ffk_function_call)(f, args, nargs, result);
+  const ffk_function_head *h = (const ffk_function_head *)(const void *)f;
+  *result = ffk_any_none();
+  int rc = h->entry(h->entry_context, args, nargs, result);
+  if (FFK_LIKELY(rc == 0)) return 0;
+  return ffk_function__call_failed(f, rc, result);
+}
+
+#ifndef FFK_CHECKED_CALLS
+/* A call written `ffk_function_call(...)` is the inline form (see ffk_function_call). */
+#define ffk_function_call(f, args, nargs, result) ffk_function_call_inline((f), (args), (nargs), (result))
+#endif
 
 /* ---- The global registry. --------------------------------------------------------- */
 
