@@ -16,11 +16,13 @@
 # rest of the suite answer; rebuilding it three times more asks nothing new. They run
 # `setup.py sdist` in bindings/python, whose release tree (a copy of the C tree with its
 # BUILD files) is a Bazel package while it exists, so .ci/run, which runs this script
-# beside Bazel, splits them off:
+# beside Bazel, splits them off, and runs them alone in a copy of the tracked files:
 #   scripts/python_versions.sh                   every version; the rebuilds on the newest
 #   scripts/python_versions.sh --no-rebuilds     every version; no rebuilds
 #   scripts/python_versions.sh --only-rebuilds   the rebuilds alone, in the newest version's
-#                                                venv (made by a run before)
+#                                                venv (made by a run before), in a copy of
+#                                                the checkout's tracked files (so they may
+#                                                run beside a Bazel build in the checkout)
 set -uo pipefail
 cd "$(dirname "$0")/.."
 root=$PWD
@@ -48,12 +50,16 @@ if [ "$rebuilds" = only ]; then
     echo "0 1 0"
     exit 1
   fi
-  echo "[python $newest] the rebuild tests" >&2
+  echo "[python $newest] the rebuild tests, in a copy of the tracked files" >&2
+  # A copy of the checkout's tracked files (their working-tree contents): the release tree
+  # the sdist lays out is then not in the checkout, so this may run beside a Bazel build.
+  copy=$(mktemp -d)
   xml=$(mktemp)
+  git ls-files -z | tar --null -T - -cf - | tar -xf - -C "$copy"
   (cd /tmp && PYTHONDONTWRITEBYTECODE=1 "$venv/bin/python" -m pytest -q -p no:cacheprovider --junitxml="$xml" \
-    -m rebuild "$root/bindings/python/tests") >&2
+    -m rebuild "$copy/bindings/python/tests") >&2
   "$venv/bin/python" scripts/summarize.py junit "$xml"
-  rm -f "$xml"
+  rm -rf "$xml" "$copy"
   exit 0
 fi
 for version in ${present[@]+"${present[@]}"}; do
