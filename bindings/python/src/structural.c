@@ -14,7 +14,7 @@
  *
  * Pickling: an object made by reflection (ffk_object_is_reflection_made: its state is its
  * fields) pickles through its fields, by the graph encoder that containers use
- * (ffikit/container.py `_reduce`): every container and reflection-made object reachable
+ * (ffikit/_pickle.py `_reduce`): every container and reflection-made object reachable
  * from it is a node (type key, the module to import first, field values in field order),
  * so sharing and cycles survive, and tensors, Functions and other objects are leaves that
  * pickle themselves (a tensor out-of-band at protocol 5). Any other object pickles as
@@ -372,9 +372,9 @@ static PyObject *py_unpickle_object(PyObject *mod, PyObject *args) {
   return from_json_graph(doc, 0);
 }
 
-static PyObject *g_graph_reduce; /* ffikit.container._reduce, looked up at the first use */
+static PyObject *g_graph_reduce; /* ffikit._pickle._reduce, looked up at the first use */
 
-/* __reduce__: an object made by reflection goes to the graph encoder of ffikit.container
+/* __reduce__: an object made by reflection goes to the graph encoder of ffikit._pickle
    (imported here, not at load: the package's Python modules import _core first); any other
    is (_unpickle_object, (document, the module of the object's class)), the module None
    for a class ffikit made itself (it lives in no importable module). */
@@ -384,7 +384,7 @@ static PyObject *object_reduce(PyObject *self, PyObject *unused) {
   if (h == NULL) return NULL;
   if (ffk_object_is_reflection_made(h) && !ffk_enum_is_member(h)) { /* a member: its graph names the singleton */
     if (g_graph_reduce == NULL) {
-      PyObject *m = PyImport_ImportModule("ffikit.container");
+      PyObject *m = PyImport_ImportModule("ffikit._pickle");
       if (m == NULL) return NULL;
       g_graph_reduce = PyObject_GetAttrString(m, "_reduce");
       Py_DECREF(m);

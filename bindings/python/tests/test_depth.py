@@ -30,7 +30,7 @@ import pytest
 
 import ffikit
 from ffikit import Array, Dict, List, Map, Object, _core
-from ffikit.container import _ARRAY, _LIST, _Ref, _rebuild
+from ffikit._pickle import _ARRAY, _LIST, _Ref, _rebuild
 from ffikit.dataclasses import asdict, astuple, py_class
 
 SANITIZED = bool(os.environ.get("FFIKIT_SANITIZED"))

@@ -1,6 +1,6 @@
 """Pickling of reflected objects through their fields, and of global Functions by name.
 
-An object made by reflection pickles with the graph encoder of ffikit/container.py: it and
+An object made by reflection pickles with the graph encoder of ffikit/_pickle.py: it and
 every container and reflection-made object it reaches are nodes (type key, module, field
 values in field order), so sharing and cycles survive; tensors, Functions and other
 objects inside are leaves that pickle themselves, each C object once. A global Function
@@ -19,7 +19,7 @@ import pytest
 
 import ffikit
 from ffikit import Array, Dict, Function, List, Map, Tensor, _core
-from ffikit.container import _OBJECT, _encode, _rebuild
+from ffikit._pickle import _OBJECT, _encode, _rebuild
 from ffikit.dataclasses import field, py_class
 from ffikit.structural import structural_equal
 from ffikit.testing import TestIntPair, TestObjectBase, TestObjectDerived
@@ -317,3 +317,14 @@ def test_field_value_helpers_refuse_what_reflection_did_not_make_and_wrong_count
     assert (p.a, p.b) == (1, 2)  # converted before any field is written
     with pytest.raises(ValueError, match="Cannot find object type index for nosuch.T"):
         _rebuild([(_OBJECT, ("nosuch.T", "no_such_module_xyz", []))])
+
+
+def test_pickles_naming_the_old_module_still_load():
+    # The encoder moved from ffikit/container.py to ffikit/_pickle.py; pickles written
+    # before name ffikit.container._rebuild (and _import_modules), which still resolve.
+    for value in (List([1, "two", List([3])]), TestIntPair(1, 2)):
+        data = pickle.dumps(value, protocol=0)
+        assert b"ffikit._pickle" in data
+        old = data.replace(b"ffikit._pickle", b"ffikit.container")
+        back = pickle.loads(old)
+        assert ffikit.structural_equal(back, value)

@@ -281,7 +281,7 @@ def test_pickle_keeps_sharing_inside_an_object():
 def test_pickle_of_a_reflection_made_object_goes_through_its_fields_and_old_pickles_still_load():
     p = TestIntPair(1, 2)
     func, (first, nodes) = p.__reduce__()
-    assert func is ffikit.container._rebuild  # the one graph encoder (test_pickle_graph.py)
+    assert func is ffikit.container._rebuild  # the one graph encoder (ffikit/_pickle.py; container re-exports it)
     assert first.modules == ("ffikit.testing",)  # the class's module, imported first
     assert nodes == [(4, ("testing.TestIntPair", "ffikit.testing", [1, 2]))]
     u = ffikit.testing.make_unregistered_object()  # an auto-made class: no module to import
