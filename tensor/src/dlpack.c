@@ -193,13 +193,13 @@ static ffk_tensor *own_export(const char *what, const DLTensor *d, ffk_tensor *t
  * The usual import in one pass: a CPU tensor at byte_offset 0 whose elements are one lane
  * of whole bytes, with compact strides (NULL, or exactly the row-major ones), asked for no
  * alignment: what numpy hands over for an ordinary array. For that layout validate,
- * check_span and check_requirements reduce to the loop below (the shape's dimensions are
- * not negative and their product and its bytes fit in int64_t, the row-major strides fit,
- * data is not NULL with elements and its bytes stay inside the address space; compact
- * strides are contiguous), which also computes the strides the Tensor gets, instead of
- * three passes over the shape. Whatever else, and whatever the loop doubts, goes to the
- * general path (*general set, nothing raised), which decides and names the problem: this
- * path never refuses. NULL without *general only after a MemoryError.
+ * check_span and check_requirements reduce to the loop below (the dimensions are not
+ * negative, their product and its bytes fit in int64_t, the row-major strides fit, data is
+ * not NULL with elements and its bytes stay inside the address space; compact strides are
+ * contiguous), instead of three passes over the shape, and the Tensor gets the row-major
+ * strides without a copy. Anything else, and anything the loop doubts, goes to the general
+ * path (*general set, nothing raised), which decides and names the problem: this path
+ * never refuses. NULL without *general only after a MemoryError.
  */
 static ffk_tensor *import_compact(const DLTensor *d, const ffk_dlpack_requirements *req, bool *general) {
   *general = true;
@@ -209,12 +209,10 @@ static ffk_tensor *import_compact(const DLTensor *d, const ffk_dlpack_requiremen
       dt.bits == 0 || (dt.bits & 7) != 0 || !known_dtype_code(dt.code) || n < 0 || n > FFK_TENSOR_MAX_NDIM ||
       (n > 0 && d->shape == NULL) || (req != NULL && req->alignment > 1))
     return NULL;
-  int64_t strides[FFK_TENSOR_MAX_NDIM];
   int64_t step = 1, numel = 1, nbytes;
   bool bad = false;
   for (int32_t i = n - 1; i >= 0; --i) {
     int64_t dim = d->shape[i];
-    strides[i] = step;
     bad |= dim < 0 || (d->strides != NULL && d->strides[i] != step) || __builtin_mul_overflow(numel, dim, &numel) ||
            __builtin_mul_overflow(step, dim > 1 ? dim : 1, &step);
   }
@@ -226,7 +224,7 @@ static ffk_tensor *import_compact(const DLTensor *d, const ffk_dlpack_requiremen
          (numel > 0 && (d->data == NULL || __builtin_add_overflow((uintptr_t)d->data, (uintptr_t)nbytes, &reach)));
   if (bad) return NULL;
   *general = false;
-  return ffk_tensor__new(NULL, d->data, d->device, n, d->shape, strides, 0, dt);
+  return ffk_tensor__new_compact(d->data, d->device, n, d->shape, dt);
 }
 
 static ffk_tensor *import(const char *what, const DLTensor *d, const ffk_dlpack_requirements *req) {
