@@ -226,7 +226,7 @@ PyObject *ffkpy_from_dlpack(PyObject *mod, PyObject *const *args, Py_ssize_t nar
   if (nargs != 1) return PyErr_Format(PyExc_TypeError, "from_dlpack() takes 1 positional argument (%zd given)", nargs);
   PyObject *obj = args[0];
   PyObject *names[2] = {kw_alignment, kw_contiguous}, *given[2] = {NULL, NULL};
-  if (parse_keywords("from_dlpack", kwnames, args + nargs, names, given, 2) != 0) return NULL;
+  if (kwnames != NULL && parse_keywords("from_dlpack", kwnames, args + nargs, names, given, 2) != 0) return NULL;
   Py_ssize_t alignment = 0;
   int contiguous = 0;
   if (given[0] != NULL && (alignment = PyNumber_AsSsize_t(given[0], PyExc_OverflowError)) == -1 && PyErr_Occurred())
