@@ -189,7 +189,48 @@ static ffk_tensor *own_export(const char *what, const DLTensor *d, ffk_tensor *t
   return t;
 }
 
+/*
+ * The usual import in one pass: a CPU tensor at byte_offset 0 whose elements are one lane
+ * of whole bytes, with compact strides (NULL, or exactly the row-major ones), asked for no
+ * alignment: what numpy hands over for an ordinary array. For that layout validate,
+ * check_span and check_requirements reduce to the loop below (the dimensions are not
+ * negative, their product and its bytes fit in int64_t, the row-major strides fit, data is
+ * not NULL with elements and its bytes stay inside the address space; compact strides are
+ * contiguous), instead of three passes over the shape, and the Tensor gets the row-major
+ * strides without a copy. Anything else, and anything the loop doubts, goes to the general
+ * path (*general set, nothing raised), which decides and names the problem: this path
+ * never refuses. NULL without *general only after a MemoryError.
+ */
+static ffk_tensor *import_compact(const DLTensor *d, const ffk_dlpack_requirements *req, bool *general) {
+  *general = true;
+  DLDataType dt = d->dtype;
+  int32_t n = d->ndim;
+  if (d->device.device_type != kDLCPU || d->device.device_id < 0 || d->byte_offset != 0 || dt.lanes != 1 ||
+      dt.bits == 0 || (dt.bits & 7) != 0 || !known_dtype_code(dt.code) || n < 0 || n > FFK_TENSOR_MAX_NDIM ||
+      (n > 0 && d->shape == NULL) || (req != NULL && req->alignment > 1))
+    return NULL;
+  int64_t step = 1, numel = 1, nbytes;
+  bool bad = false;
+  for (int32_t i = n - 1; i >= 0; --i) {
+    int64_t dim = d->shape[i];
+    bad |= dim < 0 || (d->strides != NULL && d->strides[i] != step) || __builtin_mul_overflow(numel, dim, &numel) ||
+           __builtin_mul_overflow(step, dim > 1 ? dim : 1, &step);
+  }
+  /* `step` ends as the product of the whole shape, the first dimension included, which no
+     stride needs: with a zero dimension elsewhere it may overflow where the general path
+     accepts, so its overflow is a doubt like any other. */
+  uintptr_t reach;
+  bad |= __builtin_mul_overflow(numel, (int64_t)(dt.bits / 8), &nbytes) ||
+         (numel > 0 && (d->data == NULL || __builtin_add_overflow((uintptr_t)d->data, (uintptr_t)nbytes, &reach)));
+  if (bad) return NULL;
+  *general = false;
+  return ffk_tensor__new_compact(d->data, d->device, n, d->shape, dt);
+}
+
 static ffk_tensor *import(const char *what, const DLTensor *d, const ffk_dlpack_requirements *req) {
+  bool general;
+  ffk_tensor *quick = import_compact(d, req, &general);
+  if (!general) return quick;
   if (validate(what, d, req) != 0) return NULL;
   int64_t compact[FFK_TENSOR_MAX_NDIM];
   const int64_t *strides = d->strides;

@@ -71,12 +71,9 @@ static void tensor_deleter(void *self, int which) {
     }
   }
   if (which & FFK_DELETER_FREE) {
-    if (t->fused) {
-      ffk_object_forget(&t->header);
-      fused_leave(t);
-    } else {
-      ffk_object_free(&t->header);
-    }
+    ffk_object_forget(&t->header);
+    if (t->fused) fused_leave(t);
+    else ffk_mem_free(t);
   }
 }
 
@@ -96,9 +93,20 @@ static void tensor_init(ffk_tensor *t, ffk_storage *storage, void *data, DLDevic
   t->fused = false;
 }
 
+/*
+ * The block of a Tensor with `ndim` dimensions, its header set up; tensor_init and the
+ * caller write every other field, so nothing is zeroed first (ffk_object_alloc would). The
+ * deleter gives it back with ffk_object_forget and ffk_mem_free. NULL with a MemoryError.
+ */
+static ffk_tensor *tensor_alloc(int32_t ndim) {
+  ffk_tensor *t = ffk_mem_alloc(tensor_size(ndim));
+  if (t != NULL) ffk_object_init(&t->header, FFK_TYPE_TENSOR, tensor_deleter); /* cannot fail: a built-in type */
+  return t;
+}
+
 ffk_tensor *ffk_tensor__new(ffk_storage *storage, void *data, DLDevice device, int32_t ndim, const int64_t *shape,
                             const int64_t *strides, uint64_t byte_offset, DLDataType dtype) {
-  ffk_tensor *t = (ffk_tensor *)ffk_object_alloc(FFK_TYPE_TENSOR, tensor_size(ndim), tensor_deleter);
+  ffk_tensor *t = tensor_alloc(ndim);
   if (t == NULL) return NULL;
   tensor_init(t, storage, data, device, ndim, byte_offset, dtype);
   if (ndim > 0) {
@@ -121,6 +129,14 @@ static void set_contiguous_dims(ffk_tensor *t, int32_t ndim, const int64_t *shap
     t->dims[0] = shape[0];
     t->dims[ndim] = step;
   }
+}
+
+ffk_tensor *ffk_tensor__new_compact(void *data, DLDevice device, int32_t ndim, const int64_t *shape, DLDataType dtype) {
+  ffk_tensor *t = tensor_alloc(ndim);
+  if (t == NULL) return NULL;
+  tensor_init(t, NULL, data, device, ndim, 0, dtype);
+  set_contiguous_dims(t, ndim, shape);
+  return t;
 }
 
 /* A contiguous CPU tensor of `nbytes` (at most FUSED_MAX) in one block; see above. */
@@ -289,7 +305,7 @@ static ffk_tensor *new_tensor(const char *what, int32_t ndim, const int64_t *sha
     return fused_new(device, ndim, shape, dtype, (size_t)nbytes, zero);
   ffk_storage *s = zero ? ffk_storage_new_zeroed(device, (size_t)nbytes, 0) : ffk_storage_new(device, (size_t)nbytes, 0);
   if (s == NULL) return NULL;
-  ffk_tensor *t = (ffk_tensor *)ffk_object_alloc(FFK_TYPE_TENSOR, tensor_size(ndim), tensor_deleter);
+  ffk_tensor *t = tensor_alloc(ndim);
   if (t == NULL) {
     ffk_object_release((ffk_object *)s);
     return NULL;

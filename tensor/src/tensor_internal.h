@@ -37,6 +37,13 @@ ffk_tensor *ffk_tensor__new(ffk_storage *storage, void *data, DLDevice device, i
                             const int64_t *strides, uint64_t byte_offset, DLDataType dtype);
 
 /*
+ * A new Tensor over `data` with `shape` and its row-major strides (ffk_tensor__contiguous_strides'),
+ * byte_offset 0 and no storage: an import's, whose caller then sets owner/owner_release. The
+ * caller has checked that the strides fit. NULL with a MemoryError.
+ */
+ffk_tensor *ffk_tensor__new_compact(void *data, DLDevice device, int32_t ndim, const int64_t *shape, DLDataType dtype);
+
+/*
  * True for a dtype tensors can hold: one lane of whole bytes, or sub-byte lanes packed
  * into exactly one byte (float4_e2m1fn_x2). Its element size is ffk_dtype_itemsize.
  */

@@ -437,6 +437,117 @@ TEST_F(DLPack, Float8AndPackedFloat4CodesImport) {
                           "whole number of bytes");
 }
 
+// The one-pass import (a CPU tensor at byte_offset 0, one-lane whole-byte elements,
+// compact or NULL strides, no alignment asked) and the general one give the same Tensor:
+// each layout the quick path takes, and each it must leave to the general path, keeps
+// every field of the producer's DLTensor (strides as given, or the compact ones for NULL).
+TEST_F(DLPack, EveryLayoutKeepsItsFieldsWhicheverPathImportsIt) {
+  struct Case {
+    const char* name;
+    void (*change)(Producer&, DLTensor&);
+    int64_t strides[2];  // what the Tensor must have
+  };
+  const Case cases[] = {
+      {"compact, NULL strides", [](Producer&, DLTensor&) {}, {4, 1}},
+      {"compact strides given", [](Producer& p, DLTensor& d) { d.strides = p.strides; }, {4, 1}},
+      {"float8 elements", [](Producer&, DLTensor& d) { d.dtype = {FFK_DTYPE_FLOAT8_E4M3FN, 8, 1}; }, {4, 1}},
+      {"size-one dimension", [](Producer& p, DLTensor&) { p.shape[0] = 1; }, {4, 1}},
+      {"zero-size, NULL data",
+       [](Producer& p, DLTensor& d) {
+         p.shape[0] = 0;
+         d.data = nullptr;
+       },
+       {4, 1}},
+      // The general path's: each would be wrong if the quick one took it as compact.
+      {"column-major",
+       [](Producer& p, DLTensor& d) {
+         p.strides[0] = 1, p.strides[1] = 3;
+         d.strides = p.strides;
+       },
+       {1, 3}},
+      {"stride of a size-one dimension",
+       [](Producer& p, DLTensor& d) {
+         p.shape[0] = 1, p.strides[0] = 99;
+         d.strides = p.strides;
+       },
+       {99, 1}},
+      {"byte_offset", [](Producer&, DLTensor& d) { d.byte_offset = 4; }, {4, 1}},
+      {"CUDA device", [](Producer&, DLTensor& d) { d.device = {kDLCUDA, 1}; }, {4, 1}},
+      {"packed float4 (two lanes)", [](Producer&, DLTensor& d) { d.dtype = {FFK_DTYPE_FLOAT4_E2M1FN, 4, 2}; }, {4, 1}},
+      {"0-d, NULL shape",
+       [](Producer&, DLTensor& d) {
+         d.ndim = 0;
+         d.shape = nullptr;
+       },
+       {0, 0}},
+  };
+  for (const Case& c : cases) {
+    for (bool versioned : {false, true}) {
+      SCOPED_TRACE(std::string(c.name) + (versioned ? ", versioned" : ", legacy"));
+      Producer p;
+      Producer::deletes = 0;
+      DLTensor& d = versioned ? p.versioned.dl_tensor : p.legacy.dl_tensor;
+      c.change(p, d);
+      if (versioned) p.versioned.flags = DLPACK_FLAG_BITMASK_READ_ONLY;  // carried over on either path
+      ffk_tensor* t = versioned ? ffk_tensor_from_dlpack_versioned(&p.versioned, nullptr)
+                                : ffk_tensor_from_dlpack(&p.legacy, nullptr);
+      ASSERT_NE(t, nullptr) << FetchError();
+      const DLTensor* got = ffk_tensor_dltensor_borrow(t);
+      EXPECT_EQ(got->data, d.data);
+      EXPECT_EQ(got->byte_offset, d.byte_offset);
+      EXPECT_EQ(got->device.device_type, d.device.device_type);
+      EXPECT_EQ(got->device.device_id, d.device.device_id);
+      EXPECT_TRUE(ffk_dtype_equal(got->dtype, d.dtype));
+      ASSERT_EQ(got->ndim, d.ndim);
+      for (int32_t i = 0; i < d.ndim; ++i) {
+        EXPECT_EQ(got->shape[i], d.shape[i]) << "dimension " << i;
+        EXPECT_EQ(got->strides[i], c.strides[i]) << "dimension " << i;
+      }
+      EXPECT_EQ(ffk_tensor_is_read_only(t), versioned);
+      EXPECT_EQ(ffk_tensor_storage_borrow(t), nullptr);
+      ffk_object_release(Obj(t));
+      EXPECT_EQ(Producer::deletes, 1) << "the Tensor owned the managed tensor";
+    }
+  }
+}
+
+// What the quick path doubts, the general path decides: the same errors as before it, and
+// nothing taken.
+TEST_F(DLPack, TheQuickPathLeavesEveryRefusalToTheGeneralOne) {
+  Producer p;
+  Producer::deletes = 0;
+  // Compact, but the bytes run past the end of the address space.
+  p.legacy.dl_tensor.data = reinterpret_cast<void*>(UINTPTR_MAX - 15);
+  EXPECT_EQ(ffk_tensor_from_dlpack(&p.legacy, nullptr), nullptr);
+  EXPECT_TRUE(PendingError("ValueError", {"from_dlpack: ", "outside the address space"}));
+  p.Reset();
+  // Compact and 12 elements, but no data.
+  p.versioned.dl_tensor.data = nullptr;
+  EXPECT_EQ(ffk_tensor_from_dlpack_versioned(&p.versioned, nullptr), nullptr);
+  EXPECT_EQ(FetchError(), "ValueError: from_dlpack: data is NULL but the tensor has 12 elements");
+  p.Reset();
+  // Compact strides given, one dimension negative.
+  p.shape[0] = -3;
+  p.legacy.dl_tensor.strides = p.strides;
+  EXPECT_EQ(ffk_tensor_from_dlpack(&p.legacy, nullptr), nullptr);
+  EXPECT_EQ(FetchError(), "ValueError: from_dlpack: shape[0] is -3, and a dimension cannot be negative");
+  p.Reset();
+  // A CPU device with a negative id.
+  p.legacy.dl_tensor.device = {kDLCPU, -1};
+  EXPECT_EQ(ffk_tensor_from_dlpack(&p.legacy, nullptr), nullptr);
+  EXPECT_EQ(FetchError(), "ValueError: from_dlpack: unknown device (type 1, id -1)");
+  p.Reset();
+  // An alignment the data does not have: compact, but asked for more.
+  ffk_dlpack_requirements aligned = {1024, false};
+  p.legacy.dl_tensor.data = reinterpret_cast<char*>(p.data) + 4;
+  p.shape[0] = 2;
+  if (reinterpret_cast<uintptr_t>(p.legacy.dl_tensor.data) % 1024 != 0) {
+    EXPECT_EQ(ffk_tensor_from_dlpack(&p.legacy, &aligned), nullptr);
+    EXPECT_TRUE(PendingError("ValueError", {"is not aligned to 1024 bytes"}));
+  }
+  EXPECT_EQ(Producer::deletes, 0);
+}
+
 // Writers refuse a read-only tensor and its views, in C, whatever the binding.
 TEST_F(DLPack, WritersRefuseReadOnlyTensors) {
   Producer p;

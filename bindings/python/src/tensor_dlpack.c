@@ -114,12 +114,16 @@ static int device_int(PyObject *v, int *out) {
   return 0;
 }
 
+static PyTypeObject *g_ndarray; /* numpy.ndarray once met (a strong reference), else NULL */
+
 static PyObject *consumer_stream(PyObject *obj, int *absent) {
   *absent = 0;
   /* A numpy array is always on the CPU, which has no streams: its __dlpack_device__ call
      (a Python method call, the largest cost of importing a small array) is skipped.
-     Checked by exact type name, so numpy is never imported here. */
-  if (strcmp(Py_TYPE(obj)->tp_name, "numpy.ndarray") == 0) {
+     Recognised by exact type name, so numpy is never imported here, and then by address. */
+  PyTypeObject *tp = Py_TYPE(obj);
+  if (tp == g_ndarray || (g_ndarray == NULL && strcmp(tp->tp_name, "numpy.ndarray") == 0)) {
+    if (g_ndarray == NULL) g_ndarray = (PyTypeObject *)Py_NewRef(tp);
     *absent = 1; /* stream=None is __dlpack__'s default: not passing it saves numpy a keyword */
     return NULL;
   }
@@ -151,15 +155,24 @@ static PyObject *consumer_stream(PyObject *obj, int *absent) {
  * DLPack 1.0 (no max_version) are asked again without it, and, when the stream is None
  * anyway, ones that take no keyword at all. New reference or NULL.
  */
-static PyObject *capsule_of(PyObject *obj) {
+static PyObject *capsule_of(PyObject *obj, PyObject *method) {
   int absent;
   PyObject *stream = consumer_stream(obj, &absent);
   if (stream == NULL && !absent) return NULL;
   PyObject *with_stream[3] = {obj, stream, g_max_version}, *without[2] = {obj, g_max_version};
   const size_t nargsf = 1 | PY_VECTORCALL_ARGUMENTS_OFFSET;
-  PyObject *capsule = stream != NULL
-                          ? PyObject_VectorcallMethod(ffkpy_g.str_dlpack, with_stream, nargsf, g_stream_max_version_kwnames)
-                          : PyObject_VectorcallMethod(ffkpy_g.str_dlpack, without, nargsf, g_max_version_kwnames);
+  PyObject *capsule;
+  if (stream == NULL && PyType_HasFeature(Py_TYPE(method), Py_TPFLAGS_METHOD_DESCRIPTOR) &&
+      Py_TYPE(obj)->tp_dictoffset == 0) {
+    /* The usual call, __dlpack__(max_version=(1, 1)), made on the method the class lookup
+       found, as PyObject_VectorcallMethod would after looking it up again: an instance
+       without a __dict__ cannot shadow it, and a method descriptor takes self first. */
+    capsule = PyObject_Vectorcall(method, without, 1, g_max_version_kwnames);
+  } else {
+    capsule = stream != NULL
+                  ? PyObject_VectorcallMethod(ffkpy_g.str_dlpack, with_stream, nargsf, g_stream_max_version_kwnames)
+                  : PyObject_VectorcallMethod(ffkpy_g.str_dlpack, without, nargsf, g_max_version_kwnames);
+  }
   if (capsule == NULL && stream != NULL && PyErr_ExceptionMatches(PyExc_TypeError)) {
     PyErr_Clear(); /* a producer older than DLPack 1.0 does not know max_version */
     capsule = PyObject_VectorcallMethod(ffkpy_g.str_dlpack, with_stream, nargsf, g_stream_kwnames);
@@ -188,7 +201,8 @@ ffk_tensor *ffkpy_tensor_from_dlpack(PyObject *obj, const ffk_dlpack_requirement
   }
   if (PyCapsule_CheckExact(obj)) return import_capsule(obj, req);
   /* The class attribute through CPython's type cache (a miss raises nothing). */
-  if (_PyType_Lookup(Py_TYPE(obj), ffkpy_g.str_dlpack) == NULL) {
+  PyObject *method = _PyType_Lookup(Py_TYPE(obj), ffkpy_g.str_dlpack); /* borrowed */
+  if (method == NULL) {
     PyErr_Format(PyExc_TypeError,
                  "expected a tensor (an object with __dlpack__, such as a numpy array or a torch.Tensor) or a "
                  "DLPack capsule, not %.200s",
@@ -198,7 +212,9 @@ ffk_tensor *ffkpy_tensor_from_dlpack(PyObject *obj, const ffk_dlpack_requirement
   ffk_tensor *fast;
   int rc = ffkpy_tensor_from_exchange_api(obj, req, &fast);
   if (rc != 0) return rc > 0 ? fast : NULL;
-  PyObject *capsule = capsule_of(obj);
+  Py_INCREF(method); /* Python code before the call (__dlpack_device__) may replace it on the class */
+  PyObject *capsule = capsule_of(obj, method);
+  Py_DECREF(method);
   if (capsule == NULL) return NULL;
   ffk_tensor *t = import_capsule(capsule, req);
   Py_DECREF(capsule);
@@ -210,7 +226,7 @@ PyObject *ffkpy_from_dlpack(PyObject *mod, PyObject *const *args, Py_ssize_t nar
   if (nargs != 1) return PyErr_Format(PyExc_TypeError, "from_dlpack() takes 1 positional argument (%zd given)", nargs);
   PyObject *obj = args[0];
   PyObject *names[2] = {kw_alignment, kw_contiguous}, *given[2] = {NULL, NULL};
-  if (parse_keywords("from_dlpack", kwnames, args + nargs, names, given, 2) != 0) return NULL;
+  if (kwnames != NULL && parse_keywords("from_dlpack", kwnames, args + nargs, names, given, 2) != 0) return NULL;
   Py_ssize_t alignment = 0;
   int contiguous = 0;
   if (given[0] != NULL && (alignment = PyNumber_AsSsize_t(given[0], PyExc_OverflowError)) == -1 && PyErr_Occurred())

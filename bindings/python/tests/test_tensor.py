@@ -167,6 +167,102 @@ def test_requirements_on_import():
         ffikit.from_dlpack(np.arange(4), require_alignment=3)
 
 
+def _c_array(values):
+    import ctypes
+
+    return (ctypes.c_int64 * max(len(values), 1))(*values)
+
+
+# Each layout the one-pass C import takes (compact, NULL strides, float8) and each it leaves
+# to the general import (strided, a size-one dimension's odd stride, byte_offset, another
+# device, packed float4, read-only flag): every field arrives as the producer gave it.
+@pytest.mark.parametrize(
+    "overrides, strides",
+    [
+        ({}, (3, 1)),
+        ({"strides": None}, (3, 1)),
+        ({"dtype": (10, 8, 1)}, (3, 1)),  # float8_e4m3fn
+        ({"strides": _c_array([1, 2])}, (1, 2)),
+        ({"shape": _c_array([1, 3]), "strides": _c_array([99, 1])}, (99, 1)),
+        ({"byte_offset": 8}, (3, 1)),
+        ({"device": (2, 0)}, (3, 1)),
+        ({"dtype": (17, 4, 2)}, (3, 1)),  # float4_e2m1fn_x2
+        ({"flags": 1}, (3, 1)),  # DLPACK_FLAG_BITMASK_READ_ONLY
+    ],
+    ids=["compact", "null-strides", "float8", "column-major", "size-one-stride", "byte-offset", "cuda", "float4x2",
+         "read-only"],
+)
+def test_every_import_layout_keeps_the_producers_fields(overrides, strides):
+    a = np.zeros((2, 3), dtype=np.float64)
+    p = Producer(a, **overrides)
+    t = ffikit.from_dlpack(p)
+    shape = tuple(overrides["shape"][:2]) if "shape" in overrides else (2, 3)
+    assert t.shape == shape and t.strides == strides
+    assert t.byte_offset == overrides.get("byte_offset", 0)
+    assert t.__dlpack_device__() == overrides.get("device", (1, 0))
+    assert t.is_read_only == (overrides.get("flags", 0) == 1)
+    assert str(t.dtype) == {10: "float8_e4m3fn", 17: "float4_e2m1fnx2"}.get(overrides.get("dtype", (2,))[0], "float64")
+    del t
+    assert p.deleted == 1
+
+
+def test_dlpack_on_the_instance_is_the_one_called():
+    # __dlpack__ is called on the method the class lookup found only where no instance
+    # attribute can shadow it (no __dict__); an instance's own attribute still wins.
+    x = np.arange(3.0)
+
+    class Shadowed:
+        def __dlpack__(self, **kw):
+            raise AssertionError("the class's __dlpack__ was called, not the instance's")
+
+    s = Shadowed()
+    s.__dlpack__ = lambda **kw: x.__dlpack__(**kw)
+    assert ffikit.from_dlpack(s).data_ptr() == x.ctypes.data
+
+    class Slotted:
+        __slots__ = ("calls",)
+
+        def __init__(self):
+            self.calls = []
+
+        def __dlpack__(self, **kw):
+            self.calls.append(kw)
+            return x.__dlpack__(**kw)
+
+    o = Slotted()
+    assert ffikit.from_dlpack(o).data_ptr() == x.ctypes.data
+    assert o.calls == [{"max_version": (1, 1)}]
+
+
+def test_the_exchange_table_is_looked_up_for_each_class_in_turn():
+    # The class met last is cached in front of the per-class table: alternating a class
+    # with a table (ffikit.Tensor's, which refuses anything else) and numpy's finds each.
+    class Borrowed:
+        __dlpack_c_exchange_api__ = ffikit.Tensor.__dlpack_c_exchange_api__
+
+        def __dlpack__(self, **kw):
+            raise AssertionError("the exchange table should have been used")
+
+    x = np.arange(4, dtype=np.int32)
+    for _ in range(2):
+        with pytest.raises(TypeError, match="expected an ffikit.Tensor, got Borrowed"):
+            ffikit.from_dlpack(Borrowed())
+        assert ffikit.from_dlpack(x).data_ptr() == x.ctypes.data
+
+
+def test_tensor_wrappers_are_not_tracked_by_the_gc():
+    # A Tensor holds no Python object: it can never be in a cycle, so the collector skips it,
+    # and it still dies (and releases the producer) with its last reference.
+    import weakref
+
+    p = Producer(np.arange(6.0))
+    t = ffikit.from_dlpack(p)
+    assert not gc.is_tracked(t) and not gc.is_tracked(t[1:])
+    r = weakref.ref(t)
+    del t
+    assert r() is None and p.deleted == 1
+
+
 def test_export_keywords_follow_the_array_api():
     t = ffikit.from_dlpack(np.arange(6, dtype=np.float32))
     assert t.__dlpack_device__() == (1, 0)

@@ -60,6 +60,10 @@ FFK_API DLManagedTensorVersioned *ffk_tensor_to_dlpack_versioned(ffk_tensor *t);
  * A round trip returns the original: when `m` is one of ffikit's own exports and its
  * DLTensor is unchanged, the result is the exported Tensor itself (a new reference: the
  * export's), after the same validation, and `m` is freed at once.
+ * Cost: the usual layout (CPU, byte_offset 0, one-lane whole-byte elements, NULL or
+ * row-major strides, no alignment asked: an ordinary numpy array's) is validated and made
+ * into a Tensor in one pass over the shape, one allocation; any other layout, or a bad
+ * one, takes the full checks above, with the same result and the same errors.
  */
 FFK_API ffk_tensor *ffk_tensor_from_dlpack(DLManagedTensor *m, const ffk_dlpack_requirements *req);
 
