@@ -25,8 +25,9 @@ void ffk_table__free(ffk_table *t) {
   ffk_table__init(t); /* consistent (empty) before any release runs foreign code */
   for (int64_t i = 0; i < used; ++i) {
     if (entries[i].key.type_index == TABLE_DELETED) continue;
-    ffk_any_release(&entries[i].key);
-    ffk_any_release(&entries[i].value);
+    /* Plain keys and values (ints, SmallStr) own nothing: no call for them. */
+    if (ffk_any_is_object(&entries[i].key)) ffk_any_release(&entries[i].key);
+    if (ffk_any_is_object(&entries[i].value)) ffk_any_release(&entries[i].value);
   }
   ffk_mem_free(entries);
   ffk_mem_free(index);

@@ -377,3 +377,53 @@ def test_key_cache_is_never_stale_with_writers_in_other_threads(testing):
         t.join()
     assert not stale
     assert d[k] == writes
+
+
+# ---- Building from a dict: long str keys made together (ffk_any_str_many), one pass ----
+
+
+def test_build_from_a_dict_of_every_kind_of_key(kind):
+    class Sub(str):
+        pass
+
+    src = {"": 0, "short": 1, "a longer key": 2, "nul\0in the middle of it": 3, "é ü 中文 key, long": 4, b"bytes key": 5,
+           7: 6, 2**40: 7, 1.5: 8, True: 9, Sub("a str subclass key"): 10, None: 11, (1, "a tuple key"): 12}
+    m = kind(src)
+    assert len(m) == len(src)
+    for k, v in src.items():
+        if isinstance(k, tuple):
+            continue  # a tuple key becomes an Array, found by identity only
+        assert m[k] == v, k
+    assert list(m)[:5] == ["", "short", "a longer key", "nul\0in the middle of it", "é ü 中文 key, long"]
+    big = {f"key{i:07d}": i for i in range(5000)}
+    assert kind(big) == kind(big) and dict(kind(big).items()) == big
+
+
+def test_build_from_a_dict_that_fails_midway_leaves_nothing_alive(kind):
+    class Bad:
+        pass
+
+    src = {f"a long key number {i}": i for i in range(100)}
+    src["the bad one, long"] = Bad()  # an Opaque: converts; the failures below do not
+    src["surrogate value"] = "\ud800"
+    with pytest.raises(UnicodeEncodeError):
+        kind(src)
+    src = {f"a long key number {i}": i for i in range(100)}
+    src["\udc80 a surrogate key"] = 1
+    with pytest.raises(UnicodeEncodeError):
+        kind(src)
+    src = {f"a long key number {i}": i for i in range(100)}
+    src[f"a long key number {2**70}"] = 2**70  # too large an int
+    with pytest.raises(OverflowError):
+        kind(src)
+    gc.collect()  # conftest checks that no ffikit object is left
+
+
+def test_keys_of_a_built_map_outlive_it():
+    m = Map({f"a long key number {i}": i for i in range(50)})
+    keys = list(m.keys())  # Strings of one block: kept alive by these, whatever goes first
+    del m
+    gc.collect()
+    assert keys[49] == "a long key number 49"
+    del keys[::2]
+    assert [str(k) for k in keys] == [f"a long key number {i}" for i in range(1, 50, 2)]
