@@ -218,7 +218,7 @@ ffk_map *ffk_map_from_pairs_steal(ffk_any *keys, ffk_any *values, int64_t n) {
     return NULL;
   }
   ffk_map *m = ffk_map_new();
-  if (m == NULL || (n > 0 && ffk_table__reserve(&m->table, n) != 0)) {
+  if (m == NULL || (n > 0 && ffk_table__presize(&m->table, n) != 0)) {
     drop_pairs(keys, values, 0, n);
     if (m != NULL) ffk_object_release(&m->header);
     return NULL;
@@ -253,7 +253,7 @@ ffk_map *ffk_map_from_pairs_steal(ffk_any *keys, ffk_any *values, int64_t n) {
       pos = ffk_table__find(t, &k, hash);
     }
     if (FFK_LIKELY(pos < 0)) {
-      ffk_table__append(t, hash, k, v); /* reserved above: cannot fail */
+      ffk_table__append(t, hash, k, v); /* presized above: cannot fail */
       continue;
     }
     ffk_any old = t->entries[pos].value; /* a duplicate key: the later value wins, in the first position */

@@ -396,15 +396,24 @@ static int dict_to_map(PyObject *o, ffk_any *out, ffkpy_temps *temps) {
     rc = -1;
   } else {
     while (rc == 0 && i < n && PyDict_Next(o, &pos, &k, &v)) {
-      Py_ssize_t size;
-      const char *text;
-      if (Py_IS_TYPE(k, &PyUnicode_Type) && (text = PyUnicode_AsUTF8AndSize(k, &size)) != NULL &&
-          size > FFK_SMALL_STR_MAX) {
-        keys[i] = ffk_any_none(); /* made after the pass */
-        long_keys[n_long] = Py_NewRef(k);
-        long_at[n_long++] = i;
-      } else if (PyErr_Occurred() || (rc = owned_item(k, &keys[i])) != 0) {
-        rc = -1;
+      if (Py_IS_TYPE(k, &PyUnicode_Type)) {
+        Py_ssize_t size;
+        const char *text = PyUnicode_AsUTF8AndSize(k, &size);
+        if (text == NULL) {
+          rc = -1;
+          break;
+        }
+        if (size > FFK_SMALL_STR_MAX) {
+          keys[i] = ffk_any_none(); /* made after the pass */
+          long_keys[n_long] = Py_NewRef(k); /* keeps its UTF-8, which the str caches, alive */
+          texts[n_long] = text;
+          sizes[n_long] = (size_t)size;
+          long_at[n_long++] = i;
+        } else if (ffk_any_str(text, (size_t)size, &keys[i]) != 0) {
+          rc = ffkpy_raise_from_ffk_int();
+          break;
+        }
+      } else if ((rc = owned_item(k, &keys[i])) != 0) {
         break;
       }
       if ((rc = owned_item(v, &values[i])) != 0) {
@@ -416,11 +425,6 @@ static int dict_to_map(PyObject *o, ffk_any *out, ffkpy_temps *temps) {
     Py_LeaveRecursiveCall();
   }
   if (rc == 0 && n_long > 0) {
-    for (Py_ssize_t j = 0; j < n_long; ++j) {
-      Py_ssize_t size;
-      texts[j] = PyUnicode_AsUTF8AndSize(long_keys[j], &size); /* cached by the pass: cannot fail */
-      sizes[j] = (size_t)size;
-    }
     if (ffk_any_str_many(texts, sizes, n_long, made) != 0) rc = ffkpy_raise_from_ffk_int();
     else
       for (Py_ssize_t j = 0; j < n_long; ++j) keys[long_at[j]] = made[j];
