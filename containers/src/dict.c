@@ -5,6 +5,9 @@
  * access to the table and to version happens under the lock; version changes whenever
  * a key is added or removed; keys are hashed and values made owned before the lock is
  * taken; replaced and removed keys and values are released after it is dropped.
+ * `stamp` changes (under the lock, a release store) with every change at all: version's
+ * changes, a value replaced, clear(); a reader that kept what it derived from an entry
+ * (the Python wrapper's key cache) checks it with one acquire load (ffk_dict_stamp).
  */
 #include "containers_internal.h"
 #include "lock.h"
@@ -15,8 +18,12 @@ struct ffk_dict {
   ffk_object header;
   ffk_lock lock;
   uint64_t version;
+  uint64_t stamp; /* atomic accesses only */
   ffk_table table;
 };
+
+/* Any change to the entries (lock held): the stamp moves. */
+static void touch(ffk_dict *d) { __atomic_store_n(&d->stamp, d->stamp + 1, __ATOMIC_RELEASE); }
 
 static void dict_deleter(void *self, int which) {
   ffk_dict *d = self;
@@ -131,16 +138,31 @@ bool ffk_dict_contains(ffk_dict *d, const ffk_any *key) {
   return pos >= 0;
 }
 
-int ffk_dict_get_str(ffk_dict *d, const char *data, size_t size, ffk_any *out) {
+/* ffk_dict_get_str and its stamped form: the lookup and the stamp in one lock hold. */
+static int get_str(const char *fn, ffk_dict *d, const char *data, size_t size, ffk_any *out, uint64_t *stamp) {
   *out = ffk_any_none();
-  if (ffk_map__check_str_args("ffk_dict_get_str", d, data, size, "dict") != 0) return -1;
+  if (stamp != NULL) *stamp = 0;
+  if (ffk_map__check_str_args(fn, d, data, size, "dict") != 0) return -1;
   uint64_t hash = ffk_hash_str(data, size); /* outside the lock */
   ffk_lock__acquire(&d->lock);
   int64_t pos = ffk_table__find_str(&d->table, data, size, hash);
   if (pos >= 0) ffk_table__value_at(&d->table, pos, out);
+  if (stamp != NULL) *stamp = d->stamp;
   ffk_lock__release(&d->lock);
   return pos >= 0;
 }
+
+int ffk_dict_get_str(ffk_dict *d, const char *data, size_t size, ffk_any *out) {
+  return get_str("ffk_dict_get_str", d, data, size, out, NULL);
+}
+
+int ffk_dict_get_str_stamped(ffk_dict *d, const char *data, size_t size, ffk_any *out, uint64_t *stamp) {
+  return get_str("ffk_dict_get_str_stamped", d, data, size, out, stamp);
+}
+
+uint64_t ffk_dict_stamp(ffk_dict *d) { return __atomic_load_n(&d->stamp, __ATOMIC_ACQUIRE); }
+
+const uint64_t *ffk_dict_stamp_address(ffk_dict *d) { return d != NULL ? &d->stamp : NULL; }
 
 int ffk_dict_contains_str(ffk_dict *d, const char *data, size_t size) {
   if (ffk_map__check_str_args("ffk_dict_contains_str", d, data, size, "dict") != 0) return -1;
@@ -189,11 +211,13 @@ static int put(ffk_dict *d, ffk_any key, ffk_any value, bool keep_existing, ffk_
     } else {
       drop_value = *slot;
       *slot = value; /* store the new value before the old one goes */
+      touch(d);
     }
     rc = 1;
   } else if (ffk_table__reserve(&d->table, 1) == 0) {
     ffk_table__append(&d->table, hash, key, value);
     ++d->version;
+    touch(d);
     drop_key = ffk_any_none();
     rc = 0;
   } else {
@@ -244,6 +268,7 @@ static int take(ffk_dict *d, const ffk_any *key, ffk_any *old_key, ffk_any *old_
   if (pos >= 0) {
     ffk_table__erase_at(&d->table, pos, old_key, old_value);
     ++d->version;
+    touch(d);
   }
   ffk_lock__release(&d->lock);
   return pos >= 0;
@@ -289,7 +314,10 @@ int ffk_dict_clear(ffk_dict *d) {
   ffk_lock__acquire(&d->lock);
   ffk_table old = d->table;
   ffk_table__init(&d->table);
-  if (old.size > 0) ++d->version;
+  if (old.size > 0) {
+    ++d->version;
+    touch(d);
+  }
   ffk_lock__release(&d->lock);
   ffk_table__free(&old);
   return 0;
@@ -338,6 +366,7 @@ int ffk_dict_update(ffk_dict *d, const ffk_object *other) {
       }
     }
     if (n_new > 0) ++d->version;
+    if (n > 0) touch(d);
   }
   ffk_lock__release2(&d->lock, src_lock);
   for (int64_t i = 0; i < n_replaced; ++i) ffk_any_release(&replaced[i]);

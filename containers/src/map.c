@@ -196,6 +196,11 @@ fail:
   return NULL;
 }
 
+/* Whether a value of this type is a borrowed view (ffk_array__is_view, without the call). */
+static inline bool is_view_kind(int32_t type_index) {
+  return type_index == FFK_TYPE_RAW_STR || type_index == FFK_TYPE_BYTE_ARRAY_PTR || type_index == FFK_TYPE_DLTENSOR_PTR;
+}
+
 /* Releases the 2n values not yet moved (from position `from`), views included (which own nothing). */
 static void drop_pairs(ffk_any *keys, ffk_any *values, int64_t from, int64_t n) {
   for (int64_t i = from; i < n; ++i) {
@@ -213,24 +218,48 @@ ffk_map *ffk_map_from_pairs_steal(ffk_any *keys, ffk_any *values, int64_t n) {
     return NULL;
   }
   ffk_map *m = ffk_map_new();
-  if (m == NULL || (n > 0 && ffk_table__reserve(&m->table, n) != 0)) {
+  if (m == NULL || (n > 0 && ffk_table__presize(&m->table, n) != 0)) {
     drop_pairs(keys, values, 0, n);
     if (m != NULL) ffk_object_release(&m->header);
     return NULL;
   }
+  ffk_table *t = &m->table;
   for (int64_t i = 0; i < n; ++i) {
-    if (FFK_UNLIKELY(ffk_array__is_view(&keys[i]) || ffk_array__is_view(&values[i]))) {
-      const ffk_any *view = ffk_array__is_view(&keys[i]) ? &keys[i] : &values[i];
+    ffk_any k = keys[i], v = values[i];
+    if (FFK_UNLIKELY(is_view_kind(k.type_index) || is_view_kind(v.type_index))) {
+      const ffk_any *view = is_view_kind(k.type_index) ? &keys[i] : &values[i];
       ffk_error_set(FFK_ERR_TYPE, "ffk_map_from_pairs_steal: the %s of pair %lld is a borrowed %s view, which owns nothing",
                     view == &keys[i] ? "key" : "value", (long long)i, ffk_any_type_name(view));
       drop_pairs(keys, values, i, n);
       ffk_object_release(&m->header);
       return NULL;
     }
-    ffk_any k = keys[i], v = values[i], old;
     keys[i] = values[i] = ffk_any_none();
-    (void)put(m, k, v, &old); /* reserved above: no allocation, cannot fail */
-    ffk_any_release(&old);     /* a duplicate key: the earlier value */
+    /* One hash per key, the int and str kinds probed inline (the keys a binding's dict has). */
+    uint64_t hash;
+    int64_t pos;
+    if (k.type_index == FFK_TYPE_INT) {
+      hash = ffk_any__hash_int(k.v_int);
+      pos = ffk_table__find_int(t, k.v_int, hash);
+    } else if (k.type_index == FFK_TYPE_STRING) {
+      const ffk_string *str = (const ffk_string *)k.v_obj;
+      hash = ffk_hash_str(str->data, str->size);
+      pos = ffk_table__find_str(t, str->data, str->size, hash);
+    } else if (k.type_index == FFK_TYPE_SMALL_STR) {
+      hash = ffk_hash_str(k.v_bytes, k.aux);
+      pos = ffk_table__find_str(t, k.v_bytes, k.aux, hash);
+    } else {
+      hash = ffk_any_hash(&k);
+      pos = ffk_table__find(t, &k, hash);
+    }
+    if (FFK_LIKELY(pos < 0)) {
+      ffk_table__append(t, hash, k, v); /* presized above: cannot fail */
+      continue;
+    }
+    ffk_any old = t->entries[pos].value; /* a duplicate key: the later value wins, in the first position */
+    t->entries[pos].value = v;
+    ffk_any_release(&k);
+    ffk_any_release(&old);
   }
   return m;
 }

@@ -25,8 +25,9 @@ void ffk_table__free(ffk_table *t) {
   ffk_table__init(t); /* consistent (empty) before any release runs foreign code */
   for (int64_t i = 0; i < used; ++i) {
     if (entries[i].key.type_index == TABLE_DELETED) continue;
-    ffk_any_release(&entries[i].key);
-    ffk_any_release(&entries[i].value);
+    /* Plain keys and values (ints, SmallStr) own nothing: no call for them. */
+    if (ffk_any_is_object(&entries[i].key)) ffk_any_release(&entries[i].key);
+    if (ffk_any_is_object(&entries[i].value)) ffk_any_release(&entries[i].value);
   }
   ffk_mem_free(entries);
   ffk_mem_free(index);
@@ -39,15 +40,6 @@ static int64_t index_size_for(int64_t capacity) {
   return n;
 }
 
-/* Puts entry `pos` into the first empty or dummy slot of its probe sequence. */
-static void index_insert(int32_t *index, int64_t index_size, uint64_t hash, int64_t pos) {
-  uint64_t mask = (uint64_t)index_size - 1, perturb = hash, i = hash & mask;
-  while (index[i] >= 0) {
-    perturb >>= 5;
-    i = (i * 5 + perturb + 1) & mask;
-  }
-  index[i] = (int32_t)pos;
-}
 
 /* Fresh arrays for `capacity` entries (index all EMPTY). 0, or -1 with nothing allocated. */
 static int alloc_arrays(int64_t capacity, ffk_table_entry **entries, int32_t **index, int64_t *index_size) {
@@ -74,7 +66,7 @@ static int64_t fill(ffk_table_entry *entries, int32_t *index, int64_t index_size
   for (int64_t i = 0; i < src->used; ++i) {
     if (src->entries[i].key.type_index == TABLE_DELETED) continue;
     entries[n] = src->entries[i];
-    if (index) index_insert(index, index_size, entries[n].hash, n);
+    if (index) ffk_table__index_insert(index, index_size, entries[n].hash, n);
     ++n;
   }
   return n;
@@ -145,13 +137,11 @@ int64_t ffk_table__find(const ffk_table *t, const ffk_any *key, uint64_t hash) {
   }
 }
 
-void ffk_table__append(ffk_table *t, uint64_t hash, ffk_any key, ffk_any value) {
-  int64_t pos = t->used++;
-  t->entries[pos].hash = hash;
-  t->entries[pos].key = key;
-  t->entries[pos].value = value;
-  if (t->index) index_insert(t->index, t->index_size, hash, pos);
-  ++t->size;
+int ffk_table__presize(ffk_table *t, int64_t n) {
+  if (n <= t->capacity - t->used) return 0;
+  if (t->size + n > MAX_ENTRIES)
+    return ffk_error_set(FFK_ERR_MEMORY, "hash table of %lld entries is too large", (long long)(t->size + n));
+  return rebuild(t, capacity_for(t->size + n));
 }
 
 void ffk_table__erase_at(ffk_table *t, int64_t pos, ffk_any *key, ffk_any *value) {

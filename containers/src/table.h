@@ -122,10 +122,34 @@ static inline void ffk_table__value_at(const ffk_table *t, int64_t pos, ffk_any 
 int ffk_table__reserve(ffk_table *t, int64_t n);
 
 /*
- * Appends an entry for a key known to be absent, taking over `key` and `value` (owned,
- * no views). Requires room (ffk_table__reserve(t, 1) succeeded). Cannot fail.
+ * Makes room for exactly `n` more entries (no doubling: a bulk build that knows its size).
+ * 0 or -1 (table unchanged).
  */
-void ffk_table__append(ffk_table *t, uint64_t hash, ffk_any key, ffk_any value);
+int ffk_table__presize(ffk_table *t, int64_t n);
+
+/* Puts entry `pos` into the first empty or dummy slot of its probe sequence. */
+static inline void ffk_table__index_insert(int32_t *index, int64_t index_size, uint64_t hash, int64_t pos) {
+  uint64_t mask = (uint64_t)index_size - 1, perturb = hash, i = hash & mask;
+  while (index[i] >= 0) {
+    perturb >>= 5;
+    i = (i * 5 + perturb + 1) & mask;
+  }
+  index[i] = (int32_t)pos;
+}
+
+/*
+ * Appends an entry for a key known to be absent, taking over `key` and `value` (owned,
+ * no views). Requires room (ffk_table__reserve(t, 1) succeeded). Cannot fail. Inline:
+ * the bulk build appends once per entry.
+ */
+static inline void ffk_table__append(ffk_table *t, uint64_t hash, ffk_any key, ffk_any value) {
+  int64_t pos = t->used++;
+  t->entries[pos].hash = hash;
+  t->entries[pos].key = key;
+  t->entries[pos].value = value;
+  if (t->index) ffk_table__index_insert(t->index, t->index_size, hash, pos);
+  ++t->size;
+}
 
 /*
  * Erases the live entry at `pos`, moving its key and value to *key and *value (the

@@ -80,6 +80,8 @@ void ffk_object__init(ffk_object *obj, int32_t type_index, ffk_deleter deleter);
  * stack bound of deep releases (object.c, "Releasing deep data") and frees the block directly.
  */
 void ffk_object__leaf_deleter(void *self, int which);
+/* The deleter of a String made in a block by ffk_any_str_many (string.c): a leaf too. */
+void ffk_string__block_deleter(void *self, int which);
 
 /*
  * The calling thread's pending error (error.c), and how the call path avoids reading it.

@@ -308,7 +308,9 @@ static FFK_NOINLINE void die_nesting(ffk_object *obj, bool weak_held) {
 
 /* A leaf (an object whose deleter owns nothing else) cannot nest a death: freed without any of the above. */
 static inline void die(ffk_object *obj, bool weak_held) {
-  if (obj->deleter != ffk_object__leaf_deleter)
+  if (obj->deleter == ffk_string__block_deleter && FFK_LIKELY(!weak_held))
+    ffk_string__block_deleter(obj, FFK_DELETER_BOTH); /* a String of a block: a leaf as well */
+  else if (obj->deleter != ffk_object__leaf_deleter)
     die_nesting(obj, weak_held);
   else if (FFK_LIKELY(!weak_held))
     ffk_object_free(obj); /* all that the leaf deleter does */

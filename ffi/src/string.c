@@ -76,6 +76,73 @@ int ffk_any_str(const char *data, size_t size, ffk_any *out) {
   return 0;
 }
 
+/*
+ * A block of Strings (ffk_any_str_many): a count of the Strings not yet freed, then for
+ * each, a pointer back to the block, the ffk_string and its bytes, 8-byte aligned. Each
+ * String's deleter is ffk_string__block_deleter, which frees the block with the last
+ * String; object.c lets it free without the nesting machinery, as a leaf.
+ */
+typedef struct str_block {
+  uint64_t live; /* atomic */
+} str_block;
+
+static size_t block_stride(size_t size) { return (sizeof(str_block *) + sizeof(ffk_string) + size + 1 + 7) & ~(size_t)7; }
+
+void ffk_string__block_deleter(void *self, int which) {
+  if (!(which & FFK_DELETER_FREE)) return;
+  ffk_string *s = self;
+  str_block *b = ((str_block **)s)[-1];
+  ffk_debug__object_died(s->header.type_index);
+  if (__atomic_sub_fetch(&b->live, 1, __ATOMIC_ACQ_REL) == 0) ffk_mem_free(b);
+}
+
+int ffk_any_str_many(const char *const *data, const size_t *sizes, int64_t n, ffk_any *out) {
+  if (n < 0 || ((data == NULL || sizes == NULL || out == NULL) && n > 0))
+    return ffk_error_set(FFK_ERR_VALUE, "ffk_any_str_many: %lld strs from %p and %p", (long long)n, (const void *)data,
+                         (const void *)sizes);
+  size_t total = sizeof(str_block), count = 0;
+  for (int64_t i = 0; i < n; ++i) {
+    out[i] = ffk_any_none();
+    size_t size = sizes[i];
+    if (FFK_UNLIKELY(data[i] == NULL && size > 0))
+      return ffk_error_set(FFK_ERR_VALUE, "ffk_any_str_many: str %lld: data is NULL but size is %zu", (long long)i, size);
+    size_t ok = ffk_utf8_valid_prefix(data[i], size);
+    if (FFK_UNLIKELY(ok != size))
+      return ffk_error_set(FFK_ERR_VALUE, "invalid UTF-8 in str %lld: byte 0x%02x at offset %zu", (long long)i,
+                           (unsigned)(unsigned char)data[i][ok], ok);
+    if (size <= FFK_SMALL_STR_MAX) continue;
+    if (FFK_UNLIKELY(size > SIZE_MAX / 2 - total))
+      return ffk_error_set(FFK_ERR_MEMORY, "ffk_any_str_many: %lld strs are too large", (long long)n);
+    total += block_stride(size);
+    ++count;
+  }
+  str_block *b = NULL;
+  if (count > 0) {
+    if ((b = ffk_mem__raw_alloc(total)) == NULL)
+      return ffk_error_set(FFK_ERR_MEMORY, "out of memory allocating %zu bytes for %zu Strings", total, count);
+    b->live = count;
+  }
+  char *at = (char *)(b + 1);
+  for (int64_t i = 0; i < n; ++i) {
+    size_t size = sizes[i];
+    if (size <= FFK_SMALL_STR_MAX) {
+      small(FFK_TYPE_SMALL_STR, data[i], size, &out[i]);
+      continue;
+    }
+    *(str_block **)at = b;
+    ffk_string *s = (ffk_string *)(at + sizeof(str_block *));
+    ffk_object__init(&s->header, FFK_TYPE_STRING, ffk_string__block_deleter);
+    char *bytes = (char *)(s + 1);
+    memcpy(bytes, data[i], size);
+    bytes[size] = '\0';
+    s->data = bytes;
+    s->size = size;
+    out[i] = ffk_any_object_steal(&s->header);
+    at += block_stride(size);
+  }
+  return 0;
+}
+
 int ffk_any_cstr(const char *s, ffk_any *out) {
   if (s == NULL) {
     *out = ffk_any_none();

@@ -386,6 +386,41 @@ TEST_F(Map, FromPairsStealTakesEveryValueAndKeepsDuplicateRules) {
   });
 }
 
+TEST_F(Map, FromPairsStealOfKeysMadeTogetherKeepsDuplicateRulesAcrossForms) {
+  // The bulk path of a binding: long str keys from ffk_any_str_many (one block), short
+  // ones inline, int keys; later duplicates win at the first position, whatever the form.
+  const char* texts[4] = {"a key longer than seven", "short", "a key longer than seven", "another long key"};
+  size_t sizes[4] = {23, 5, 23, 16};
+  ffk_any keys[6], vals[6];
+  ASSERT_EQ(ffk_any_str_many(texts, sizes, 4, keys), 0) << FetchError();
+  keys[4] = ffk_any_int(7);
+  ASSERT_EQ(ffk_any_str("short", 5, &keys[5]), 0);
+  for (int i = 0; i < 6; ++i) vals[i] = ffk_any_int(i);
+  ffk_map* m = ffk_map_from_pairs_steal(keys, vals, 6);
+  ASSERT_NE(m, nullptr) << FetchError();
+  EXPECT_EQ(R(m), "{\"a key longer than seven\": 2, \"short\": 5, \"another long key\": 3, 7: 4}");
+  OwnedAny v;
+  EXPECT_EQ(ffk_map_get_str(m, "another long key", 16, &v.v), 1);
+  EXPECT_EQ(v.v.v_int, 3);
+  ffk_object_release(Obj(m));
+  // Many int keys (past the small table), with duplicates: the inline int probe.
+  std::vector<ffk_any> ks(300), vs(300);
+  for (int i = 0; i < 300; ++i) {
+    ks[i] = ffk_any_int(i % 200);
+    vs[i] = ffk_any_int(i);
+  }
+  m = ffk_map_from_pairs_steal(ks.data(), vs.data(), 300);
+  ASSERT_NE(m, nullptr);
+  EXPECT_EQ(ffk_map_size(m), 200);
+  for (int i = 0; i < 200; ++i) {
+    ffk_any k = ffk_any_int(i);
+    OwnedAny got;
+    ASSERT_EQ(ffk_map_get(m, &k, &got.v), 1);
+    EXPECT_EQ(got.v.v_int, i < 100 ? i + 200 : i);
+  }
+  ffk_object_release(Obj(m));
+}
+
 TEST_F(Map, NullHandlesAndBadPairsAreErrors) {
   ffk_any k = ffk_any_int(1);
   EXPECT_EQ(ffk_map_set(nullptr, &k, &k), -1);

@@ -1,5 +1,6 @@
 // Tests of ffikit/string.h: str and bytes values, inline and as objects, UTF-8 checks.
 #include <ffikit/string.h>
+#include <ffikit/weak_ref.h>
 
 #define XXH_INLINE_ALL
 #include <xxhash.h>
@@ -14,6 +15,7 @@ namespace {
 
 using ffk::test::FetchError;
 using ffk::test::OwnedAny;
+using ffk::test::PendingError;
 using ffk::test::Repr;
 using ffk::test::SweepAllocationFailures;
 
@@ -676,6 +678,69 @@ TEST_F(String, OneMebibyteStrRoundTrips) {
   OwnedAny copy;
   ASSERT_EQ(ffk_any_str(data, size, &copy.v), 0) << FetchError();
   EXPECT_TRUE(ffk_any_equal(&v.v, &copy.v));
+}
+
+// ---- Many at once (ffk_any_str_many) -------------------------------------------------
+
+TEST_F(String, ManyAtOnceAreTheValuesOfAnyStrAndShareOneBlock) {
+  const std::vector<std::string> texts = {"short", "a key longer than seven", "", "1234567", "12345678",
+                                          "\xc3\xa9 a longer one with a NUL \0 inside"};
+  std::vector<const char*> data;
+  std::vector<size_t> sizes;
+  for (const auto& t : texts) {
+    data.push_back(t.data());
+    sizes.push_back(t.size());
+  }
+  std::vector<ffk_any> out(texts.size());
+  ASSERT_EQ(ffk_any_str_many(data.data(), sizes.data(), (int64_t)texts.size(), out.data()), 0) << FetchError();
+  for (size_t i = 0; i < texts.size(); ++i) {
+    OwnedAny one;
+    ASSERT_EQ(ffk_any_str(texts[i].data(), texts[i].size(), &one.v), 0);
+    EXPECT_EQ(out[i].type_index, one.v.type_index) << "the form ffk_any_str gives, for " << i;
+    EXPECT_EQ(StrOf(out[i]), texts[i]);
+    EXPECT_TRUE(ffk_any_equal(&out[i], &one.v));
+    EXPECT_EQ(ffk_any_hash(&out[i]), ffk_any_hash(&one.v));
+    if (ffk_any_is_object(&out[i])) {
+      EXPECT_EQ(ffk_object_use_count(out[i].v_obj), 1);
+    }
+  }
+  // The block stays while any String of it lives: strong and weak holders alike.
+  ffk_object* weak = ffk_weak_ref_new(out[4].v_obj);
+  ASSERT_NE(weak, nullptr);
+  ffk_object* kept = out[5].v_obj;
+  ffk_object_retain(kept);
+  for (auto& v : out) ffk_any_release(&v);
+  EXPECT_FALSE(ffk_weak_ref_alive(weak));
+  EXPECT_EQ(std::string(((ffk_string*)kept)->data, ((ffk_string*)kept)->size), texts[5]);
+  ffk_object_release(kept);
+  ffk_object_release(weak);  // the last holder of the block: ASan sees it freed once
+}
+
+TEST_F(String, ManyAtOnceFailsWholeNamingTheStr) {
+  const char* data[3] = {"a key longer than seven", "ok", "bad \xff byte here"};
+  size_t sizes[3] = {23, 2, 17};
+  ffk_any out[3];
+  EXPECT_EQ(ffk_any_str_many(data, sizes, 3, out), -1);
+  EXPECT_TRUE(PendingError("ValueError", {"str 2", "0xff", "offset 4"}));
+  for (auto& v : out) EXPECT_EQ(v.type_index, FFK_TYPE_NONE) << "nothing is left owned";
+  const char* null_data[2] = {"fine", nullptr};
+  size_t null_sizes[2] = {4, 3};
+  EXPECT_EQ(ffk_any_str_many(null_data, null_sizes, 2, out), -1);
+  EXPECT_TRUE(PendingError("ValueError", {"str 1", "data is NULL but size is 3"}));
+  EXPECT_EQ(ffk_any_str_many(nullptr, nullptr, -1, out), -1);
+  EXPECT_TRUE(PendingError("ValueError", {"-1 strs"}));
+  EXPECT_EQ(ffk_any_str_many(nullptr, nullptr, 0, nullptr), 0) << "none is no error";
+  SweepAllocationFailures([&] {
+    ffk_any got[3];
+    data[2] = "a third longer one";
+    sizes[2] = 18;
+    if (ffk_any_str_many(data, sizes, 3, got) != 0) {
+      for (auto& v : got) EXPECT_EQ(v.type_index, FFK_TYPE_NONE);
+      return false;
+    }
+    for (auto& v : got) ffk_any_release(&v);
+    return true;
+  });
 }
 
 }  // namespace

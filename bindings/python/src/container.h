@@ -110,11 +110,47 @@ typedef struct {
  * reused, clear() is called, or the wrapper goes. Only with the GIL (a replaced entry is
  * released under it); free-threaded builds read Dicts without it.
  */
+/*
+ * The key cache of a MapBase or DictBase wrapper, beside the element cache: what a
+ * lookup by an exact str key found, so that reading with the same key object again
+ * (the usual case: the key a program keeps in a variable) needs neither the C lookup
+ * (its XXH3 hash, and for a Dict its lock) nor a conversion. Direct-mapped by the str's
+ * own cached Python hash: `keys_size` entries (a power of two: the entry count of the
+ * mapping at the first lookup, 16 to 1024), each the last lookup that landed there,
+ * holding its key (a strong reference: the address cannot be reused while it is here)
+ * and compared by identity.
+ *
+ * Map: `slot` is where the key is (ffk_map_find_str), -1 when missing; right for the
+ * wrapper's life (copy-on-write: its Map never changes). Dict: `value` is the Python
+ * object the value became (an int, float or ffikit.String: the element cache's
+ * cacheable kinds; anything else is not kept), NULL for a missing key, read at the
+ * Dict's stamp `stamp` (ffk_dict_get_str_stamped) and handed out again only while
+ * ffk_dict_stamp (read through `dict_stamp`) still returns it: any change of the Dict,
+ * through any handle, from any thread, moves the stamp, so a cached value is never older
+ * than the last change the reader could know of. Only with the GIL, which serialises
+ * the wrapper's readers (free-threaded builds look every key up).
+ */
+typedef struct {
+  PyObject *key; /* an exact str (owned), NULL: an empty entry */
+  PyObject *value; /* Dict: the value (owned), NULL: missing */
+  int64_t slot; /* Map: the key's slot, -1: missing */
+  uint64_t stamp; /* Dict: the stamp `value` was read at */
+} ffkpy_KeySlot;
+
 typedef struct {
   ffkpy_Object base;
   PyObject **cache;
   Py_ssize_t cache_size; /* Dict: the number of cache entries */
+  ffkpy_KeySlot *keys; /* the key cache, NULL until the first str lookup */
+  Py_ssize_t keys_size;
+  const uint64_t *dict_stamp; /* Dict: ffk_dict_stamp_address, set with `keys` */
 } ffkpy_Mapping;
+
+#ifndef Py_GIL_DISABLED
+#define FFKPY_KEY_CACHE 1
+#else
+#define FFKPY_KEY_CACHE 0
+#endif
 
 /* Containers this large release the GIL around whole-container C work. */
 #define RELEASE_GIL_MIN 4096

@@ -366,24 +366,56 @@ static inline int owned_item(PyObject *x, ffk_any *out) {
   return rc;
 }
 
-/* A dict -> a new Map in one pass: every key and value converted once into owned values
- * that ffk_map_from_pairs_steal takes over (one hash per key, no retain/release pair). */
+/*
+ * A dict -> a new Map in one pass: every key and value converted once into owned values
+ * that ffk_map_from_pairs_steal takes over (one hash per key, no retain/release pair).
+ * The exact str keys longer than a SmallStr become their Strings together, after the
+ * pass, in one block (ffk_any_str_many: one allocation for all, not one each); the pass
+ * keeps a reference to each such key meanwhile (converting a value may run Python code
+ * that drops the dict's).
+ */
 static int dict_to_map(PyObject *o, ffk_any *out, ffkpy_temps *temps) {
   Py_ssize_t n = PyDict_Size(o);
-  ffk_any *keys = PyMem_Malloc(sizeof(ffk_any) * (size_t)(2 * n + 1));
-  if (keys == NULL) {
+  /* keys, values, then for the long str keys: their objects and positions, texts, sizes, values */
+  size_t per = 2 * sizeof(ffk_any) + sizeof(PyObject *) + sizeof(Py_ssize_t) + sizeof(const char *) + sizeof(size_t) +
+               sizeof(ffk_any);
+  char *buf = PyMem_Malloc(per * (size_t)n + 1);
+  if (buf == NULL) {
     PyErr_NoMemory();
     return -1;
   }
-  ffk_any *values = keys + n;
-  Py_ssize_t pos = 0, i = 0;
+  ffk_any *keys = (ffk_any *)buf, *values = keys + n, *made = values + n;
+  PyObject **long_keys = (PyObject **)(made + n);
+  Py_ssize_t *long_at = (Py_ssize_t *)(long_keys + n);
+  const char **texts = (const char **)(long_at + n);
+  size_t *sizes = (size_t *)(texts + n);
+  Py_ssize_t pos = 0, i = 0, n_long = 0;
   PyObject *k, *v;
   int rc = 0;
   if (Py_EnterRecursiveCall(" while converting a dict to an ffikit Map") != 0) {
     rc = -1;
   } else {
     while (rc == 0 && i < n && PyDict_Next(o, &pos, &k, &v)) {
-      if ((rc = owned_item(k, &keys[i])) != 0) break;
+      if (Py_IS_TYPE(k, &PyUnicode_Type)) {
+        Py_ssize_t size;
+        const char *text = PyUnicode_AsUTF8AndSize(k, &size);
+        if (text == NULL) {
+          rc = -1;
+          break;
+        }
+        if (size > FFK_SMALL_STR_MAX) {
+          keys[i] = ffk_any_none(); /* made after the pass */
+          long_keys[n_long] = Py_NewRef(k); /* keeps its UTF-8, which the str caches, alive */
+          texts[n_long] = text;
+          sizes[n_long] = (size_t)size;
+          long_at[n_long++] = i;
+        } else if (ffk_any_str(text, (size_t)size, &keys[i]) != 0) {
+          rc = ffkpy_raise_from_ffk_int();
+          break;
+        }
+      } else if ((rc = owned_item(k, &keys[i])) != 0) {
+        break;
+      }
       if ((rc = owned_item(v, &values[i])) != 0) {
         ffk_any_release(&keys[i]);
         break;
@@ -392,16 +424,22 @@ static int dict_to_map(PyObject *o, ffk_any *out, ffkpy_temps *temps) {
     }
     Py_LeaveRecursiveCall();
   }
+  if (rc == 0 && n_long > 0) {
+    if (ffk_any_str_many(texts, sizes, n_long, made) != 0) rc = ffkpy_raise_from_ffk_int();
+    else
+      for (Py_ssize_t j = 0; j < n_long; ++j) keys[long_at[j]] = made[j];
+  }
+  for (Py_ssize_t j = 0; j < n_long; ++j) Py_DECREF(long_keys[j]);
   if (rc != 0) {
     for (Py_ssize_t j = 0; j < i; ++j) {
       ffk_any_release(&keys[j]);
       ffk_any_release(&values[j]);
     }
-    PyMem_Free(keys);
+    PyMem_Free(buf);
     return -1;
   }
   ffk_map *m = ffk_map_from_pairs_steal(keys, values, i); /* takes every pair, also on failure */
-  PyMem_Free(keys);
+  PyMem_Free(buf);
   return new_object_to_any((ffk_object *)m, out, temps); /* NULL: the pending error */
 }
 

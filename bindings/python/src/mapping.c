@@ -80,6 +80,81 @@ PyObject *ffkpy_dict__element_steal(PyObject *self, ffk_any *v) {
   return ffkpy_element_steal(self, v);
 }
 
+/* ---- The key cache (container.h: ffkpy_KeySlot) ----------------------------------------- */
+
+#if FFKPY_KEY_CACHE
+/* The key cache's entry for the exact str `key` (the cache made on first use), or NULL when
+ * there is none to use (no memory: the lookup just goes to C). Never an exception. */
+static ffkpy_KeySlot *key_entry(PyObject *self, PyObject *key) {
+  ffkpy_Mapping *m = MAPPING(self);
+  if (FFK_UNLIKELY(m->keys == NULL)) {
+    ffk_object *h = HANDLE(self);
+    bool is_map = h->type_index == FFK_TYPE_MAP;
+    int64_t want = is_map ? ffk_map_size((ffk_map *)h) : ffk_dict_size((ffk_dict *)h), n = 16;
+    while (n < want && n < 1024) n *= 2;
+    if ((m->keys = PyMem_Calloc((size_t)n, sizeof(ffkpy_KeySlot))) == NULL) return NULL;
+    m->keys_size = n;
+    m->dict_stamp = is_map ? NULL : ffk_dict_stamp_address((ffk_dict *)h);
+  }
+  Py_hash_t hash = PyObject_Hash(key); /* a str's is cached after its first use */
+  if (FFK_UNLIKELY(hash == -1)) {
+    PyErr_Clear();
+    return NULL;
+  }
+  return &m->keys[(size_t)hash & (size_t)(m->keys_size - 1)];
+}
+
+/* Remembers what a lookup of `key` found: value (stolen; NULL for none), slot, stamp. The
+ * entry is found afresh: a conversion since key_entry may have run code that cleared the
+ * cache. The old key and value go after the entry is whole (a release may run code). */
+static void key_remember(PyObject *self, PyObject *key, PyObject *value, int64_t slot, uint64_t stamp) {
+  ffkpy_KeySlot *e = key_entry(self, key);
+  if (e == NULL) {
+    Py_XDECREF(value);
+    return;
+  }
+  PyObject *old_key = e->key, *old_value = e->value;
+  e->key = Py_NewRef(key);
+  e->value = value;
+  e->slot = slot;
+  e->stamp = stamp;
+  Py_XDECREF(old_key);
+  Py_XDECREF(old_value);
+}
+
+/* The cached answer for `key`: 1 with *value (borrowed) the value's Python object, or NULL
+ * and *slot the key's slot (a Map's value that is not kept; -1 for a missing key of either);
+ * 0 when the cache cannot answer. */
+static inline int key_cached(PyObject *self, PyObject *key, bool is_map, int64_t *slot, PyObject **value) {
+  ffkpy_Mapping *m = MAPPING(self);
+  if (m->keys == NULL) return 0;
+  Py_hash_t hash = PyObject_Hash(key);
+  if (FFK_UNLIKELY(hash == -1)) {
+    PyErr_Clear();
+    return 0;
+  }
+  const ffkpy_KeySlot *e = &m->keys[(size_t)hash & (size_t)(m->keys_size - 1)];
+  if (e->key != key) return 0;
+  if (!is_map && e->stamp != __atomic_load_n(m->dict_stamp, __ATOMIC_ACQUIRE)) return 0; /* the Dict changed since */
+  *slot = e->slot;
+  *value = e->value;
+  return 1;
+}
+
+static void key_cache_clear(PyObject *self) {
+  ffkpy_Mapping *m = MAPPING(self);
+  ffkpy_KeySlot *keys = m->keys;
+  Py_ssize_t n = m->keys_size;
+  m->keys = NULL;
+  m->keys_size = 0;
+  for (Py_ssize_t i = 0; i < n; ++i) {
+    Py_XDECREF(keys[i].key);
+    Py_XDECREF(keys[i].value);
+  }
+  PyMem_Free(keys);
+}
+#endif
+
 /* The number of entries of the cache: 2 per slot of a Map, cache_size for a Dict. */
 static int64_t cache_len(PyObject *self) {
   if (MAPPING(self)->cache == NULL || HANDLE(self) == NULL) return 0;
@@ -89,6 +164,7 @@ static int64_t cache_len(PyObject *self) {
 static int map_traverse(PyObject *self, visitproc visit, void *arg) {
   int64_t n = cache_len(self);
   for (int64_t i = 0; i < n; ++i) Py_VISIT(MAPPING(self)->cache[i]); /* a String's _ffikit_object may be set to anything */
+  for (Py_ssize_t i = 0; i < MAPPING(self)->keys_size; ++i) Py_VISIT(MAPPING(self)->keys[i].value);
   return ffkpy_object_traverse(self, visit, arg);
 }
 
@@ -99,6 +175,9 @@ static int map_clear(PyObject *self) {
   MAPPING(self)->cache_size = 0;
   for (int64_t i = 0; i < n; ++i) Py_XDECREF(cache[i]);
   PyMem_Free(cache);
+#if FFKPY_KEY_CACHE
+  key_cache_clear(self);
+#endif
   return 0;
 }
 
@@ -212,16 +291,50 @@ static int lookup(PyObject *self, PyObject *key, PyObject **out) {
   ffk_any k, v;
   int rc;
   if (tp == &PyUnicode_Type) {
+#if FFKPY_KEY_CACHE
+    int64_t hit_slot;
+    PyObject *hit;
+    if (key_cached(self, key, is_map, &hit_slot, &hit)) {
+      if (hit != NULL) {
+        *out = Py_NewRef(hit);
+        return 1;
+      }
+      if (hit_slot < 0) return 0;
+      const ffk_any *pk, *pv; /* a Map's value that is not kept: converted from its slot */
+      if (!ffk_map_entry((ffk_map *)h, hit_slot, &pk, &pv)) return 0;
+      return (*out = ffkpy_map__element(self, hit_slot, FFK_MAP_VALUES, pv)) == NULL ? -1 : 1;
+    }
+#endif
     Py_ssize_t n;
     const char *data = PyUnicode_AsUTF8AndSize(key, &n);
     if (data == NULL) return -1;
     if (is_map) {
       int64_t slot = ffk_map_find_str((ffk_map *)h, data, (size_t)n);
       const ffk_any *pk, *pv;
-      if (!ffk_map_entry((ffk_map *)h, slot, &pk, &pv)) return 0;
-      return (*out = ffkpy_map__element(self, slot, FFK_MAP_VALUES, pv)) == NULL ? -1 : 1;
+      if (!ffk_map_entry((ffk_map *)h, slot, &pk, &pv)) {
+#if FFKPY_KEY_CACHE
+        key_remember(self, key, NULL, -1, 0);
+#endif
+        return 0;
+      }
+      if ((*out = ffkpy_map__element(self, slot, FFK_MAP_VALUES, pv)) == NULL) return -1;
+#if FFKPY_KEY_CACHE
+      key_remember(self, key, cacheable(pv) ? Py_NewRef(*out) : NULL, slot, 0);
+#endif
+      return 1;
     }
+#if FFKPY_KEY_CACHE
+    uint64_t stamp;
+    rc = ffk_dict_get_str_stamped((ffk_dict *)h, data, (size_t)n, &v, &stamp);
+    if (rc == 0) key_remember(self, key, NULL, -1, stamp);
+    if (rc == 1 && cacheable(&v)) {
+      if ((*out = ffkpy_dict__element_steal(self, &v)) == NULL) return -1;
+      key_remember(self, key, Py_NewRef(*out), 0, stamp);
+      return 1;
+    }
+#else
     rc = ffk_dict_get_str((ffk_dict *)h, data, (size_t)n, &v);
+#endif
   } else {
     ffkpy_temps temps;
     ffkpy_temps_init(&temps);
@@ -272,6 +385,11 @@ static int map_contains(PyObject *self, PyObject *key) {
   bool is_map = h->type_index == FFK_TYPE_MAP;
   PyTypeObject *tp = Py_TYPE(key);
   if (tp == &PyUnicode_Type) {
+#if FFKPY_KEY_CACHE
+    int64_t slot;
+    PyObject *hit;
+    if (key_cached(self, key, is_map, &slot, &hit)) return hit != NULL || slot >= 0;
+#endif
     Py_ssize_t n;
     const char *data = PyUnicode_AsUTF8AndSize(key, &n);
     if (data == NULL) return -1;

@@ -275,3 +275,155 @@ def test_map_reads_from_threads_agree():
         th.join()
     for t in range(1, 4):  # every thread got the one cached String per entry
         assert all(a is b for a, b in zip(seen[0], seen[t]))
+
+
+# ---- The key cache (container.h: ffkpy_KeySlot): what a str key object found last time ----
+
+
+def test_key_cache_follows_every_change_of_a_dict(testing):
+    # Each read below follows a change of a different kind, made through this wrapper,
+    # through C (testing.mutate: another handle, the GIL released) or by clearing: a value
+    # or a miss the key cache kept must never be handed out once the Dict has changed.
+    d = Dict({KEYS[0]: 0, KEYS[1]: 1})
+    k, other, absent = KEYS[0], KEYS[1], "a key that is not there"
+    assert d[k] == 0 and d.get(k) == 0 and d[k] is d[k]  # an int value: one object while unchanged
+    assert d.get(absent) is None and absent not in d  # a miss, kept too
+    d[k] = 10
+    assert d[k] == 10 and d.get(k) == 10
+    testing.mutate(d, k, 20)
+    assert d[k] == 20 and d.get(k) == 20 and k in d
+    testing.mutate(d, absent, 5)
+    assert d.get(absent) == 5 and absent in d and d[absent] == 5
+    del d[absent]
+    assert d.get(absent) is None and absent not in d
+    d.update({k: 30})
+    assert d[k] == 30
+    assert d.pop(k) == 30
+    assert d.get(k) is None and k not in d
+    with pytest.raises(KeyError):
+        d[k]
+    assert d.setdefault(k, 40) == 40 and d[k] == 40
+    d[other] = 1.5
+    assert d[other] == 1.5 and d.get(other) is d.get(other)
+    d.clear()
+    assert d.get(k) is None and d.get(other) is None and len(d) == 0
+    d[k] = "a long string value"
+    assert d[k] == "a long string value" and type(d[k]) is String
+
+
+def test_key_cache_takes_equal_keys_that_are_other_objects(kind):
+    m = kind(dict(zip(KEYS, range(N))))
+    same = "".join(["key", "0000003"])  # equal to KEYS[3], another object
+    assert same is not KEYS[3]
+    assert m[KEYS[3]] == 3 and m[same] == 3 and m[KEYS[3]] == 3 and m.get(same) == 3
+    assert m.get("".join(["no", "such key"])) is None and m.get("nosuch key") is None
+    many = [f"miss{i:06d}" for i in range(5000)]  # more keys than the cache has entries
+    assert all(m.get(x) is None for x in many) and all(m[x] == i for i, x in enumerate(KEYS))
+    assert all(x not in m for x in many) and all(x in m for x in KEYS)
+
+
+def test_key_cache_of_values_that_are_objects_reads_them_afresh():
+    inner = Map({"a": 1})
+    d = Dict({"the inner map": inner})
+    assert d["the inner map"] == inner and d.get("the inner map") == inner
+    d["the inner map"] = Map({"a": 2})
+    assert d["the inner map"]["a"] == 2
+    m = Map({"the inner map": inner, "the list": [1, 2]})
+    assert m["the inner map"] == inner and list(m["the list"]) == [1, 2] and m.get("the list") == m["the list"]
+    del inner
+
+
+def test_key_cache_is_dropped_with_the_wrapper_and_by_gc():
+    d = Dict(dict(zip(KEYS, WORDS)))
+    values = [d[k] for k in KEYS] + [d.get(k) for k in KEYS]
+    assert values[:N] == WORDS
+    s = d[KEYS[0]]
+    s._ffikit_object = d  # a String the key cache keeps, holding its Dict wrapper: a cycle for the GC
+    del d, values, s
+    gc.collect()  # conftest then checks that no ffikit object is left
+
+
+def test_key_cache_is_never_stale_with_writers_in_other_threads(testing):
+    # A writer stores 1, 2, 3, ... under one key, half of the time through C with the GIL
+    # released (testing.mutate), and then publishes the number; readers that saw a number
+    # published must never read an older value (the key cache serves a value only while the
+    # Dict's stamp is the one it was read at).
+    k, writes = "the shared key", 10000
+    d = Dict({k: 0})
+    published = [0]
+    stale: list[tuple[int, object]] = []
+    done = threading.Event()
+
+    def write():
+        for i in range(1, writes + 1):
+            if i % 2:
+                d[k] = i
+            else:
+                testing.mutate(d, k, i)
+            published[0] = i
+        done.set()
+
+    def read():
+        while not done.is_set():
+            floor = published[0]
+            for v in (d[k], d.get(k)):
+                if v < floor:
+                    stale.append((floor, v))
+
+    threads = [threading.Thread(target=write)] + [threading.Thread(target=read) for _ in range(3)]
+    for t in threads:
+        t.start()
+    for t in threads:
+        t.join()
+    assert not stale
+    assert d[k] == writes
+
+
+# ---- Building from a dict: long str keys made together (ffk_any_str_many), one pass ----
+
+
+def test_build_from_a_dict_of_every_kind_of_key(kind):
+    class Sub(str):
+        pass
+
+    src = {"": 0, "short": 1, "a longer key": 2, "nul\0in the middle of it": 3, "é ü 中文 key, long": 4, b"bytes key": 5,
+           7: 6, 2**40: 7, 1.5: 8, True: 9, Sub("a str subclass key"): 10, None: 11, (1, "a tuple key"): 12}
+    m = kind(src)
+    assert len(m) == len(src)
+    for k, v in src.items():
+        if isinstance(k, tuple):
+            continue  # a tuple key becomes an Array, found by identity only
+        assert m[k] == v, k
+    assert list(m)[:5] == ["", "short", "a longer key", "nul\0in the middle of it", "é ü 中文 key, long"]
+    big = {f"key{i:07d}": i for i in range(5000)}
+    assert kind(big) == kind(big) and dict(kind(big).items()) == big
+
+
+def test_build_from_a_dict_that_fails_midway_leaves_nothing_alive(kind):
+    class Bad:
+        pass
+
+    src = {f"a long key number {i}": i for i in range(100)}
+    src["the bad one, long"] = Bad()  # an Opaque: converts; the failures below do not
+    src["surrogate value"] = "\ud800"
+    with pytest.raises(UnicodeEncodeError):
+        kind(src)
+    src = {f"a long key number {i}": i for i in range(100)}
+    src["\udc80 a surrogate key"] = 1
+    with pytest.raises(UnicodeEncodeError):
+        kind(src)
+    src = {f"a long key number {i}": i for i in range(100)}
+    src[f"a long key number {2**70}"] = 2**70  # too large an int
+    with pytest.raises(OverflowError):
+        kind(src)
+    gc.collect()  # conftest checks that no ffikit object is left
+
+
+def test_keys_of_a_built_map_outlive_it():
+    m = Map({f"a long key number {i}": i for i in range(50)})
+    keys = list(m.keys())  # Strings of one block: kept alive by these, whatever goes first
+    del m
+    gc.collect()
+    assert keys[49] == "a long key number 49"
+    del keys[::2]
+    assert [str(k) for k in keys] == [f"a long key number {i}" for i in range(1, 50, 2)]

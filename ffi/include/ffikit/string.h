@@ -49,6 +49,18 @@ FFK_API ffk_bytes *ffk_bytes_new(const void *data, size_t size);
  */
 FFK_API int ffk_any_str(const char *data, size_t size, ffk_any *out);
 
+/*
+ * ffk_any_str for `n` strs at once: out[i] is the str value of the sizes[i] bytes at
+ * data[i] (SmallStr when at most 7 bytes), and the String objects of the longer ones share
+ * one allocation, which goes with the last of them: one malloc and one free for n keys
+ * (the bulk build of a Map from a binding's dict). Each String is an ordinary String to
+ * every reader; the memory of all stays allocated while any of them is alive. Returns 0
+ * with every out[i] owned, or -1 with every out[i] None and a ValueError (n negative,
+ * arrays NULL with n > 0, data[i] NULL with sizes[i] > 0, invalid UTF-8: each naming i)
+ * or a MemoryError.
+ */
+FFK_API int ffk_any_str_many(const char *const *data, const size_t *sizes, int64_t n, ffk_any *out);
+
 /* ffk_any_str for a NUL-terminated C string (ValueError if s is NULL). */
 FFK_API int ffk_any_cstr(const char *s, ffk_any *out);
 
