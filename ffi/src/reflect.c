@@ -636,6 +636,14 @@ int ffk_type_find_field(int32_t type_index, const char *name, const ffk_field_in
   return 0;
 }
 
+int ffk_type_get_field(int32_t type_index, const char *name, const ffk_field_info **out) {
+  int found = ffk_type_find_field(type_index, name, out);
+  if (found < 0) return -1;
+  if (found == 0)
+    return ffk_error_set(FFK_ERR_ATTRIBUTE, "`%s` object has no field `%s`", ffk_type_name(type_index), name);
+  return 0;
+}
+
 /* The full method list of `rt`, rebuilt when a method was added since it was built. */
 static const ffk_method_table *all_methods(ffk_rtype *rt) {
   uint64_t gen = __atomic_load_n(&g_method_generation, __ATOMIC_ACQUIRE);

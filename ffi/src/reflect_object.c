@@ -496,11 +496,7 @@ int ffk_field_init(const ffk_field_info *field, ffk_object *obj, const ffk_any *
 }
 
 static int find_named_field(const ffk_object *obj, const char *name, const ffk_field_info **f) {
-  int found = ffk_type_find_field(obj->type_index, name, f);
-  if (found < 0) return -1;
-  if (found == 0)
-    return ffk_error_set(FFK_ERR_ATTRIBUTE, "`%s` object has no field `%s`", ffk_type_name(obj->type_index), name);
-  return 0;
+  return ffk_type_get_field(obj->type_index, name, f);
 }
 
 int ffk_object_get_field(const ffk_object *obj, const char *name, ffk_any *out) {

@@ -202,7 +202,8 @@ int ffk_function_register(const char *name, ffk_function *f, bool override) {
   if (old_table != NULL) ffk_epoch__retire(&old_table->retired, reclaim_table);
   if (replaced != NULL) ffk_epoch__retire(&replaced->retired, reclaim_entry);
   if (rc != 0) free_lines(e); /* never published */
-  if (rc == 1) return ffk_error_set(FFK_ERR_VALUE, "global function `%s` is already registered", name);
+  /* tvm_ffi's kind and words, which its Python users match on; both bindings pass them on. */
+  if (rc == 1) return ffk_error_set(FFK_ERR_RUNTIME, "Global Function `%s` is already registered", name);
   return rc;
 }
 

@@ -242,6 +242,11 @@ bool ffk_type_exists(int32_t type_index) {
   return entry_at(type_index) != NULL;
 }
 
+int ffk_type_check_index(int32_t type_index) {
+  if (ffk_type_exists(type_index)) return 0;
+  return ffk_error_set(FFK_ERR_VALUE, "type index %d is not a registered type", (int)type_index);
+}
+
 const char *ffk_type_key(int32_t type_index) {
   ensure_init();
   const type_entry *e = entry_at(type_index);

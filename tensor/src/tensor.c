@@ -575,6 +575,10 @@ ffk_tensor *ffk_tensor_reshape(const ffk_tensor *t, int32_t ndim, const int64_t 
 
 ffk_tensor *ffk_tensor_slice(const ffk_tensor *t, int32_t dim, int64_t start, int64_t stop, int64_t step) {
   int32_t d = 0;
+  if (t->dl.ndim == 0) { /* select's words: t[a:b] and t[i] of a 0-d tensor fail alike */
+    ffk_error_set(FFK_ERR_INDEX, "a 0-d tensor cannot be indexed");
+    return NULL;
+  }
   if (norm_dim("slice", dim, t->dl.ndim, false, &d) != 0) return NULL;
   if (step < 1) {
     ffk_error_set(FFK_ERR_VALUE, "slice: step %lld is not positive", (long long)step);

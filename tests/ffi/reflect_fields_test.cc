@@ -76,6 +76,24 @@ TEST_F(Reflect, OwnTypeAttributesAreNotInherited) {
   EXPECT_TRUE(PendingError("ValueError", {"not a registered type"}));
 }
 
+TEST_F(Reflect, GetFieldFindsAFieldOrNamesTheMissingOneAndItsType) {
+  int32_t t = PointType();
+  const ffk_field_info* f = nullptr;
+  ASSERT_EQ(ffk_type_get_field(t, "x", &f), 0) << FetchError();
+  ASSERT_NE(f, nullptr);
+  EXPECT_STREQ(f->name, "x");
+  EXPECT_EQ(ffk_type_get_field(t, "z", &f), -1);
+  EXPECT_EQ(f, nullptr);
+  EXPECT_EQ(FetchError(), "AttributeError: `test.reflect.Point` object has no field `z`");
+  // A type without a description has no fields; an unknown one is C's ValueError.
+  EXPECT_EQ(ffk_type_get_field(FFK_TYPE_ARRAY, "x", &f), -1);
+  EXPECT_EQ(FetchError(), "AttributeError: `Array` object has no field `x`");
+  EXPECT_EQ(ffk_type_get_field(999999, "x", &f), -1);
+  EXPECT_TRUE(PendingError("ValueError", {"999999", "not a registered type"}));
+  EXPECT_EQ(ffk_type_get_field(t, nullptr, &f), -1);
+  EXPECT_TRUE(PendingError("ValueError", {"name"}));
+}
+
 TEST_F(Reflect, ReplacedTypeAttributesStayAliveAndAreNotCountedLive) {
   int32_t t = ffk_type_register("test.reflect.AttrReplace", FFK_TYPE_OBJECT);
   int64_t live = ffk_debug_live_objects(-1);

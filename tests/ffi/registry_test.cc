@@ -43,7 +43,7 @@ TEST_F(Registry, RegisterRefusesToReplaceUnlessTold) {
   ASSERT_EQ(ffk_function_register("test.reg.f", one, false), 0);
   EXPECT_EQ(ffk_object_use_count(Obj(one)), 2u);
   EXPECT_EQ(ffk_function_register("test.reg.f", two, false), -1);
-  EXPECT_EQ(FetchError(), "ValueError: global function `test.reg.f` is already registered");
+  EXPECT_EQ(FetchError(), "RuntimeError: Global Function `test.reg.f` is already registered");
   EXPECT_EQ(CallByName("test.reg.f"), 1);
   EXPECT_EQ(ffk_object_use_count(Obj(two)), 1u);
   ASSERT_EQ(ffk_function_register("test.reg.f", two, true), 0);

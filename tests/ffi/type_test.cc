@@ -108,6 +108,18 @@ TEST_F(Type, DeepHierarchyStopsAtTheDepthLimit) {
   EXPECT_TRUE(ffk_type_is_instance(parent, FFK_TYPE_OBJECT));
 }
 
+TEST_F(Type, CheckIndexAcceptsKnownTypesAndNamesAnUnknownIndex) {
+  EXPECT_EQ(ffk_type_check_index(FFK_TYPE_INT), 0);
+  EXPECT_EQ(ffk_type_check_index(FFK_TYPE_ARRAY), 0);
+  int32_t t = ffk_type_register("test.type.Checked", FFK_TYPE_OBJECT);
+  ASSERT_GT(t, 0) << ffk::test::FetchError();
+  EXPECT_EQ(ffk_type_check_index(t), 0);
+  EXPECT_EQ(ffk_type_check_index(5000), -1);
+  EXPECT_EQ(ffk::test::FetchError(), "ValueError: type index 5000 is not a registered type");
+  EXPECT_EQ(ffk_type_check_index(-3), -1);
+  EXPECT_EQ(ffk::test::FetchError(), "ValueError: type index -3 is not a registered type");
+}
+
 TEST_F(Type, UnknownIndicesAreNamedAndInstancesOfNothing) {
   EXPECT_EQ(ffk_type_key(5000), nullptr);
   EXPECT_STREQ(ffk_type_name(5000), "<unknown type>");

@@ -556,6 +556,9 @@ TEST_F(Tensor, SelectDropsADimensionAndChecksTheIndex) {
   EXPECT_EQ(At(elem.t, {}), 14);
   EXPECT_EQ(ffk_tensor_select(elem.t, 0, 0), nullptr);
   EXPECT_EQ(FetchError(), "IndexError: a 0-d tensor cannot be indexed");
+  // A slice of it fails in select's words (both bindings show this text for t[a:b]).
+  EXPECT_EQ(ffk_tensor_slice(elem.t, 0, 0, 1, 1), nullptr);
+  EXPECT_EQ(FetchError(), "IndexError: a 0-d tensor cannot be indexed");
 }
 
 // fill never changes a value silently: out of range is an OverflowError, as numpy's.

@@ -534,23 +534,11 @@ static PyObject *register_global(PyObject *mod, PyObject *args) {
   PyObject *f;
   int override = 0;
   if (!PyArg_ParseTuple(args, "sO|p:_register_global_func", &name, &f, &override)) return NULL;
-  if (!override) {
-    ffk_function *existing = NULL;
-    int found = ffk_function_get_global(name, &existing);
-    if (found < 0) return ffkpy_raise_from_ffk();
-    if (found) {
-      ffk_object_release((ffk_object *)existing);
-      return PyErr_Format(PyExc_RuntimeError, "Global Function `%s` is already registered", name);
-    }
-  }
   PyObject *w = to_function(f);
   if (w == NULL) return NULL;
+  /* C decides a taken name and words it (tvm_ffi's RuntimeError). */
   if (ffk_function_register(name, (ffk_function *)((ffkpy_Object *)w)->obj, override != 0) != 0) {
     Py_DECREF(w);
-    if (ffk_error_matches(FFK_ERR_VALUE) && strstr(ffk_error_message(ffk_error_peek_borrow()), "already registered")) {
-      ffk_error_clear();
-      return PyErr_Format(PyExc_RuntimeError, "Global Function `%s` is already registered", name);
-    }
     return ffkpy_raise_from_ffk();
   }
   return w;

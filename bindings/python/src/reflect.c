@@ -534,11 +534,14 @@ static PyObject *object_from_fields(PyObject *mod, PyObject *args) {
   while (PyDict_Next(fields, &pos, &k, &v)) {
     const char *name = PyUnicode_Check(k) ? PyUnicode_AsUTF8(k) : NULL;
     const ffk_field_info *f = NULL;
-    int found = name != NULL ? ffk_type_find_field(index, name, &f) : -1;
-    if (name == NULL && !PyErr_Occurred()) PyErr_Format(PyExc_TypeError, "field names must be str, not %R", k);
-    else if (found < 0) ffkpy_raise_from_ffk();
-    else if (found == 0) PyErr_Format(PyExc_AttributeError, "`%s` object has no field `%s`", ffk_type_key(index), name);
-    if (found <= 0) goto fail;
+    if (name == NULL) {
+      if (!PyErr_Occurred()) PyErr_Format(PyExc_TypeError, "field names must be str, not %R", k);
+      goto fail;
+    }
+    if (ffk_type_get_field(index, name, &f) != 0) {
+      ffkpy_raise_from_ffk();
+      goto fail;
+    }
     ffkpy_temps temps;
     ffkpy_temps_init(&temps);
     ffk_any a;
@@ -659,7 +662,7 @@ static PyObject *reflect_class(PyObject *mod, PyObject *args) {
   if (!PyArg_ParseTuple(args, "O!i|p:_reflect_class", &PyType_Type, &cls, &index, &tracked)) return NULL;
   if (!PyType_IsSubtype((PyTypeObject *)cls, &ffkpy_ObjectType))
     return PyErr_Format(PyExc_TypeError, "_reflect_class: %R is not a subclass of ffikit.Object", cls);
-  if (!ffk_type_exists(index)) return PyErr_Format(PyExc_ValueError, "unknown type index %d", index);
+  if (ffk_type_check_index(index) != 0) return ffkpy_raise_from_ffk();
   PyObject *dict = ((PyTypeObject *)cls)->tp_dict; /* read only: writes go through setattr */
   if (!ffk_type_is_reflected(index)) {
     if (PyObject_SetAttr(cls, g_str_type_index, Py_None) != 0) return NULL;
@@ -735,7 +738,7 @@ static PyObject *type_info(PyObject *mod, PyObject *arg) {
   (void)mod;
   int index = (int)PyLong_AsLong(arg);
   if (index == -1 && PyErr_Occurred()) return NULL;
-  if (!ffk_type_exists(index)) return PyErr_Format(PyExc_ValueError, "unknown type index %d", index);
+  if (ffk_type_check_index(index) != 0) return ffkpy_raise_from_ffk();
   const char *key = ffk_type_key(index), *doc = ffk_type_doc(index);
   return Py_BuildValue("(siOz)", key ? key : "", (int)ffk_type_parent(index),
                        ffk_type_is_reflected(index) ? Py_True : Py_False, doc);
@@ -763,7 +766,7 @@ static PyObject *class_for(PyObject *mod, PyObject *arg) {
   (void)mod;
   int index = (int)PyLong_AsLong(arg);
   if (index == -1 && PyErr_Occurred()) return NULL;
-  if (!ffk_type_exists(index)) return PyErr_Format(PyExc_ValueError, "unknown type index %d", index);
+  if (ffk_type_check_index(index) != 0) return ffkpy_raise_from_ffk();
   PyObject *cls = ffkpy_class_for(index);
   return Py_XNewRef(cls);
 }

@@ -257,10 +257,6 @@ static PyObject *tensor_getitem(PyObject *self, PyObject *key) {
   if (PySlice_Check(key)) {
     Py_ssize_t start, stop, step;
     if (PySlice_Unpack(key, &start, &stop, &step) < 0) return NULL;
-    if (ffkpy_dl_of(self)->ndim == 0) {
-      PyErr_SetString(PyExc_IndexError, "a 0-d tensor cannot be indexed");
-      return NULL;
-    }
     return wrap_tensor(ffk_tensor_slice(ffkpy_tensor_of(self), 0, start, stop, step));
   }
   if (PyIndex_Check(key) && !PyBool_Check(key)) {

@@ -193,7 +193,7 @@ def test_object_use_count_sees_the_callers_reference():
 @pytest.mark.parametrize("call, kind, message", [
     (lambda: ffikit.get_global_func(""), ValueError, "cannot look up a global Function: the name is empty"),
     (lambda: ffikit.register_global_func("", lambda: 1), ValueError,
-     "cannot look up a global Function: the name is empty"),
+     "cannot register a global Function: the name is empty"),
     (lambda: ffikit.remove_global_func(""), ValueError, "cannot remove a global Function: the name is empty"),
     (lambda: ffikit.load_module(""), ValueError, "cannot load a module: the path is empty"),
     (lambda: ffikit._core._type_register(""), ValueError,

@@ -478,6 +478,15 @@ def test_unpickling_checks_its_input():
         _core._object_from_fields("testing.TestIntPair", {"a": "x"})
     with pytest.raises(TypeError, match="not a reflected type"):
         _core._object_from_fields("ffikit.Array", {})
+    with pytest.raises(AttributeError, match="^`testing.TestIntPair` object has no field `zz`$"):
+        _core._object_from_fields("testing.TestIntPair", {"zz": 1})
+
+
+def test_an_unknown_type_index_gets_cs_message():
+    # ffk_type_check_index decides and words it, as for the Rust crate's TypeInfo::of.
+    for query in (_core._type_info, _core._class_for, lambda i: ffikit.TypeInfo(i, None)):
+        with pytest.raises(ValueError, match="^type index 99999 is not a registered type$"):
+            query(99999)
 
 
 # ---- threads ----------------------------------------------------------------------------

@@ -99,6 +99,8 @@ def test_integer_indexing_is_c_select():
         t.select(1, -4)
     with pytest.raises(IndexError, match="^a 0-d tensor cannot be indexed$"):
         t[0][0][0][0]
+    with pytest.raises(IndexError, match="^a 0-d tensor cannot be indexed$"):
+        t[0][0][0][:]  # C's ffk_tensor_slice decides, as for Rust's Tensor::slice
     with pytest.raises(ValueError, match=r"^slice: step -1 is not positive$"):
         t[::-1]
 

@@ -143,8 +143,9 @@ static inline int ffk_function_call_inline(ffk_function *f, const ffk_any *args,
 
 /*
  * Registers `f` (borrowed; the registry keeps its own reference) under `name`. An
- * existing name is replaced only when `override` is true; otherwise a ValueError
- * "global function `name` is already registered". 0, or -1 (ValueError for a NULL or
+ * existing name is replaced only when `override` is true; otherwise a RuntimeError
+ * "Global Function `name` is already registered" (tvm_ffi's kind and text; the one
+ * message both bindings raise). 0, or -1 (that RuntimeError, a ValueError for a NULL or
  * empty name or a NULL function, MemoryError).
  */
 FFK_API int ffk_function_register(const char *name, ffk_function *f, bool override);

@@ -342,6 +342,15 @@ FFK_API const ffk_field_info *ffk_type_field_at(int32_t type_index, int32_t i);
  */
 FFK_API int ffk_type_find_field(int32_t type_index, const char *name, const ffk_field_info **out);
 
+/*
+ * ffk_type_find_field for a name that must be there: 0 and *out set (borrowed, valid
+ * while the type is registered), or -1 with *out NULL and an AttributeError
+ * "`mylib.Point` object has no field `z`" (the type's ffk_type_name) when the type has no
+ * such field, or a ValueError as ffk_type_find_field (unknown type, NULL name or out).
+ * The one text both bindings raise for a missing field.
+ */
+FFK_API int ffk_type_get_field(int32_t type_index, const char *name, const ffk_field_info **out);
+
 /* The number of methods of a type, inherited (and not overridden) ones included; 0 or -1 as above. */
 FFK_API int32_t ffk_type_num_methods(int32_t type_index);
 

@@ -48,6 +48,14 @@ FFK_API int ffk_type_lookup(const char *key, int32_t *out_index);
 FFK_API bool ffk_type_exists(int32_t type_index);
 
 /*
+ * The checked form of ffk_type_exists, for a binding that takes a type index from its
+ * user: 0 when `type_index` names a type (static or registered), or -1 with a ValueError
+ * "type index 42 is not a registered type" (the text every type query of reflect.h
+ * raises for an unknown index). Both bindings raise this one text for this one rule.
+ */
+FFK_API int ffk_type_check_index(int32_t type_index);
+
+/*
  * The key of a type ("ffikit.String", "mylib.Point"), or NULL for an unknown index.
  * Borrowed: static storage, valid until exit. Cannot fail.
  */

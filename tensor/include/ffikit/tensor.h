@@ -173,7 +173,9 @@ FFK_API ffk_tensor *ffk_tensor_reshape(const ffk_tensor *t, int32_t ndim, const 
 /*
  * Elements start, start+step, ... below stop along `dim` (negative dim counts from the
  * end; start and stop are clamped like Python's slices, negative ones count from the
- * end; step >= 1).
+ * end; step >= 1). A new view, or NULL with an IndexError "a 0-d tensor cannot be
+ * indexed" (as ffk_tensor_select) or "slice: dimension 3 is out of range for a tensor
+ * with 2 dimensions (-2 to 1)", or a ValueError "slice: step 0 is not positive".
  */
 FFK_API ffk_tensor *ffk_tensor_slice(const ffk_tensor *t, int32_t dim, int64_t start, int64_t stop, int64_t step);
 

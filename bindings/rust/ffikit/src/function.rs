@@ -385,7 +385,8 @@ impl Function {
     }
 
     /// Registers this Function under `name` in the global registry (replacing an existing
-    /// one only when `replace`; otherwise C's ValueError).
+    /// one only when `replace`; otherwise C's RuntimeError "Global Function `name` is
+    /// already registered", tvm_ffi's text).
     ///
     /// ```
     /// use ffikit::{Any, Function};

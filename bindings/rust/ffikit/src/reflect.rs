@@ -410,12 +410,9 @@ pub struct TypeInfo(i32);
 impl TypeInfo {
     /// The type with index `index`, or a ValueError naming it when there is none.
     pub fn of(index: i32) -> Result<TypeInfo> {
-        // SAFETY: a plain query.
-        if unsafe { sys::ffk_type_exists(index) } {
-            Ok(TypeInfo(index))
-        } else {
-            Err(Error::new("ValueError", &format!("no type with index {}", index)))
-        }
+        // SAFETY: a plain query; C sets the ValueError for an unknown index.
+        check(unsafe { sys::ffk_type_check_index(index) })?;
+        Ok(TypeInfo(index))
     }
 
     /// The type registered under `key` ("testing.TestIntPair", "ffikit.Array"), `None`
@@ -521,10 +518,15 @@ impl TypeInfo {
         }
     }
 
-    /// The field named `name`, or C's AttributeError text "`T` object has no field `name`".
+    /// The field named `name`, or C's AttributeError "`T` object has no field `name`"
+    /// (`ffk_type_get_field` decides and words it).
     pub fn field(&self, name: &str) -> Result<FieldInfo> {
-        self.find_field(name)?
-            .ok_or_else(|| Error::new("AttributeError", &format!("`{}` object has no field `{}`", self.name(), name)))
+        let n = cstring(name)?;
+        let mut out = std::ptr::null();
+        // SAFETY: NUL-terminated name and an out pointer; C sets the error on failure.
+        check(unsafe { sys::ffk_type_get_field(self.0, n.as_ptr(), &mut out) })?;
+        // SAFETY: C returned 0, so `out` points at the type's field, valid while it is registered.
+        Ok(unsafe { FieldInfo::from_raw(out) })
     }
 
     /// Every method, inherited ones first (an override in its parent's place).

@@ -98,7 +98,7 @@ fn global_registry_round_trip() {
     let f = Function::from_typed("rs.registry_twice", |(x,): (i64,)| Ok(x * 2)).unwrap();
     f.register_global("rs.registry_twice", false).unwrap();
     let e = f.register_global("rs.registry_twice", false).unwrap_err();
-    assert_eq!(e.to_string(), "ValueError: global function `rs.registry_twice` is already registered");
+    assert_eq!(e.to_string(), "RuntimeError: Global Function `rs.registry_twice` is already registered");
     f.register_global("rs.registry_twice", true).unwrap();
     assert!(Function::list_global_names().unwrap().iter().any(|n| n == "rs.registry_twice"));
     // C finds the Rust function by name: testing.apply with a Function argument.

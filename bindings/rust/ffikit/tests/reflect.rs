@@ -166,7 +166,8 @@ fn type_listing() {
     for k in ["ffikit.Object", "testing.TestObjectBase", "testing.TestIntPair", "testing.TestUnregisteredObject"] {
         assert!(keys.contains(&k), "{} not in {:?}", k, keys);
     }
-    assert!(TypeInfo::of(-5).is_err());
+    // C's ffk_type_check_index decides and words it, as for Python's TypeInfo.
+    assert_eq!(TypeInfo::of(-5).unwrap_err().to_string(), "ValueError: type index -5 is not a registered type");
     assert_eq!(FieldStorage::for_type("Optional<Array<str>>").unwrap(), FieldStorage::Object);
 }
 

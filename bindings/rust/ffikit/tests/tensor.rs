@@ -141,6 +141,8 @@ fn dimensions_and_indices_are_checked_in_c_and_named_as_given() {
     assert_eq!(t.select(0, -1).unwrap().to_vec::<i64>().unwrap(), vec![3, 4, 5]);
     assert_eq!(t.select(1, 1).unwrap().to_vec::<i64>().unwrap(), vec![1, 4]);
     assert_eq!(t.select(1, 3).unwrap_err().to_string(), "IndexError: index 3 is out of range for dimension 1 of size 3");
+    let scalar = t.select(0, 0).unwrap().select(0, 0).unwrap();
+    assert_eq!(scalar.slice(0, 0, 1, 1).unwrap_err().to_string(), "IndexError: a 0-d tensor cannot be indexed");
     assert_eq!((t.size(-1).unwrap(), t.size(0).unwrap()), (3, 2));
     assert_eq!(t.size(2).unwrap_err().error_kind(), ffikit::ErrorKind::Index);
     let e = t.squeeze(5).unwrap_err();
