@@ -100,9 +100,9 @@ int ffk_any_str_many(const char *const *data, const size_t *sizes, int64_t n, ff
   if (n < 0 || ((data == NULL || sizes == NULL || out == NULL) && n > 0))
     return ffk_error_set(FFK_ERR_VALUE, "ffk_any_str_many: %lld strs from %p and %p", (long long)n, (const void *)data,
                          (const void *)sizes);
+  for (int64_t i = 0; i < n; ++i) out[i] = ffk_any_none(); /* all None, also after a failure at i */
   size_t total = sizeof(str_block), count = 0;
   for (int64_t i = 0; i < n; ++i) {
-    out[i] = ffk_any_none();
     size_t size = sizes[i];
     if (FFK_UNLIKELY(data[i] == NULL && size > 0))
       return ffk_error_set(FFK_ERR_VALUE, "ffk_any_str_many: str %lld: data is NULL but size is %zu", (long long)i, size);

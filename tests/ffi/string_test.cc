@@ -723,6 +723,14 @@ TEST_F(String, ManyAtOnceFailsWholeNamingTheStr) {
   EXPECT_EQ(ffk_any_str_many(data, sizes, 3, out), -1);
   EXPECT_TRUE(PendingError("ValueError", {"str 2", "0xff", "offset 4"}));
   for (auto& v : out) EXPECT_EQ(v.type_index, FFK_TYPE_NONE) << "nothing is left owned";
+  // A bad str first: the entries after it are None too, whatever they held before.
+  const char* bad_first[2] = {"\xff", "a key longer than seven"};
+  size_t bad_first_sizes[2] = {1, 23};
+  out[0] = out[1] = ffk_any_int(7);
+  EXPECT_EQ(ffk_any_str_many(bad_first, bad_first_sizes, 2, out), -1);
+  EXPECT_TRUE(PendingError("ValueError", {"str 0", "0xff"}));
+  EXPECT_EQ(out[0].type_index, FFK_TYPE_NONE);
+  EXPECT_EQ(out[1].type_index, FFK_TYPE_NONE) << "an entry after the bad one";
   const char* null_data[2] = {"fine", nullptr};
   size_t null_sizes[2] = {4, 3};
   EXPECT_EQ(ffk_any_str_many(null_data, null_sizes, 2, out), -1);
