@@ -39,7 +39,7 @@ fi
 # Reinstalled when a source it is built from changed since the last install (the stamp).
 stamp=$venv/.ffikit-installed
 sources=(bindings/python/ffikit bindings/python/src bindings/python/setup.py bindings/python/pyproject.toml
-         ffi containers tensor testing include third_party)
+         ffi containers tensor glue testing include third_party)
 if [ ! -e "$stamp" ] || [ -n "$(find "${sources[@]}" -newer "$stamp" -type f -print -quit)" ]; then
   echo "[docs] installing this checkout's Python package into $venv (for autodoc)" >&2
   # Without CUDA: the docstrings are the same, and the build is much shorter.

@@ -3,7 +3,7 @@ extension linked to it, and what extension authors build against.
 
 The package it makes (the layout Bazel's test package mirrors, bindings/python/BUILD):
 
-    ffikit/lib/libffikit.so          the C library (ffi, containers, tensor; CUDA when built
+    ffikit/lib/libffikit.so          the C library (ffi, containers, tensor, glue; CUDA when built
                                      with it, see below), soname libffikit.so, exporting the
                                      FFK_API functions only
     ffikit/_core*.so                 the binding sources + testing/testing.c, linked to it
@@ -61,7 +61,7 @@ HERE = os.path.dirname(os.path.abspath(__file__))
 SDIST_SOURCES = "csrc"
 ROOT = (os.path.join(HERE, SDIST_SOURCES) if os.path.isdir(os.path.join(HERE, SDIST_SOURCES))
         else os.path.normpath(os.path.join(HERE, "..", "..")))
-COMPONENTS = ["ffi", "containers", "tensor"]
+COMPONENTS = ["ffi", "containers", "tensor", "glue"]  # as the root BUILD's; glue/ has no public header
 CUDA_ONLY_PREFIX = os.path.join("tensor", "src", "cuda")  # cuda.c, cuda_kernels.c: as tensor/BUILD's CUDA_SRCS
 TESTING_LIB = "testing"
 # Headers vendored under third_party/ (DLPack, xxHash): the build needs no system package
@@ -256,7 +256,7 @@ def version():
         return re.search(r'#define FFK_VERSION "([^"]+)"', f.read()).group(1)
 
 
-INCLUDE_DIRS = ([_root_path(c, "include") for c in COMPONENTS] + [_root_path("include")]
+INCLUDE_DIRS = ([_root_path(c, "include") for c in COMPONENTS if os.path.isdir(_root_path(c, "include"))] + [_root_path("include")]
                 + [_root_path("third_party", d, "include") for d in VENDORED] + [_root_path(YYJSON_SRC)])
 DEFINES = [("_GNU_SOURCE", None)] + ([("FFK_TESTING", "1")] if TESTING else [("NDEBUG", None)])
 

@@ -17,9 +17,9 @@ HARNESSES=$(cd tests/fuzz && ls *_fuzzer.c | sed 's/\.c$//')
 
 mkdir -p "$out/obj"
 # tensor/src/cuda*.c are CUDA-only (tensor/BUILD's CUDA_SRCS).
-srcs=$(ls ffi/src/*.c containers/src/*.c tensor/src/*.c | grep -v '^tensor/src/cuda')
+srcs=$(ls ffi/src/*.c containers/src/*.c tensor/src/*.c glue/src/*.c | grep -v '^tensor/src/cuda')
 # Rebuild the archive when any library source or header is newer than it.
-if [[ ! -f $out/libffikit_fuzz.a ]] || [[ -n $(find ffi containers tensor -newer "$out/libffikit_fuzz.a" \( -name '*.c' -o -name '*.h' \) -print -quit) ]]; then
+if [[ ! -f $out/libffikit_fuzz.a ]] || [[ -n $(find ffi containers tensor glue -newer "$out/libffikit_fuzz.a" \( -name '*.c' -o -name '*.h' \) -print -quit) ]]; then
   rm -f "$out"/obj/*.o
   printf '%s\n' $srcs | xargs -P "$(nproc)" -I{} sh -c \
     'o="$1/obj/$(echo "$2" | tr / _).o"; '"$CC $CFLAGS $SAN -fsanitize=fuzzer-no-link $INCLUDES"' -c "$2" -o "$o"' _ "$out" {}

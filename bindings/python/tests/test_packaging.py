@@ -41,8 +41,12 @@ def test_type_information_ships_with_the_package():
 
 @pytest.mark.skipif(not os.path.exists(os.path.join(ROOT, "ffi", "BUILD")), reason="not in a source checkout")
 def test_setup_py_compiles_exactly_the_sources_bazel_builds():
-    """setup.py globs <component>/src/*.c; the BUILD files must glob the same way."""
-    for comp in ["ffi", "containers", "tensor"]:
+    """setup.py globs <component>/src/*.c for the root BUILD's components; the BUILD files
+    must glob the same way."""
+    with open(os.path.join(ROOT, "BUILD"), encoding="utf-8") as f:
+        bazel_components = re.findall(r'"//(\w+)"', re.search(r'^COMPONENTS = \[(.*)\]', f.read(), re.M).group(1))
+    assert _setup_py_globals()["COMPONENTS"] == bazel_components, "setup.py's COMPONENTS differ from the root BUILD's"
+    for comp in bazel_components:
         with open(os.path.join(ROOT, comp, "BUILD"), encoding="utf-8") as f:
             build = f.read()
         assert re.search(r'glob\(\["src/\*\.c", "src/\*\.h"\]', build), f"{comp}/BUILD no longer globs src/*.c"

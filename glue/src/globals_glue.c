@@ -1,7 +1,8 @@
 /*
- * globals_tensor.c - tvm_ffi's ffi.ContainerFindFirstNonCPUDevice, registered when the
- * library loads. It lives with the tensors because it reads their devices: the containers
- * component must not depend on tensor/ (docs/design.md, "Layers and layout").
+ * globals_glue.c - tvm_ffi's ffi.ContainerFindFirstNonCPUDevice, registered when the
+ * library loads. It walks containers and reads the devices of the tensors in them, so it
+ * belongs to neither sibling: containers/ and tensor/ each depend only on ffi/, and glue/
+ * sits above both (docs/design.md, "Layers and layout").
  *
  * The walk visits Arrays, Tuples and Lists in order and Maps and Dicts in iteration order
  * (keys before values), depth-first; the first Tensor (or DLTensor* view) whose device is
@@ -9,12 +10,12 @@
  * Lists and Dicts are read through snapshots; nesting deeper than
  * FFK_STRUCTURAL_MAX_DEPTH is the RuntimeError of every bounded walk.
  */
-#include "tensor_internal.h"
-
 #include <ffikit/dict.h>
+#include <ffikit/function.h>
 #include <ffikit/list.h>
 #include <ffikit/map.h>
 #include <ffikit/structural.h>
+#include <ffikit/tensor.h>
 
 /* 1 with *out set when `v` holds a non-CPU tensor, 0 when not, -1 on error. */
 static int find_device(const ffk_any *v, int depth, DLDevice *out) {
@@ -69,6 +70,6 @@ static const ffk_function_def k_globals[] = {
     {"ffi.ContainerFindFirstNonCPUDevice", "(Any) -> Device", find_first_non_cpu_device},
 };
 
-__attribute__((constructor)) static void tensor_globals_init(void) {
+__attribute__((constructor)) static void glue_globals_init(void) {
   if (ffk_function_register_table(k_globals, sizeof k_globals / sizeof k_globals[0]) != 0) ffk_error_clear();
 }
