@@ -6,6 +6,7 @@
 # this script:
 #   <ffikit/x.h>        is the layer whose include/ffikit/ holds x.h (include/ffikit/ffikit.h,
 #                       which includes every component, counts as the top of the library);
+#                       <ffikit/unstable/x.h> the layer whose include/ffikit/unstable/ does;
 #   "dir/x.h"           a quoted path that names another layer's directory ("tensor/...",
 #                       "../containers/...") belongs to that layer.
 # Usage: check_layers.sh ROOT   (ROOT holds ffi/, containers/, tensor/, testing/, include/)
@@ -17,10 +18,13 @@ cd "$root"
 layers=(ffi containers tensor testing)
 rank() { local i; for i in "${!layers[@]}"; do [[ ${layers[$i]} == "$1" ]] && { echo "$i"; return; }; done; echo -1; }
 
-# header basename -> owning layer, from each layer's public include directory.
+# header path below include/ffikit/ (list.h, unstable/list.h) -> owning layer, from each
+# layer's public include directory and its unstable tier.
 declare -A owner
 for l in "${layers[@]}"; do
-  for h in "$l"/include/ffikit/*.h; do [[ -e $h ]] && owner[${h##*/}]=$l; done
+  for h in "$l"/include/ffikit/*.h "$l"/include/ffikit/unstable/*.h; do
+    [[ -e $h ]] && owner[${h#"$l"/include/ffikit/}]=$l
+  done
 done
 [[ -e include/ffikit/ffikit.h ]] && owner[ffikit.h]=tensor  # the umbrella header includes every component
 
