@@ -111,8 +111,10 @@ static inline int ffk_field_peek_unchecked(const ffk_field_info *field, const ff
  */
 
 /*
- * Field write notification: `hook` (NULL removes it) is called after every successful
- * ffk_field_set, ffk_object_set_field and ffk_field_init on an object of type
+ * Field write notification, the coherence signal of a binding's copies of field values:
+ * ffk_type_set_field_write_hook sets the hook of type `type_index`. `hook` (NULL removes
+ * it) is called after every successful ffk_field_set, ffk_object_set_field,
+ * ffk_field_init and ffk_object_init_fields write on an object of type
  * `type_index` or of a subtype without a hook of its own (the nearest type's hook wins),
  * with the object and the field written (both borrowed for the call). It runs on the
  * writer's thread, after the value is stored, with no ffikit lock held; it must not fail
