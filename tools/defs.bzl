@@ -89,13 +89,17 @@ def ffk_cc_test(name, srcs, deps = [], copts = [], **kwargs):
 def _ffk_copy_files_impl(ctx):
     outs = []
     for f in ctx.files.srcs:
-        out = ctx.actions.declare_file(ctx.attr.prefix + "/" + f.basename)
+        # A header keeps its path below include/ffikit/ (the unstable tier's unstable/list.h);
+        # any other file its basename.
+        _, sep, below = f.short_path.rpartition("include/ffikit/")
+        out = ctx.actions.declare_file(ctx.attr.prefix + "/" + (below if sep else f.basename))
         ctx.actions.symlink(output = out, target_file = f)
         outs.append(out)
     return [DefaultInfo(files = depset(outs), runfiles = ctx.runfiles(files = outs))]
 
 # Places files under <package>/<prefix>/<basename>: e.g. the public headers of every
-# component in the one include directory the Python package ships (ffikit/include/ffikit).
+# component in the one include directory the Python package ships (ffikit/include/ffikit),
+# the unstable tier's in its unstable/ directory.
 ffk_copy_files = rule(
     implementation = _ffk_copy_files_impl,
     attrs = {

@@ -9,6 +9,7 @@ The package it makes (the layout Bazel's test package mirrors, bindings/python/B
     ffikit/_core*.so                 the binding sources + testing/testing.c, linked to it
                                      (DT_NEEDED libffikit.so, rpath $ORIGIN/lib)
     ffikit/include/ffikit/*.h|*.hpp  every public header, and include/dlpack/dlpack.h
+    ffikit/include/ffikit/unstable/  the bindings' unstable tier (docs/design.md, "Bindings")
     ffikit/lib/pkgconfig/ffikit.pc   relocatable (${pcfiledir})
     ffikit/share/cmake/ffikit/       ffikitConfig.cmake (target ffikit::ffikit), relocatable
     ffikit/licenses/                 LICENSE and NOTICE (the repository's), and
@@ -245,10 +246,17 @@ def extension_sources():
     return [os.path.relpath(p, HERE) for p in srcs]
 
 
+# The unstable tier's directory under each component's include/ffikit (and the installed one).
+UNSTABLE = "unstable"
+
+
 def public_headers():
-    """(path, installed name) of every public header: the components' and include/ffikit's."""
+    """(path, installed name) of every public header: the components' and include/ffikit's,
+    and the components' unstable tier, installed as unstable/<name>."""
     dirs = [_root_path(c, "include", "ffikit") for c in COMPONENTS] + [_root_path("include", "ffikit")]
-    return [(p, os.path.basename(p)) for d in dirs for pat in ("*.h", "*.hpp") for p in sorted(glob.glob(os.path.join(d, pat)))]
+    headers = [(p, os.path.basename(p)) for d in dirs for pat in ("*.h", "*.hpp") for p in sorted(glob.glob(os.path.join(d, pat)))]
+    return headers + [(p, os.path.join(UNSTABLE, os.path.basename(p))) for c in COMPONENTS
+                      for p in sorted(glob.glob(_root_path(c, "include", "ffikit", UNSTABLE, "*.h")))]
 
 
 def version():
@@ -390,7 +398,7 @@ class BuildExt(build_ext):
     def _lay_out_build_files(self, pkg_dir):
         include = os.path.join(pkg_dir, "include")
         shutil.rmtree(include, ignore_errors=True)  # no header left over from an older build
-        os.makedirs(os.path.join(include, "ffikit"))
+        os.makedirs(os.path.join(include, "ffikit", UNSTABLE))
         os.makedirs(os.path.join(include, "dlpack"))
         for path, name in public_headers():
             shutil.copyfile(path, os.path.join(include, "ffikit", name))
@@ -421,7 +429,8 @@ def sdist_files():
     """Paths (relative to ROOT) of what the sdist carries under csrc/: the C sources and
     private headers, the public headers, testing.c and objects.c, the vendored headers with their
     licences, and the pkg-config and CMake templates."""
-    patterns = [os.path.join(c, d, "*") for c in COMPONENTS for d in ("src", os.path.join("include", "ffikit"))]
+    patterns = [os.path.join(c, d, "*") for c in COMPONENTS
+                for d in ("src", os.path.join("include", "ffikit"), os.path.join("include", "ffikit", UNSTABLE))]
     patterns += [os.path.join("include", "ffikit", "*.h"), os.path.join("include", "ffikit", "*.hpp"),
                  os.path.join(TESTING_LIB, "testing.c"), os.path.join(TESTING_LIB, "objects.c"),
                  os.path.join(TESTING_LIB, "testing.h"), "ffikit.pc.in", os.path.join("cmake", "*.cmake.in")]

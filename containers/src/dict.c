@@ -13,6 +13,7 @@
 #include "lock.h"
 
 #include <ffikit/dict.h>
+#include <ffikit/unstable/dict.h>
 
 struct ffk_dict {
   ffk_object header;

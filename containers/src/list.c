@@ -20,6 +20,7 @@
 #include "lock.h"
 
 #include <ffikit/list.h>
+#include <ffikit/unstable/list.h>
 
 #include <string.h>
 

@@ -8,6 +8,8 @@
  */
 #include "containers_internal.h"
 
+#include <ffikit/unstable/map.h>
+
 static void map_deleter(void *self, int which) {
   ffk_map *m = self;
   if (which & FFK_DELETER_DESTROY) ffk_table__free(&m->table);

@@ -9,6 +9,8 @@
 
 #include "structural_internal.h"
 
+#include <ffikit/unstable/reflect.h>
+
 #include <string.h>
 
 /*

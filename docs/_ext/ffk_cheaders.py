@@ -21,8 +21,10 @@ import re
 
 # Attribute macros that say nothing to a reader of the reference; removed from signatures.
 ATTRIBUTES = re.compile(r"\bFFK_API\b|\bFFK_NOINLINE\b|\bFFK_MODULE_VISIBLE\b|\bFFK_PRINTF\s*\([^)]*\)")
-# The directories whose headers make up the public C API (relative to the repository root).
-HEADER_DIRS = ("ffi/include/ffikit", "containers/include/ffikit", "tensor/include/ffikit", "include/ffikit")
+# The directories whose headers make up the public C API (relative to the repository root),
+# the bindings' unstable tier (include/ffikit/unstable/, its own page) included.
+HEADER_DIRS = ("ffi/include/ffikit", "containers/include/ffikit", "tensor/include/ffikit", "include/ffikit",
+               "ffi/include/ffikit/unstable", "containers/include/ffikit/unstable", "tensor/include/ffikit/unstable")
 
 
 @dataclasses.dataclass

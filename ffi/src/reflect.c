@@ -23,6 +23,8 @@
  */
 #include "reflect_internal.h"
 
+#include <ffikit/unstable/reflect.h>
+
 #include <pthread.h>
 #include <stdio.h>
 #include <string.h>

@@ -27,6 +27,8 @@
 #include "epoch.h"
 #include "reflect_internal.h"
 
+#include <ffikit/unstable/reflect.h>
+
 #include <stdio.h>
 #include <string.h>
 

@@ -4,6 +4,7 @@
 // older than the last write it knows of, with a writer in another thread.
 #include <ffikit/ffikit.h>
 #include <ffikit/dict.h>
+#include <ffikit/unstable/dict.h>
 
 #include <atomic>
 #include <cstdint>

@@ -5,6 +5,7 @@
 // list_threads_test.cc).
 #include <ffikit/ffikit.h>
 #include <ffikit/list.h>
+#include <ffikit/unstable/list.h>
 
 #include <algorithm>
 #include <atomic>

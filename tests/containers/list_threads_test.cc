@@ -3,6 +3,7 @@
 // slice operation or an extend.
 #include <ffikit/ffikit.h>
 #include <ffikit/list.h>
+#include <ffikit/unstable/list.h>
 
 #include <atomic>
 #include <chrono>

@@ -1,6 +1,7 @@
 // ffikit/map.h: key semantics, insertion order, copy-on-write identity, iteration,
 // a random model check, and allocation failures.
 #include <ffikit/ffikit.h>
+#include <ffikit/unstable/map.h>
 
 #include <algorithm>
 #include <functional>

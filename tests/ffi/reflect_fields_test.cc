@@ -4,6 +4,7 @@
 #include <ffikit/ffikit.h>
 #include <ffikit/array.h>
 #include <ffikit/list.h>
+#include <ffikit/unstable/reflect.h>
 
 #include <atomic>
 #include <cstddef>

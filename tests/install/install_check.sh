@@ -15,6 +15,13 @@ out=$(${FFK_RUN_UNDER:-} "$prefix/hello")
 echo "$out"
 [ "$(echo "$out" | head -n 1)" = "ffikit $(pkg-config --modversion ffikit): [\"installed\", 7] ok" ]
 echo "$out" | grep -qx 'tuple: (1, 2, 3)'   # the containers' setup ran
+# The unstable tier is installed in its own directory (each header there), and a program that
+# includes it by name builds and links against the installed library.
+[ -f "$prefix/include/ffikit/unstable/list.h" ] && [ -f "$prefix/include/ffikit/unstable/reflect.h" ]
+{ for h in "$prefix"/include/ffikit/unstable/*.h; do echo "#include <ffikit/unstable/${h##*/}>"; done
+  echo 'int main(void) { return ffk_list_stamp_address(0) != 0; }'; } > "$prefix/unstable.c"
+cc -std=c11 -Wall -Wextra -Werror "$prefix/unstable.c" $(pkg-config --cflags --libs ffikit) -o "$prefix/unstable"
+"$prefix/unstable"
 # Static: the archive plus the libraries ffikit.pc lists as private (with their -L: the
 # static CUDA runtime, in a build with CUDA, is not in the linker's default path).
 cc -std=c11 tests/install/hello.c $(pkg-config --cflags ffikit) "$prefix/lib/libffikit.a" \

@@ -8,6 +8,7 @@
 # new header is covered without editing this script:
 #   <ffikit/x.h>        is the layer whose include/ffikit/ holds x.h (include/ffikit/ffikit.h,
 #                       which includes every component, counts as the top of the library);
+#                       <ffikit/unstable/x.h> the layer whose include/ffikit/unstable/ does;
 #   "dir/x.h"           a quoted path that names another layer's directory ("tensor/...",
 #                       "../containers/...") belongs to that layer.
 # Usage: check_layers.sh ROOT   (ROOT holds ffi/, containers/, tensor/, glue/, testing/, include/)
@@ -21,10 +22,13 @@ layers=(ffi containers tensor glue testing)
 declare -A ranks=([ffi]=0 [containers]=1 [tensor]=1 [glue]=2 [testing]=3)
 rank() { echo "${ranks[$1]:--1}"; }
 
-# header basename -> owning layer, from each layer's public include directory.
+# header path below include/ffikit/ (list.h, unstable/list.h) -> owning layer, from each
+# layer's public include directory and its unstable tier.
 declare -A owner
 for l in "${layers[@]}"; do
-  for h in "$l"/include/ffikit/*.h; do [[ -e $h ]] && owner[${h##*/}]=$l; done
+  for h in "$l"/include/ffikit/*.h "$l"/include/ffikit/unstable/*.h; do
+    [[ -e $h ]] && owner[${h#"$l"/include/ffikit/}]=$l
+  done
 done
 [[ -e include/ffikit/ffikit.h ]] && owner[ffikit.h]=glue  # the umbrella header includes every component
 

@@ -24,6 +24,7 @@
 #include <ffikit/array.h>
 #include <ffikit/ffikit.h>
 #include <ffikit/structural.h>
+#include <ffikit/unstable/reflect.h>
 
 #include <algorithm>
 #include <atomic>

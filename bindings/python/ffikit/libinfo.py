@@ -4,6 +4,7 @@ The wheel (and the package Bazel builds for its tests) has one layout::
 
     ffikit/lib/libffikit.so                 the C runtime, which ffikit._core links to
     ffikit/include/ffikit/*.h, *.hpp        the public headers (<ffikit/ffikit.h> includes all)
+    ffikit/include/ffikit/unstable/*.h      the bindings' unstable tier (never included by the above)
     ffikit/include/dlpack/dlpack.h          the DLPack header they include
     ffikit/lib/pkgconfig/ffikit.pc          pkg-config file (relocatable: ${pcfiledir})
     ffikit/share/cmake/ffikit/              ffikitConfig.cmake: imported target ffikit::ffikit

@@ -27,6 +27,11 @@
 
 #include "ffikit_py.h"
 
+/* The binding-only C API the caches below stay coherent through (docs/design.md, "Bindings"). */
+#include <ffikit/unstable/dict.h>
+#include <ffikit/unstable/list.h>
+#include <ffikit/unstable/map.h>
+
 extern PyTypeObject ffkpy_ArrayBaseType, ffkpy_ListBaseType, ffkpy_MapBaseType, ffkpy_DictBaseType, ffkpy_IterType;
 
 /*

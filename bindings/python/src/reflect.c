@@ -60,6 +60,7 @@
 
 
 #include <ffikit/reflect.h>
+#include <ffikit/unstable/reflect.h>
 
 static PyObject *g_str_type_index; /* interned "__ffi_type_index__" */
 

@@ -12,6 +12,7 @@
 #include <string.h>
 
 #include <ffikit/reflect.h>
+#include <ffikit/unstable/reflect.h>
 
 static PyObject *g_str_cache; /* interned "__ffi_field_cache__" */
 

@@ -257,6 +257,7 @@ SDIST_MUST_HOLD = [
     "setup.py", "pyproject.toml", "README.md", "ffikit/__init__.py", "ffikit/libinfo.py", "ffikit/_core.pyi",
     "ffikit/py.typed", "src/module.c", "src/ffikit_py.h", "csrc/ffi/src/any.c", "csrc/ffi/include/ffikit/base.h",
     "csrc/containers/include/ffikit/array.h", "csrc/tensor/include/ffikit/tensor.h", "csrc/include/ffikit/ffikit.h",
+    "csrc/containers/include/ffikit/unstable/list.h", "csrc/ffi/include/ffikit/unstable/reflect.h",
     "csrc/testing/testing.c", "csrc/testing/testing.h", "csrc/third_party/dlpack/include/dlpack/dlpack.h",
     "csrc/third_party/dlpack/LICENSE", "csrc/third_party/xxhash/include/xxhash.h", "csrc/third_party/xxhash/LICENSE",
     "LICENSE", "NOTICE", "csrc/LICENSE", "csrc/NOTICE",

@@ -254,6 +254,8 @@ def test_libinfo_describes_the_package():
     pkg = os.path.dirname(ffikit.__file__)
     assert libinfo.find_include_paths() == [os.path.join(pkg, "include")] == libinfo.include_paths()
     assert os.path.isfile(os.path.join(libinfo.find_include_path(), "ffikit", "ffikit.h"))
+    # The unstable tier keeps its directory (what the extension itself compiles against).
+    assert os.path.isfile(os.path.join(libinfo.find_include_path(), "ffikit", "unstable", "list.h"))
     assert os.path.isfile(os.path.join(libinfo.find_dlpack_include_path(), "dlpack", "dlpack.h"))
     assert libinfo.find_lib_path() == libinfo.find_libffikit()
     assert os.path.isfile(os.path.join(libinfo.find_cmake_path(), "ffikitConfig.cmake"))

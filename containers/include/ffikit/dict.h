@@ -66,30 +66,6 @@ FFK_API bool ffk_dict_contains(ffk_dict *d, const ffk_any *key);
 FFK_API int ffk_dict_get_str(ffk_dict *d, const char *data, size_t size, ffk_any *out);
 FFK_API int ffk_dict_contains_str(ffk_dict *d, const char *data, size_t size);
 
-/*
- * Stamps, for a caller that keeps what it derived from the entries (the Python binding
- * keeps the value each str key read gave, or that it was missing) and must know it is
- * still right: the List stamp pattern of ffikit/list.h. ffk_dict_stamp returns a number
- * that changes whenever the entries change at all (a key added or removed, a value
- * replaced, clear, an update that set anything), read without the lock (one acquire
- * load): two reads that return the same value saw the same entries. A change another
- * thread is making at that moment may not be visible yet: the read then counts as before
- * it. Cannot fail; `d` must be valid.
- *
- * ffk_dict_stamp_address: where ffk_dict_stamp reads, valid while the caller holds `d`,
- * to be read only with an atomic acquire load (__atomic_load_n(p, __ATOMIC_ACQUIRE)),
- * never written: for a caller that checks on every read and cannot afford the call.
- * NULL for a NULL `d`. Cannot fail.
- *
- * ffk_dict_get_str_stamped is ffk_dict_get_str that also sets *stamp to the stamp of the
- * entries the lookup saw (one lock hold), for a hit and a miss alike: while
- * ffk_dict_stamp still returns it, the key still has that value (or is still missing).
- * Returns and fails as ffk_dict_get_str, with *stamp 0 on failure.
- */
-FFK_API uint64_t ffk_dict_stamp(ffk_dict *d);
-FFK_API const uint64_t *ffk_dict_stamp_address(ffk_dict *d);
-FFK_API int ffk_dict_get_str_stamped(ffk_dict *d, const char *data, size_t size, ffk_any *out, uint64_t *stamp);
-
 /* Sets key -> value (owned copies). 0, or -1 with the Dict unchanged (ValueError, TypeError, MemoryError). */
 FFK_API int ffk_dict_set(ffk_dict *d, const ffk_any *key, const ffk_any *value);
 

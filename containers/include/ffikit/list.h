@@ -195,30 +195,6 @@ FFK_API int ffk_list_find(ffk_list *l, const ffk_any *value, int64_t start, int6
 FFK_API ffk_array *ffk_list_slice(ffk_list *l, int64_t start, int64_t stop, int64_t step);
 
 /*
- * Stamps, for a caller that keeps what it derived from the elements (the Python binding
- * keeps the Python objects it converted them to) and wants to know it is still right.
- * ffk_list_stamp returns a number that changes whenever any element changes (set,
- * added, removed, moved, cleared, reversed), read without the lock (one acquire load):
- * two reads that return the same value saw the same elements. A change another thread
- * is making at that moment may not be visible yet: the read then counts as before it.
- * Cannot fail; `l` must be valid.
- *
- * ffk_list_get_stamped is ffk_list_get that also sets *stamp to the stamp of the List
- * the element was read from (one lock hold; 0 on failure): while ffk_list_stamp still
- * returns it, l[index] is still that element.
- */
-FFK_API uint64_t ffk_list_stamp(ffk_list *l);
-
-/*
- * Where ffk_list_stamp reads: the address of the List's stamp word, valid while the
- * caller holds `l`, to be read only with an atomic acquire load
- * (__atomic_load_n(p, __ATOMIC_ACQUIRE)), never written. For a caller that checks the
- * stamp on every read and cannot afford the call. NULL for a NULL `l`. Cannot fail.
- */
-FFK_API const uint64_t *ffk_list_stamp_address(ffk_list *l);
-FFK_API int ffk_list_get_stamped(ffk_list *l, int64_t index, ffk_any *out, uint64_t *stamp);
-
-/*
  * Iteration that notices changes. The iterator borrows the List: the caller keeps it
  * alive. ffk_list_iter_next returns 1 with the next element as a new reference in *out,
  * 0 at the end, or -1 with a RuntimeError "List changed during iteration" once an
@@ -234,14 +210,6 @@ typedef struct ffk_list_iter {
 
 FFK_API void ffk_list_iter_init(ffk_list_iter *it, ffk_list *l);
 FFK_API int ffk_list_iter_next(ffk_list_iter *it, ffk_any *out);
-
-/*
- * ffk_list_iter_next that also sets *stamp to the List's stamp at that step when the
- * shape had not changed (0 otherwise): while ffk_list_stamp still returns it, the List
- * is exactly as this step saw it, so the iterator is still valid, and a caller holding
- * what element it->index was at that stamp may take it and advance it->index itself.
- */
-FFK_API int ffk_list_iter_next_stamped(ffk_list_iter *it, ffk_any *out, uint64_t *stamp);
 
 FFK_EXTERN_C_END
 

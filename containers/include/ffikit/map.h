@@ -80,22 +80,6 @@ FFK_API int ffk_map_get_str(const ffk_map *m, const char *data, size_t size, ffk
 FFK_API int ffk_map_contains_str(const ffk_map *m, const char *data, size_t size);
 
 /*
- * Slots, for a binding that keeps something per entry (the Python Map's converted keys and
- * values): every entry has a slot in [0, ffk_map_slot_count(m)), fixed while `m` is not
- * mutated (a Map shared with anyone never is: copy-on-write). ffk_map_find and
- * ffk_map_find_str give the slot of a key (as ffk_map_get / ffk_map_get_str find it) or -1
- * when missing or when an argument is NULL; ffk_map_next's *pos - 1, after it returns true,
- * is the slot of the entry it gave. ffk_map_entry sets *key and *value to the slot's key
- * and value, borrowed from `m` like ffk_map_next's, and returns true; false (nothing set)
- * for a slot out of range or of an erased entry. None of them can fail; a NULL map has no
- * slots.
- */
-FFK_API int64_t ffk_map_find(const ffk_map *m, const ffk_any *key);
-FFK_API int64_t ffk_map_find_str(const ffk_map *m, const char *data, size_t size);
-FFK_API int64_t ffk_map_slot_count(const ffk_map *m);
-FFK_API bool ffk_map_entry(const ffk_map *m, int64_t slot, const ffk_any **key, const ffk_any **value);
-
-/*
  * Sets key -> value (owned copies of both). An existing key keeps its position.
  * 0, or -1 with *m unchanged (ValueError for a NULL handle, TypeError, MemoryError).
  */

@@ -70,9 +70,10 @@
  * once no read section that may have seen it is open; ffk_any fields are swapped under a
  * small striped lock, and the old value is released after the swap). Code that reads a
  * field through a struct pointer directly (p->x) gets no such guarantee for a writable
- * field; ffk_field_get and ffk_field_peek do. A writable object field's old value may
- * therefore outlive ffk_field_set for as long as another thread's read section (below)
- * lasts: its deleter then runs on the thread that leaves the last such section.
+ * field; ffk_field_get does (and ffk_field_peek, ffikit/unstable/reflect.h). A writable
+ * object field's old value may therefore outlive ffk_field_set for as long as another
+ * thread's read section (ffikit/unstable/reflect.h) lasts: its deleter then runs on the
+ * thread that leaves the last such section.
  */
 #ifndef FFIKIT_REFLECT_H
 #define FFIKIT_REFLECT_H
@@ -400,86 +401,10 @@ FFK_API int ffk_object_create(int32_t type_index, const ffk_any *args, int32_t n
  * Reads field `field` of `obj` (borrowed) into *out (a new reference: containers are not
  * copied). Returns 0, or -1 with *out None and a TypeError when obj is NULL or not an
  * instance of the field's owner type, or a MemoryError when a writable object field is
- * read on a thread whose first read section (below) cannot register its record.
+ * read on a thread whose first read section (ffikit/unstable/reflect.h) cannot register
+ * its record.
  */
 FFK_API int ffk_field_get(const ffk_field_info *field, const ffk_object *obj, ffk_any *out);
-
-/*
- * Read sections: borrowed field reads for walks over many objects (structural equality,
- * hash, first mismatch). Inside a section, ffk_field_peek reads a field without taking a
- * reference or a lock, and the value it returns stays alive until the section ends even
- * if another thread rewrites the field meanwhile (the writer retires the old value; its
- * reference is dropped when every section that could have seen it has ended). What is
- * reached from a borrowed value (its read-only fields, Array/Tuple/Map elements, further
- * peeks) is kept alive the same way, by its holder.
- *
- * ffk_read_section_enter begins a section on the calling thread and returns its handle
- * (NULL with a MemoryError when the thread's first section cannot register its record;
- * never fails afterwards). ffk_read_section_exit(handle) ends it, on the same thread; NULL
- * is ignored. Sections nest (an inner exit ends only the inner one) and cost two
- * uncontended atomic stores. A section may span calls into user code (a structural hook,
- * a Python callback): no thread ever waits for a reader, so a long call only delays the
- * reclamation of values retired meanwhile; code that may run long (or block) should still
- * not sit in one needlessly. The thread leaving the last section that held back retired
- * values drops their references, so their deleters may run inside
- * ffk_read_section_exit: call it with no lock held that a deleter might need.
- */
-FFK_API void *ffk_read_section_enter(void);
-FFK_API void ffk_read_section_exit(void *section);
-
-/*
- * Reads field `field` of `obj` (borrowed) into *out without taking a reference where it
- * can. Returns 0 with *out borrowed: valid while obj is, and for a writable object field
- * until the calling thread's read section ends (calling it outside a section is a
- * RuntimeError naming the field). Read-only fields are read in place (they change only
- * while a constructor fills an object it alone holds), int/float/bool fields as atomic
- * words. Returns 1 with *out a new reference for a writable field of ffk_any storage
- * (Any, Optional<int>, Device...): two words are read whole only under the field's lock,
- * so the value is retained there as ffk_field_get does, and the caller releases it.
- * -1 with *out None: a TypeError when obj is NULL or not an instance of the field's owner
- * type, a ValueError for a NULL field or out, or the RuntimeError above.
- */
-FFK_API int ffk_field_peek(const ffk_field_info *field, const ffk_object *obj, ffk_any *out);
-
-/*
- * ffk_field_peek without its checks, inline, for walks that read many fields of objects
- * whose types they have already checked (structural equality and hash): `obj` must be an
- * instance of the field's owner type (not NULL), `field` and `out` not NULL, and the
- * calling thread inside a read section. Reads as ffk_field_peek does: int/float/bool
- * fields as atomic words, object fields with the load the lock-free writers pair with
- * (0, *out borrowed, None for NULL); a writable field of ffk_any storage goes to
- * ffk_field_peek (1, *out a new reference). Breaking the preconditions is undefined.
- */
-static inline int ffk_field_peek_unchecked(const ffk_field_info *field, const ffk_object *obj, ffk_any *out) {
-  const char *p = (const char *)obj + field->offset;
-  switch (field->storage) {
-    case FFK_FIELD_STORAGE_INT:
-      *out = ffk_any_int(__atomic_load_n((const int64_t *)p, __ATOMIC_RELAXED));
-      return 0;
-    case FFK_FIELD_STORAGE_FLOAT: {
-      double d;
-      __atomic_load((const double *)p, &d, __ATOMIC_RELAXED);
-      *out = ffk_any_float(d);
-      return 0;
-    }
-    case FFK_FIELD_STORAGE_BOOL:
-      *out = ffk_any_bool(__atomic_load_n((const bool *)p, __ATOMIC_RELAXED));
-      return 0;
-    case FFK_FIELD_STORAGE_OBJECT: {
-      ffk_object *o = __atomic_load_n((ffk_object *const *)p, __ATOMIC_SEQ_CST);
-      *out = ffk_any_none();
-      if (o != NULL) {
-        out->type_index = o->type_index;
-        out->v_obj = o;
-      }
-      return 0;
-    }
-    default:
-      if (field->flags & FFK_FIELD_WRITABLE) return ffk_field_peek(field, obj, out);
-      *out = *(const ffk_any *)p;
-      return 0;
-  }
-}
 
 /*
  * Writes `value` (borrowed) to field `field` of `obj`, converting it to the field's type.
@@ -550,7 +475,7 @@ FFK_API bool ffk_object_is_reflection_made(const ffk_object *obj);
  * ffk_object_new_reflected (a decoder fills the fields after making every object of a
  * graph, so that a cycle through any field can be rebuilt). Every value is converted
  * before any field is written, so a value of the wrong type leaves obj unchanged. The
- * type's field write hook (ffk_type_set_field_write_hook) is called for each field
+ * type's field write hook (ffikit/unstable/reflect.h) is called for each field
  * written. Returns 0, or -1 with:
  *   TypeError  Mismatched type on field `x` of `mylib.Point`: expected `int` but got `str`
  *   TypeError  cannot set the fields of a `mylib.Plain`: only objects made by reflection are field-wise
@@ -561,20 +486,6 @@ FFK_API bool ffk_object_is_reflection_made(const ffk_object *obj);
  */
 FFK_API int ffk_object_field_values(const ffk_object *obj, ffk_any *out, int32_t n);
 FFK_API int ffk_object_init_fields(ffk_object *obj, const ffk_any *values, int32_t n);
-
-/*
- * Field write notification: `hook` (NULL removes it) is called after every successful
- * ffk_field_set, ffk_object_set_field and ffk_field_init on an object of type
- * `type_index` or of a subtype without a hook of its own (the nearest type's hook wins),
- * with the object and the field written (both borrowed for the call). It runs on the
- * writer's thread, after the value is stored, with no ffikit lock held; it must not fail
- * and may be called concurrently from several threads. Writes a library makes to its own
- * struct members (p->x = 1) and constructors filling a fresh object are not seen. A
- * binding uses it to keep copies of field values (Python's cached field slots) coherent.
- * Returns 0, or -1 with a ValueError for a type index that is not registered.
- */
-typedef void (*ffk_field_write_hook)(ffk_object *obj, const ffk_field_info *field);
-FFK_API int ffk_type_set_field_write_hook(int32_t type_index, ffk_field_write_hook hook);
 
 FFK_EXTERN_C_END
 

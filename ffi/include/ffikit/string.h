@@ -83,7 +83,7 @@ FFK_API uint64_t ffk_hash_bytes(const void *data, size_t size);
 /*
  * The hash ffk_any_hash gives a str value (SmallStr, String or raw C string) whose UTF-8
  * is `size` bytes at `data` (any bytes, NULs included; data may be NULL when size is 0):
- * what a Map or Dict lookup by bytes (ffk_map_find_str, ffk_dict_get_str) probes with,
+ * what a Map or Dict lookup by bytes (ffk_map_get_str, ffk_dict_get_str) probes with,
  * without making a value. Cannot fail.
  */
 FFK_API uint64_t ffk_hash_str(const char *data, size_t size);
