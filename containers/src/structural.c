@@ -260,7 +260,7 @@ static int push_attr(walk *w, const char *name, size_t size) {
 static int equal(walk *w, const ffk_any *x, const ffk_any *y);
 static int equal_node(walk *w, const ffk_any *x, const ffk_any *y, int kx, const type_info *info);
 
-static walk *walk_of(void *self, const char *what) {
+walk *ffk_walk__of(void *self, const char *what) {
   walk *w = ((walk_fn_ctx *)self)->w;
   if (w == NULL)
     ffk_error_set(FFK_ERR_RUNTIME, "the `%s` Function a structural hook receives is valid only during that hook's call",
@@ -272,7 +272,7 @@ static walk *walk_of(void *self, const char *what) {
  * Keeps an object a hook passes to `equal` or `hash` until the walk ends: the hook may
  * have made it (and what it holds) for the call alone, and the memo may name it.
  */
-static int keep_argument(walk *w, const ffk_any *v) {
+int ffk_walk__keep_argument(walk *w, const ffk_any *v) {
   if (!ffk_any_is_object(v) || v->v_obj == NULL) return 0;
   ffk_object_retain(v->v_obj);
   return ffk_walk__keep(w, v->v_obj);
@@ -285,7 +285,7 @@ static int keep_argument(walk *w, const ffk_any *v) {
  * region the pattern stays, as for fields). 0, or -1 with a TypeError / ValueError naming
  * the value and `what` (the callback's name).
  */
-static int hook_region(const walk *w, const ffk_any *v, const char *what, int *region) {
+int ffk_walk__hook_region(const walk *w, const ffk_any *v, const char *what, int *region) {
   if (v->type_index != FFK_TYPE_BOOL && v->type_index != FFK_TYPE_INT)
     return ffk_error_set(FFK_ERR_TYPE, "%s: def_region must be a bool or an int (DefRegionKind), not a `%s`", what,
                          ffk_any_type_name(v));
@@ -312,10 +312,10 @@ static int hook_step_name(const ffk_any *v, const char *what, const char **name,
 /*
  * equal(x, y[, attr]) or, tvm_ffi's form, equal(x, y, def_region[, field_name]) -> bool,
  * inside the walk of the hook that received it: a bool or int third argument is a region
- * kind (hook_region), a str or None one a step name.
+ * kind (ffk_walk__hook_region), a str or None one a step name.
  */
 static int walk_equal_call(void *self, const ffk_any *args, int32_t nargs, ffk_any *result) {
-  walk *w = walk_of(self, "equal");
+  walk *w = ffk_walk__of(self, "equal");
   if (w == NULL) return -1;
   if (nargs < 2 || nargs > 4)
     return ffk_error_set(FFK_ERR_TYPE, "equal(x, y, attr=None) or equal(x, y, def_region, field_name=None) takes "
@@ -329,14 +329,14 @@ static int walk_equal_call(void *self, const ffk_any *args, int32_t nargs, ffk_a
       return ffk_error_set(FFK_ERR_TYPE, "equal(x, y, def_region, field_name): def_region must be a bool or an int "
                            "(DefRegionKind), not a `%s`", ffk_any_type_name(&args[2]));
     if (kind_given) {
-      if (hook_region(w, &args[2], "equal(x, y, def_region, field_name)", &region) != 0) return -1;
+      if (ffk_walk__hook_region(w, &args[2], "equal(x, y, def_region, field_name)", &region) != 0) return -1;
       if (nargs == 4 && hook_step_name(&args[3], "equal(x, y, def_region, field_name)", &attr, &attr_size) != 0)
         return -1;
     } else if (hook_step_name(&args[2], "equal(x, y, attr)", &attr, &attr_size) != 0) {
       return -1;
     }
   }
-  if (keep_argument(w, &args[0]) != 0 || keep_argument(w, &args[1]) != 0) return -1;
+  if (ffk_walk__keep_argument(w, &args[0]) != 0 || ffk_walk__keep_argument(w, &args[1]) != 0) return -1;
   int32_t mark = w->nsteps;
   int outer = w->region;
   w->region = region;
@@ -355,41 +355,12 @@ static int walk_equal_call(void *self, const ffk_any *args, int32_t nargs, ffk_a
   return 0;
 }
 
-/*
- * hash(x) -> int, or tvm_ffi's form hash(x, init_hash[, def_region]) -> int: x's hash
- * combined into init_hash, with x walked in the region def_region names (hook_region);
- * inside the walk of the hook that received it.
- */
-static int walk_hash_call(void *self, const ffk_any *args, int32_t nargs, ffk_any *result) {
-  walk *w = walk_of(self, "hash");
-  if (w == NULL) return -1;
-  if (nargs < 1 || nargs > 3)
-    return ffk_error_set(FFK_ERR_TYPE, "hash(x) or hash(x, init_hash, def_region=0) takes 1 to 3 arguments, got %d",
-                         (int)nargs);
-  if (nargs >= 2 && args[1].type_index != FFK_TYPE_INT && args[1].type_index != FFK_TYPE_BOOL)
-    return ffk_error_set(FFK_ERR_TYPE, "hash(x, init_hash, def_region): init_hash must be an int, not a `%s`",
-                         ffk_any_type_name(&args[1]));
-  int region = w->region;
-  if (nargs == 3 && hook_region(w, &args[2], "hash(x, init_hash, def_region)", &region) != 0) return -1;
-  if (keep_argument(w, &args[0]) != 0) return -1;
-  uint64_t h;
-  int outer = w->region;
-  w->region = region;
-  int rc = ffk_walk__hash(w, &args[0], &h);
-  w->region = outer;
-  if (rc != 0) return -1;
-  if (nargs >= 2) h = mix((uint64_t)args[1].v_int ^ mix(h));
-  *result = ffk_any_int((int64_t)h);
-  return 0;
-}
-
-ffk_function *ffk_walk__fn(walk *w, int which) {
+ffk_function *ffk_walk__fn(walk *w, int which, ffk_safe_call call) {
   if (w->fns[which] != NULL) return w->fns[which];
   walk_fn_ctx *c = ffk_mem_alloc(sizeof *c);
   if (c == NULL) return NULL;
   c->w = w;
-  ffk_function *f = ffk_function_new(which == 0 ? "structural_equal.equal" : "structural_hash.hash",
-                                     which == 0 ? walk_equal_call : walk_hash_call, c, ffk_mem_free);
+  ffk_function *f = ffk_function_new(which == 0 ? "structural_equal.equal" : "structural_hash.hash", call, c, ffk_mem_free);
   if (f == NULL) return NULL;
   w->fn_ctx[which] = c;
   w->fns[which] = f;
@@ -533,7 +504,7 @@ static inline __attribute__((always_inline)) int equal_field(walk *w, const ffk_
  * drops any, and a False answer without a failing call reports the objects themselves.
  */
 static int equal_by_hook(walk *w, ffk_object *a, ffk_object *b, ffk_function *hook) {
-  ffk_function *fn = ffk_walk__fn(w, 0);
+  ffk_function *fn = ffk_walk__fn(w, 0, walk_equal_call);
   if (fn == NULL) return -1;
   ffk_any args[3] = {borrowed_object(a), borrowed_object(b), borrowed_object((ffk_object *)fn)};
   int32_t mark = w->nsteps;

@@ -20,9 +20,39 @@ static uint64_t shape_hash(const ffk_any *v) {
 #define HASH_VAR UINT64_C(0x766172)        /* "var": a bound variable's order */
 #define HASH_DAG UINT64_C(0x646167)        /* "dag": a dag node's order */
 
+/*
+ * hash(x) -> int, or tvm_ffi's form hash(x, init_hash[, def_region]) -> int, the Function
+ * __s_hash__ hooks receive: x's hash combined into init_hash, with x walked in the region
+ * def_region names (ffk_walk__hook_region); inside the walk of the hook that received it.
+ * It lives here, not with the equality's `equal` in structural.c, so that the hash calls
+ * the walker and never the other way round.
+ */
+static int walk_hash_call(void *self, const ffk_any *args, int32_t nargs, ffk_any *result) {
+  walk *w = ffk_walk__of(self, "hash");
+  if (w == NULL) return -1;
+  if (nargs < 1 || nargs > 3)
+    return ffk_error_set(FFK_ERR_TYPE, "hash(x) or hash(x, init_hash, def_region=0) takes 1 to 3 arguments, got %d",
+                         (int)nargs);
+  if (nargs >= 2 && args[1].type_index != FFK_TYPE_INT && args[1].type_index != FFK_TYPE_BOOL)
+    return ffk_error_set(FFK_ERR_TYPE, "hash(x, init_hash, def_region): init_hash must be an int, not a `%s`",
+                         ffk_any_type_name(&args[1]));
+  int region = w->region;
+  if (nargs == 3 && ffk_walk__hook_region(w, &args[2], "hash(x, init_hash, def_region)", &region) != 0) return -1;
+  if (ffk_walk__keep_argument(w, &args[0]) != 0) return -1;
+  uint64_t h;
+  int outer = w->region;
+  w->region = region;
+  int rc = hash(w, &args[0], &h);
+  w->region = outer;
+  if (rc != 0) return -1;
+  if (nargs >= 2) h = mix((uint64_t)args[1].v_int ^ mix(h));
+  *result = ffk_any_int((int64_t)h);
+  return 0;
+}
+
 /* An object through its __s_hash__ hook: hook(v, hash) -> int, mixed with the type key. */
 static int hash_by_hook(walk *w, ffk_object *o, const type_info *info, uint64_t *out) {
-  ffk_function *fn = ffk_walk__fn(w, 1);
+  ffk_function *fn = ffk_walk__fn(w, 1, walk_hash_call);
   if (fn == NULL) return -1;
   ffk_any args[2] = {borrowed_object(o), borrowed_object((ffk_object *)fn)};
   ffk_any result;
@@ -281,4 +311,3 @@ int ffk_structural_hash_opts(const ffk_any *v, uint32_t flags, uint64_t *out) {
   return rc;
 }
 
-int ffk_walk__hash(walk *w, const ffk_any *v, uint64_t *out) { return hash(w, v, out); }

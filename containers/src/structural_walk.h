@@ -269,13 +269,24 @@ static inline int close_map(walk *w, map_view *m, int64_t mark) {
   return ffk_walk__keep(w, &m->snapshot->header);
 }
 
-/* The walk's equal (which 0) or hash (which 1) Function, borrowed. NULL with a MemoryError. */
-ffk_function *ffk_walk__fn(walk *w, int which);
+/* The walk's equal (which 0) or hash (which 1) Function, borrowed, made on first use with
+ * `call` (each walk passes its own, so that structural.c calls no hash code). NULL with a
+ * MemoryError. */
+ffk_function *ffk_walk__fn(walk *w, int which, ffk_safe_call call);
+
+/* The walk behind the context `self` of a hook's Function, or NULL with a RuntimeError
+ * naming `what` when that walk has ended. */
+walk *ffk_walk__of(void *self, const char *what);
+
+/* Keeps an object a hook passes to `equal` or `hash` until the walk ends (v borrowed).
+ * 0, or -1 with a MemoryError. */
+int ffk_walk__keep_argument(walk *w, const ffk_any *v);
+
+/* The REGION_* a def_region argument `v` of a hook's call names (0 keeps w's region), in
+ * *region. 0, or -1 with a TypeError / ValueError naming the value and `what`. */
+int ffk_walk__hook_region(const walk *w, const ffk_any *v, const char *what, int *region);
 
 /* 0, or -1 with a ValueError naming the unknown option bits. */
 int ffk_walk__check_flags(uint32_t flags);
-
-/* The hashing walk over `v` (structural_hash.c), for the Function hooks receive. 0, or -1. */
-int ffk_walk__hash(walk *w, const ffk_any *v, uint64_t *out);
 
 #endif /* FFIKIT_CONTAINERS_STRUCTURAL_WALK_H */

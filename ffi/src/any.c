@@ -23,13 +23,7 @@ ffk_any ffk_any_object(ffk_object *obj) {
   return ffk_any_object_steal(obj);
 }
 
-ffk_any ffk_any_object_steal(ffk_object *obj) {
-  ffk_any v = ffk_any_none();
-  if (obj == NULL) return v;
-  v.type_index = obj->type_index;
-  v.v_obj = obj;
-  return v;
-}
+ffk_any ffk_any_object_steal(ffk_object *obj) { return ffk_any__object_steal(obj); }
 
 void ffk_any_retain(const ffk_any *v) {
   if (v != NULL && ffk_any_is_object(v) && v->v_obj != NULL) ffk_object_retain(v->v_obj);

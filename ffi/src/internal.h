@@ -80,8 +80,17 @@ void ffk_object__init(ffk_object *obj, int32_t type_index, ffk_deleter deleter);
  * stack bound of deep releases (object.c, "Releasing deep data") and frees the block directly.
  */
 void ffk_object__leaf_deleter(void *self, int which);
-/* The deleter of a String made in a block by ffk_any_str_many (string.c): a leaf too. */
-void ffk_string__block_deleter(void *self, int which);
+/*
+ * Leaf objects made together in one allocation (the Strings of ffk_any_str_many, string.c):
+ * the block starts with the count of its objects not yet freed, and each object is
+ * preceded by a pointer to its block. Their deleter, ffk_object__block_deleter (object.c,
+ * beside the leaf deleter it is a variant of, so that object.c calls no string code),
+ * frees the block with the last of them; ffk_object_release treats it as a leaf too.
+ */
+typedef struct ffk_object_block {
+  uint64_t live; /* atomic */
+} ffk_object_block;
+void ffk_object__block_deleter(void *self, int which);
 
 /*
  * The calling thread's pending error (error.c), and how the call path avoids reading it.
@@ -119,6 +128,18 @@ typedef struct ffk_error__count {
 extern FFK_INTERNAL ffk_error__count ffk_error__npending;
 #define FFK_ERROR__PENDING() \
   (FFK_UNLIKELY(__atomic_load_n(&ffk_error__npending.n, __ATOMIC_RELAXED) != 0) && ffk_error__slot != NULL)
+
+/*
+ * ffk_any_object_steal (any.c) inline, for the files below any.c that make Anys of the
+ * objects they build (string.c): one definition of the rule, and no call up into any.c.
+ */
+static inline ffk_any ffk_any__object_steal(ffk_object *obj) {
+  ffk_any v = ffk_any_none();
+  if (obj == NULL) return v;
+  v.type_index = obj->type_index;
+  v.v_obj = obj;
+  return v;
+}
 
 /*
  * The kind that key equality and hash compare (any.c, hash.c): folds the str forms

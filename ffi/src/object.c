@@ -274,6 +274,14 @@ void ffk_object__leaf_deleter(void *self, int which) {
   if (which & FFK_DELETER_FREE) ffk_object_free(self);
 }
 
+void ffk_object__block_deleter(void *self, int which) {
+  if (!(which & FFK_DELETER_FREE)) return;
+  ffk_object *obj = self;
+  ffk_object_block *b = ((ffk_object_block **)obj)[-1];
+  ffk_debug__object_died(obj->type_index);
+  if (__atomic_sub_fetch(&b->live, 1, __ATOMIC_ACQ_REL) == 0) ffk_mem_free(b);
+}
+
 /*
  * The death of an object that can hold others, given the thread's state. Nested (the
  * thread is inside a death): the deleter runs here unless the stack has grown
@@ -308,8 +316,8 @@ static FFK_NOINLINE void die_nesting(ffk_object *obj, bool weak_held) {
 
 /* A leaf (an object whose deleter owns nothing else) cannot nest a death: freed without any of the above. */
 static inline void die(ffk_object *obj, bool weak_held) {
-  if (obj->deleter == ffk_string__block_deleter && FFK_LIKELY(!weak_held))
-    ffk_string__block_deleter(obj, FFK_DELETER_BOTH); /* a String of a block: a leaf as well */
+  if (obj->deleter == ffk_object__block_deleter && FFK_LIKELY(!weak_held))
+    ffk_object__block_deleter(obj, FFK_DELETER_BOTH); /* an object of a block: a leaf as well */
   else if (obj->deleter != ffk_object__leaf_deleter)
     die_nesting(obj, weak_held);
   else if (FFK_LIKELY(!weak_held))

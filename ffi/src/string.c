@@ -72,29 +72,20 @@ int ffk_any_str(const char *data, size_t size, ffk_any *out) {
   }
   ffk_string *s = make(FFK_TYPE_STRING, data, size);
   if (s == NULL) return -1;
-  *out = ffk_any_object_steal(&s->header);
+  *out = ffk_any__object_steal(&s->header);
   return 0;
 }
 
 /*
- * A block of Strings (ffk_any_str_many): a count of the Strings not yet freed, then for
- * each, a pointer back to the block, the ffk_string and its bytes, 8-byte aligned. Each
- * String's deleter is ffk_string__block_deleter, which frees the block with the last
- * String; object.c lets it free without the nesting machinery, as a leaf.
+ * A block of Strings (ffk_any_str_many): an ffk_object_block (internal.h: the count of
+ * the Strings not yet freed), then for each, a pointer back to the block, the ffk_string
+ * and its bytes, 8-byte aligned. Each String's deleter is ffk_object__block_deleter
+ * (object.c), which frees the block with the last String, without the nesting machinery,
+ * as a leaf.
  */
-typedef struct str_block {
-  uint64_t live; /* atomic */
-} str_block;
+typedef ffk_object_block str_block;
 
 static size_t block_stride(size_t size) { return (sizeof(str_block *) + sizeof(ffk_string) + size + 1 + 7) & ~(size_t)7; }
-
-void ffk_string__block_deleter(void *self, int which) {
-  if (!(which & FFK_DELETER_FREE)) return;
-  ffk_string *s = self;
-  str_block *b = ((str_block **)s)[-1];
-  ffk_debug__object_died(s->header.type_index);
-  if (__atomic_sub_fetch(&b->live, 1, __ATOMIC_ACQ_REL) == 0) ffk_mem_free(b);
-}
 
 int ffk_any_str_many(const char *const *data, const size_t *sizes, int64_t n, ffk_any *out) {
   if (n < 0 || ((data == NULL || sizes == NULL || out == NULL) && n > 0))
@@ -131,13 +122,13 @@ int ffk_any_str_many(const char *const *data, const size_t *sizes, int64_t n, ff
     }
     *(str_block **)at = b;
     ffk_string *s = (ffk_string *)(at + sizeof(str_block *));
-    ffk_object__init(&s->header, FFK_TYPE_STRING, ffk_string__block_deleter);
+    ffk_object__init(&s->header, FFK_TYPE_STRING, ffk_object__block_deleter);
     char *bytes = (char *)(s + 1);
     memcpy(bytes, data[i], size);
     bytes[size] = '\0';
     s->data = bytes;
     s->size = size;
-    out[i] = ffk_any_object_steal(&s->header);
+    out[i] = ffk_any__object_steal(&s->header);
     at += block_stride(size);
   }
   return 0;
@@ -160,7 +151,7 @@ int ffk_any_bytes(const void *data, size_t size, ffk_any *out) {
   }
   ffk_bytes *b = make(FFK_TYPE_BYTES, (const char *)data, size);
   if (b == NULL) return -1;
-  *out = ffk_any_object_steal(&b->header);
+  *out = ffk_any__object_steal(&b->header);
   return 0;
 }
 

@@ -1,9 +1,9 @@
 /*
  * container.c - what the C types behind ffikit.Array, List, Map and Dict share: handle
- * tests and wrapping, structural equality and hash, deep copy, and the module set-up of
- * the four types (ffikit/container.py subclasses them and adds the collections.abc
- * mixins). The types themselves: sequence.c and mapping.c; iterators: views.c. The
- * invariants are at the top of container.h.
+ * tests and wrapping, structural equality and hash, deep copy. The bottom of the
+ * container files: it calls none of them. The types themselves: sequence.c and
+ * mapping.c; element caches: element_cache.c; iterators: views.c; the module set-up of
+ * the four types: container_init.c. The invariants are at the top of container.h.
  */
 #include "container.h"
 
@@ -101,26 +101,4 @@ PyObject *ffkpy_container__deepcopy(PyObject *self, PyObject *memo) {
   ffk_any_release(&v);
   if (rc != 0) return ffkpy_raise_from_ffk();
   return ffkpy_from_any_steal(&out);
-}
-
-/* ---- Module functions and set-up ------------------------------------------------------- */
-
-PyMethodDef ffkpy_container_methods[] = {
-    {NULL, NULL, 0, NULL},
-};
-
-int ffkpy_container_types_init(PyObject *module) {
-  PyTypeObject *types[] = {&ffkpy_ArrayBaseType, &ffkpy_ListBaseType, &ffkpy_MapBaseType, &ffkpy_DictBaseType};
-  const char *names[] = {"ArrayBase", "ListBase", "MapBase", "DictBase"};
-  if (PyType_Ready(&ffkpy_IterType) < 0) return -1;
-  if (PyModule_AddIntConstant(module, "MAP_KEYS", FFK_MAP_KEYS) < 0 ||
-      PyModule_AddIntConstant(module, "MAP_VALUES", FFK_MAP_VALUES) < 0 ||
-      PyModule_AddIntConstant(module, "MAP_ITEMS", FFK_MAP_ITEMS) < 0)
-    return -1;
-  ffkpy_DictBaseType.tp_base = &ffkpy_MapBaseType;
-  for (int i = 0; i < 4; ++i) {
-    if (types[i]->tp_base == NULL) types[i]->tp_base = &ffkpy_ObjectType;
-    if (PyType_Ready(types[i]) < 0 || PyModule_AddObjectRef(module, names[i], (PyObject *)types[i]) < 0) return -1;
-  }
-  return 0;
 }

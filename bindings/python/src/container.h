@@ -1,8 +1,13 @@
 /*
  * container.h - what the files behind ffikit.Array, List, Map and Dict share (private to
- * the extension): container.c (shared helpers, structural equality and hash, set-up),
- * sequence.c (Array, List), mapping.c (Map, Dict) and views.c (the iterators and the
- * snapshot lists behind ffikit.container's KeysView/ValuesView/ItemsView).
+ * the extension): the wrappers' layouts and container.c (shared helpers, structural
+ * equality and hash, deep copy). Beside it, one header per topic: element_cache.h (the
+ * element caches, element_cache.c) and views.h (the iterators and the snapshot lists
+ * behind ffikit.container's KeysView/ValuesView/ItemsView, views.c). The types are
+ * sequence.c (Array, List) and mapping.c (Map, Dict); container_init.c sets them up.
+ * The files call one way only (tests/layering/check_cycles.py): container_init ->
+ * sequence, mapping -> views -> element_cache; sequence and mapping also call
+ * element_cache and container.c, and those two call no container file.
  *
  * Invariants, for all four:
  *  - Array/Tuple/Map are copy-on-write in C and never changed through a Python handle, so
@@ -32,7 +37,8 @@
 #include <ffikit/unstable/list.h>
 #include <ffikit/unstable/map.h>
 
-extern PyTypeObject ffkpy_ArrayBaseType, ffkpy_ListBaseType, ffkpy_MapBaseType, ffkpy_DictBaseType, ffkpy_IterType;
+/* The four types (sequence.c, mapping.c), set up by container_init.c. */
+extern PyTypeObject ffkpy_ArrayBaseType, ffkpy_ListBaseType, ffkpy_MapBaseType, ffkpy_DictBaseType;
 
 /*
  * An Array wrapper (ArrayBase and its Python subclasses). `cache` is filled lazily, one
@@ -151,6 +157,8 @@ typedef struct {
   const uint64_t *dict_stamp; /* Dict: ffk_dict_stamp_address, set with `keys` */
 } ffkpy_Mapping;
 
+#define MAPPING(self) ((ffkpy_Mapping *)(self))
+
 #ifndef Py_GIL_DISABLED
 #define FFKPY_KEY_CACHE 1
 #else
@@ -199,7 +207,7 @@ Py_hash_t ffkpy_container__hash(PyObject *self);
 /* __deepcopy__ of the four types: in C, sharing and cycles kept. */
 PyObject *ffkpy_container__deepcopy(PyObject *self, PyObject *memo);
 
-/* ---- sequence.c ------------------------------------------------------------------------ */
+/* ---- Subscripts (sequence.c) ------------------------------------------------------------ */
 
 /* The value of an exact int subscript that fits one digit (most indices), read with no
  * call: 1, else 0 (the caller takes the general path). */
@@ -215,67 +223,5 @@ static inline int ffkpy_container__small_index(PyObject *key, Py_ssize_t *out) {
 #endif
   return 1;
 }
-
-/* ffkpy_array__item when the slot is empty: converts, and fills the slot when cacheable. */
-PyObject *ffkpy_array__item_slow(PyObject *self, int64_t i);
-
-/* Element i (0 <= i < size, unchecked) of an ArrayBase wrapper as a Python object (new
- * reference; NULL with an exception), through the wrapper's element cache. */
-static inline PyObject *ffkpy_array__item(PyObject *self, int64_t i) {
-  PyObject **cache = __atomic_load_n(&((ffkpy_Array *)self)->cache, __ATOMIC_ACQUIRE);
-  if (cache != NULL && i < FFKPY_ELEMENT_CACHE_MAX) { /* the cache has min(size, bound) slots */
-    PyObject *hit = __atomic_load_n(&cache[i], __ATOMIC_ACQUIRE);
-    if (hit != NULL) return Py_NewRef(hit);
-  }
-  return ffkpy_array__item_slow(self, i);
-}
-
-/* The Python object of element `v` (stolen: an owned value read from the List wrapper
- * `self` at index i, 0 <= i, when the List's stamp was `stamp`), remembered in the
- * wrapper's cache when cacheable. New reference, or NULL with an exception. */
-PyObject *ffkpy_list__element_steal(PyObject *self, int64_t i, ffk_any *v, uint64_t stamp);
-
-/* The cached object of l[i] (borrowed) when slot i is still valid at the List's current
- * stamp, which must also be `want` unless want is UINT64_MAX; else NULL. No exception. */
-static inline PyObject *ffkpy_list__cached(PyObject *self, int64_t i, uint64_t want) {
-#if FFKPY_LIST_CACHE
-  ffkpy_List *w = (ffkpy_List *)self;
-  if ((uint64_t)i >= (uint64_t)w->cache_size) return NULL; /* negative too */
-  /* The slot is read once, before the List's stamp: only this wrapper writes it, under the
-     GIL, so the order is free; the one check is the slot's stamp against the List's now. */
-  const ffkpy_ListSlot *slot = &w->cache[i];
-  PyObject *obj = slot->obj;
-  uint64_t at = slot->stamp;
-  if (obj == NULL) return NULL;
-  uint64_t now = __atomic_load_n(w->stamp, __ATOMIC_ACQUIRE); /* set: the cache has an object */
-  if (at != now || (want != UINT64_MAX && want != now)) return NULL;
-  return obj;
-#else
-  (void)self, (void)i, (void)want;
-  return NULL;
-#endif
-}
-
-/* ---- mapping.c -------------------------------------------------------------------------- */
-
-/* The Python object for the key (part FFK_MAP_KEYS) or value (FFK_MAP_VALUES) `v` of slot
- * `slot` of the Map wrapper `self` (v borrowed from the Map): a String through the cache,
- * anything else by ffkpy_element. New reference, or NULL with an exception. */
-PyObject *ffkpy_map__element(PyObject *self, int64_t slot, ffk_map_part part, const ffk_any *v);
-
-/* ffkpy_element_steal for a Dict wrapper's element: a String through the Dict's cache. */
-PyObject *ffkpy_dict__element_steal(PyObject *self, ffk_any *v);
-
-/* ---- views.c ---------------------------------------------------------------------------- */
-
-/* What an iterator walks: an Array (forwards or backwards), a Map, a List or a Dict. */
-enum { FFKPY_IT_ARRAY, FFKPY_IT_ARRAY_REV, FFKPY_IT_MAP, FFKPY_IT_LIST, FFKPY_IT_DICT };
-
-/* A new iterator over the container wrapper `owner` (kept alive by it); `part` selects
- * keys, values or items for a Map or Dict and is ignored otherwise. */
-PyObject *ffkpy_iter__new(PyObject *owner, int kind, ffk_map_part part);
-
-/* MapBase._list(part): a snapshot of the keys, values or items as a Python list. */
-PyObject *ffkpy_view__list(PyObject *self, PyObject *part);
 
 #endif /* FFIKIT_PY_CONTAINER_H */

@@ -7,78 +7,10 @@
  * keys. See container.h for the invariants; the iterators and views are in views.c.
  */
 #include "container.h"
+#include "element_cache.h"
+#include "views.h"
 
 PyTypeObject ffkpy_MapBaseType, ffkpy_DictBaseType;
-
-/* ---- The caches of converted elements (container.h: ffkpy_Mapping) --------------------- */
-
-#define MAPPING(self) ((ffkpy_Mapping *)(self))
-
-/* Whether a value's Python form is worth keeping: immutable and made on every read. */
-static bool cacheable(const ffk_any *v) {
-  return v->type_index == FFK_TYPE_INT || v->type_index == FFK_TYPE_FLOAT ||
-         (v->type_index == FFK_TYPE_STRING && ffkpy_g.string_cls != NULL);
-}
-
-/* The cache of a Map wrapper, made on first use; NULL with an exception (MemoryError). */
-static PyObject **map_cache(PyObject *self) {
-  PyObject **cache = __atomic_load_n(&MAPPING(self)->cache, __ATOMIC_ACQUIRE);
-  if (cache != NULL) return cache;
-  int64_t n = ffk_map_slot_count(MAP(self));
-  PyObject **fresh = PyMem_Calloc((size_t)(2 * n + 1), sizeof(PyObject *));
-  if (fresh == NULL) return (PyObject **)PyErr_NoMemory();
-  PyObject **expected = NULL;
-  if (__atomic_compare_exchange_n(&MAPPING(self)->cache, &expected, fresh, false, __ATOMIC_ACQ_REL, __ATOMIC_ACQUIRE))
-    return fresh;
-  PyMem_Free(fresh); /* another thread made it first */
-  return expected;
-}
-
-PyObject *ffkpy_map__element(PyObject *self, int64_t slot, ffk_map_part part, const ffk_any *v) {
-  if (!cacheable(v) || HANDLE(self)->type_index != FFK_TYPE_MAP) return ffkpy_element(self, v);
-  PyObject **cache = map_cache(self);
-  if (cache == NULL) return NULL;
-  PyObject **at = &cache[2 * slot + (part == FFK_MAP_VALUES)];
-  PyObject *s = __atomic_load_n(at, __ATOMIC_ACQUIRE);
-  if (s != NULL) return Py_NewRef(s);
-  PyObject *made = ffkpy_from_any(v);
-  if (made == NULL) return NULL;
-  PyObject *expected = NULL;
-  if (!__atomic_compare_exchange_n(at, &expected, made, false, __ATOMIC_ACQ_REL, __ATOMIC_ACQUIRE)) {
-    Py_DECREF(made); /* another thread's is the slot's: every read gives one object */
-    return Py_NewRef(expected);
-  }
-  return Py_NewRef(made); /* one reference is the cache's */
-}
-
-PyObject *ffkpy_dict__element_steal(PyObject *self, ffk_any *v) {
-#ifndef Py_GIL_DISABLED
-  if (v->type_index == FFK_TYPE_STRING && ffkpy_g.string_cls != NULL && ffkpy_g.string_slot >= 0) {
-    ffkpy_Mapping *m = MAPPING(self);
-    if (m->cache == NULL) { /* sized once, 4 entries per key and value there are: more share them */
-      int64_t want = 8 * ffk_dict_size(DCT(self)), n = 64;
-      while (n < want && n < (INT64_C(1) << 16)) n *= 2;
-      if ((m->cache = PyMem_Calloc((size_t)n, sizeof(PyObject *))) == NULL) return PyErr_NoMemory();
-      m->cache_size = n;
-    }
-    uintptr_t id = (uintptr_t)v->v_obj;
-    PyObject **at = &m->cache[(Py_ssize_t)((id >> 4) * UINT64_C(0x9E3779B97F4A7C15) >> 40) & (m->cache_size - 1)];
-    PyObject *s = *at;
-    if (s != NULL && Py_TYPE(s) == (PyTypeObject *)ffkpy_g.string_cls) {
-      PyObject *w = *(PyObject **)((char *)s + ffkpy_g.string_slot);
-      if (w != NULL && ffkpy_handle(w) == v->v_obj) { /* the String made for this very C object */
-        ffk_any_release(v);
-        return Py_NewRef(s);
-      }
-    }
-    PyObject *made = ffkpy_from_any(v);
-    ffk_any_release(v);
-    if (made != NULL) Py_XSETREF(*at, Py_NewRef(made)); /* the slot's last String wins */
-    return made;
-  }
-#endif
-  return ffkpy_element_steal(self, v);
-}
 
 /* ---- The key cache (container.h: ffkpy_KeySlot) ----------------------------------------- */
 
@@ -319,7 +251,7 @@ static int lookup(PyObject *self, PyObject *key, PyObject **out) {
       }
       if ((*out = ffkpy_map__element(self, slot, FFK_MAP_VALUES, pv)) == NULL) return -1;
 #if FFKPY_KEY_CACHE
-      key_remember(self, key, cacheable(pv) ? Py_NewRef(*out) : NULL, slot, 0);
+      key_remember(self, key, ffkpy_map__cacheable(pv) ? Py_NewRef(*out) : NULL, slot, 0);
 #endif
       return 1;
     }
@@ -327,7 +259,7 @@ static int lookup(PyObject *self, PyObject *key, PyObject **out) {
     uint64_t stamp;
     rc = ffk_dict_get_str_stamped((ffk_dict *)h, data, (size_t)n, &v, &stamp);
     if (rc == 0) key_remember(self, key, NULL, -1, stamp);
-    if (rc == 1 && cacheable(&v)) {
+    if (rc == 1 && ffkpy_map__cacheable(&v)) {
       if ((*out = ffkpy_dict__element_steal(self, &v)) == NULL) return -1;
       key_remember(self, key, Py_NewRef(*out), 0, stamp);
       return 1;

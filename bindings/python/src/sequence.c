@@ -15,6 +15,8 @@
  * object once.
  */
 #include "container.h"
+#include "element_cache.h"
+#include "views.h"
 
 PyTypeObject ffkpy_ArrayBaseType, ffkpy_ListBaseType;
 
@@ -122,56 +124,6 @@ static PyObject *seq_richcompare(PyObject *self, PyObject *other, int op) {
 }
 
 /* ---- Array ----------------------------------------------------------------------------- */
-
-/* Whether an element's Python form may be cached (container.h, ffkpy_Array): an immutable
- * scalar made fresh by every conversion. Containers, tensors, functions and opaque
- * objects are not: their wrappers keep the identity rules they have always had. */
-static int cacheable(const ffk_any *v) {
-  switch (v->type_index) {
-    case FFK_TYPE_INT:
-    case FFK_TYPE_FLOAT:
-    case FFK_TYPE_SMALL_STR:
-    case FFK_TYPE_SMALL_BYTES:
-      return 1;
-    case FFK_TYPE_STRING:
-    case FFK_TYPE_BYTES:
-      return v->v_obj != NULL;
-    default:
-      return 0;
-  }
-}
-
-PyObject *ffkpy_array__item_slow(PyObject *self, int64_t i) {
-  ffkpy_Array *w = (ffkpy_Array *)self;
-  const ffk_any *v = &ARR(self)->data[i];
-  if (!cacheable(v)) return ffkpy_element(self, v);
-  if (i >= FFKPY_ELEMENT_CACHE_MAX) return ffkpy_from_any(v); /* beyond the bound: converted each time */
-  PyObject **cache = __atomic_load_n(&w->cache, __ATOMIC_ACQUIRE);
-  if (cache == NULL) {
-    Py_ssize_t n = (Py_ssize_t)ARR(self)->size;
-    if (n > FFKPY_ELEMENT_CACHE_MAX) n = FFKPY_ELEMENT_CACHE_MAX;
-    PyObject **made = PyMem_Calloc((size_t)n, sizeof(PyObject *));
-    if (made == NULL) return ffkpy_from_any(v); /* no room for a cache: convert every time */
-    PyObject **expected = NULL;
-    if (__atomic_compare_exchange_n(&w->cache, &expected, made, false, __ATOMIC_ACQ_REL, __ATOMIC_ACQUIRE)) {
-      w->cache_size = n;
-      cache = made;
-    } else {
-      PyMem_Free(made); /* another thread's cache won */
-      cache = expected;
-    }
-  }
-  PyObject *x = ffkpy_from_any(v);
-  if (x == NULL) return NULL;
-  PyObject *expected = NULL;
-  Py_INCREF(x); /* the cache's reference */
-  if (!__atomic_compare_exchange_n(&cache[i], &expected, x, false, __ATOMIC_ACQ_REL, __ATOMIC_ACQUIRE)) {
-    Py_DECREF(x); /* another thread filled the slot first: hand out its object */
-    Py_DECREF(x);
-    return Py_NewRef(expected);
-  }
-  return x;
-}
 
 static void array_dealloc(PyObject *self) {
   ffkpy_Array *w = (ffkpy_Array *)self;
@@ -406,40 +358,6 @@ static PyObject *list_new(PyTypeObject *type, PyObject *args, PyObject *kwds) {
 }
 
 static Py_ssize_t list_len(PyObject *self) { return (Py_ssize_t)ffk_list_size(LST(self)); }
-
-/* Makes room for slot i in a List wrapper's cache; false (nothing cached) when there is none. */
-static bool list_cache_room(ffkpy_List *w, int64_t i) {
-  if (i < w->cache_size) return true;
-  if (i >= FFKPY_ELEMENT_CACHE_MAX) return false;
-  Py_ssize_t n = (Py_ssize_t)ffk_list_size((ffk_list *)w->base.obj);
-  if (n <= i) n = (Py_ssize_t)i + 1;
-  if (n < 2 * w->cache_size) n = 2 * w->cache_size;
-  if (n > FFKPY_ELEMENT_CACHE_MAX) n = FFKPY_ELEMENT_CACHE_MAX;
-  ffkpy_ListSlot *cache = PyMem_Realloc(w->cache, (size_t)n * sizeof(ffkpy_ListSlot));
-  if (cache == NULL) return false;
-  memset(&cache[w->cache_size], 0, (size_t)(n - w->cache_size) * sizeof(ffkpy_ListSlot));
-  w->stamp = ffk_list_stamp_address((ffk_list *)w->base.obj);
-  w->cache = cache;
-  w->cache_size = n;
-  return true;
-}
-
-PyObject *ffkpy_list__element_steal(PyObject *self, int64_t i, ffk_any *v, uint64_t stamp) {
-  if (!cacheable(v)) return ffkpy_element_steal(self, v);
-  PyObject *x = ffkpy_from_any(v);
-  ffk_any_release(v);
-#if FFKPY_LIST_CACHE
-  ffkpy_List *w = (ffkpy_List *)self;
-  if (x != NULL && i >= 0 && list_cache_room(w, i)) {
-    Py_INCREF(x);
-    Py_XSETREF(w->cache[i].obj, x); /* a stale object goes (an immutable scalar: no code runs) */
-    w->cache[i].stamp = stamp;
-  }
-#else
-  (void)i, (void)stamp;
-#endif
-  return x;
-}
 
 /* l[i] when the cache has no current object for i: a locked C read (which also checks i). */
 static FFK_NOINLINE PyObject *list_item_read(PyObject *self, Py_ssize_t i) {

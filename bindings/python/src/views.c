@@ -14,6 +14,8 @@
  * takes.
  */
 #include "container.h"
+#include "element_cache.h"
+#include "views.h"
 
 #include <limits.h>
 
