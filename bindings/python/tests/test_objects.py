@@ -489,6 +489,17 @@ def test_an_unknown_type_index_gets_cs_message():
             query(99999)
 
 
+def test_a_type_index_past_int32_is_a_conversion_error_not_another_type():
+    # 2**32 + 1 was cast to 1 and answered for that type.
+    for query in (_core._type_info, _core._class_for, _core._type_fields, _core._type_methods):
+        for bad in (2**32 + 1, -(2**32) + 1, 2**70):
+            with pytest.raises(OverflowError, match=rf"^type index {bad} is out of range$"):
+                query(bad)
+    index = _core._type_register("test_objects.PastInt32")
+    with pytest.raises(ValueError, match=rf"^_new_object: {index + 2**32} is not a type registered at run time$"):
+        _core._new_object(index + 2**32)
+
+
 # ---- threads ----------------------------------------------------------------------------
 
 
