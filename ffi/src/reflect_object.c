@@ -298,10 +298,6 @@ int ffk_reflect__convert(const ffk_field_info *f, const char *type_key, const ff
 
 /* ---- Construction ---------------------------------------------------------------------------- */
 
-static int not_reflected(int32_t type_index) {
-  return ffk_error_set(FFK_ERR_VALUE, "type %d (%s) is not a reflected type", (int)type_index,
-                       ffk_type_name(type_index));
-}
 
 /* Fills a field that got no value: its default, a factory's result, or nothing (zero/None). */
 static int fill_default(ffk_object *obj, const ffk_rtype *rt, const ffk_field_info *f) {
@@ -331,7 +327,7 @@ static ffk_object *alloc_unfinished(const ffk_rtype *rt) {
 ffk_object *ffk_object_new_reflected(int32_t type_index) {
   const ffk_rtype *rt = ffk_reflect__type(type_index);
   if (rt == NULL) {
-    not_reflected(type_index);
+    ffk_type_check_reflected(type_index);
     return NULL;
   }
   ffk_object *obj = alloc_unfinished(rt);
@@ -427,7 +423,7 @@ int ffk_object_create(int32_t type_index, const ffk_any *args, int32_t npos, con
   if (out == NULL) return ffk_error_set(FFK_ERR_VALUE, "ffk_object_create: out is NULL");
   *out = NULL;
   const ffk_rtype *rt = ffk_reflect__type(type_index);
-  if (rt == NULL) return not_reflected(type_index);
+  if (rt == NULL) return ffk_type_check_reflected(type_index);
   if (npos < 0 || nkw < 0 || npos > INT32_MAX - nkw || (args == NULL && npos + nkw > 0) ||
       (kwnames == NULL && nkw > 0))
     return ffk_error_set(FFK_ERR_VALUE, "ffk_object_create: %d positional and %d named values at %p (names at %p) for `%s`",

@@ -638,7 +638,12 @@ TEST_F(Reflect, NewReflectedFillsDefaultsAndRefusesOtherTypes) {
   EXPECT_EQ(std::string(pt->name->data, pt->name->size), "pt");
   ffk_object_release(p);
   EXPECT_EQ(ffk_object_new_reflected(FFK_TYPE_ARRAY), nullptr);
-  EXPECT_TRUE(PendingError("ValueError", {"not a reflected type"}));
+  EXPECT_EQ(FetchError(), "ValueError: `ffikit.Array` is not a reflected type (it has no fields or constructor)");
+  EXPECT_EQ(ffk_type_check_reflected(PointType()), 0);
+  EXPECT_EQ(ffk_type_check_reflected(FFK_TYPE_ARRAY), -1);
+  EXPECT_EQ(FetchError(), "ValueError: `ffikit.Array` is not a reflected type (it has no fields or constructor)");
+  EXPECT_EQ(ffk_type_check_reflected(99999), -1);
+  EXPECT_EQ(FetchError(), "ValueError: type index 99999 is not a registered type");
   ffk_object* out = reinterpret_cast<ffk_object*>(1);
   EXPECT_EQ(ffk_object_create(FFK_TYPE_ARRAY, nullptr, 0, nullptr, 0, &out), -1);
   EXPECT_EQ(out, nullptr);

@@ -512,10 +512,7 @@ static int32_t index_of_key(PyObject *key_obj) {
 
 static int32_t reflected_index_of_key(PyObject *key_obj) {
   int32_t index = index_of_key(key_obj);
-  if (index >= 0 && !ffk_type_is_reflected(index)) {
-    PyErr_Format(PyExc_TypeError, "`%U` is not a reflected type (it has no fields or constructor)", key_obj);
-    return -1;
-  }
+  if (index >= 0 && ffk_type_check_reflected(index) != 0) return ffkpy_raise_from_ffk_int();
   return index;
 }
 

@@ -316,6 +316,14 @@ FFK_API int ffk_type_get_own_attr(int32_t type_index, const char *name, ffk_any 
 /* True when `type_index` was described by ffk_type_define. Cannot fail. */
 FFK_API bool ffk_type_is_reflected(int32_t type_index);
 
+/*
+ * ffk_type_is_reflected as a check, for an operation that needs a reflected type (making
+ * one from its fields, ffk_object_new_reflected, ffk_object_create). Returns 0, or -1 with
+ * a ValueError: ffk_type_check_index's for an unknown index, else "`K` is not a reflected
+ * type (it has no fields or constructor)" naming the type's key K.
+ */
+FFK_API int ffk_type_check_reflected(int32_t type_index);
+
 /* The instance size of a reflected type, or 0 for another index. Cannot fail. */
 FFK_API size_t ffk_type_instance_size(int32_t type_index);
 
