@@ -516,6 +516,13 @@ int ffk_object_set_field(ffk_object *obj, const char *name, const ffk_any *value
 
 /* ---- Methods and copies ------------------------------------------------------------------- */
 
+int ffk_method_check_self(const ffk_method_info *method, const ffk_object *self) {
+  if (method == NULL) return ffk_error_set(FFK_ERR_VALUE, "ffk_method_check_self: method is NULL");
+  if (self != NULL && ffk_object_is_instance(self, method->owner_index)) return 0;
+  return ffk_error_set(FFK_ERR_TYPE, "`%s` of `%s` does not apply to a `%s` object", method->name,
+                       ffk_type_key(method->owner_index), self != NULL ? ffk_type_key(self->type_index) : "None");
+}
+
 int ffk_object_call_method(ffk_object *obj, const char *name, const ffk_any *args, int32_t nargs, ffk_any *result) {
   if (result != NULL) *result = ffk_any_none();
   if (obj == NULL || name == NULL || result == NULL || nargs < 0 || (args == NULL && nargs > 0))

@@ -188,6 +188,20 @@ TEST_F(Reflect, ErrorsNameTheFieldAndType) {
   EXPECT_EQ(FetchError(), "AttributeError: `test.reflect.Point` object has no field `z`");
   EXPECT_EQ(ffk_object_call_method(p, "norm", nullptr, 0, &v.v), -1);
   EXPECT_EQ(FetchError(), "AttributeError: `test.reflect.Point` object has no method `norm`");
+  // A method called through its Function (Python's Class.method(obj)) checks its self here.
+  const ffk_method_info* norm1 = ffk_type_method_at(t, 0);
+  ASSERT_NE(norm1, nullptr);
+  EXPECT_EQ(ffk_method_check_self(norm1, p), 0);
+  EXPECT_EQ(ffk_method_check_self(norm1, nullptr), -1);
+  EXPECT_EQ(FetchError(), "TypeError: `norm1` of `test.reflect.Point` does not apply to a `None` object");
+  auto noop = [](void*, const ffk_any*, int32_t, ffk_any*) { return 0; };
+  ffk_object* other = reinterpret_cast<ffk_object*>(ffk_function_new("other", noop, nullptr, nullptr));
+  ASSERT_NE(other, nullptr);
+  EXPECT_EQ(ffk_method_check_self(norm1, other), -1);
+  EXPECT_EQ(FetchError(), "TypeError: `norm1` of `test.reflect.Point` does not apply to a `ffikit.Function` object");
+  ffk_object_release(other);
+  EXPECT_EQ(ffk_method_check_self(nullptr, p), -1);
+  EXPECT_EQ(FetchError(), "ValueError: ffk_method_check_self: method is NULL");
   ffk_object_release(p);
 }
 

@@ -522,6 +522,16 @@ FFK_API int ffk_object_call_method(ffk_object *obj, const char *name, const ffk_
                                    ffk_any *result);
 
 /*
+ * Whether `self` (borrowed, may be NULL) may be the object an instance method of
+ * `method` is called on: an instance of the method's owner type. For a binding that calls
+ * a method's Function itself (Python's `Class.method(obj, ...)`), where
+ * ffk_object_call_method's look-up on obj's own type does not apply. Returns 0, or -1
+ * with a TypeError "`m` of `T` does not apply to a `U` object" (U is the key of self's
+ * type, or None), or a ValueError for a NULL method. Lock-free.
+ */
+FFK_API int ffk_method_check_self(const ffk_method_info *method, const ffk_object *self);
+
+/*
  * A new object of obj's type holding the same field values (references retained, not
  * copied); what deep copy builds on. Only for objects made by reflection (whose state is
  * their fields): another object is a TypeError naming its type. NULL with an error, or
