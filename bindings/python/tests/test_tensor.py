@@ -332,6 +332,14 @@ def test_tensor_from_buffer_is_zero_copy_and_keeps_the_owner():
     assert ro.is_read_only
 
 
+def test_tensor_from_buffer_takes_cs_dimension_limit_before_copying_the_shape():
+    # ffk_tensor_check_shape words it, as for empty / reshape / Rust's from_slice.
+    x = np.zeros((1,) * 33, dtype=np.float32)
+    with pytest.raises(ValueError, match=r"^from_buffer: shape has 33 dimensions; a tensor has 0 to 32$"):
+        ffikit.Tensor.from_buffer(x)
+    assert ffikit.Tensor.from_buffer(np.zeros((1,) * 32, dtype=np.float32)).ndim == 32
+
+
 def test_views_share_storage():
     t = ffikit.zeros((4, 6), "float32")
     row = t[1]
