@@ -232,9 +232,10 @@ PyObject *ffkpy_from_dlpack(PyObject *mod, PyObject *const *args, Py_ssize_t nar
   if (given[0] != NULL && (alignment = PyNumber_AsSsize_t(given[0], PyExc_OverflowError)) == -1 && PyErr_Occurred())
     return NULL;
   if (given[1] != NULL && (contiguous = PyObject_IsTrue(given[1])) < 0) return NULL;
-  if (alignment < 0 || (alignment & (alignment - 1)) != 0)
-    return PyErr_Format(PyExc_ValueError, "require_alignment must be 0 or a power of two, not %zd", alignment);
+  if (alignment < 0) /* a conversion: size_t holds no sign */
+    return PyErr_Format(PyExc_ValueError, "from_dlpack: require_alignment %zd is negative", alignment);
   ffk_dlpack_requirements req = {.alignment = (size_t)alignment, .contiguous = contiguous != 0};
+  if (ffk_dlpack_check_requirements("from_dlpack", &req) != 0) return ffkpy_raise_from_ffk(); /* before the producer works */
   if ((alignment > 1 || contiguous) && PyObject_TypeCheck(obj, &ffkpy_TensorType)) {
     /* Our own tensor: check the requirements the way an import would. */
     PyObject *capsule = PyObject_CallMethod(obj, "__dlpack__", NULL);

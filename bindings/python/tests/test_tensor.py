@@ -163,8 +163,10 @@ def test_requirements_on_import():
     with pytest.raises(ValueError):
         ffikit.from_dlpack(np.arange(10)[::2], require_contiguous=True)
     assert ffikit.from_dlpack(np.arange(4), require_contiguous=True).numel() == 4
-    with pytest.raises(ValueError, match="power of two"):
+    with pytest.raises(ValueError, match=r"^from_dlpack: required alignment 3 is not a power of two$"):
         ffikit.from_dlpack(np.arange(4), require_alignment=3)
+    with pytest.raises(ValueError, match=r"^from_dlpack: require_alignment -4 is negative$"):
+        ffikit.from_dlpack(np.arange(4), require_alignment=-4)
 
 
 def _c_array(values):
