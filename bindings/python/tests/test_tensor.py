@@ -72,8 +72,14 @@ def test_read_only_producers_stay_read_only():
     x.flags.writeable = False
     t = ffikit.from_dlpack(x)
     assert t.is_read_only
-    with pytest.raises(BufferError, match="read-only"):
-        t.__dlpack__()  # the legacy struct cannot say read-only
+    # C's ffk_tensor_to_dlpack refuses it (the legacy struct cannot say read-only) and words
+    # it; __dlpack__ raises it as the array API's BufferError, C's ValueError its cause.
+    with pytest.raises(BufferError, match=r"^to_dlpack: a read-only tensor cannot be exported as a legacy "
+                                          r"DLManagedTensor \(it has no read-only flag\); export a versioned one "
+                                          r"\(DLPack 1.0 or newer\)$") as caught:
+        t.__dlpack__()
+    assert type(caught.value.__cause__) is ValueError
+    assert t.__dlpack__(max_version=(1, 0)) is not None and t.__dlpack__(copy=True) is not None
     assert not np.from_dlpack(t).flags.writeable
     assert memoryview(t).readonly
     with pytest.raises(ValueError, match="read-only"):
