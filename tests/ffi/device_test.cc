@@ -71,6 +71,18 @@ TEST_F(Device, TypeValuesMatchDlpack) {
   EXPECT_EQ(FFK_DEVICE_CUDA_MANAGED, kDLCUDAManaged);
 }
 
+TEST_F(Device, CheckTypeKnowsTheTableAndNamesAnUnknownCode) {
+  for (int64_t t : {1, 2, 3, 13, 18}) EXPECT_EQ(ffk_device_check_type(t), 0) << t;
+  EXPECT_EQ(ffk_device_check_type(99), -1);
+  EXPECT_EQ(FetchError(), "ValueError: Unknown device: 99");
+  EXPECT_EQ(ffk_device_check_type(0), -1);
+  EXPECT_EQ(FetchError(), "ValueError: Unknown device: 0");
+  EXPECT_EQ(ffk_device_check_type(-1), -1);
+  EXPECT_EQ(FetchError(), "ValueError: Unknown device: -1");
+  EXPECT_EQ(ffk_device_check_type(INT64_C(1) << 32 | 2), -1) << "not narrowed to cuda";
+  EXPECT_EQ(FetchError(), "ValueError: Unknown device: 4294967298");
+}
+
 TEST_F(Device, ParsesNameWithIndex) {
   DLDevice d = Dev(0, -7);
   ASSERT_EQ(ffk_device_parse("cuda:1", 6, &d), 0) << FetchError();
