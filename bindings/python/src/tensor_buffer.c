@@ -34,10 +34,8 @@ static const char *buffer_format(DLDataType t) {
 }
 
 /* Memory the host reads directly: what the buffer protocol and __array__ export. */
-static bool on_host(const DLTensor *dl) {
-  int32_t dev = ffk_device_type(dl->device);
-  return dev == FFK_DEVICE_CPU || dev == FFK_DEVICE_CUDA_HOST;
-}
+/* Whether the CPU may address the memory: C's rule (ffk_device_is_host). */
+static bool on_host(const DLTensor *dl) { return ffk_device_is_host(dl->device); }
 
 static int tensor_getbuffer(PyObject *self, Py_buffer *view, int flags) {
   const DLTensor *dl = ffkpy_dl_of(self);

@@ -89,6 +89,14 @@ FFK_API int ffk_device_check_type(int64_t device_type);
  */
 FFK_API int ffk_device_type_lookup(const char *name, size_t size, int32_t *out);
 
+/*
+ * True for the devices whose memory the CPU addresses directly: cpu, and cuda_host (CUDA's
+ * pinned host memory). What decides where a copy runs, whether an element is read in
+ * place, and whether a binding may hand the memory to the host (Python's buffer protocol,
+ * Rust's as_slice); the messages around it are the callers'. Cannot fail.
+ */
+FFK_API bool ffk_device_is_host(DLDevice d);
+
 /* True when both name the same device. */
 static inline bool ffk_device_equal(DLDevice a, DLDevice b) {
   return ffk_device_type(a) == ffk_device_type(b) && a.device_id == b.device_id;
