@@ -615,7 +615,10 @@ def c_class(type_key: str, *, frozen: bool = False, init: bool = True, repr: boo
     The class gets C's fields, methods and constructor (as ``register_object`` gives
     them) and the dataclass API (:func:`fields`, :func:`asdict`, :func:`replace` ...).
     Each annotated field is checked against C: a name C's type does not have, or a type
-    that disagrees with C's, is a TypeError naming the field. ``frozen`` makes the
+    that does not accept what C's field holds, is a TypeError naming the field. ``Any``
+    accepts every field, ``Sequence[T]`` a C Array, List or Tuple of T, ``Mapping[K, V]``
+    a Map or Dict, ``Object`` any object, a class its C type and subtypes, and
+    ``Optional[T]`` only an Optional field (C decides: ``ffk_schema_accepts``). ``frozen`` makes the
     fields read-only through Python assignment (FrozenInstanceError); the other options
     are py_class's. Raises ValueError "Cannot find object type index for <key>" for an
     unknown key.
