@@ -106,15 +106,14 @@ static int check_resizable(ffk_array **pa, const char *fn) {
   return 0;
 }
 
-/* Normalises a Python-style index into [0, size), or raises an IndexError. */
-static int normalise(const ffk_array *a, int64_t index, int64_t *out) {
-  int64_t i = index < 0 ? index + a->size : index;
-  if (i < 0 || i >= a->size)
-    return ffk_error_set(FFK_ERR_INDEX, "%s index %lld out of range for size %lld", kind(a), (long long)index,
-                         (long long)a->size);
-  *out = i;
-  return 0;
+int ffk_array_index_error(const ffk_array *a, int64_t index) {
+  if (a == NULL) return ffk_error_set(FFK_ERR_VALUE, "ffk_array_index_error: the array is NULL");
+  return ffk_error_set(FFK_ERR_INDEX, "%s index %lld out of range for size %lld", kind(a), (long long)index,
+                       (long long)a->size);
 }
+
+/* Normalises a Python-style index into [0, size), or raises an IndexError. */
+static int normalise(const ffk_array *a, int64_t index, int64_t *out) { return ffk_array_check_index(a, index, out); }
 
 /* ---- Construction. ---------------------------------------------------------------- */
 

@@ -35,6 +35,17 @@ const char *ffk_device_type_name(int32_t device_type) {
   return NULL;
 }
 
+bool ffk_device_is_host(DLDevice d) {
+  int32_t type = ffk_device_type(d);
+  return type == FFK_DEVICE_CPU || type == FFK_DEVICE_CUDA_HOST;
+}
+
+int ffk_device_check_type(int64_t device_type) {
+  if (device_type >= INT32_MIN && device_type <= INT32_MAX && ffk_device_type_name((int32_t)device_type) != NULL)
+    return 0;
+  return ffk_error_set(FFK_ERR_VALUE, "Unknown device: %lld", (long long)device_type);
+}
+
 int ffk_device_type_lookup(const char *name, size_t size, int32_t *out) {
   if (name == NULL) return ffk_error_set(FFK_ERR_VALUE, "ffk_device_type_lookup: name is NULL");
   for (size_t i = 0; i < N_DEVICES; ++i) {

@@ -586,6 +586,13 @@ int ffk_type_add_method(int32_t type_index, const ffk_method_def *method) {
 
 bool ffk_type_is_reflected(int32_t type_index) { return ffk_reflect__type(type_index) != NULL; }
 
+int ffk_type_check_reflected(int32_t type_index) {
+  if (ffk_reflect__type(type_index) != NULL) return 0;
+  if (ffk_type_check_index(type_index) != 0) return -1;
+  return ffk_error_set(FFK_ERR_VALUE, "`%s` is not a reflected type (it has no fields or constructor)",
+                       ffk_type_key(type_index));
+}
+
 size_t ffk_type_instance_size(int32_t type_index) {
   const ffk_rtype *rt = ffk_reflect__type(type_index);
   return rt != NULL ? rt->instance_size : 0;

@@ -231,10 +231,6 @@ static int load_slot(const ffk_object *obj, const ffk_field_info *f, ffk_any *ou
 
 /* ---- Construction ---------------------------------------------------------------------------- */
 
-static int not_reflected(int32_t type_index) {
-  return ffk_error_set(FFK_ERR_VALUE, "type %d (%s) is not a reflected type", (int)type_index,
-                       ffk_type_name(type_index));
-}
 
 /* Fills a field that got no value: its default, a factory's result, or nothing (zero/None). */
 static int fill_default(ffk_object *obj, const ffk_rtype *rt, const ffk_field_info *f) {
@@ -264,7 +260,7 @@ static ffk_object *alloc_unfinished(const ffk_rtype *rt) {
 ffk_object *ffk_object_new_reflected(int32_t type_index) {
   const ffk_rtype *rt = ffk_reflect__type(type_index);
   if (rt == NULL) {
-    not_reflected(type_index);
+    ffk_type_check_reflected(type_index);
     return NULL;
   }
   ffk_object *obj = alloc_unfinished(rt);
@@ -360,7 +356,7 @@ int ffk_object_create(int32_t type_index, const ffk_any *args, int32_t npos, con
   if (out == NULL) return ffk_error_set(FFK_ERR_VALUE, "ffk_object_create: out is NULL");
   *out = NULL;
   const ffk_rtype *rt = ffk_reflect__type(type_index);
-  if (rt == NULL) return not_reflected(type_index);
+  if (rt == NULL) return ffk_type_check_reflected(type_index);
   if (npos < 0 || nkw < 0 || npos > INT32_MAX - nkw || (args == NULL && npos + nkw > 0) ||
       (kwnames == NULL && nkw > 0))
     return ffk_error_set(FFK_ERR_VALUE, "ffk_object_create: %d positional and %d named values at %p (names at %p) for `%s`",
@@ -452,6 +448,13 @@ int ffk_object_set_field(ffk_object *obj, const char *name, const ffk_any *value
 }
 
 /* ---- Methods and copies ------------------------------------------------------------------- */
+
+int ffk_method_check_self(const ffk_method_info *method, const ffk_object *self) {
+  if (method == NULL) return ffk_error_set(FFK_ERR_VALUE, "ffk_method_check_self: method is NULL");
+  if (self != NULL && ffk_object_is_instance(self, method->owner_index)) return 0;
+  return ffk_error_set(FFK_ERR_TYPE, "`%s` of `%s` does not apply to a `%s` object", method->name,
+                       ffk_type_key(method->owner_index), self != NULL ? ffk_type_key(self->type_index) : "None");
+}
 
 int ffk_object_call_method(ffk_object *obj, const char *name, const ffk_any *args, int32_t nargs, ffk_any *result) {
   if (result != NULL) *result = ffk_any_none();

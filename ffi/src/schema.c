@@ -208,6 +208,60 @@ void ffk_schema_free(ffk_schema *schema) {
   ffk_mem_free(schema);
 }
 
+/* ---- Accepting one declared type for another ---------------------------------------- */
+
+static bool is_container(int32_t t) {
+  return t == FFK_TYPE_ARRAY || t == FFK_TYPE_LIST || t == FFK_TYPE_TUPLE || t == FFK_TYPE_MAP ||
+         t == FFK_TYPE_DICT;
+}
+
+/* An object a field of type Object holds: str and bytes are objects to C, but a user
+ * annotating Object means a reflected object, a container, a Function or a Tensor. */
+static bool is_object_kind(int32_t t) {
+  return t >= FFK_TYPE_OBJECT_BEGIN && t != FFK_TYPE_STRING && t != FFK_TYPE_BYTES;
+}
+
+/* Whether container kind `d` accepts kind `g`: Array is the abstract sequence (List and
+ * Tuple are ones), Map the abstract mapping (Dict is one); the rest only themselves. */
+static bool container_kind_accepts(int32_t d, int32_t g) {
+  if (d == g) return true;
+  if (d == FFK_TYPE_ARRAY) return g == FFK_TYPE_LIST || g == FFK_TYPE_TUPLE;
+  return d == FFK_TYPE_MAP && g == FFK_TYPE_DICT;
+}
+
+static const ffk_schema k_any_schema = {FFK_SCHEMA_ANY, 0, {NULL, NULL}, "Any"};
+
+static bool accepts(const ffk_schema *d, const ffk_schema *g) {
+  int32_t dt = d->type_index, gt = g->type_index;
+  if (dt == FFK_SCHEMA_ANY) return true;
+  if (dt == FFK_SCHEMA_OPTIONAL) return gt == FFK_SCHEMA_OPTIONAL && accepts(d->params[0], g->params[0]);
+  if (dt == FFK_TYPE_OBJECT)
+    return is_object_kind(gt) || (gt == FFK_SCHEMA_OPTIONAL && is_object_kind(g->params[0]->type_index));
+  if (is_container(dt)) {
+    if (!container_kind_accepts(dt, gt)) return false;
+    /* Parameters are all or none (the parser's rule), and none means Any elements. */
+    for (int32_t i = 0; i < d->nparams; ++i)
+      if (!accepts(d->params[i], i < g->nparams ? g->params[i] : &k_any_schema)) return false;
+    return true;
+  }
+  if (dt == gt) return true;
+  return dt >= FFK_TYPE_OBJECT_BEGIN && gt >= FFK_TYPE_OBJECT_BEGIN && ffk_type_is_instance(gt, dt);
+}
+
+int ffk_schema_accepts(const char *declared, const char *given) {
+  ffk_schema *d = ffk_schema_parse(declared);
+  if (d == NULL) return -1;
+  ffk_schema *g = ffk_schema_parse(given);
+  if (g == NULL) {
+    ffk_schema_free(d);
+    return -1;
+  }
+  int rc = accepts(d, g) ? 1 : 0;
+  ffk_schema_free(g);
+  ffk_schema_free(d);
+  return rc;
+}
+
 /* ---- Signatures ----------------------------------------------------------------------- */
 
 void ffk_signature__free(ffk_signature *sig) {

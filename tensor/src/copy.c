@@ -26,7 +26,6 @@
 
 static const DLDevice kCpu = {kDLCPU, 0};
 
-static bool on_host(DLDevice d) { return d.device_type == kDLCPU || d.device_type == kDLCUDAHost; }
 
 /* The devices with kernels, and the calls into them. */
 #ifdef FFK_HAS_CUDA
@@ -342,7 +341,7 @@ int ffk_tensor_copy_from(ffk_tensor *dst, const ffk_tensor *src) {
     return rc;
   }
   size_t size = ffk_dtype_itemsize(dst->dl.dtype);
-  if (on_host(dst->dl.device) && on_host(src->dl.device)) {
+  if (ffk_device_is_host(dst->dl.device) && ffk_device_is_host(src->dl.device)) {
     host_copy(dst, src, size);
     return 0;
   }
@@ -351,7 +350,7 @@ int ffk_tensor_copy_from(ffk_tensor *dst, const ffk_tensor *src) {
   if (ffk_device_equal(dst->dl.device, src->dl.device) && has_kernels(dst->dl.device)) return kernel_copy(dst, src);
   /* Otherwise dense bytes move with an allocator's copy; a strided side is staged on its own side first. */
   if (!ffk_tensor_is_contiguous(src)) {
-    bool host = on_host(src->dl.device);
+    bool host = ffk_device_is_host(src->dl.device);
     if (!host && !has_kernels(src->dl.device))
       return ffk_error_set(FFK_ERR_NOT_IMPLEMENTED, "copy_from: a strided source on a device needs its "
                                                     "kernels (this build has none for it)");
@@ -365,7 +364,7 @@ int ffk_tensor_copy_from(ffk_tensor *dst, const ffk_tensor *src) {
     return rc;
   }
   if (!ffk_tensor_is_contiguous(dst)) {
-    bool host = on_host(dst->dl.device);
+    bool host = ffk_device_is_host(dst->dl.device);
     if (!host && !has_kernels(dst->dl.device))
       return ffk_error_set(FFK_ERR_NOT_IMPLEMENTED, "copy_from: a strided destination on a device needs "
                                                     "its kernels (this build has none for it)");
@@ -380,7 +379,7 @@ int ffk_tensor_copy_from(ffk_tensor *dst, const ffk_tensor *src) {
     return rc;
   }
   ffk_allocator alloc;
-  if (device_copier(on_host(dst->dl.device) ? src->dl.device : dst->dl.device, &alloc) != 0) return -1;
+  if (device_copier(ffk_device_is_host(dst->dl.device) ? src->dl.device : dst->dl.device, &alloc) != 0) return -1;
   return alloc.copy(alloc.ctx, ffk_tensor_data_ptr(dst), dst->dl.device, ffk_tensor_data_ptr(src), src->dl.device,
                     (size_t)ffk_tensor_nbytes(dst));
 }
@@ -439,8 +438,7 @@ int ffk_tensor_item(const ffk_tensor *t, ffk_any *out) {
   if (n != 1)
     return ffk_error_set(FFK_ERR_VALUE, "item: a tensor with %lld elements has no single value (it needs exactly one)",
                          (long long)n);
-  int32_t type = (int32_t)t->dl.device.device_type;
-  if (type == kDLCPU || type == kDLCUDAHost) return ffk_tensor__unpack_value(ffk_tensor_data_ptr(t), t->dl.dtype, out);
+  if (ffk_device_is_host(t->dl.device)) return ffk_tensor__unpack_value(ffk_tensor_data_ptr(t), t->dl.dtype, out);
   /* On a device: copy the element to the host first, through a 0-d view of it. */
   size_t size = ffk_tensor__element_size(t->dl.dtype);
   if (size == 0) return -1;

@@ -193,7 +193,6 @@ static void cuda_host_free(void *ctx, DLDevice device, void *ptr, size_t nbytes)
   if (ptr != NULL) release_on(device, ffk_aligned__raw(ptr), cudaFreeHost);
 }
 
-static bool is_host(DLDevice d) { return d.device_type == kDLCPU || d.device_type == kDLCUDAHost; }
 
 /*
  * Refuses, before anything is queued, work that would make the host wait for `stream`
@@ -256,7 +255,7 @@ static int cuda_copy(void *ctx, void *dst, DLDevice dst_device, const void *src,
   ffk_device_format(dst_device, b, sizeof b);
   snprintf(prefix, sizeof prefix, "cannot copy %zu bytes from `%s` to `%s`", nbytes, a, b);
   bool dst_cuda = dst_device.device_type == kDLCUDA, src_cuda = src_device.device_type == kDLCUDA;
-  if ((!dst_cuda && !is_host(dst_device)) || (!src_cuda && !is_host(src_device)))
+  if ((!dst_cuda && !ffk_device_is_host(dst_device)) || (!src_cuda && !ffk_device_is_host(src_device)))
     return ffk_error_set(FFK_ERR_RUNTIME, "%s: the CUDA allocators copy between cpu, cuda_host and cuda only", prefix);
   if (nbytes == 0) return 0;
   if (!dst_cuda && !src_cuda) { /* host memory, pinned or not */

@@ -119,9 +119,7 @@ static int validate(const char *what, const DLTensor *d, const ffk_dlpack_requir
                          (int)d->device.device_id);
   if (d->data == NULL && numel > 0)
     return ffk_error_set(FFK_ERR_VALUE, "%s: data is NULL but the tensor has %lld elements", what, (long long)numel);
-  if (req != NULL && req->alignment > 1) {
-    if ((req->alignment & (req->alignment - 1)) != 0)
-      return ffk_error_set(FFK_ERR_VALUE, "%s: required alignment %zu is not a power of two", what, req->alignment);
+  if (req != NULL && req->alignment > 1) { /* a power of two: ffk_dlpack_check_requirements came first */
     uintptr_t addr = (uintptr_t)d->data + (uintptr_t)d->byte_offset;
     if (numel > 0 && addr % req->alignment != 0)
       return ffk_error_set(FFK_ERR_VALUE, "%s: the data at %p + %llu is not aligned to %zu bytes", what, d->data,
@@ -257,11 +255,18 @@ static void release_versioned(void *owner) {
   if (m->deleter != NULL) m->deleter(m);
 }
 
+int ffk_dlpack_check_requirements(const char *what, const ffk_dlpack_requirements *req) {
+  if (req == NULL || (req->alignment & (req->alignment - 1)) == 0) return 0; /* 0 passes too */
+  return ffk_error_set(FFK_ERR_VALUE, "%s%srequired alignment %zu is not a power of two", what ? what : "",
+                       what ? ": " : "", req->alignment);
+}
+
 ffk_tensor *ffk_tensor_from_dlpack(DLManagedTensor *m, const ffk_dlpack_requirements *req) {
   if (m == NULL) {
     ffk_error_set(FFK_ERR_VALUE, "from_dlpack: the managed tensor is NULL");
     return NULL;
   }
+  if (ffk_dlpack_check_requirements("from_dlpack", req) != 0) return NULL;
   if (m->deleter == legacy_deleter) {
     legacy_export *e = (legacy_export *)m;
     int rc;
@@ -284,6 +289,7 @@ ffk_tensor *ffk_tensor_from_dlpack_versioned(DLManagedTensorVersioned *m, const 
     ffk_error_set(FFK_ERR_VALUE, "from_dlpack: the managed tensor is NULL");
     return NULL;
   }
+  if (ffk_dlpack_check_requirements("from_dlpack", req) != 0) return NULL;
   if (m->version.major != 1) {
     ffk_error_set(FFK_ERR_VALUE, "from_dlpack: DLPack version %u.%u is not supported (1.x is)",
                   (unsigned)m->version.major, (unsigned)m->version.minor);

@@ -322,7 +322,7 @@ static ffk_storage *storage_new(DLDevice device, size_t nbytes, size_t alignment
     return NULL;
   }
   if (zero && nbytes > 0) {
-    if (type == kDLCPU || type == kDLCUDAHost) {
+    if (ffk_device_is_host(device)) {
       memset(data, 0, nbytes);
 #ifdef FFK_HAS_CUDA
     } else if (type == kDLCUDA) {

@@ -76,6 +76,30 @@ TEST_F(Array, GetReturnsNewReferenceAndNamesBadIndex) {
   ffk_object_release(Obj(a));
 }
 
+TEST_F(Array, CheckIndexIsTheRuleBindingsCallAndWordsItsError) {
+  ffk_array* a = Ints({10, 20, 30});
+  int64_t i = -7;
+  ASSERT_EQ(ffk_array_check_index(a, -1, &i), 0);
+  EXPECT_EQ(i, 2);
+  ASSERT_EQ(ffk_array_check_index(a, 0, &i), 0);
+  EXPECT_EQ(i, 0);
+  EXPECT_EQ(ffk_array_check_index(a, 3, &i), -1);
+  EXPECT_EQ(i, 0) << "*out untouched on failure";
+  EXPECT_EQ(FetchError(), "IndexError: Array index 3 out of range for size 3");
+  EXPECT_EQ(ffk_array_check_index(a, INT64_MIN, &i), -1);
+  EXPECT_EQ(FetchError(), "IndexError: Array index -9223372036854775808 out of range for size 3");
+  EXPECT_EQ(ffk_array_index_error(a, -9), -1);
+  EXPECT_EQ(FetchError(), "IndexError: Array index -9 out of range for size 3");
+  ffk_tuple* t = ffk_tuple_pack(1, ffk_any_int(1));
+  ASSERT_NE(t, nullptr);
+  EXPECT_EQ(ffk_array_check_index(t, 1, &i), -1);
+  EXPECT_EQ(FetchError(), "IndexError: Tuple index 1 out of range for size 1");
+  EXPECT_EQ(ffk_array_index_error(nullptr, 0), -1);
+  EXPECT_EQ(FetchError(), "ValueError: ffk_array_index_error: the array is NULL");
+  ffk_object_release(&t->header);
+  ffk_object_release(Obj(a));
+}
+
 TEST_F(Array, SetOnUniqueChangesInPlace) {
   ffk_array* a = Ints({1, 2, 3});
   ffk_array* before = a;

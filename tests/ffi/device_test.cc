@@ -71,6 +71,26 @@ TEST_F(Device, TypeValuesMatchDlpack) {
   EXPECT_EQ(FFK_DEVICE_CUDA_MANAGED, kDLCUDAManaged);
 }
 
+TEST_F(Device, CheckTypeKnowsTheTableAndNamesAnUnknownCode) {
+  for (int64_t t : {1, 2, 3, 13, 18}) EXPECT_EQ(ffk_device_check_type(t), 0) << t;
+  EXPECT_EQ(ffk_device_check_type(99), -1);
+  EXPECT_EQ(FetchError(), "ValueError: Unknown device: 99");
+  EXPECT_EQ(ffk_device_check_type(0), -1);
+  EXPECT_EQ(FetchError(), "ValueError: Unknown device: 0");
+  EXPECT_EQ(ffk_device_check_type(-1), -1);
+  EXPECT_EQ(FetchError(), "ValueError: Unknown device: -1");
+  EXPECT_EQ(ffk_device_check_type(INT64_C(1) << 32 | 2), -1) << "not narrowed to cuda";
+  EXPECT_EQ(FetchError(), "ValueError: Unknown device: 4294967298");
+}
+
+TEST_F(Device, HostMeansTheCpuAndPinnedHostMemory) {
+  EXPECT_TRUE(ffk_device_is_host(ffk_device(FFK_DEVICE_CPU, 0)));
+  EXPECT_TRUE(ffk_device_is_host(ffk_device(FFK_DEVICE_CUDA_HOST, 3)));
+  for (int32_t t : {int32_t{FFK_DEVICE_CUDA}, int32_t{FFK_DEVICE_CUDA_MANAGED}, int32_t{FFK_DEVICE_ROCM},
+                    int32_t{FFK_DEVICE_ROCM_HOST}, int32_t{0}, int32_t{99}})
+    EXPECT_FALSE(ffk_device_is_host(ffk_device(t, 0))) << t;
+}
+
 TEST_F(Device, ParsesNameWithIndex) {
   DLDevice d = Dev(0, -7);
   ASSERT_EQ(ffk_device_parse("cuda:1", 6, &d), 0) << FetchError();

@@ -188,6 +188,20 @@ TEST_F(Reflect, ErrorsNameTheFieldAndType) {
   EXPECT_EQ(FetchError(), "AttributeError: `test.reflect.Point` object has no field `z`");
   EXPECT_EQ(ffk_object_call_method(p, "norm", nullptr, 0, &v.v), -1);
   EXPECT_EQ(FetchError(), "AttributeError: `test.reflect.Point` object has no method `norm`");
+  // A method called through its Function (Python's Class.method(obj)) checks its self here.
+  const ffk_method_info* norm1 = ffk_type_method_at(t, 0);
+  ASSERT_NE(norm1, nullptr);
+  EXPECT_EQ(ffk_method_check_self(norm1, p), 0);
+  EXPECT_EQ(ffk_method_check_self(norm1, nullptr), -1);
+  EXPECT_EQ(FetchError(), "TypeError: `norm1` of `test.reflect.Point` does not apply to a `None` object");
+  auto noop = [](void*, const ffk_any*, int32_t, ffk_any*) { return 0; };
+  ffk_object* other = reinterpret_cast<ffk_object*>(ffk_function_new("other", noop, nullptr, nullptr));
+  ASSERT_NE(other, nullptr);
+  EXPECT_EQ(ffk_method_check_self(norm1, other), -1);
+  EXPECT_EQ(FetchError(), "TypeError: `norm1` of `test.reflect.Point` does not apply to a `ffikit.Function` object");
+  ffk_object_release(other);
+  EXPECT_EQ(ffk_method_check_self(nullptr, p), -1);
+  EXPECT_EQ(FetchError(), "ValueError: ffk_method_check_self: method is NULL");
   ffk_object_release(p);
 }
 
@@ -638,7 +652,12 @@ TEST_F(Reflect, NewReflectedFillsDefaultsAndRefusesOtherTypes) {
   EXPECT_EQ(std::string(pt->name->data, pt->name->size), "pt");
   ffk_object_release(p);
   EXPECT_EQ(ffk_object_new_reflected(FFK_TYPE_ARRAY), nullptr);
-  EXPECT_TRUE(PendingError("ValueError", {"not a reflected type"}));
+  EXPECT_EQ(FetchError(), "ValueError: `ffikit.Array` is not a reflected type (it has no fields or constructor)");
+  EXPECT_EQ(ffk_type_check_reflected(PointType()), 0);
+  EXPECT_EQ(ffk_type_check_reflected(FFK_TYPE_ARRAY), -1);
+  EXPECT_EQ(FetchError(), "ValueError: `ffikit.Array` is not a reflected type (it has no fields or constructor)");
+  EXPECT_EQ(ffk_type_check_reflected(99999), -1);
+  EXPECT_EQ(FetchError(), "ValueError: type index 99999 is not a registered type");
   ffk_object* out = reinterpret_cast<ffk_object*>(1);
   EXPECT_EQ(ffk_object_create(FFK_TYPE_ARRAY, nullptr, 0, nullptr, 0, &out), -1);
   EXPECT_EQ(out, nullptr);

@@ -261,4 +261,71 @@ TEST_F(Signature, CreationSurvivesEveryAllocationFailure) {
   });
 }
 
+// ffk_schema_accepts as 1/0, or the error it raised.
+std::string Accepts(const char* declared, const char* given) {
+  int rc = ffk_schema_accepts(declared, given);
+  if (rc < 0) return FetchError();
+  return rc == 1 ? "yes" : "no";
+}
+
+TEST_F(Signature, AcceptsKeepsTheRulesPythonsCClassCheckHad) {
+  // The cases bindings/python's string comparison decided, decided the same.
+  EXPECT_EQ(Accepts("int", "int"), "yes");
+  EXPECT_EQ(Accepts("str", "int"), "no");
+  EXPECT_EQ(Accepts("float", "int"), "no");
+  EXPECT_EQ(Accepts("Any", "Map<str, int>"), "yes");
+  EXPECT_EQ(Accepts("Optional<int>", "int"), "no");
+  EXPECT_EQ(Accepts("Optional<int>", "Optional<int>"), "yes");
+  EXPECT_EQ(Accepts("Array", "Array<Any>"), "yes");
+  EXPECT_EQ(Accepts("Array", "List<int>"), "yes");
+  EXPECT_EQ(Accepts("Array", "Tuple"), "yes");
+  EXPECT_EQ(Accepts("Array<int>", "List<int>"), "yes");
+  EXPECT_EQ(Accepts("Array<int>", "List<float>"), "no");
+  EXPECT_EQ(Accepts("Array<int>", "Tuple"), "no");
+  EXPECT_EQ(Accepts("Map", "Map<Any, Any>"), "yes");
+  EXPECT_EQ(Accepts("Map<str, int>", "Dict<str, int>"), "yes");
+  EXPECT_EQ(Accepts("List<int>", "Array<int>"), "no");
+  EXPECT_EQ(Accepts("Dict", "Map"), "no");
+  EXPECT_EQ(Accepts("Object", "Function"), "yes");
+  EXPECT_EQ(Accepts("Object", "Array<int>"), "yes");
+  EXPECT_EQ(Accepts("Object", "Tensor"), "yes");
+  for (const char* plain : {"int", "float", "bool", "str", "bytes", "Device", "dtype", "Any", "None"})
+    EXPECT_EQ(Accepts("Object", plain), "no") << plain;
+  EXPECT_EQ(ffk_error_peek_borrow(), nullptr);
+}
+
+TEST_F(Signature, AcceptsComparesParsedTypesNotTheirSpelling) {
+  // Where the string comparison went wrong: spellings, nesting, subtypes and "ptr".
+  EXPECT_EQ(Accepts("Map< str ,int >", "Map<str, int>"), "yes");
+  EXPECT_EQ(Accepts("DataType", "dtype"), "yes");
+  EXPECT_EQ(Accepts("ffikit.Tensor", "Tensor"), "yes");
+  EXPECT_EQ(Accepts("Array<Array<int>>", "List<List<int>>"), "yes");
+  EXPECT_EQ(Accepts("Array<Array<int>>", "List<List<str>>"), "no");
+  EXPECT_EQ(Accepts("Optional<Array<int>>", "Optional<List<int>>"), "yes");
+  EXPECT_EQ(Accepts("Map<str, Array<Any>>", "Dict<str, List<float>>"), "yes");
+  EXPECT_EQ(Accepts("List", "List<int>"), "yes");
+  EXPECT_EQ(Accepts("Array<Any>", "Array"), "yes");
+  EXPECT_EQ(Accepts("Array<int>", "Array"), "no");
+  ASSERT_GE(ffk_type_register("Arrayish.Thing", FFK_TYPE_OBJECT), FFK_TYPE_STATIC_END);
+  EXPECT_EQ(Accepts("Array", "Arrayish.Thing"), "no");  // the strings began alike
+  EXPECT_EQ(Accepts("Object", "ptr"), "no");
+  EXPECT_EQ(Accepts("Object", "Optional<Function>"), "yes");
+  EXPECT_EQ(Accepts("Object", "Optional<int>"), "no");
+  EXPECT_EQ(Accepts("Function", "Optional<Function>"), "no");
+  int32_t base = ffk_type_register("sigtest.AcceptBase", FFK_TYPE_OBJECT);
+  int32_t derived = ffk_type_register("sigtest.AcceptDerived", base);
+  ASSERT_GE(base, FFK_TYPE_STATIC_END);
+  ASSERT_GE(derived, FFK_TYPE_STATIC_END);
+  EXPECT_EQ(Accepts("sigtest.AcceptBase", "sigtest.AcceptDerived"), "yes");
+  EXPECT_EQ(Accepts("sigtest.AcceptDerived", "sigtest.AcceptBase"), "no");
+  EXPECT_EQ(Accepts("Array<sigtest.AcceptBase>", "List<sigtest.AcceptDerived>"), "yes");
+}
+
+TEST_F(Signature, AcceptsNamesTheTextThatDoesNotParse) {
+  EXPECT_EQ(Accepts("flaot", "int"), "ValueError: bad type `flaot`: unknown type `flaot` at offset 0");
+  EXPECT_EQ(Accepts("int", "Array<int"), "ValueError: bad type `Array<int`: expected ',' or '>' at offset 9");
+  EXPECT_EQ(Accepts(nullptr, "int"), "ValueError: ffk_schema_parse: the text is NULL");
+  ffk::test::SweepAllocationFailures([] { return ffk_schema_accepts("Map<str, Array<int>>", "Dict<str, List<int>>") == 1; });
+}
+
 }  // namespace

@@ -548,6 +548,25 @@ TEST_F(DLPack, TheQuickPathLeavesEveryRefusalToTheGeneralOne) {
   EXPECT_EQ(Producer::deletes, 0);
 }
 
+// The requirements are checked first, whatever the tensor, and alone for a binding.
+TEST_F(DLPack, ImportRefusesAnAlignmentThatIsNotAPowerOfTwoBeforeTheTensor) {
+  Producer p;
+  Producer::deletes = 0;
+  ffk_dlpack_requirements six = {6, false}, none = {0, true}, one = {1, false}, big = {size_t{1} << 63, false};
+  EXPECT_EQ(ffk_dlpack_check_requirements("from_dlpack", &six), -1);
+  EXPECT_EQ(FetchError(), "ValueError: from_dlpack: required alignment 6 is not a power of two");
+  EXPECT_EQ(ffk_dlpack_check_requirements(nullptr, &six), -1);
+  EXPECT_EQ(FetchError(), "ValueError: required alignment 6 is not a power of two");
+  for (const ffk_dlpack_requirements* ok : {&none, &one, &big}) EXPECT_EQ(ffk_dlpack_check_requirements("x", ok), 0);
+  EXPECT_EQ(ffk_dlpack_check_requirements("x", nullptr), 0);
+  p.shape[0] = -3;  // a bad tensor too: the requirement is named, as the binding's check named it
+  EXPECT_EQ(ffk_tensor_from_dlpack(&p.legacy, &six), nullptr);
+  EXPECT_EQ(FetchError(), "ValueError: from_dlpack: required alignment 6 is not a power of two");
+  EXPECT_EQ(ffk_tensor_from_dlpack_versioned(&p.versioned, &six), nullptr);
+  EXPECT_EQ(FetchError(), "ValueError: from_dlpack: required alignment 6 is not a power of two");
+  EXPECT_EQ(Producer::deletes, 0);
+}
+
 // Writers refuse a read-only tensor and its views, in C, whatever the binding.
 TEST_F(DLPack, WritersRefuseReadOnlyTensors) {
   Producer p;

@@ -602,23 +602,6 @@ def py_class(cls_or_type_key: Any = None, /, *, type_key: str | None = None, fro
 # ---- c_class ----------------------------------------------------------------------------
 
 
-def _compatible(ann_text: str, c_text: str) -> bool:
-    """Whether an annotation's type text agrees with a C field's type text."""
-    a, c = ann_text.replace(" ", ""), c_text.replace(" ", "")
-    if a == "Any" or a == c:
-        return True
-    if a.startswith("Optional<") and not c.startswith("Optional<"):
-        return False
-    # An abstract collection annotation (Sequence / Mapping) accepts any container of its kind.
-    if a.startswith("Array") and c.startswith(("Array", "List", "Tuple")) and (a == "Array" or a[5:] == c[c.find("<"):]):
-        return True
-    if a.startswith("Map") and c.startswith(("Map", "Dict")) and (a == "Map" or a[3:] == c[c.find("<"):]):
-        return True
-    if a == "Object" and c not in ("int", "float", "bool", "str", "bytes", "Device", "dtype", "Any", "None"):
-        return True
-    return False
-
-
 @dataclass_transform(eq_default=False, order_default=False, field_specifiers=(Field, field))
 def c_class(type_key: str, *, frozen: bool = False, init: bool = True, repr: bool = True, eq: bool = False,
             order: bool = False, unsafe_hash: bool = False, match_args: bool = True) -> Callable[[_T], _T]:
@@ -632,7 +615,10 @@ def c_class(type_key: str, *, frozen: bool = False, init: bool = True, repr: boo
     The class gets C's fields, methods and constructor (as ``register_object`` gives
     them) and the dataclass API (:func:`fields`, :func:`asdict`, :func:`replace` ...).
     Each annotated field is checked against C: a name C's type does not have, or a type
-    that disagrees with C's, is a TypeError naming the field. ``frozen`` makes the
+    that does not accept what C's field holds, is a TypeError naming the field. ``Any``
+    accepts every field, ``Sequence[T]`` a C Array, List or Tuple of T, ``Mapping[K, V]``
+    a Map or Dict, ``Object`` any object, a class its C type and subtypes, and
+    ``Optional[T]`` only an Optional field (C decides: ``ffk_schema_accepts``). ``frozen`` makes the
     fields read-only through Python assignment (FrozenInstanceError); the other options
     are py_class's. Raises ValueError "Cannot find object type index for <key>" for an
     unknown key.
@@ -664,7 +650,7 @@ def c_class(type_key: str, *, frozen: bool = False, init: bool = True, repr: boo
                     text = _type_text(ann, ns, f"field `{name}` of `{type_key}`")
                 except _Unresolved as e:
                     raise TypeError(f"c_class `{type_key}`: {e}") from None
-                if not _compatible(text, c_fields[name].type):
+                if not _core._schema_accepts(text, c_fields[name].type):  # C decides (ffk_schema_accepts)
                     raise TypeError(f"c_class `{type_key}`: field `{name}` is annotated `{text}` but C declares "
                                     f"`{c_fields[name].type}`")
                 annotated[name] = ann

@@ -185,6 +185,17 @@ static PyObject *type_get_attr(PyObject *mod, PyObject *args) {
   return ffkpy_from_any_steal(&v);
 }
 
+/* _schema_accepts(declared, given) -> bool: ffk_schema_accepts, C's judgment of whether a
+ * field annotated `declared` holds what C's field of type `given` does (c_class's check). */
+static PyObject *schema_accepts(PyObject *mod, PyObject *args) {
+  (void)mod;
+  const char *declared, *given;
+  if (!PyArg_ParseTuple(args, "ss:_schema_accepts", &declared, &given)) return NULL;
+  int rc = ffk_schema_accepts(declared, given);
+  if (rc < 0) return ffkpy_raise_from_ffk();
+  return PyBool_FromLong(rc);
+}
+
 PyMethodDef ffkpy_dataclass_methods[] = {
     {"_type_define", type_define, METH_VARARGS,
      "_type_define(type_key, parent_index, fields, doc=None) -> int: defines a reflected type laid out by "
@@ -195,5 +206,7 @@ PyMethodDef ffkpy_dataclass_methods[] = {
      "_type_set_attr(type_index, name, value): sets a type attribute (a callable is stored as a Function)."},
     {"_type_get_attr", type_get_attr, METH_VARARGS,
      "_type_get_attr(type_index, name): the type attribute, looked up through the parents, or None."},
+    {"_schema_accepts", schema_accepts, METH_VARARGS,
+     "_schema_accepts(declared, given) -> bool: whether a field of type text `declared` accepts one of `given`."},
     {NULL, NULL, 0, NULL},
 };

@@ -14,7 +14,7 @@ static PyObject *new_object(PyObject *mod, PyObject *arg) {
   (void)mod;
   long index = PyLong_AsLong(arg);
   if (index == -1 && PyErr_Occurred()) return NULL;
-  if (index < FFK_TYPE_STATIC_END || !ffk_type_exists((int32_t)index))
+  if (index < FFK_TYPE_STATIC_END || index > INT32_MAX || !ffk_type_exists((int32_t)index))
     return PyErr_Format(PyExc_ValueError, "_new_object: %ld is not a type registered at run time", index);
   ffk_object *o = ffk_object_alloc((int32_t)index, sizeof(ffk_object), plain_deleter);
   if (o == NULL) return ffkpy_raise_from_ffk();

@@ -513,10 +513,7 @@ static int32_t index_of_key(PyObject *key_obj) {
 
 static int32_t reflected_index_of_key(PyObject *key_obj) {
   int32_t index = index_of_key(key_obj);
-  if (index >= 0 && !ffk_type_is_reflected(index)) {
-    PyErr_Format(PyExc_TypeError, "`%U` is not a reflected type (it has no fields or constructor)", key_obj);
-    return -1;
-  }
+  if (index >= 0 && ffk_type_check_reflected(index) != 0) return ffkpy_raise_from_ffk_int();
   return index;
 }
 
@@ -700,11 +697,26 @@ static PyObject *reflect_class(PyObject *mod, PyObject *args) {
   Py_RETURN_NONE;
 }
 
+/* The type index an int argument names: 0, or -1 with a conversion error. An int outside
+ * int32_t is an OverflowError naming it (a cast would read 2**32 + 1 as 1, another type);
+ * a negative or unregistered index in range is C's to refuse (ffk_type_check_index). */
+static int type_index_arg(PyObject *arg, int32_t *out) {
+  int overflow;
+  long long v = PyLong_AsLongLongAndOverflow(arg, &overflow);
+  if (v == -1 && PyErr_Occurred()) return -1;
+  if (overflow || v < INT32_MIN || v > INT32_MAX) {
+    PyErr_Format(PyExc_OverflowError, "type index %R is out of range", arg);
+    return -1;
+  }
+  *out = (int32_t)v;
+  return 0;
+}
+
 /* _type_fields(type_index) -> tuple of the Field descriptors of a type (inherited first). */
 static PyObject *type_fields(PyObject *mod, PyObject *arg) {
   (void)mod;
-  int index = (int)PyLong_AsLong(arg);
-  if (index == -1 && PyErr_Occurred()) return NULL;
+  int32_t index;
+  if (type_index_arg(arg, &index) != 0) return NULL;
   int32_t n = ffk_type_num_fields(index);
   if (n < 0) return ffkpy_raise_from_ffk();
   PyObject *t = PyTuple_New(n);
@@ -720,8 +732,8 @@ static PyObject *type_fields(PyObject *mod, PyObject *arg) {
 /* _type_methods(type_index) -> tuple of the Method / StaticMethod descriptors of a type. */
 static PyObject *type_methods(PyObject *mod, PyObject *arg) {
   (void)mod;
-  int index = (int)PyLong_AsLong(arg);
-  if (index == -1 && PyErr_Occurred()) return NULL;
+  int32_t index;
+  if (type_index_arg(arg, &index) != 0) return NULL;
   int32_t n = ffk_type_num_methods(index);
   if (n < 0) return ffkpy_raise_from_ffk();
   PyObject *t = PyTuple_New(n);
@@ -737,8 +749,8 @@ static PyObject *type_methods(PyObject *mod, PyObject *arg) {
 /* _type_info(type_index) -> (key, parent index or -1, is_reflected, doc or None). */
 static PyObject *type_info(PyObject *mod, PyObject *arg) {
   (void)mod;
-  int index = (int)PyLong_AsLong(arg);
-  if (index == -1 && PyErr_Occurred()) return NULL;
+  int32_t index;
+  if (type_index_arg(arg, &index) != 0) return NULL;
   if (ffk_type_check_index(index) != 0) return ffkpy_raise_from_ffk();
   const char *key = ffk_type_key(index), *doc = ffk_type_doc(index);
   return Py_BuildValue("(siOz)", key ? key : "", (int)ffk_type_parent(index),
@@ -765,8 +777,8 @@ static PyObject *registered_type_keys(PyObject *mod, PyObject *unused) {
 /* _class_for(type_index) -> the wrapper class of a type (making one for an unbound type). */
 static PyObject *class_for(PyObject *mod, PyObject *arg) {
   (void)mod;
-  int index = (int)PyLong_AsLong(arg);
-  if (index == -1 && PyErr_Occurred()) return NULL;
+  int32_t index;
+  if (type_index_arg(arg, &index) != 0) return NULL;
   if (ffk_type_check_index(index) != 0) return ffkpy_raise_from_ffk();
   PyObject *cls = ffkpy_class_for(index);
   return Py_XNewRef(cls);

@@ -23,9 +23,7 @@ static PyObject *method_vectorcall(PyObject *self, PyObject *const *args, size_t
                         ffk_type_key(d->method->owner_index));
   ffk_object *h = ffkpy_reflect__instance_handle(args[0], d->method->name, d->method->owner_index);
   if (h == NULL) return NULL;
-  if (!ffk_object_is_instance(h, d->method->owner_index))
-    return PyErr_Format(PyExc_TypeError, "`%s` of `%s` does not apply to a `%s` object", d->method->name,
-                        ffk_type_key(d->method->owner_index), ffk_type_key(h->type_index));
+  if (ffk_method_check_self(d->method, h) != 0) return ffkpy_raise_from_ffk();
   return ffkpy_reflect__call_function(d->method->function, args, n, nkw ? &PyTuple_GET_ITEM(kwnames, 0) : NULL, nkw, d->qualname, h, d->release_gil);
 }
 

@@ -161,24 +161,24 @@ static PyObject *array_new(PyTypeObject *type, PyObject *args, PyObject *kwds) {
 
 static Py_ssize_t array_len(PyObject *self) { return (Py_ssize_t)ARR(self)->size; }
 
-static PyObject *index_error(PyObject *self, Py_ssize_t i, int64_t size) {
-  return PyErr_Format(PyExc_IndexError, "%s index %zd out of range for size %lld",
-                      HANDLE(self)->type_index == FFK_TYPE_LIST ? "List" : "Array", i, (long long)size);
-}
-
+/* sq_item: CPython has already added the size to a negative index, so a negative one
+ * left is out of range (normalising it again would wrap it in); C words the error. */
 static PyObject *array_item(PyObject *self, Py_ssize_t i) {
   const ffk_array *a = ARR(self);
-  if (i < 0 || i >= a->size) return index_error(self, i, a->size);
+  if (i < 0 || i >= a->size) {
+    ffk_array_index_error(a, i);
+    return ffkpy_raise_from_ffk();
+  }
   return ffkpy_array__item(self, i);
 }
 
 static PyObject *array_subscript(PyObject *self, PyObject *key) {
   const ffk_array *a = ARR(self);
   Py_ssize_t k;
+  int64_t j;
   if (ffkpy_container__small_index(key, &k)) { /* a[i]: the common case first */
-    Py_ssize_t j = k < 0 ? k + (Py_ssize_t)a->size : k;
-    if (j < 0 || j >= a->size) return index_error(self, k, a->size);
-    return ffkpy_array__item(self, j);
+    if (ffk_array_check_index(a, k, &j) != 0) return ffkpy_raise_from_ffk();
+    return ffkpy_array__item(self, (Py_ssize_t)j);
   }
   if (PySlice_Check(key)) {
     Py_ssize_t start, stop, step;
@@ -188,9 +188,8 @@ static PyObject *array_subscript(PyObject *self, PyObject *key) {
   }
   Py_ssize_t i;
   if (read_index(self, key, &i) != 0) return NULL;
-  Py_ssize_t j = i < 0 ? i + (Py_ssize_t)a->size : i;
-  if (j < 0 || j >= a->size) return index_error(self, i, a->size);
-  return ffkpy_array__item(self, j);
+  if (ffk_array_check_index(a, i, &j) != 0) return ffkpy_raise_from_ffk();
+  return ffkpy_array__item(self, (Py_ssize_t)j);
 }
 
 /* `value` as a probe in *v, its temporaries in *temps (the caller releases them): 1, or 0

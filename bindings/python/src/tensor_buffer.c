@@ -34,10 +34,8 @@ static const char *buffer_format(DLDataType t) {
 }
 
 /* Memory the host reads directly: what the buffer protocol and __array__ export. */
-static bool on_host(const DLTensor *dl) {
-  int32_t dev = ffk_device_type(dl->device);
-  return dev == FFK_DEVICE_CPU || dev == FFK_DEVICE_CUDA_HOST;
-}
+/* Whether the CPU may address the memory: C's rule (ffk_device_is_host). */
+static bool on_host(const DLTensor *dl) { return ffk_device_is_host(dl->device); }
 
 static int tensor_getbuffer(PyObject *self, Py_buffer *view, int flags) {
   const DLTensor *dl = ffkpy_dl_of(self);
@@ -213,8 +211,13 @@ PyObject *ffkpy_tensor_from_buffer(PyObject *cls, PyObject *obj) {
   }
   Py_buffer *v = &ctx->view;
   DLDataType dtype;
-  if (v->ndim > FFK_TENSOR_MAX_NDIM || format_dtype(v->format, v->itemsize, &dtype) != 0) {
-    if (!PyErr_Occurred()) PyErr_Format(PyExc_ValueError, "from_buffer: %d dimensions is too many", v->ndim);
+  /* C's shape rule before the copy into ctx->shape, which has room for the most dimensions
+   * it allows (it reads no shape when ndim is out of range; the strides, in bytes, come
+   * to it as elements below). PyBUF_RECORDS_RO asks for the shape, so it is there. */
+  _Static_assert(sizeof(Py_ssize_t) == sizeof(int64_t), "a buffer's shape is read as int64_t");
+  if (format_dtype(v->format, v->itemsize, &dtype) != 0 ||
+      ffk_tensor_check_shape("from_buffer", v->ndim, (const int64_t *)v->shape, NULL, dtype, NULL, NULL) != 0) {
+    if (!PyErr_Occurred()) ffkpy_raise_from_ffk();
     PyBuffer_Release(v);
     PyMem_RawFree(ctx);
     return NULL;

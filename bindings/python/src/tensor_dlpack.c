@@ -232,9 +232,10 @@ PyObject *ffkpy_from_dlpack(PyObject *mod, PyObject *const *args, Py_ssize_t nar
   if (given[0] != NULL && (alignment = PyNumber_AsSsize_t(given[0], PyExc_OverflowError)) == -1 && PyErr_Occurred())
     return NULL;
   if (given[1] != NULL && (contiguous = PyObject_IsTrue(given[1])) < 0) return NULL;
-  if (alignment < 0 || (alignment & (alignment - 1)) != 0)
-    return PyErr_Format(PyExc_ValueError, "require_alignment must be 0 or a power of two, not %zd", alignment);
+  if (alignment < 0) /* a conversion: size_t holds no sign */
+    return PyErr_Format(PyExc_ValueError, "from_dlpack: require_alignment %zd is negative", alignment);
   ffk_dlpack_requirements req = {.alignment = (size_t)alignment, .contiguous = contiguous != 0};
+  if (ffk_dlpack_check_requirements("from_dlpack", &req) != 0) return ffkpy_raise_from_ffk(); /* before the producer works */
   if ((alignment > 1 || contiguous) && PyObject_TypeCheck(obj, &ffkpy_TensorType)) {
     /* Our own tensor: check the requirements the way an import would. */
     PyObject *capsule = PyObject_CallMethod(obj, "__dlpack__", NULL);
@@ -248,6 +249,31 @@ PyObject *ffkpy_from_dlpack(PyObject *mod, PyObject *const *args, Py_ssize_t nar
 }
 
 /* ---- Export ----------------------------------------------------------------------- */
+
+/* C's export error, as the array API standard's __dlpack__ raises one: a tensor that cannot
+ * be exported as asked is a BufferError (C's ValueError, its text kept and chained); a
+ * MemoryError stays one. Only the class is the protocol's, the rule and the words C's. */
+static PyObject *raise_export_error(void) {
+  ffkpy_raise_from_ffk();
+  if (!PyErr_ExceptionMatches(PyExc_ValueError)) return NULL;
+  PyObject *type, *cause, *tb;
+  PyErr_Fetch(&type, &cause, &tb);
+  PyErr_NormalizeException(&type, &cause, &tb);
+  if (tb != NULL) PyException_SetTraceback(cause, tb);
+  Py_XDECREF(type);
+  Py_XDECREF(tb);
+  PyObject *text = PyObject_Str(cause);
+  PyObject *exc = text != NULL ? PyObject_CallOneArg(PyExc_BufferError, text) : NULL;
+  Py_XDECREF(text);
+  if (exc == NULL) {
+    Py_DECREF(cause);
+    return NULL;
+  }
+  PyException_SetCause(exc, cause); /* steals cause */
+  PyErr_SetObject(PyExc_BufferError, exc);
+  Py_DECREF(exc);
+  return NULL;
+}
 
 static void capsule_destructor(PyObject *capsule) {
   /* Only an unconsumed capsule still owns its managed tensor. */
@@ -337,14 +363,9 @@ PyObject *ffkpy_tensor_dlpack(PyObject *self, PyObject *const *args, Py_ssize_t 
     capsule = PyCapsule_New(m, k_versioned, capsule_destructor);
     if (capsule == NULL) m->deleter(m);
   } else {
-    if (do_copy == 0 && ffk_tensor_is_read_only(t)) {
-      ffk_object_release((ffk_object *)t);
-      return PyErr_Format(PyExc_BufferError, "a read-only tensor can only be exported as a versioned capsule "
-                                             "(pass max_version=(1, 0) or newer)");
-    }
-    DLManagedTensor *m = ffk_tensor_to_dlpack(t);
+    DLManagedTensor *m = ffk_tensor_to_dlpack(t); /* C refuses a read-only tensor (ValueError) */
     ffk_object_release((ffk_object *)t);
-    if (m == NULL) return ffkpy_raise_from_ffk();
+    if (m == NULL) return raise_export_error();
     capsule = PyCapsule_New(m, k_legacy, capsule_destructor);
     if (capsule == NULL) m->deleter(m);
   }

@@ -229,10 +229,12 @@ static PyObject *device_new(PyTypeObject *type, PyObject *args, PyObject *kwds) 
   } else if (PyUnicode_Check(dev_type)) {
     if (parse_device_text(dev_type, index, &d) != 0) return NULL;
   } else if (PyIndex_Check(dev_type) && !PyBool_Check(dev_type)) {
-    long t = PyLong_AsLong(dev_type);
+    int overflow;
+    long long t = PyLong_AsLongLongAndOverflow(dev_type, &overflow);
     if (t == -1 && PyErr_Occurred()) return NULL;
-    if (t < 0 || t > INT32_MAX || ffk_device_type_name((int32_t)t) == NULL)
+    if (overflow) /* past int64: a conversion, worded as C words the rule */
       return PyErr_Format(PyExc_ValueError, "Unknown device: %R", dev_type);
+    if (ffk_device_check_type(t) != 0) return ffkpy_raise_from_ffk();
     int32_t id;
     if (read_index(index, &id) != 0) return NULL;
     d = ffk_device((int32_t)t, id);

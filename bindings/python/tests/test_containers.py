@@ -69,6 +69,21 @@ def test_map_build():
 # ---- indexing and slicing ---------------------------------------------------------------------
 
 
+def test_a_tuple_index_error_is_cs_and_names_the_tuple():
+    # ffk_array_check_index words it; the binding's copy called every Tuple an Array.
+    from ffikit.serialization import from_json_graph_str
+
+    t = from_json_graph_str('{"root_index":2,"nodes":[{"type":"int","data":1},{"type":"ffi.String","data":"a"},'
+                            '{"type":"ffi.Tuple","data":[0,1]}]}')
+    assert t[-2] == 1 and t[1] == "a"
+    with pytest.raises(IndexError, match=r"^Tuple index 5 out of range for size 2$"):
+        t[5]
+    with pytest.raises(IndexError, match=r"^Tuple index -3 out of range for size 2$"):
+        t[-3]
+    with pytest.raises(IndexError, match=r"^Array index 1099511627776 out of range for size 1$"):
+        Array([1])[2**40]
+
+
 @pytest.mark.parametrize("cls", [Array, List])
 def test_index(cls):
     s = cls([10, 20, 30])

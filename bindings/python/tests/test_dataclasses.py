@@ -7,6 +7,7 @@ Every py_class here gets a key of its own (types are never removed from the regi
 """
 from __future__ import annotations
 
+import collections.abc
 import copy
 import ctypes
 import dataclasses as std
@@ -890,6 +891,36 @@ def test_c_class_binds_a_c_type_and_checks_annotations():
             c_class("no.such.Key")(type("X", (Object,), {"__slots__": ()}))
     finally:
         ffikit.register_object("testing.TestIntPair")(ffikit.testing.TestIntPair)
+
+
+def test_c_class_annotations_are_judged_by_cs_parsed_types():
+    # ffk_schema_accepts decides: nested containers and Optionals compare element by element,
+    # "ffikit.Tensor" is C's "Tensor", and Object is no longer taken for an opaque pointer.
+    key = _key("CTyped")
+    specs = [(name, text, ffikit._core.FIELD_WRITABLE, None, None) for name, text in
+             (("nested", "Optional<List<List<int>>>"), ("table", "Dict<str, List<float>>"),
+              ("t", "Tensor"), ("p", "ptr"))]
+    ffikit._core._type_define(key, ffikit._core.TYPE_OBJECT, specs)
+
+    @c_class(key)
+    class Typed(Object):
+        nested: Optional[collections.abc.Sequence[collections.abc.Sequence[int]]]
+        table: collections.abc.Mapping[str, collections.abc.Sequence[float]]
+        t: ffikit.Tensor
+
+    assert [f.name for f in fields(Typed)] == ["nested", "table", "t", "p"]
+    with pytest.raises(TypeError, match=r"field `p` is annotated `Object` but C declares `ptr`"):
+        @c_class(key)
+        class PtrAsObject(Object):
+            p: Object
+    with pytest.raises(TypeError, match=r"field `nested` is annotated `Optional<Array<Array<str>>>` but C declares "
+                                        r"`Optional<List<List<int>>>`"):
+        @c_class(key)
+        class WrongInner(Object):
+            nested: Optional[collections.abc.Sequence[collections.abc.Sequence[str]]]
+    assert ffikit._core._schema_accepts("Map< str ,int >", "Dict<str, int>") is True
+    with pytest.raises(ValueError, match=r"^bad type `flaot`: unknown type `flaot` at offset 0$"):
+        ffikit._core._schema_accepts("flaot", "int")
 
 
 def test_c_class_frozen_makes_writable_fields_read_only_in_python():

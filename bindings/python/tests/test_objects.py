@@ -476,7 +476,7 @@ def test_unpickling_checks_its_input():
         _core._object_from_fields("testing.TestIntPair", {"zz": 1})
     with pytest.raises(TypeError, match="Mismatched type on field `a`"):
         _core._object_from_fields("testing.TestIntPair", {"a": "x"})
-    with pytest.raises(TypeError, match="not a reflected type"):
+    with pytest.raises(ValueError, match=r"^`ffikit.Array` is not a reflected type \(it has no fields or constructor\)$"):
         _core._object_from_fields("ffikit.Array", {})
     with pytest.raises(AttributeError, match="^`testing.TestIntPair` object has no field `zz`$"):
         _core._object_from_fields("testing.TestIntPair", {"zz": 1})
@@ -487,6 +487,17 @@ def test_an_unknown_type_index_gets_cs_message():
     for query in (_core._type_info, _core._class_for, lambda i: ffikit.TypeInfo(i, None)):
         with pytest.raises(ValueError, match="^type index 99999 is not a registered type$"):
             query(99999)
+
+
+def test_a_type_index_past_int32_is_a_conversion_error_not_another_type():
+    # 2**32 + 1 was cast to 1 and answered for that type.
+    for query in (_core._type_info, _core._class_for, _core._type_fields, _core._type_methods):
+        for bad in (2**32 + 1, -(2**32) + 1, 2**70):
+            with pytest.raises(OverflowError, match=rf"^type index {bad} is out of range$"):
+                query(bad)
+    index = _core._type_register("test_objects.PastInt32")
+    with pytest.raises(ValueError, match=rf"^_new_object: {index + 2**32} is not a type registered at run time$"):
+        _core._new_object(index + 2**32)
 
 
 # ---- threads ----------------------------------------------------------------------------

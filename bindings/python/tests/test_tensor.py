@@ -72,8 +72,14 @@ def test_read_only_producers_stay_read_only():
     x.flags.writeable = False
     t = ffikit.from_dlpack(x)
     assert t.is_read_only
-    with pytest.raises(BufferError, match="read-only"):
-        t.__dlpack__()  # the legacy struct cannot say read-only
+    # C's ffk_tensor_to_dlpack refuses it (the legacy struct cannot say read-only) and words
+    # it; __dlpack__ raises it as the array API's BufferError, C's ValueError its cause.
+    with pytest.raises(BufferError, match=r"^to_dlpack: a read-only tensor cannot be exported as a legacy "
+                                          r"DLManagedTensor \(it has no read-only flag\); export a versioned one "
+                                          r"\(DLPack 1.0 or newer\)$") as caught:
+        t.__dlpack__()
+    assert type(caught.value.__cause__) is ValueError
+    assert t.__dlpack__(max_version=(1, 0)) is not None and t.__dlpack__(copy=True) is not None
     assert not np.from_dlpack(t).flags.writeable
     assert memoryview(t).readonly
     with pytest.raises(ValueError, match="read-only"):
@@ -163,8 +169,10 @@ def test_requirements_on_import():
     with pytest.raises(ValueError):
         ffikit.from_dlpack(np.arange(10)[::2], require_contiguous=True)
     assert ffikit.from_dlpack(np.arange(4), require_contiguous=True).numel() == 4
-    with pytest.raises(ValueError, match="power of two"):
+    with pytest.raises(ValueError, match=r"^from_dlpack: required alignment 3 is not a power of two$"):
         ffikit.from_dlpack(np.arange(4), require_alignment=3)
+    with pytest.raises(ValueError, match=r"^from_dlpack: require_alignment -4 is negative$"):
+        ffikit.from_dlpack(np.arange(4), require_alignment=-4)
 
 
 def _c_array(values):
@@ -330,6 +338,14 @@ def test_tensor_from_buffer_is_zero_copy_and_keeps_the_owner():
     assert v.data_ptr() == x.ctypes.data and v.strides == (3, 2)
     ro = ffikit.Tensor.from_buffer(b"abcd")
     assert ro.is_read_only
+
+
+def test_tensor_from_buffer_takes_cs_dimension_limit_before_copying_the_shape():
+    # ffk_tensor_check_shape words it, as for empty / reshape / Rust's from_slice.
+    x = np.zeros((1,) * 33, dtype=np.float32)
+    with pytest.raises(ValueError, match=r"^from_buffer: shape has 33 dimensions; a tensor has 0 to 32$"):
+        ffikit.Tensor.from_buffer(x)
+    assert ffikit.Tensor.from_buffer(np.zeros((1,) * 32, dtype=np.float32)).ndim == 32
 
 
 def test_views_share_storage():

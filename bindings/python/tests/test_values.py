@@ -36,7 +36,10 @@ def test_device_names_cover_the_spec():
     [(("gpu",), ValueError, "Unknown device: gpu"), (("cpu:0:0",), ValueError, "Invalid device: cpu:0:0"),
      (("cpu:?",), ValueError, "Invalid device index: ?"), (("cpu:",), ValueError, "Invalid device index: "),
      (("cpu", 1.5), TypeError, "Invalid device index: 1.5"), ((None,), TypeError, None),
-     (("cpu", "1"), TypeError, "Invalid device index: '1'")],
+     (("cpu", "1"), TypeError, "Invalid device index: '1'"),
+     # A type code: ffk_device_check_type's words, which the binding's own check had too.
+     ((99,), ValueError, "Unknown device: 99"), ((-1,), ValueError, "Unknown device: -1"),
+     ((2**40,), ValueError, "Unknown device: 1099511627776"), ((2**70,), ValueError, f"Unknown device: {2**70}")],
 )
 def test_device_errors(args, exc, message):
     with pytest.raises(exc) as info:

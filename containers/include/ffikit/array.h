@@ -63,6 +63,29 @@ static inline int64_t ffk_array_capacity(const ffk_array *a) { return a->capacit
 static inline const ffk_any *ffk_array_items_borrow(const ffk_array *a) { return a->data; }
 
 /*
+ * Sets the IndexError for `index` (as the user gave it) of an Array or Tuple of a's size:
+ * "Array index 7 out of range for size 3" ("Tuple index ..." for a Tuple), the one text
+ * every index bound of an Array raises. Always returns -1. For a binding whose
+ * protocol has already bounded an index (CPython's sq_item); others call the check below.
+ */
+FFK_API int ffk_array_index_error(const ffk_array *a, int64_t index);
+
+/*
+ * The Array index rule: `index` (negative counts from the end, as in Python) normalised
+ * into [0, size) in *out. Returns 0, or -1 with ffk_array_index_error's IndexError (*out
+ * untouched). Inline, so a binding's a[i] pays no call for the rule. `a` must not be NULL.
+ */
+static inline int ffk_array_check_index(const ffk_array *a, int64_t index, int64_t *out) {
+  int64_t i = index < 0 ? index + a->size : index;
+  if (FFK_UNLIKELY(i < 0 || i >= a->size)) {
+    ffk_array_index_error(a, index);
+    return -1; /* a constant, so that callers' compilers see *out is set on 0 */
+  }
+  *out = i;
+  return 0;
+}
+
+/*
  * Element `index` (negative counts from the end) as a new reference in *out. Returns 0,
  * or -1 with *out None and an IndexError "Array index 7 out of range for size 3".
  */

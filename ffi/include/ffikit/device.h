@@ -76,10 +76,26 @@ FFK_API size_t ffk_device_format(DLDevice d, char *buf, size_t cap);
 FFK_API const char *ffk_device_type_name(int32_t device_type);
 
 /*
+ * Whether `device_type` names a known device type (one ffk_device_type_name names): the
+ * rule for a device type given as a number (Python's Device(2, 0)). It is an int64, so a
+ * binding passes the integer it has without narrowing it first. 0, or -1 with a
+ * ValueError in tvm_ffi's words, as ffk_device_parse's: "Unknown device: 99".
+ */
+FFK_API int ffk_device_check_type(int64_t device_type);
+
+/*
  * Finds a device type by name ("cuda_host"). Returns 1 and sets *out when known, 0
  * when not (no error set), -1 with a ValueError when name is NULL.
  */
 FFK_API int ffk_device_type_lookup(const char *name, size_t size, int32_t *out);
+
+/*
+ * True for the devices whose memory the CPU addresses directly: cpu, and cuda_host (CUDA's
+ * pinned host memory). What decides where a copy runs, whether an element is read in
+ * place, and whether a binding may hand the memory to the host (Python's buffer protocol,
+ * Rust's as_slice); the messages around it are the callers'. Cannot fail.
+ */
+FFK_API bool ffk_device_is_host(DLDevice d);
 
 /* True when both name the same device. */
 static inline bool ffk_device_equal(DLDevice a, DLDevice b) {

@@ -317,6 +317,14 @@ FFK_API int ffk_type_get_own_attr(int32_t type_index, const char *name, ffk_any 
 /* True when `type_index` was described by ffk_type_define. Cannot fail. */
 FFK_API bool ffk_type_is_reflected(int32_t type_index);
 
+/*
+ * ffk_type_is_reflected as a check, for an operation that needs a reflected type (making
+ * one from its fields, ffk_object_new_reflected, ffk_object_create). Returns 0, or -1 with
+ * a ValueError: ffk_type_check_index's for an unknown index, else "`K` is not a reflected
+ * type (it has no fields or constructor)" naming the type's key K.
+ */
+FFK_API int ffk_type_check_reflected(int32_t type_index);
+
 /* The instance size of a reflected type, or 0 for another index. Cannot fail. */
 FFK_API size_t ffk_type_instance_size(int32_t type_index);
 
@@ -437,6 +445,16 @@ FFK_API int ffk_object_set_field(ffk_object *obj, const char *name, const ffk_an
  */
 FFK_API int ffk_object_call_method(ffk_object *obj, const char *name, const ffk_any *args, int32_t nargs,
                                    ffk_any *result);
+
+/*
+ * Whether `self` (borrowed, may be NULL) may be the object an instance method of
+ * `method` is called on: an instance of the method's owner type. For a binding that calls
+ * a method's Function itself (Python's `Class.method(obj, ...)`), where
+ * ffk_object_call_method's look-up on obj's own type does not apply. Returns 0, or -1
+ * with a TypeError "`m` of `T` does not apply to a `U` object" (U is the key of self's
+ * type, or None), or a ValueError for a NULL method. Lock-free.
+ */
+FFK_API int ffk_method_check_self(const ffk_method_info *method, const ffk_object *self);
 
 /*
  * A new object of obj's type holding the same field values (references retained, not

@@ -65,6 +65,28 @@ FFK_API ffk_schema *ffk_schema_parse(const char *text);
 FFK_API void ffk_schema_free(ffk_schema *schema);
 
 /*
+ * Whether a field declared with type text `declared` accepts the values of a field whose
+ * type text is `given` (both borrowed; any spelling ffk_schema_parse reads, so spaces and
+ * "DataType" / "dtype" or "ffikit.Tensor" / "Tensor" do not matter). This is the check a
+ * binding makes when a class annotates a field that C defines (Python's c_class): the
+ * annotation is `declared`, C's field type is `given`. The rules, applied to nested types
+ * recursively:
+ *   Any           accepts everything;
+ *   Optional<T>   accepts Optional<U> when T accepts U (not a plain U: the annotation
+ *                 would claim a None the field never holds);
+ *   Object        accepts any object type other than str and bytes, and Optional of one;
+ *   Array<T>      accepts Array, List or Tuple whose elements T accepts (a container
+ *                 without parameters has Any elements; Array without them accepts any);
+ *   Map<K, V>     likewise Map or Dict;
+ *   List, Dict, Tuple   their own kind only, elements as above;
+ *   an object type   itself and its subtypes; any other type: itself only.
+ * Returns 1 (accepts), 0 (does not), or -1 with the ValueError of ffk_schema_parse naming
+ * the text that does not parse ("bad type `flaot`: unknown type `flaot` at offset 0") or
+ * a MemoryError. Sets no error for 0 or 1.
+ */
+FFK_API int ffk_schema_accepts(const char *declared, const char *given);
+
+/*
  * Checks `value` (borrowed) against `schema`. Returns
  *    0  when the value already has the type: *out is untouched and `value` may be used as is;
  *    1  when it was converted: *out holds a new owned value of the type (an int from a bool,

@@ -36,6 +36,15 @@ typedef struct ffk_dlpack_requirements {
 } ffk_dlpack_requirements;
 
 /*
+ * Whether `req` (borrowed, may be NULL: no requirements) is one import can apply: its
+ * alignment is 0 or a power of two. Both imports below check it first, before looking at
+ * the tensor; a binding calls it before asking a producer for a tensor (Python's
+ * from_dlpack(require_alignment=...)). `what` (may be NULL) starts the message. 0, or -1
+ * with a ValueError "from_dlpack: required alignment 6 is not a power of two".
+ */
+FFK_API int ffk_dlpack_check_requirements(const char *what, const ffk_dlpack_requirements *req);
+
+/*
  * Exports `t` (borrowed; the export holds its own reference) as a legacy DLManagedTensor.
  * Shape and strides point into the Tensor (strides never NULL). A read-only tensor cannot
  * be exported this way (the legacy struct cannot say so): ValueError. Returns new memory
@@ -55,7 +64,8 @@ FFK_API DLManagedTensorVersioned *ffk_tensor_to_dlpack_versioned(ffk_tensor *t);
  * Imports a legacy managed tensor. Validates ndim (0..FFK_TENSOR_MAX_NDIM), shape (not
  * NULL when ndim > 0, no negative dimension), strides (NULL means compact; any sign),
  * dtype (one a tensor holds: see tensor.h), device (a known type, id >= 0), data (NULL
- * only with zero elements) and `req` (may be NULL). Returns a new Tensor that owns `m`,
+ * only with zero elements) and `req` (may be NULL; ffk_dlpack_check_requirements first,
+ * then the alignment of data + byte_offset). Returns a new Tensor that owns `m`,
  * or NULL with a ValueError naming the problem and `m` untouched (still the caller's).
  * A round trip returns the original: when `m` is one of ffikit's own exports and its
  * DLTensor is unchanged, the result is the exported Tensor itself (a new reference: the

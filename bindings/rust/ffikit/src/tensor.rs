@@ -235,9 +235,10 @@ impl Tensor {
         unsafe { sys::ffk_tensor_data_ptr(self.raw()) }
     }
 
+    /// Whether the CPU addresses the memory: C's rule, `ffk_device_is_host`.
     fn host(&self) -> bool {
-        let t = self.device().device_type();
-        t == sys::DLDeviceType_kDLCPU as i32 || t == sys::DLDeviceType_kDLCUDAHost as i32
+        // SAFETY: a pure function of the DLDevice value.
+        unsafe { sys::ffk_device_is_host(self.dl().device) }
     }
 
     fn check_dense<T: Scalar>(&self) -> Result<()> {
