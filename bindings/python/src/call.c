@@ -1,10 +1,9 @@
 /*
- * call.c - the converting path of every call from Python into C (call.h has the fast
- * path and says which calls come here): keyword names, ffkpy_to_any into a stack array,
- * the call's exchange state, the C call, the result, and the release of everything the
- * conversion made, on every path.
+ * call.c - the out-of-line parts of the one call path (call.h): keyword names and their
+ * errors, and calls given a tuple and a dict. The path itself is in call.h, compiled into
+ * each caller with its description folded to constants (see there).
  *
- * Invariants:
+ * Invariants of the converting path:
  *  - Arguments are converted in argument mode: argv's values borrow (wrappers lend their
  *    handle, str values view the Python UTF-8) and what conversion makes is owned by the
  *    temps, released after the result is converted (a returned view may still need them).
@@ -17,73 +16,27 @@
 #include "call.h"
 
 /* "<callee>() got an unexpected keyword argument <key>": a key no parameter can have. */
-static void bad_keyword(const ffkpy_call_spec *call, PyObject *key) {
-  if (call->callee != NULL)
-    PyErr_Format(PyExc_TypeError, "%U() got an unexpected keyword argument %R", call->callee, key);
-  else if (call->function != NULL)
-    PyErr_Format(PyExc_TypeError, "%s() got an unexpected keyword argument %R", ffk_function_name(call->function),
-                 key);
+static void bad_keyword(PyObject *callee, ffk_function *function, int32_t type_index, PyObject *key) {
+  if (callee != NULL)
+    PyErr_Format(PyExc_TypeError, "%U() got an unexpected keyword argument %R", callee, key);
+  else if (function != NULL)
+    PyErr_Format(PyExc_TypeError, "%s() got an unexpected keyword argument %R", ffk_function_name(function), key);
   else
-    PyErr_Format(PyExc_TypeError, "%s.__init__() got an unexpected keyword argument %R",
-                 ffk_type_key(call->type_index), key);
+    PyErr_Format(PyExc_TypeError, "%s.__init__() got an unexpected keyword argument %R", ffk_type_key(type_index),
+                 key);
 }
 
-/* The UTF-8 of the nkw names at `keys` into `names`. 0, or -1 with a Python exception. */
-static int keyword_names(const ffkpy_call_spec *call, PyObject *const *keys, Py_ssize_t nkw, const char **names) {
+int ffkpy_call__keyword_names(PyObject *callee, ffk_function *function, int32_t type_index, PyObject *const *keys,
+                              Py_ssize_t nkw, const char **names) {
   for (Py_ssize_t j = 0; j < nkw; ++j) {
     Py_ssize_t size;
     int ok = PyUnicode_Check(keys[j]);
     if (ok && (names[j] = PyUnicode_AsUTF8AndSize(keys[j], &size)) == NULL) return -1;
     if (ok && (size_t)size == strlen(names[j])) continue;
-    bad_keyword(call, keys[j]); /* not a str, or an embedded NUL: no parameter has such a name */
+    bad_keyword(callee, function, type_index, keys[j]); /* not a str, or an embedded NUL: no parameter has it */
     return -1;
   }
   return 0;
-}
-
-PyObject *ffkpy_call__converting(const ffkpy_call_spec *call, PyObject *const *args, Py_ssize_t npos,
-                                 PyObject *const *keys, Py_ssize_t nkw) {
-  if (npos > INT32_MAX - nkw) return PyErr_Format(PyExc_ValueError, "too many arguments: %zd", npos + nkw);
-  Py_ssize_t total = npos + nkw;
-  ffk_any stack[8];
-  const char *name_stack[8];
-  ffk_any *argv = total <= 8 ? stack : PyMem_Malloc(sizeof(ffk_any) * (size_t)total);
-  const char **names = nkw <= 8 ? name_stack : PyMem_Malloc(sizeof(const char *) * (size_t)nkw);
-  PyObject *r = NULL;
-  ffkpy_temps temps;
-  ffkpy_temps_init(&temps);
-  ffkpy_call_exchange exchange;
-  exchange.api = NULL;
-  exchange.stream_set = false; /* for `done` when the call fails before converting */
-  if (argv == NULL || names == NULL) {
-    PyErr_NoMemory();
-    goto done;
-  }
-  if (keyword_names(call, keys, nkw, names) != 0) goto done;
-  Py_ssize_t first = 0;
-  if (call->self != NULL) { /* lent, as a wrapper argument is */
-    argv[0] = ffk_any_none();
-    argv[0].type_index = call->self->type_index;
-    argv[0].v_obj = call->self;
-    first = 1;
-  }
-  ffkpy_call_exchange *outer = call->exchange ? ffkpy_exchange_begin(&exchange) : NULL;
-  Py_ssize_t converted = first;
-  for (; converted < total; ++converted)
-    if (ffkpy_to_any(args[converted], &argv[converted], &temps) != 0) break;
-  if (call->exchange) ffkpy_exchange_end(outer);
-  if (converted < total) goto done;
-  ffk_any result;
-  if (ffkpy_call__invoke(*call, argv, (int32_t)npos, names, (int32_t)nkw, &result) != 0)
-    r = ffkpy_raise_from_ffk();
-  else
-    r = call->finish(call->owner, &result, call->exchange_results ? exchange.api : NULL);
-done:
-  ffkpy_exchange_restore_stream(&exchange);
-  ffkpy_temps_release(&temps);
-  if (argv != stack) PyMem_Free(argv);
-  if (names != name_stack) PyMem_Free(names);
-  return r;
 }
 
 PyObject *ffkpy_call_tuple(const ffkpy_call_spec *call, PyObject *args, PyObject *kwds) {
@@ -105,7 +58,7 @@ PyObject *ffkpy_call_tuple(const ffkpy_call_spec *call, PyObject *args, PyObject
     vals[npos + j] = v;
     ++j;
   }
-  PyObject *r = ffkpy_call__converting(call, vals, npos, keys, nkw);
+  PyObject *r = ffkpy_call__converting(*call, vals, npos, keys, nkw);
   if (vals != stack) PyMem_Free(vals);
   return r;
 }

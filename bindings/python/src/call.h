@@ -13,22 +13,22 @@
  *     all plain (ffkpy_args_to_any_plain: None, bool, small int, float, a wrapper without
  *     an exchange table, lent): nothing is made for the call, so there are no temps, no
  *     exchange state, no names; the stack array is the arguments;
- *   - anything else (call.c, ffkpy_call__converting): ffkpy_to_any into a stack array
+ *   - anything else (ffkpy_call__converting): ffkpy_to_any into a stack array
  *     (8 values and 8 names; PyMem beyond), what it makes kept in the temps until the
  *     result is converted, inside the call's exchange state when `exchange` is set, and
  *     everything released on every path, the failing ones included.
  *
- * Why inline: Function.__call__ with plain arguments is the package's hottest path, and a
- * call description built at the call site with constant `invoke` and `finish` folds away
- * (the compiler calls them directly, as the hand-written path did); only the converting
- * path reads the description from memory.
+ * Why in the header: Function.__call__ with plain arguments is the package's hottest path,
+ * and a description built at the call site with constant `invoke` and `finish` folds away
+ * (the compiler calls them directly and drops the switches, as the hand-written copies
+ * did). call.c holds what gains nothing from that: keyword names, tuple-and-dict calls.
  */
 #ifndef FFIKIT_PY_CALL_H
 #define FFIKIT_PY_CALL_H
 
 #include "ffikit_py.h"
 
-struct DLPackExchangeAPI; /* dlpack_exchange.h */
+#include "dlpack_exchange.h"
 
 typedef struct ffkpy_call_spec ffkpy_call_spec;
 
@@ -90,24 +90,79 @@ static inline __attribute__((always_inline)) int ffkpy_call__invoke(const ffkpy_
   return rc;
 }
 
+/* The UTF-8 of the nkw keyword names at `keys` into `names` (call.c). 0, or -1 with a
+   TypeError naming the callee (callee, else the Function's name, else "<type key>.__init__")
+   for a key that is not a str or holds a NUL, or the error of reading one. */
+int ffkpy_call__keyword_names(PyObject *callee, ffk_function *function, int32_t type_index, PyObject *const *keys,
+                              Py_ssize_t nkw, const char **names);
+
 /*
- * Every call that is not the fast path (call.c): converts args[0..npos) and the nkw values
- * after them, named by keys[0..nkw) (str objects, borrowed; the caller holds them for the
- * call), calls and finishes. A new reference, or NULL with a Python exception: a ValueError
- * for more than INT32_MAX arguments, a TypeError naming the callee for a keyword that is
- * not a str or holds a NUL, the conversion's error, the C call's mapped error, finish's.
+ * Every call that is not the fast path: converts args[0..npos) and the nkw values after
+ * them, named by keys[0..nkw) (str objects, borrowed; the caller holds them for the call),
+ * calls and finishes. A new reference, or NULL with a Python exception: a ValueError for
+ * more than INT32_MAX arguments, a TypeError naming the callee for a keyword that is not a
+ * str or holds a NUL, the conversion's error, the C call's mapped error, finish's.
+ *
+ * Out of line (the fast path stays small) but static in each caller, so that the compiler
+ * specialises it for the caller's constant description as it does the fast path: one
+ * shared out-of-line copy reading the description from memory cost a keyword call of a
+ * Function about 4% more instructions than its own copy did.
  */
-PyObject *ffkpy_call__converting(const ffkpy_call_spec *call, PyObject *const *args, Py_ssize_t npos,
-                                 PyObject *const *keys, Py_ssize_t nkw);
+static FFK_NOINLINE __attribute__((unused)) PyObject *ffkpy_call__converting(const ffkpy_call_spec call,
+                                                                             PyObject *const *args, Py_ssize_t npos,
+                                                                             PyObject *const *keys, Py_ssize_t nkw) {
+  if (npos > INT32_MAX - nkw) return PyErr_Format(PyExc_ValueError, "too many arguments: %zd", npos + nkw);
+  Py_ssize_t total = npos + nkw;
+  ffk_any stack[8];
+  const char *name_stack[8];
+  ffk_any *argv = total <= 8 ? stack : PyMem_Malloc(sizeof(ffk_any) * (size_t)total);
+  const char **names = nkw <= 8 ? name_stack : PyMem_Malloc(sizeof(const char *) * (size_t)nkw);
+  PyObject *r = NULL;
+  ffkpy_temps temps;
+  ffkpy_temps_init(&temps);
+  ffkpy_call_exchange exchange;
+  exchange.api = NULL;
+  exchange.stream_set = false; /* for `done` when the call fails before converting */
+  if (argv == NULL || names == NULL) {
+    PyErr_NoMemory();
+    goto done;
+  }
+  if (nkw != 0 && ffkpy_call__keyword_names(call.callee, call.function, call.type_index, keys, nkw, names) != 0)
+    goto done;
+  Py_ssize_t first = 0;
+  if (call.self != NULL) { /* lent, as a wrapper argument is */
+    argv[0] = ffk_any_none();
+    argv[0].type_index = call.self->type_index;
+    argv[0].v_obj = call.self;
+    first = 1;
+  }
+  ffkpy_call_exchange *outer = call.exchange ? ffkpy_exchange_begin(&exchange) : NULL;
+  Py_ssize_t converted = first;
+  for (; converted < total; ++converted)
+    if (ffkpy_to_any(args[converted], &argv[converted], &temps) != 0) break;
+  if (call.exchange) ffkpy_exchange_end(outer);
+  if (converted < total) goto done;
+  ffk_any result;
+  if (ffkpy_call__invoke(call, argv, (int32_t)npos, names, (int32_t)nkw, &result) != 0)
+    r = ffkpy_raise_from_ffk();
+  else
+    r = call.finish(call.owner, &result, call.exchange_results ? exchange.api : NULL);
+done:
+  ffkpy_exchange_restore_stream(&exchange);
+  ffkpy_temps_release(&temps);
+  if (argv != stack) PyMem_Free(argv);
+  if (names != name_stack) PyMem_Free(names);
+  return r;
+}
 
 /*
  * The call: `call` with the arguments in vectorcall layout (see ffkpy_call__converting;
  * when call.self is set, args[0] is its wrapper and is not converted). A new reference,
  * or NULL with a Python exception.
  *
- * The spec is taken by value and its address is taken only on the converting side (a
- * copy), so that on the fast path its fields stay constants and registers: passing the
- * address there kept the whole spec in memory and called invoke and finish indirectly.
+ * The spec is taken by value and its address is never taken, so that its fields stay
+ * constants and registers: passing its address kept the whole spec in memory and called
+ * invoke and finish indirectly.
  */
 static inline __attribute__((always_inline)) PyObject *ffkpy_call(const ffkpy_call_spec call, PyObject *const *args,
                                                                   Py_ssize_t npos, PyObject *const *keys,
@@ -115,8 +170,7 @@ static inline __attribute__((always_inline)) PyObject *ffkpy_call(const ffkpy_ca
   ffk_any argv[8];
   Py_ssize_t first = call.self != NULL;
   if (nkw != 0 || npos > 8 || ffkpy_args_to_any_plain(args + first, npos - first, argv + first) != npos - first) {
-    const ffkpy_call_spec spec = call;
-    return ffkpy_call__converting(&spec, args, npos, keys, nkw);
+    return ffkpy_call__converting(call, args, npos, keys, nkw);
   }
   if (first) {
     argv[0] = ffk_any_none();
