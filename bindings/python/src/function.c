@@ -147,19 +147,6 @@ PyObject *ffkpy_function_vectorcall(PyObject *self, PyObject *const *args, size_
   return ffkpy_call(call, args, PyVectorcall_NARGS(nargsf), nkw ? &PyTuple_GET_ITEM(kwnames, 0) : NULL, nkw);
 }
 
-/* Sets a char switch from a Python truth value (a getset setter's body): 0, or -1 with a
-   TypeError from the value's __bool__ or an AttributeError for `del` (v NULL). */
-int ffkpy_set_switch(PyObject *v, char *flag, const char *name) {
-  if (v == NULL) {
-    PyErr_Format(PyExc_AttributeError, "cannot delete %s", name);
-    return -1;
-  }
-  int b = PyObject_IsTrue(v);
-  if (b < 0) return -1;
-  *flag = (char)b;
-  return 0;
-}
-
 static PyObject *function_get_release_gil(PyObject *self, void *c) {
   (void)c;
   return PyBool_FromLong(((ffkpy_Function *)self)->release_gil);
