@@ -1,6 +1,6 @@
 /*
- * call.c - the out-of-line parts of the one call path (call.h): keyword names and their
- * errors, and calls given a tuple and a dict. The path itself is in call.h, compiled into
+ * call.c - the out-of-line parts of the one call path (call.h): the error for a keyword
+ * no parameter can have, and calls given a tuple and a dict. The path itself is in call.h, compiled into
  * each caller with its description folded to constants (see there).
  *
  * Invariants of the converting path:
@@ -15,8 +15,7 @@
  */
 #include "call.h"
 
-/* "<callee>() got an unexpected keyword argument <key>": a key no parameter can have. */
-static void bad_keyword(PyObject *callee, ffk_function *function, int32_t type_index, PyObject *key) {
+void ffkpy_call__bad_keyword(PyObject *callee, ffk_function *function, int32_t type_index, PyObject *key) {
   if (callee != NULL)
     PyErr_Format(PyExc_TypeError, "%U() got an unexpected keyword argument %R", callee, key);
   else if (function != NULL)
@@ -24,19 +23,6 @@ static void bad_keyword(PyObject *callee, ffk_function *function, int32_t type_i
   else
     PyErr_Format(PyExc_TypeError, "%s.__init__() got an unexpected keyword argument %R", ffk_type_key(type_index),
                  key);
-}
-
-int ffkpy_call__keyword_names(PyObject *callee, ffk_function *function, int32_t type_index, PyObject *const *keys,
-                              Py_ssize_t nkw, const char **names) {
-  for (Py_ssize_t j = 0; j < nkw; ++j) {
-    Py_ssize_t size;
-    int ok = PyUnicode_Check(keys[j]);
-    if (ok && (names[j] = PyUnicode_AsUTF8AndSize(keys[j], &size)) == NULL) return -1;
-    if (ok && (size_t)size == strlen(names[j])) continue;
-    bad_keyword(callee, function, type_index, keys[j]); /* not a str, or an embedded NUL: no parameter has it */
-    return -1;
-  }
-  return 0;
 }
 
 PyObject *ffkpy_call_tuple(const ffkpy_call_spec *call, PyObject *args, PyObject *kwds) {

@@ -21,7 +21,8 @@
  * Why in the header: Function.__call__ with plain arguments is the package's hottest path,
  * and a description built at the call site with constant `invoke` and `finish` folds away
  * (the compiler calls them directly and drops the switches, as the hand-written copies
- * did). call.c holds what gains nothing from that: keyword names, tuple-and-dict calls.
+ * did). call.c holds what gains nothing from that: the bad-keyword error, tuple-and-dict
+ * calls.
  */
 #ifndef FFIKIT_PY_CALL_H
 #define FFIKIT_PY_CALL_H
@@ -90,11 +91,24 @@ static inline __attribute__((always_inline)) int ffkpy_call__invoke(const ffkpy_
   return rc;
 }
 
-/* The UTF-8 of the nkw keyword names at `keys` into `names` (call.c). 0, or -1 with a
-   TypeError naming the callee (callee, else the Function's name, else "<type key>.__init__")
-   for a key that is not a str or holds a NUL, or the error of reading one. */
-int ffkpy_call__keyword_names(PyObject *callee, ffk_function *function, int32_t type_index, PyObject *const *keys,
-                              Py_ssize_t nkw, const char **names);
+/* "<callee>() got an unexpected keyword argument <key>" (call.c), naming `callee`, else the
+   Function's name, else "<type key>.__init__": a key that is not a str or holds a NUL. */
+void ffkpy_call__bad_keyword(PyObject *callee, ffk_function *function, int32_t type_index, PyObject *key);
+
+/* The UTF-8 of the nkw keyword names at `keys` into `names`. 0, or -1 with a Python
+   exception (ffkpy_call__bad_keyword's, or the error of reading a name). */
+static inline int ffkpy_call__keyword_names(PyObject *callee, ffk_function *function, int32_t type_index,
+                                            PyObject *const *keys, Py_ssize_t nkw, const char **names) {
+  for (Py_ssize_t j = 0; j < nkw; ++j) {
+    Py_ssize_t size;
+    int ok = PyUnicode_Check(keys[j]);
+    if (ok && (names[j] = PyUnicode_AsUTF8AndSize(keys[j], &size)) == NULL) return -1;
+    if (ok && (size_t)size == strlen(names[j])) continue;
+    ffkpy_call__bad_keyword(callee, function, type_index, keys[j]);
+    return -1;
+  }
+  return 0;
+}
 
 /*
  * Every call that is not the fast path: converts args[0..npos) and the nkw values after
@@ -127,8 +141,7 @@ static FFK_NOINLINE __attribute__((unused)) PyObject *ffkpy_call__converting(con
     PyErr_NoMemory();
     goto done;
   }
-  if (nkw != 0 && ffkpy_call__keyword_names(call.callee, call.function, call.type_index, keys, nkw, names) != 0)
-    goto done;
+  if (ffkpy_call__keyword_names(call.callee, call.function, call.type_index, keys, nkw, names) != 0) goto done;
   Py_ssize_t first = 0;
   if (call.self != NULL) { /* lent, as a wrapper argument is */
     argv[0] = ffk_any_none();
