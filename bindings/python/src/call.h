@@ -13,7 +13,7 @@
  *     all plain (ffkpy_args_to_any_plain: None, bool, small int, float, a wrapper without
  *     an exchange table, lent): nothing is made for the call, so there are no temps, no
  *     exchange state, no names; the stack array is the arguments;
- *   - anything else (ffkpy_call__converting): ffkpy_to_any into a stack array
+ *   - anything else (ffkpy_call__convert): ffkpy_to_any into a stack array
  *     (8 values and 8 names; PyMem beyond), what it makes kept in the temps until the
  *     result is converted, inside the call's exchange state when `exchange` is set, and
  *     everything released on every path, the failing ones included.
@@ -117,14 +117,15 @@ static inline int ffkpy_call__keyword_names(PyObject *callee, ffk_function *func
  * more than INT32_MAX arguments, a TypeError naming the callee for a keyword that is not a
  * str or holds a NUL, the conversion's error, the C call's mapped error, finish's.
  *
- * Out of line (the fast path stays small) but static in each caller, so that the compiler
- * specialises it for the caller's constant description as it does the fast path: one
- * shared out-of-line copy reading the description from memory cost a keyword call of a
- * Function about 4% more instructions than its own copy did.
+ * Inline: each caller puts it in an out-of-line function of its own (ffkpy_call__converting,
+ * or Function.__call__'s), so that the fast path stays small and the converting path is
+ * compiled for the caller's constant description: one shared out-of-line copy reading the
+ * description from memory cost a keyword call of a Function about 4% more instructions than
+ * its own copy did, and one taking the description as arguments about 3%.
  */
-static FFK_NOINLINE __attribute__((unused)) PyObject *ffkpy_call__converting(const ffkpy_call_spec call,
-                                                                             PyObject *const *args, Py_ssize_t npos,
-                                                                             PyObject *const *keys, Py_ssize_t nkw) {
+static inline __attribute__((always_inline)) PyObject *ffkpy_call__convert(const ffkpy_call_spec call,
+                                                                          PyObject *const *args, Py_ssize_t npos,
+                                                                          PyObject *const *keys, Py_ssize_t nkw) {
   if (npos > INT32_MAX - nkw) return PyErr_Format(PyExc_ValueError, "too many arguments: %zd", npos + nkw);
   Py_ssize_t total = npos + nkw;
   ffk_any stack[8];
@@ -168,8 +169,45 @@ done:
   return r;
 }
 
+/* ffkpy_call__convert out of line, static in each caller: GCC specialises it for the
+   caller's description where it can (ffkpy_call's converting side). */
+static FFK_NOINLINE __attribute__((unused)) PyObject *ffkpy_call__converting(const ffkpy_call_spec call,
+                                                                             PyObject *const *args, Py_ssize_t npos,
+                                                                             PyObject *const *keys, Py_ssize_t nkw) {
+  return ffkpy_call__convert(call, args, npos, keys, nkw);
+}
+
+/* The fast path's call: argv holds the npos plain values (argument 0 already lent when
+   call.self is set). A new reference, or NULL with a Python exception. */
+static inline __attribute__((always_inline)) PyObject *ffkpy_call__plain(const ffkpy_call_spec call,
+                                                                         const ffk_any *argv, Py_ssize_t npos) {
+  ffk_any result;
+  if (ffkpy_call__invoke(call, argv, (int32_t)npos, NULL, 0, &result) != 0) return ffkpy_raise_from_ffk();
+  return call.finish(call.owner, &result, NULL);
+}
+
 /*
- * The call: `call` with the arguments in vectorcall layout (see ffkpy_call__converting;
+ * The fast path alone: when there are at most 8 positional arguments (after call.self's)
+ * and all are plain, makes the call and stores its result (a new reference, or NULL with a
+ * Python exception) in *out and returns 1; otherwise returns 0 and does nothing, for the
+ * caller's converting side.
+ */
+static inline __attribute__((always_inline)) int ffkpy_call_plain(const ffkpy_call_spec call, PyObject *const *args,
+                                                                  Py_ssize_t npos, PyObject **out) {
+  ffk_any argv[8];
+  Py_ssize_t first = call.self != NULL;
+  if (npos > 8 || ffkpy_args_to_any_plain(args + first, npos - first, argv + first) != npos - first) return 0;
+  if (first) {
+    argv[0] = ffk_any_none();
+    argv[0].type_index = call.self->type_index;
+    argv[0].v_obj = call.self;
+  }
+  *out = ffkpy_call__plain(call, argv, npos);
+  return 1;
+}
+
+/*
+ * The call: `call` with the arguments in vectorcall layout (see ffkpy_call__convert;
  * when call.self is set, args[0] is its wrapper and is not converted). A new reference,
  * or NULL with a Python exception.
  *
@@ -180,19 +218,9 @@ done:
 static inline __attribute__((always_inline)) PyObject *ffkpy_call(const ffkpy_call_spec call, PyObject *const *args,
                                                                   Py_ssize_t npos, PyObject *const *keys,
                                                                   Py_ssize_t nkw) {
-  ffk_any argv[8];
-  Py_ssize_t first = call.self != NULL;
-  if (nkw != 0 || npos > 8 || ffkpy_args_to_any_plain(args + first, npos - first, argv + first) != npos - first) {
-    return ffkpy_call__converting(call, args, npos, keys, nkw);
-  }
-  if (first) {
-    argv[0] = ffk_any_none();
-    argv[0].type_index = call.self->type_index;
-    argv[0].v_obj = call.self;
-  }
-  ffk_any result;
-  if (ffkpy_call__invoke(call, argv, (int32_t)npos, NULL, 0, &result) != 0) return ffkpy_raise_from_ffk();
-  return call.finish(call.owner, &result, NULL);
+  PyObject *r;
+  if (nkw == 0 && ffkpy_call_plain(call, args, npos, &r)) return r;
+  return ffkpy_call__converting(call, args, npos, keys, nkw);
 }
 
 /* ffkpy_call with a tuple and a dict (tp_new, tp_init: NULL for none), as type.__call__

@@ -131,11 +131,14 @@ static PyObject *convert_func(PyObject *mod, PyObject *args, PyObject *kwds) {
  * tensor argument sets the table its tensor results go back through, and the stream the
  * call runs on), and the results through that table unless exchange_tensors is off.
  * Keywords go to ffk_function_call_kw, which binds them to the signature's names in C.
+ * The converting side is a function of this file (call_converting) rather than
+ * ffkpy_call's, so that it too is compiled for a Function's description alone.
  */
-PyObject *ffkpy_function_vectorcall(PyObject *self, PyObject *const *args, size_t nargsf, PyObject *kwnames) {
+
+/* The description of a call of the Function wrapper `self`. */
+static inline ffkpy_call_spec function_call(PyObject *self) {
   const ffkpy_Function *w = (const ffkpy_Function *)self;
-  Py_ssize_t nkw = kwnames != NULL ? PyTuple_GET_SIZE(kwnames) : 0;
-  const ffkpy_call_spec call = {
+  return (ffkpy_call_spec){
       .invoke = ffkpy_call_function,
       .finish = ffkpy_call_value,
       .function = (ffk_function *)w->base.obj,
@@ -144,8 +147,26 @@ PyObject *ffkpy_function_vectorcall(PyObject *self, PyObject *const *args, size_
       .exchange = true,
       .exchange_results = w->exchange_tensors,
   };
-  return ffkpy_call(call, args, PyVectorcall_NARGS(nargsf), nkw ? &PyTuple_GET_ITEM(kwnames, 0) : NULL, nkw);
 }
+
+/* Every call that is not plain: call.h's converting path compiled here, for Functions
+   alone (the description's constants folded in, as the fast path's are). */
+static FFK_NOINLINE PyObject *call_converting(PyObject *self, PyObject *const *args, Py_ssize_t n,
+                                              PyObject *kwnames) {
+  Py_ssize_t nkw = kwnames != NULL ? PyTuple_GET_SIZE(kwnames) : 0;
+  return ffkpy_call__convert(function_call(self), args, n, nkw ? &PyTuple_GET_ITEM(kwnames, 0) : NULL, nkw);
+}
+
+/* The fast path as ffkpy_call_plain, the description read only after the scan (before it,
+   the wrapper's switches would be loaded across the scan's call and kept on the stack). */
+PyObject *ffkpy_function_vectorcall(PyObject *self, PyObject *const *args, size_t nargsf, PyObject *kwnames) {
+  Py_ssize_t n = PyVectorcall_NARGS(nargsf);
+  if (kwnames != NULL && PyTuple_GET_SIZE(kwnames) > 0) return call_converting(self, args, n, kwnames);
+  ffk_any argv[8];
+  if (n <= 8 && ffkpy_args_to_any_plain(args, n, argv) == n) return ffkpy_call__plain(function_call(self), argv, n);
+  return call_converting(self, args, n, NULL);
+}
+
 
 static PyObject *function_get_release_gil(PyObject *self, void *c) {
   (void)c;
