@@ -18,6 +18,10 @@
  */
 #include "ffikit_py.h"
 
+#include "dlpack_exchange.h"
+
+#include <structmember.h> /* PyMemberDef, T_OBJECT_EX: in Python.h only from 3.12 */
+
 #if PY_VERSION_HEX < 0x030B0000
 #include <longintrepr.h> /* PyLongObject's digits (Python.h includes it from 3.11) */
 #endif
@@ -819,6 +823,77 @@ static PyObject *any_type_index(PyObject *mod, PyObject *o) {
   return PyLong_FromLong(t);
 }
 
+/* Sets a char switch from a Python truth value (a getset setter's body): 0, or -1 with a
+   TypeError from the value's __bool__ or an AttributeError for `del` (v NULL). */
+int ffkpy_set_switch(PyObject *v, char *flag, const char *name) {
+  if (v == NULL) {
+    PyErr_Format(PyExc_AttributeError, "cannot delete %s", name);
+    return -1;
+  }
+  int b = PyObject_IsTrue(v);
+  if (b < 0) return -1;
+  *flag = (char)b;
+  return 0;
+}
+
+/* ---- The classes conversion uses (set by the Python modules) ----------------------------- */
+
+static int slot_offset(PyObject *cls, const char *name, Py_ssize_t *out) {
+  *out = -1;
+  PyObject *descr = PyObject_GetAttrString(cls, name);
+  if (descr == NULL) return -1;
+  if (Py_IS_TYPE(descr, &PyMemberDescr_Type) && ((PyMemberDescrObject *)descr)->d_member->type == T_OBJECT_EX)
+    *out = ((PyMemberDescrObject *)descr)->d_member->offset;
+  Py_DECREF(descr);
+  return 0;
+}
+
+/* _set_hooks(**classes and callables made by the Python modules). */
+static PyObject *set_hooks(PyObject *mod, PyObject *args, PyObject *kwds) {
+  (void)mod;
+  static char *kwlist[] = {"dtype",        "string",     "bytes", "shape", "error_to_c", "error_from_c",
+                           "make_class", "object_convertible", NULL};
+  enum { N = 8 };
+  PyObject *v[N] = {NULL};
+  if (!PyArg_ParseTupleAndKeywords(args, kwds, "|OOOOOOOO:_set_hooks", kwlist, &v[0], &v[1], &v[2], &v[3], &v[4],
+                                   &v[5], &v[6], &v[7]))
+    return NULL;
+  PyObject **slots[N] = {&ffkpy_g.dtype_cls,  &ffkpy_g.string_cls,   &ffkpy_g.bytes_cls,  &ffkpy_g.shape_cls,
+                         &ffkpy_g.error_to_c, &ffkpy_g.error_from_c, &ffkpy_g.make_class, &ffkpy_g.object_convertible_cls};
+  for (int i = 0; i < N; ++i) {
+    if (v[i] == NULL) continue;
+    Py_INCREF(v[i]);
+    Py_XSETREF(*slots[i], v[i]);
+  }
+  /* The offsets of String._ffikit_object and dtype._ffikit_dtype, read directly by conversion. */
+  if (v[1] != NULL && slot_offset(v[1], "_ffikit_object", &ffkpy_g.string_slot) != 0) return NULL;
+  if (v[0] != NULL && slot_offset(v[0], "_ffikit_dtype", &ffkpy_g.dtype_slot) != 0) return NULL;
+  ffkpy_convert_reset_cache();
+  Py_RETURN_NONE;
+}
+
+/* _make_string_object(value: str|bytes) -> the C String/Bytes object for a new String/Bytes. */
+static PyObject *make_string_object(PyObject *mod, PyObject *arg) {
+  (void)mod;
+  ffk_any v;
+  if (PyUnicode_Check(arg)) {
+    Py_ssize_t n;
+    const char *data = PyUnicode_AsUTF8AndSize(arg, &n);
+    if (data == NULL) return NULL;
+    ffk_string *s = ffk_string_new(data, (size_t)n);
+    if (s == NULL) return ffkpy_raise_from_ffk();
+    v = ffk_any_object_steal(&s->header);
+  } else {
+    Py_buffer view;
+    if (PyObject_GetBuffer(arg, &view, PyBUF_SIMPLE) != 0) return NULL;
+    ffk_bytes *b = ffk_bytes_new(view.buf, (size_t)view.len);
+    PyBuffer_Release(&view);
+    if (b == NULL) return ffkpy_raise_from_ffk();
+    v = ffk_any_object_steal(&b->header);
+  }
+  return ffkpy_wrap_steal(v.v_obj);
+}
+
 PyMethodDef ffkpy_convert_methods[] = {
     {"convert", convert, METH_O,
      "convert(value) -> the value as ffikit stores it, seen from Python: str and bytes\n"
@@ -827,6 +902,8 @@ PyMethodDef ffkpy_convert_methods[] = {
      "backtrace with the Python frames it passed through); other objects pass through an\n"
      "Opaque object unchanged."},
     {"_any_type_index", any_type_index, METH_O, NULL},
+    {"_set_hooks", (PyCFunction)(void (*)(void))set_hooks, METH_VARARGS | METH_KEYWORDS, NULL},
+    {"_make_string_object", make_string_object, METH_O, NULL},
     {NULL, NULL, 0, NULL},
 };
 

@@ -205,6 +205,43 @@ int ffkpy_tensor_from_exchange_api(PyObject *o, const ffk_dlpack_requirements *r
   return 1;
 }
 
+/* ---- A call's exchange state ---------------------------------------------------------
+ *
+ * The call being converted is kept in a thread-local slot that each call sets around its
+ * argument conversion (and restores, so nested calls keep their own): the tensors the
+ * conversion imports (above, tensor_dlpack.c) and the containers it lends note their
+ * table there, and the call's results go back through it (tensor_results.c).
+ */
+
+/* The call whose arguments this thread is converting, or NULL. */
+static _Thread_local ffkpy_call_exchange *g_current;
+
+ffkpy_call_exchange *ffkpy_exchange_begin(ffkpy_call_exchange *call) {
+  ffkpy_call_exchange *prev = g_current;
+  call->api = NULL;
+  call->stream_set = false;
+  g_current = call;
+  return prev;
+}
+
+ffkpy_call_exchange *ffkpy_exchange_current(void) { return g_current; }
+
+void ffkpy_exchange_end(ffkpy_call_exchange *prev) { g_current = prev; }
+
+int ffkpy_exchange_note_tensor(PyObject *o) {
+  if (g_current == NULL) return 0;
+  const DLPackExchangeAPI *api = ffkpy_exchange_api_of(o);
+  if (api == FFKPY_EXCHANGE_ERROR) return -1;
+  /* A table that can give tensors back; the last one wins, as in tvm_ffi. */
+  if (api != NULL && api->managed_tensor_to_py_object_no_sync != NULL) g_current->api = api;
+  return 0;
+}
+
+void ffkpy_exchange_note_wrapper(PyObject *o) {
+  const struct DLPackExchangeAPI *api = ((ffkpy_Object *)o)->dlpack_api;
+  if (g_current != NULL && g_current->api == NULL && api != NULL) g_current->api = api;
+}
+
 void ffkpy_dlpack_exchange_forget(void) {
   g_last_type = NULL;
   g_last_api = NULL;

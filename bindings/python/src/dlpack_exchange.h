@@ -54,4 +54,42 @@ const DLPackExchangeAPI *ffkpy_exchange_api_of(PyObject *o);
  * it for an instance; Py_None (new reference) when it has none; NULL with an exception. */
 PyObject *ffkpy_exchange_capsule_of_class(PyObject *cls);
 
+/* ---- A call's exchange state (dlpack_exchange.c) ---- */
+
+/*
+ * A call's exchange state: the DLPack exchange table that its results go through (NULL:
+ * none) and, as tvm_ffi does, the stream it runs on: when an argument is a framework
+ * tensor on a device with streams, imported through a table with current_work_stream,
+ * the framework's current stream becomes ffikit's current stream for that device for the
+ * call (stream_set, the one before kept in previous_stream), so the work the function
+ * queues follows the framework's; ffkpy_exchange_restore_stream puts it back.
+ */
+typedef struct {
+  const struct DLPackExchangeAPI *api;
+  bool stream_set;
+  int32_t stream_device_type, stream_device_id;
+  void *previous_stream;
+} ffkpy_call_exchange;
+
+/* The call whose arguments this thread converts, or NULL. */
+ffkpy_call_exchange *ffkpy_exchange_current(void);
+
+/* After a call and its results' conversion: the stream before it is current again. */
+static inline void ffkpy_exchange_restore_stream(const ffkpy_call_exchange *call) {
+  if (call->stream_set) (void)ffk_stream_set(call->stream_device_type, call->stream_device_id, call->previous_stream, NULL);
+}
+
+/* Makes `call` (api NULL) the call whose arguments this thread converts; returns the one
+ * before it, for ffkpy_exchange_end. Cannot fail. */
+ffkpy_call_exchange *ffkpy_exchange_begin(ffkpy_call_exchange *call);
+void ffkpy_exchange_end(ffkpy_call_exchange *prev);
+
+/* A DLPack producer `o` is being converted: when a call is converting its arguments and
+ * o's type has an exchange table that gives tensors back, that table becomes the call's.
+ * 0, or -1 with a Python exception. */
+int ffkpy_exchange_note_tensor(PyObject *o);
+
+/* A wrapper argument: a container that remembers a table lends it to a call that has none. */
+void ffkpy_exchange_note_wrapper(PyObject *o);
+
 #endif /* FFIKIT_PY_DLPACK_EXCHANGE_H */

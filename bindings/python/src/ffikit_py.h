@@ -157,6 +157,10 @@ PyObject *ffkpy_from_any(const ffk_any *v);
 /* Any (stolen: released also on failure) -> Python. */
 PyObject *ffkpy_from_any_steal(ffk_any *v);
 
+/* Sets a char switch from a Python truth value (a getset setter's body): 0, or -1 with a
+ * TypeError from the value's __bool__ or an AttributeError for `del` (v NULL) naming it. */
+int ffkpy_set_switch(PyObject *v, char *flag, const char *name);
+
 /* Forgets the cached conversion kinds (types changed, or a dtype/Device class was set). */
 void ffkpy_convert_reset_cache(void);
 
@@ -171,42 +175,6 @@ PyObject *ffkpy_device_from_dl(DLDevice d);
 int ffkpy_dtype_read(PyObject *o, DLDataType *out);
 
 /* ---- Tensors back to their framework (tensor_results.c) ------------------------------- */
-
-/*
- * A call's exchange state: the DLPack exchange table that its results go through (NULL:
- * none) and, as tvm_ffi does, the stream it runs on: when an argument is a framework
- * tensor on a device with streams, imported through a table with current_work_stream,
- * the framework's current stream becomes ffikit's current stream for that device for the
- * call (stream_set, the one before kept in previous_stream), so the work the function
- * queues follows the framework's; ffkpy_exchange_restore_stream puts it back.
- */
-typedef struct {
-  const struct DLPackExchangeAPI *api;
-  bool stream_set;
-  int32_t stream_device_type, stream_device_id;
-  void *previous_stream;
-} ffkpy_call_exchange;
-
-/* The call whose arguments this thread converts, or NULL. */
-ffkpy_call_exchange *ffkpy_exchange_current(void);
-
-/* After a call and its results' conversion: the stream before it is current again. */
-static inline void ffkpy_exchange_restore_stream(const ffkpy_call_exchange *call) {
-  if (call->stream_set) (void)ffk_stream_set(call->stream_device_type, call->stream_device_id, call->previous_stream, NULL);
-}
-
-/* Makes `call` (api NULL) the call whose arguments this thread converts; returns the one
- * before it, for ffkpy_exchange_end. Cannot fail. */
-ffkpy_call_exchange *ffkpy_exchange_begin(ffkpy_call_exchange *call);
-void ffkpy_exchange_end(ffkpy_call_exchange *prev);
-
-/* A DLPack producer `o` is being converted: when a call is converting its arguments and
- * o's type has an exchange table that gives tensors back, that table becomes the call's.
- * 0, or -1 with a Python exception. */
-int ffkpy_exchange_note_tensor(PyObject *o);
-
-/* A wrapper argument: a container that remembers a table lends it to a call that has none. */
-void ffkpy_exchange_note_wrapper(PyObject *o);
 
 /* Any (stolen) -> Python, tensors through `api` (may be NULL: plain ffkpy_from_any_steal)
  * and containers remembering it. New reference, or NULL with a Python exception. */
@@ -239,7 +207,6 @@ int ffkpy_read_int64s(PyObject *obj, const char *what, const char *arg, int64_t 
                       int64_t **heap, Py_ssize_t *n);
 /* Same, returning -1. */
 int ffkpy_raise_from_ffk_int(void);
-int ffkpy_set_switch(PyObject *v, char *flag, const char *name);
 
 /* Moves the pending Python exception into the ffikit slot. Returns -1. */
 int ffkpy_set_ffk_from_py(void);

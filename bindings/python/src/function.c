@@ -1,20 +1,20 @@
 /*
  * function.c - ffikit.Function: calling C from Python (vectorcall) and Python from C.
  *
- * Python -> C: arguments are converted into a stack array in argument mode (no
- * allocation for up to 8 small values; plain values, the common case, on a fast path that
- * skips the temps and the tensor exchange state, which only made objects and framework
- * tensors need), the GIL is released around ffk_function_call
+ * Python -> C: through call.h, the path every call into C shares (a stack array in
+ * argument mode, plain values on a fast path that skips the temps and the tensor exchange
+ * state); a Function's call releases the GIL around ffk_function_call
  * (ffk_function_call_kw when there are keywords: C binds them to the signature's
- * parameter names) unless the Function's release_gil is off, and the result is handed
- * to Python without reference-count traffic; given a framework's tensors (torch), its tensor results go
- * back as that framework's (tensor_results.c) unless exchange_tensors is off.
+ * parameter names) unless its release_gil is off, and given a framework's tensors (torch),
+ * its tensor results go back as that framework's (tensor_results.c) unless
+ * exchange_tensors is off.
  *
  * C -> Python: a Python callable becomes a Function whose safe-call takes the GIL with
  * PyGILState_Ensure, so it may be called from any thread, including native threads that
  * Python never saw. A Python exception becomes the pending ffikit Error (error.c).
  */
 #include "ffikit_py.h"
+#include "call.h"
 #include "dlpack_exchange.h"
 
 #include <pthread.h>
@@ -126,148 +126,47 @@ static PyObject *convert_func(PyObject *mod, PyObject *args, PyObject *kwds) {
 /* ---- Calling ---------------------------------------------------------------------- */
 
 /*
- * f(..., k=v): converts the n positional and nkw keyword values at `args` and calls
- * ffk_function_call_kw with the names (the UTF-8 that CPython caches on each name,
- * borrowed from `kwnames`, which the caller holds for the call), which binds them in C.
- * It repeats the conversion of ffkpy_function_vectorcall rather than sharing it with
- * the positional path, which stays exactly as it was (a shared body measured ~5-8% slower
- * positional calls).
+ * f(...) and f(..., k=v): call.h's path, with the GIL released around the C call unless
+ * release_gil is off, the arguments converted in the call's exchange state (a framework
+ * tensor argument sets the table its tensor results go back through, and the stream the
+ * call runs on), and the results through that table unless exchange_tensors is off.
+ * Keywords go to ffk_function_call_kw, which binds them to the signature's names in C.
+ * The converting side is a function of this file (call_converting) rather than
+ * ffkpy_call's, so that it too is compiled for a Function's description alone.
  */
-static FFK_NOINLINE PyObject *call_with_keywords(PyObject *self, PyObject *const *args, size_t nargsf,
-                                                 PyObject *kwnames) {
-  Py_ssize_t n = PyVectorcall_NARGS(nargsf), nkw = PyTuple_GET_SIZE(kwnames);
-  if (n > INT32_MAX - nkw) return PyErr_Format(PyExc_ValueError, "too many arguments: %zd", n + nkw);
-  Py_ssize_t total = n + nkw;
-  const char *name_stack[8];
-  const char **names = nkw <= 8 ? name_stack : PyMem_Malloc(sizeof(const char *) * (size_t)nkw);
-  if (names == NULL) return PyErr_NoMemory();
-  ffk_any stack[8];
-  ffk_any *argv = total <= 8 ? stack : PyMem_Malloc(sizeof(ffk_any) * (size_t)total);
-  if (argv == NULL) {
-    if (names != name_stack) PyMem_Free(names);
-    return PyErr_NoMemory();
-  }
-  ffkpy_temps temps;
-  ffkpy_temps_init(&temps);
-  PyObject *r = NULL;
-  ffkpy_call_exchange exchange;
-  exchange.stream_set = false; /* for `done` when a name fails before the conversion */
-  for (Py_ssize_t j = 0; j < nkw; ++j) {
-    PyObject *key = PyTuple_GET_ITEM(kwnames, j);
-    Py_ssize_t size;
-    if ((names[j] = PyUnicode_AsUTF8AndSize(key, &size)) == NULL) goto done;
-    if ((size_t)size != strlen(names[j])) { /* an embedded NUL: no parameter has such a name */
-      PyErr_Format(PyExc_TypeError, "%s() got an unexpected keyword argument %R",
-                   ffk_function_name((ffk_function *)((ffkpy_Object *)self)->obj), key);
-      goto done;
-    }
-  }
-  ffkpy_call_exchange *outer = ffkpy_exchange_begin(&exchange);
-  Py_ssize_t converted = 0;
-  for (; converted < total; ++converted)
-    if (ffkpy_to_any(args[converted], &argv[converted], &temps) != 0) break;
-  ffkpy_exchange_end(outer);
-  if (converted < total) goto done;
-  ffk_function *f = (ffk_function *)((ffkpy_Object *)self)->obj;
-  ffk_any result;
-  int rc;
-  if (((ffkpy_Function *)self)->release_gil) {
-    PyThreadState *ts = PyEval_SaveThread();
-    rc = ffk_function_call_kw(f, argv, (int32_t)n, names, (int32_t)nkw, &result);
-    PyEval_RestoreThread(ts);
-  } else {
-    rc = ffk_function_call_kw(f, argv, (int32_t)n, names, (int32_t)nkw, &result);
-  }
-  if (rc != 0) {
-    r = ffkpy_raise_from_ffk();
-  } else {
-    r = ffkpy_from_any_exchange_steal(&result, ((ffkpy_Function *)self)->exchange_tensors ? exchange.api : NULL);
-  }
-done:
-  ffkpy_exchange_restore_stream(&exchange);
-  ffkpy_temps_release(&temps);
-  if (argv != stack) PyMem_Free(argv);
-  if (names != name_stack) PyMem_Free(names);
-  return r;
+
+/* The description of a call of the Function wrapper `self`. */
+static inline ffkpy_call_spec function_call(PyObject *self) {
+  const ffkpy_Function *w = (const ffkpy_Function *)self;
+  return (ffkpy_call_spec){
+      .invoke = ffkpy_call_function,
+      .finish = ffkpy_call_value,
+      .function = (ffk_function *)w->base.obj,
+      .type_index = -1,
+      .release_gil = w->release_gil,
+      .exchange = true,
+      .exchange_results = w->exchange_tensors,
+  };
 }
 
-/* The C call of a Function wrapper, with the GIL released around it unless release_gil is off. */
-static inline int call_c(PyObject *self, const ffk_any *argv, int32_t n, ffk_any *result) {
-  ffk_function *f = (ffk_function *)((ffkpy_Object *)self)->obj;
-  if (!((ffkpy_Function *)self)->release_gil) return ffk_function_call(f, argv, n, result);
-  PyThreadState *ts = PyEval_SaveThread();
-  int rc = ffk_function_call(f, argv, n, result);
-  PyEval_RestoreThread(ts);
-  return rc;
+/* Every call that is not plain: call.h's converting path compiled here, for Functions
+   alone (the description's constants folded in, as the fast path's are). */
+static FFK_NOINLINE PyObject *call_converting(PyObject *self, PyObject *const *args, Py_ssize_t n,
+                                              PyObject *kwnames) {
+  Py_ssize_t nkw = kwnames != NULL ? PyTuple_GET_SIZE(kwnames) : 0;
+  return ffkpy_call__convert(function_call(self), args, n, nkw ? &PyTuple_GET_ITEM(kwnames, 0) : NULL, nkw);
 }
 
-/*
- * Any positional call: converts with ffkpy_to_any inside the call's exchange state (a
- * framework tensor argument sets the table its tensor results go back through, and the
- * stream the call runs on), keeping what it makes in the temps until the call returns.
- */
-static FFK_NOINLINE PyObject *call_converting(PyObject *self, PyObject *const *args, Py_ssize_t n) {
-  if (n > INT32_MAX) return PyErr_Format(PyExc_ValueError, "too many arguments: %zd", n);
-  ffk_any stack[8];
-  ffk_any *argv = n <= 8 ? stack : PyMem_Malloc(sizeof(ffk_any) * (size_t)n);
-  if (argv == NULL) return PyErr_NoMemory();
-  ffkpy_temps temps;
-  ffkpy_temps_init(&temps);
-  PyObject *r = NULL;
-  ffkpy_call_exchange exchange;
-  ffkpy_call_exchange *outer = ffkpy_exchange_begin(&exchange);
-  Py_ssize_t converted = 0;
-  for (; converted < n; ++converted)
-    if (ffkpy_to_any(args[converted], &argv[converted], &temps) != 0) break;
-  ffkpy_exchange_end(outer);
-  if (converted < n) goto done;
-  ffk_any result;
-  int rc = call_c(self, argv, (int32_t)n, &result);
-  if (rc != 0) {
-    r = ffkpy_raise_from_ffk();
-  } else {
-    r = ffkpy_from_any_exchange_steal(&result, ((ffkpy_Function *)self)->exchange_tensors ? exchange.api : NULL);
-  }
-done:
-  ffkpy_exchange_restore_stream(&exchange);
-  ffkpy_temps_release(&temps);
-  if (argv != stack) PyMem_Free(argv);
-  return r;
-}
-
-/*
- * f(...): the fast path first. When every argument is a plain value
- * (ffkpy_args_to_any_plain: None, bool, small int, float, a wrapper without an exchange
- * table), nothing is made for the call, so there are no temps to release, and no tensor
- * can set a result table or a stream: the exchange state is not touched at all and the
- * result converts as ffkpy_from_any_steal does (what the exchange path does with no
- * table). Any other argument sends the whole call to call_converting, which converts all
- * of them again (the plain ones own nothing, so dropping them costs nothing).
- */
+/* The fast path as ffkpy_call_plain, the description read only after the scan (before it,
+   the wrapper's switches would be loaded across the scan's call and kept on the stack). */
 PyObject *ffkpy_function_vectorcall(PyObject *self, PyObject *const *args, size_t nargsf, PyObject *kwnames) {
-  if (kwnames != NULL && PyTuple_GET_SIZE(kwnames) > 0) return call_with_keywords(self, args, nargsf, kwnames);
   Py_ssize_t n = PyVectorcall_NARGS(nargsf);
+  if (kwnames != NULL && PyTuple_GET_SIZE(kwnames) > 0) return call_converting(self, args, n, kwnames);
   ffk_any argv[8];
-  if (n > 8 || ffkpy_args_to_any_plain(args, n, argv) != n) return call_converting(self, args, n);
-  ffk_any result;
-  int rc = call_c(self, argv, (int32_t)n, &result);
-  if (rc != 0) return ffkpy_raise_from_ffk();
-  if (result.type_index == FFK_TYPE_NONE) Py_RETURN_NONE; /* the usual result, owning nothing */
-  return ffkpy_from_any_steal(&result);
+  if (n <= 8 && ffkpy_args_to_any_plain(args, n, argv) == n) return ffkpy_call__plain(function_call(self), argv, n);
+  return call_converting(self, args, n, NULL);
 }
 
-/* Sets a char switch from a Python truth value (a getset setter's body): 0, or -1 with a
-   TypeError from the value's __bool__ or an AttributeError for `del` (v NULL). */
-int ffkpy_set_switch(PyObject *v, char *flag, const char *name) {
-  if (v == NULL) {
-    PyErr_Format(PyExc_AttributeError, "cannot delete %s", name);
-    return -1;
-  }
-  int b = PyObject_IsTrue(v);
-  if (b < 0) return -1;
-  *flag = (char)b;
-  return 0;
-}
 
 static PyObject *function_get_release_gil(PyObject *self, void *c) {
   (void)c;

@@ -18,6 +18,8 @@ extern PyMethodDef ffkpy_dataclass_methods[];
 extern PyMethodDef ffkpy_stream_methods[];
 /* cycles.c: WeakRef objects and find_cycles (ffikit.WeakRef, ffikit.debug) */
 extern PyMethodDef ffkpy_cycles_methods[];
+/* shape.c: the C Shape object behind ffikit.Shape */
+extern PyMethodDef ffkpy_shape_methods[];
 
 static PyObject *abi_version(PyObject *mod, PyObject *unused) {
   (void)mod, (void)unused;
@@ -59,6 +61,7 @@ PyMODINIT_FUNC PyInit__core(void) {
       add_methods(m, ffkpy_dataclass_methods) < 0 || /* dataclass.c */
       add_methods(m, ffkpy_stream_methods) < 0 ||    /* stream.c */
       add_methods(m, ffkpy_cycles_methods) < 0 ||    /* cycles.c */
+      add_methods(m, ffkpy_shape_methods) < 0 ||     /* shape.c */
       add_methods(m, ffkpy_enum_methods) < 0 ||      /* enum.c */
       PyModule_AddStringConstant(m, "__version__", ffk_version()) < 0 ||
       PyModule_AddIntConstant(m, "HOOKS_AVAILABLE", ffk_debug_hooks_available()) < 0) {

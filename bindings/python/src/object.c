@@ -497,92 +497,6 @@ PyTypeObject ffkpy_ObjectType = {
 
 /* ---- Module functions ------------------------------------------------------------------ */
 
-static int slot_offset(PyObject *cls, const char *name, Py_ssize_t *out) {
-  *out = -1;
-  PyObject *descr = PyObject_GetAttrString(cls, name);
-  if (descr == NULL) return -1;
-  if (Py_IS_TYPE(descr, &PyMemberDescr_Type) && ((PyMemberDescrObject *)descr)->d_member->type == T_OBJECT_EX)
-    *out = ((PyMemberDescrObject *)descr)->d_member->offset;
-  Py_DECREF(descr);
-  return 0;
-}
-
-/* _set_hooks(**classes and callables made by the Python modules). */
-static PyObject *set_hooks(PyObject *mod, PyObject *args, PyObject *kwds) {
-  (void)mod;
-  static char *kwlist[] = {"dtype",        "string",     "bytes", "shape", "error_to_c", "error_from_c",
-                           "make_class", "object_convertible", NULL};
-  enum { N = 8 };
-  PyObject *v[N] = {NULL};
-  if (!PyArg_ParseTupleAndKeywords(args, kwds, "|OOOOOOOO:_set_hooks", kwlist, &v[0], &v[1], &v[2], &v[3], &v[4],
-                                   &v[5], &v[6], &v[7]))
-    return NULL;
-  PyObject **slots[N] = {&ffkpy_g.dtype_cls,  &ffkpy_g.string_cls,   &ffkpy_g.bytes_cls,  &ffkpy_g.shape_cls,
-                         &ffkpy_g.error_to_c, &ffkpy_g.error_from_c, &ffkpy_g.make_class, &ffkpy_g.object_convertible_cls};
-  for (int i = 0; i < N; ++i) {
-    if (v[i] == NULL) continue;
-    Py_INCREF(v[i]);
-    Py_XSETREF(*slots[i], v[i]);
-  }
-  /* The offsets of String._ffikit_object and dtype._ffikit_dtype, read directly by conversion. */
-  if (v[1] != NULL && slot_offset(v[1], "_ffikit_object", &ffkpy_g.string_slot) != 0) return NULL;
-  if (v[0] != NULL && slot_offset(v[0], "_ffikit_dtype", &ffkpy_g.dtype_slot) != 0) return NULL;
-  ffkpy_convert_reset_cache();
-  Py_RETURN_NONE;
-}
-
-/* _make_string_object(value: str|bytes) -> the C String/Bytes object for a new String/Bytes. */
-static PyObject *make_string_object(PyObject *mod, PyObject *arg) {
-  (void)mod;
-  ffk_any v;
-  if (PyUnicode_Check(arg)) {
-    Py_ssize_t n;
-    const char *data = PyUnicode_AsUTF8AndSize(arg, &n);
-    if (data == NULL) return NULL;
-    ffk_string *s = ffk_string_new(data, (size_t)n);
-    if (s == NULL) return ffkpy_raise_from_ffk();
-    v = ffk_any_object_steal(&s->header);
-  } else {
-    Py_buffer view;
-    if (PyObject_GetBuffer(arg, &view, PyBUF_SIMPLE) != 0) return NULL;
-    ffk_bytes *b = ffk_bytes_new(view.buf, (size_t)view.len);
-    PyBuffer_Release(&view);
-    if (b == NULL) return ffkpy_raise_from_ffk();
-    v = ffk_any_object_steal(&b->header);
-  }
-  return ffkpy_wrap_steal(v.v_obj);
-}
-
-/* _make_shape_object(dims) -> the C Shape object for a new Shape (C's ffk_shape_new decides the values). */
-static PyObject *make_shape_object(PyObject *mod, PyObject *arg) {
-  (void)mod;
-  int64_t stack[16], *heap = NULL;
-  Py_ssize_t n;
-  if (ffkpy_read_int64s(arg, "Shape", "dims", stack, 16, &heap, &n) != 0) return NULL;
-  ffk_shape *s = ffk_shape_new(heap != NULL ? heap : stack, (size_t)n);
-  PyMem_Free(heap);
-  if (s == NULL) return ffkpy_raise_from_ffk();
-  return ffkpy_wrap_steal(&s->header);
-}
-
-/* _shape_dims(obj) -> tuple of the dimensions of a C Shape object. */
-static PyObject *shape_dims(PyObject *mod, PyObject *arg) {
-  (void)mod;
-  ffk_object *h = ffkpy_handle(arg);
-  if (h == NULL || h->type_index != FFK_TYPE_SHAPE) return PyErr_Format(PyExc_TypeError, "expected a Shape object");
-  const ffk_shape *s = (const ffk_shape *)h;
-  PyObject *t = PyTuple_New((Py_ssize_t)s->size);
-  for (size_t i = 0; t != NULL && i < s->size; ++i) {
-    PyObject *d = PyLong_FromLongLong(s->data[i]);
-    if (d == NULL) {
-      Py_CLEAR(t);
-      break;
-    }
-    PyTuple_SET_ITEM(t, (Py_ssize_t)i, d);
-  }
-  return t;
-}
-
 /* _type_key_to_index(key) -> int or None. */
 static PyObject *type_key_to_index(PyObject *mod, PyObject *arg) {
   (void)mod;
@@ -608,10 +522,6 @@ static PyObject *type_register(PyObject *mod, PyObject *args) {
 
 PyMethodDef ffkpy_object_methods[] = {
     {"_register_class", register_class, METH_VARARGS, NULL},
-    {"_set_hooks", (PyCFunction)(void (*)(void))set_hooks, METH_VARARGS | METH_KEYWORDS, NULL},
-    {"_make_string_object", make_string_object, METH_O, NULL},
-    {"_make_shape_object", make_shape_object, METH_O, NULL},
-    {"_shape_dims", shape_dims, METH_O, NULL},
     {"_type_key_to_index", type_key_to_index, METH_O, NULL},
     {"_type_register", type_register, METH_VARARGS, NULL},
     {NULL, NULL, 0, NULL},

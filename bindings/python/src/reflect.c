@@ -56,6 +56,7 @@
  *    slot read cannot fall back to C without losing LOAD_ATTR_SLOT for every read.
  */
 #include "ffikit_py.h"
+#include "call.h"
 #include "reflect_internal.h"
 
 
@@ -294,135 +295,48 @@ static PyObject *field_descr_new(const ffk_field_info *f) {
   return (PyObject *)d;
 }
 
-/* ---- Calls: methods and constructors ------------------------------------------------- */
+/* ---- Construction ------------------------------------------------------------------------ */
 
-/* Converts `n` Python values into `argv` (argument mode, into temps). 0 or -1. */
-static int convert_args(PyObject *const *args, Py_ssize_t n, ffk_any *argv, ffkpy_temps *temps) {
-  for (Py_ssize_t i = 0; i < n; ++i)
-    if (ffkpy_to_any(args[i], &argv[i], temps) != 0) return -1;
+/* invoke of a construction (call.h): ffk_object_create of type_index, whose new
+   object is the result. */
+static int construct(ffk_function *function, int32_t type_index, const ffk_any *argv, int32_t npos,
+                     const char *const *names, int32_t nkw, ffk_any *result) {
+  (void)function;
+  ffk_object *obj;
+  if (ffk_object_create(type_index, argv, npos, names, nkw, &obj) != 0) return -1;
+  *result = ffk_any_none();
+  result->type_index = obj->type_index;
+  result->v_obj = obj;
   return 0;
 }
 
-/* The UTF-8 of keyword names (borrowed from the str objects); `callee` names the call in
-   messages (NULL: the constructor of type_index). 0 or -1. */
-static int keyword_names(PyObject *const *keys, Py_ssize_t nkw, const char **names, PyObject *callee,
-                         int32_t type_index) {
-  for (Py_ssize_t j = 0; j < nkw; ++j) {
-    Py_ssize_t size;
-    int ok = PyUnicode_Check(keys[j]);
-    if (ok && (names[j] = PyUnicode_AsUTF8AndSize(keys[j], &size)) == NULL) return -1;
-    if (ok && (size_t)size == strlen(names[j])) continue;
-    /* not a str, or an embedded NUL: no parameter has such a name */
-    if (callee != NULL)
-      PyErr_Format(PyExc_TypeError, "%U() got an unexpected keyword argument %R", callee, keys[j]);
-    else
-      PyErr_Format(PyExc_TypeError, "%s.__init__() got an unexpected keyword argument %R", ffk_type_key(type_index),
-                   keys[j]);
-    return -1;
-  }
-  return 0;
+/* finish of Class(...): the new object in a wrapper of the class `owner`. */
+static PyObject *finish_new(PyObject *owner, ffk_any *result, const struct DLPackExchangeAPI *api) {
+  (void)api;
+  return ffkpy_wrap_as((PyTypeObject *)owner, result->v_obj);
 }
 
-/* Calls f with the values `vals` (npos positional, then nkw named ones named by `keys`),
- * with the GIL released around the C call when `release_gil`; `self` (borrowed, may be
- * NULL) is the handle of vals[0], lent without converting it again. A new reference, or
- * NULL with an exception. */
-PyObject *ffkpy_reflect__call_function(ffk_function *f, PyObject *const *vals, Py_ssize_t npos, PyObject *const *keys,
-                               Py_ssize_t nkw, PyObject *callee, ffk_object *self, int release_gil) {
-  Py_ssize_t total = npos + nkw;
-  if (total > INT32_MAX) return PyErr_Format(PyExc_ValueError, "too many arguments: %zd", total);
-  ffk_any stack[8];
-  const char *name_stack[8];
-  ffk_any *argv = total <= 8 ? stack : PyMem_Malloc(sizeof(ffk_any) * (size_t)total);
-  const char **names = nkw <= 8 ? name_stack : PyMem_Malloc(sizeof(const char *) * (size_t)nkw);
-  PyObject *r = NULL;
-  ffkpy_temps temps;
-  ffkpy_temps_init(&temps);
-  if (argv == NULL || names == NULL) {
-    PyErr_NoMemory();
-    goto done;
-  }
-  Py_ssize_t first = 0;
-  if (self != NULL) { /* lent, as a wrapper argument is */
-    argv[0] = ffk_any_none();
-    argv[0].type_index = self->type_index;
-    argv[0].v_obj = self;
-    first = 1;
-  }
-  if (keyword_names(keys, nkw, names, callee, -1) != 0 ||
-      convert_args(vals + first, total - first, argv + first, &temps) != 0)
-    goto done;
-  ffk_any result;
-  int rc;
-  PyThreadState *ts = release_gil ? PyEval_SaveThread() : NULL;
-  if (nkw == 0) rc = ffk_function_call(f, argv, (int32_t)npos, &result);
-  else rc = ffk_function_call_kw(f, argv, (int32_t)npos, names, (int32_t)nkw, &result);
-  if (ts != NULL) PyEval_RestoreThread(ts);
-  r = rc == 0 ? ffkpy_from_any_steal(&result) : ffkpy_raise_from_ffk();
-done:
-  ffkpy_temps_release(&temps);
-  if (argv != stack) PyMem_Free(argv);
-  if (names != name_stack) PyMem_Free(names);
-  return r;
+/* finish of _object_create: the new object in the wrapper of its type's class. */
+static PyObject *finish_wrap(PyObject *owner, ffk_any *result, const struct DLPackExchangeAPI *api) {
+  (void)owner, (void)api;
+  return ffkpy_wrap_steal(result->v_obj);
 }
 
-/* A new object of reflected type `index` made by its constructor from Python values (as
- * call_function takes them). A new reference, or NULL with a Python exception. */
-static ffk_object *create_object(int32_t index, PyObject *const *vals, Py_ssize_t npos, PyObject *const *keys,
-                                 Py_ssize_t nkw) {
-  Py_ssize_t total = npos + nkw;
-  if (total > INT32_MAX) {
-    PyErr_Format(PyExc_ValueError, "too many arguments: %zd", total);
-    return NULL;
-  }
-  ffk_any stack[8];
-  const char *name_stack[8];
-  ffk_any *argv = total <= 8 ? stack : PyMem_Malloc(sizeof(ffk_any) * (size_t)total);
-  const char **names = nkw <= 8 ? name_stack : PyMem_Malloc(sizeof(const char *) * (size_t)nkw);
-  ffk_object *obj = NULL;
-  ffkpy_temps temps;
-  ffkpy_temps_init(&temps);
-  if (argv == NULL || names == NULL) {
-    PyErr_NoMemory();
-    goto done;
-  }
-  if (keyword_names(keys, nkw, names, NULL, index) != 0 || convert_args(vals, total, argv, &temps) != 0)
-    goto done;
-  if (ffk_object_create(index, argv, (int32_t)npos, names, (int32_t)nkw, &obj) != 0) {
-    obj = NULL;
-    ffkpy_raise_from_ffk();
-  }
-done:
-  ffkpy_temps_release(&temps);
-  if (argv != stack) PyMem_Free(argv);
-  if (names != name_stack) PyMem_Free(names);
-  return obj;
+/* finish of Object.__init__: the new object becomes the handle of the wrapper `self`
+   (replacing one made before, as a second __init__ call does). None, or NULL. */
+static PyObject *finish_init(PyObject *self, ffk_any *result, const struct DLPackExchangeAPI *api) {
+  (void)api;
+  ffk_object *old = ((ffkpy_Object *)self)->obj;
+  if (old != NULL) ffkpy_identity_remove(old, self);
+  ((ffkpy_Object *)self)->obj = result->v_obj;
+  ffk_object_release(old);
+  if (ffkpy_reflect_fill(self) != 0) return NULL;
+  Py_RETURN_NONE;
 }
 
-/* create_object from a tuple and a dict (tp_new / tp_init / keyword calls). */
-static ffk_object *create_object_tuple(int32_t index, PyObject *args, PyObject *kwds) {
-  Py_ssize_t npos = args != NULL ? PyTuple_GET_SIZE(args) : 0;
-  Py_ssize_t nkw = kwds != NULL ? PyDict_GET_SIZE(kwds) : 0;
-  if (nkw == 0) return create_object(index, args != NULL ? &PyTuple_GET_ITEM(args, 0) : NULL, npos, NULL, 0);
-  Py_ssize_t total = npos + nkw;
-  PyObject *stack[16]; /* values, then names */
-  PyObject **vals = total <= 8 ? stack : PyMem_Malloc(sizeof(PyObject *) * (size_t)(2 * total));
-  if (vals == NULL) {
-    PyErr_NoMemory();
-    return NULL;
-  }
-  PyObject **keys = vals == stack ? stack + 8 : vals + total;
-  for (Py_ssize_t i = 0; i < npos; ++i) vals[i] = PyTuple_GET_ITEM(args, i);
-  Py_ssize_t pos = 0, j = 0;
-  PyObject *k, *v;
-  while (PyDict_Next(kwds, &pos, &k, &v)) { /* borrowed: the dict holds them for the call */
-    keys[j] = k;
-    vals[npos + j] = v;
-    ++j;
-  }
-  ffk_object *obj = create_object(index, vals, npos, keys, nkw);
-  if (vals != stack) PyMem_Free(vals);
-  return obj;
+/* The description of a construction of type `index` finished by `finish` on `owner`. */
+static inline ffkpy_call_spec construction(int32_t index, ffkpy_call_finish finish, PyObject *owner) {
+  return (ffkpy_call_spec){.invoke = construct, .finish = finish, .type_index = index, .owner = owner};
 }
 
 /* A wrapper of class `type` around obj (steals it, also on failure; NULL obj: NULL, the error
@@ -449,17 +363,16 @@ PyObject *ffkpy_wrap_as(PyTypeObject *type, ffk_object *obj) {
 }
 
 PyObject *ffkpy_reflect_new(PyTypeObject *type, int32_t index, PyObject *args, PyObject *kwds) {
-  return ffkpy_wrap_as(type, create_object_tuple(index, args, kwds));
+  const ffkpy_call_spec call = construction(index, finish_new, (PyObject *)type);
+  return ffkpy_call_tuple(&call, args, kwds);
 }
 
 int ffkpy_reflect_init(PyObject *self, int32_t index, PyObject *args, PyObject *kwds) {
-  ffk_object *obj = create_object_tuple(index, args, kwds);
-  if (obj == NULL) return -1;
-  ffk_object *old = ((ffkpy_Object *)self)->obj;
-  if (old != NULL) ffkpy_identity_remove(old, self);
-  ((ffkpy_Object *)self)->obj = obj;
-  ffk_object_release(old);
-  return ffkpy_reflect_fill(self);
+  const ffkpy_call_spec call = construction(index, finish_init, self);
+  PyObject *r = ffkpy_call_tuple(&call, args, kwds);
+  if (r == NULL) return -1;
+  Py_DECREF(r);
+  return 0;
 }
 
 /*
@@ -491,9 +404,9 @@ PyObject *ffkpy_reflect_class_vectorcall(PyObject *callable, PyObject *const *ar
     Py_XDECREF(kw);
     return r;
   }
-  Py_ssize_t n = PyVectorcall_NARGS(nargsf);
   Py_ssize_t nkw = kwnames != NULL ? PyTuple_GET_SIZE(kwnames) : 0;
-  return ffkpy_wrap_as(type, create_object(index, args, n, nkw ? &PyTuple_GET_ITEM(kwnames, 0) : NULL, nkw));
+  const ffkpy_call_spec call = construction(index, finish_new, callable);
+  return ffkpy_call(call, args, PyVectorcall_NARGS(nargsf), nkw ? &PyTuple_GET_ITEM(kwnames, 0) : NULL, nkw);
 }
 
 /* ---- Module functions -------------------------------------------------------------------- */
@@ -627,7 +540,7 @@ static PyObject *object_init_fields(PyObject *mod, PyObject *args) {
   Py_RETURN_NONE;
 }
 
-/* _object_create(type_key, *args, **kwargs): ffk_object_create by key (create_object). */
+/* _object_create(type_key, *args, **kwargs): ffk_object_create by key. */
 static PyObject *object_create(PyObject *mod, PyObject *const *args, size_t nargsf, PyObject *kwnames) {
   (void)mod;
   Py_ssize_t n = PyVectorcall_NARGS(nargsf);
@@ -635,8 +548,8 @@ static PyObject *object_create(PyObject *mod, PyObject *const *args, size_t narg
   int32_t index = reflected_index_of_key(args[0]);
   if (index < 0) return NULL;
   Py_ssize_t nkw = kwnames != NULL ? PyTuple_GET_SIZE(kwnames) : 0;
-  ffk_object *obj = create_object(index, args + 1, n - 1, nkw ? &PyTuple_GET_ITEM(kwnames, 0) : NULL, nkw);
-  return obj != NULL ? ffkpy_wrap_steal(obj) : NULL;
+  const ffkpy_call_spec call = construction(index, finish_wrap, NULL);
+  return ffkpy_call(call, args + 1, n - 1, nkw ? &PyTuple_GET_ITEM(kwnames, 0) : NULL, nkw);
 }
 
 /* Sets cls.<name> = value unless cls's own dict has the name. 0 or -1. */

@@ -18,14 +18,6 @@
  */
 ffk_object *ffkpy_reflect__instance_handle(PyObject *o, const char *what, int32_t type_index);
 
-/*
- * Calls `f` with Python positional values and keyword names/values (vectorcall layout),
- * converted as function.c converts, and returns the converted result: a new reference,
- * or NULL with the mapped Python exception.
- */
-PyObject *ffkpy_reflect__call_function(ffk_function *f, PyObject *const *vals, Py_ssize_t npos, PyObject *const *keys,
-                               Py_ssize_t nkw, PyObject *callee, ffk_object *self, int release_gil);
-
 /* A method descriptor (ffikit.Method / ffikit.StaticMethod). */
 typedef struct {
   PyObject_HEAD

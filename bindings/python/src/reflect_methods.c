@@ -1,10 +1,11 @@
 /*
  * reflect_methods.c - method descriptors of reflected classes (ffikit.Method,
  * ffikit.StaticMethod): a type's methods (ffk_type_method_at) as Python descriptors that
- * call the C Function through reflect.c's call path, vectorcall, keeping the GIL unless
+ * call the C Function through call.h's path, vectorcall, keeping the GIL unless
  * the descriptor's release_gil is set (reflect.c's header says why).
  */
 #include "ffikit_py.h"
+#include "call.h"
 #include "reflect_internal.h"
 
 
@@ -13,25 +14,40 @@
 
 static PyTypeObject MethodDescrType, StaticMethodDescrType;
 
+/* The method's Function called through call.h, `self` (when not NULL) lent as argument 0
+   in place of args[0]; the GIL kept unless the descriptor's release_gil is set, and no
+   tensor exchange (a method's results are ffikit values). */
+static inline PyObject *call_method(const ffkpy_MethodDescr *d, PyObject *const *args, Py_ssize_t n,
+                                    PyObject *kwnames, ffk_object *self) {
+  Py_ssize_t nkw = kwnames != NULL ? PyTuple_GET_SIZE(kwnames) : 0;
+  const ffkpy_call_spec call = {
+      .invoke = ffkpy_call_function,
+      .finish = ffkpy_call_value,
+      .function = d->method->function,
+      .type_index = -1,
+      .callee = d->qualname,
+      .self = self,
+      .release_gil = d->release_gil,
+  };
+  return ffkpy_call(call, args, n, nkw ? &PyTuple_GET_ITEM(kwnames, 0) : NULL, nkw);
+}
+
 /* obj.method(*args) (or Class.method(obj, *args)): the object is argument 0. */
 static PyObject *method_vectorcall(PyObject *self, PyObject *const *args, size_t nargsf, PyObject *kwnames) {
   ffkpy_MethodDescr *d = (ffkpy_MethodDescr *)self;
   Py_ssize_t n = PyVectorcall_NARGS(nargsf);
-  Py_ssize_t nkw = kwnames != NULL ? PyTuple_GET_SIZE(kwnames) : 0;
   if (n < 1)
     return PyErr_Format(PyExc_TypeError, "%U() needs a `%s` object as its first argument", d->qualname,
                         ffk_type_key(d->method->owner_index));
   ffk_object *h = ffkpy_reflect__instance_handle(args[0], d->method->name, d->method->owner_index);
   if (h == NULL) return NULL;
   if (ffk_method_check_self(d->method, h) != 0) return ffkpy_raise_from_ffk();
-  return ffkpy_reflect__call_function(d->method->function, args, n, nkw ? &PyTuple_GET_ITEM(kwnames, 0) : NULL, nkw, d->qualname, h, d->release_gil);
+  return call_method(d, args, n, kwnames, h);
 }
 
 static PyObject *static_method_vectorcall(PyObject *self, PyObject *const *args, size_t nargsf, PyObject *kwnames) {
   ffkpy_MethodDescr *d = (ffkpy_MethodDescr *)self;
-  Py_ssize_t nkw = kwnames != NULL ? PyTuple_GET_SIZE(kwnames) : 0;
-  return ffkpy_reflect__call_function(d->method->function, args, PyVectorcall_NARGS(nargsf), nkw ? &PyTuple_GET_ITEM(kwnames, 0) : NULL,
-                       nkw, d->qualname, NULL, d->release_gil);
+  return call_method(d, args, PyVectorcall_NARGS(nargsf), kwnames, NULL);
 }
 
 static PyObject *method_descr_get(PyObject *self, PyObject *obj, PyObject *type) {

@@ -21,42 +21,13 @@
  *     the tensor before ffikit's pending work on it; a table that cannot name its stream
  *     gets the ffikit.Tensor instead, whose __dlpack__(stream=) orders.
  *
- * The table of the call being converted is kept in a thread-local slot that each call
- * sets around its argument conversion (and restores, so nested calls keep their own).
- * Everything here runs with the GIL held.
+ * The table of the call being converted is the call's exchange state (dlpack_exchange.c),
+ * which each call sets around its argument conversion. Everything here runs with the GIL
+ * held.
  */
 #include "ffikit_py.h"
 
 #include "dlpack_exchange.h"
-
-/* The call whose arguments this thread is converting, or NULL. */
-static _Thread_local ffkpy_call_exchange *g_current;
-
-ffkpy_call_exchange *ffkpy_exchange_begin(ffkpy_call_exchange *call) {
-  ffkpy_call_exchange *prev = g_current;
-  call->api = NULL;
-  call->stream_set = false;
-  g_current = call;
-  return prev;
-}
-
-ffkpy_call_exchange *ffkpy_exchange_current(void) { return g_current; }
-
-void ffkpy_exchange_end(ffkpy_call_exchange *prev) { g_current = prev; }
-
-int ffkpy_exchange_note_tensor(PyObject *o) {
-  if (g_current == NULL) return 0;
-  const DLPackExchangeAPI *api = ffkpy_exchange_api_of(o);
-  if (api == FFKPY_EXCHANGE_ERROR) return -1;
-  /* A table that can give tensors back; the last one wins, as in tvm_ffi. */
-  if (api != NULL && api->managed_tensor_to_py_object_no_sync != NULL) g_current->api = api;
-  return 0;
-}
-
-void ffkpy_exchange_note_wrapper(PyObject *o) {
-  const struct DLPackExchangeAPI *api = ((ffkpy_Object *)o)->dlpack_api;
-  if (g_current != NULL && g_current->api == NULL && api != NULL) g_current->api = api;
-}
 
 static int is_container(int32_t type_index) {
   return type_index == FFK_TYPE_ARRAY || type_index == FFK_TYPE_TUPLE || type_index == FFK_TYPE_MAP ||

@@ -155,3 +155,67 @@ def test_plain_calls_from_a_native_thread_callback():
     f = ffikit.convert(lambda *a: got.append(a))
     testing.call_from_native_thread(f, 3, 1, 2.5, None)
     assert got == [(1, 2.5, None)] * 3
+
+
+# Reflected methods and construction share the Function's path (src/call.h): the same
+# fast path for plain positional arguments, the same converting path for the rest.
+
+
+def test_a_method_gives_the_same_result_down_every_path():
+    from ffikit.testing import TestObjectBase
+
+    o = TestObjectBase(v_i64=3)
+    assert o.add_i64(4) == 7  # plain: the fast path, the object lent as argument 0
+    assert o.add_i64(np.int64(4)) == 7  # a foreign int: the converting path
+    assert o.add_i64(x=4) == 7  # a keyword: the converting path, bound by C
+    assert TestObjectBase.add_i64(o, 4) == TestObjectBase.add_i64(o, x=np.int64(4)) == 7
+
+
+def test_a_method_given_too_many_arguments_raises_cs_error_from_either_path():
+    from ffikit.testing import TestObjectBase
+
+    o = TestObjectBase()
+    for args in ((1, 2), tuple(range(9)), (1, FORCE)):  # fast, more than the stack holds, converting
+        with pytest.raises(TypeError, match=rf"Expected 2 but got {len(args) + 1}$"):
+            o.add_i64(*args)
+
+
+def test_construction_gives_the_same_object_down_every_path():
+    from ffikit.testing import TestIntPair
+
+    for make in (lambda: TestIntPair(3, 4), lambda: TestIntPair(np.int64(3), 4), lambda: TestIntPair(3, b=4),
+                 lambda: TestIntPair(b=4, a=3), lambda: TestIntPair(*(3, 4)), lambda: TestIntPair(**{"a": 3, "b": 4})):
+        p = make()
+        assert type(p) is TestIntPair and (p.a, p.b, p.sum()) == (3, 4, 7)
+
+
+def test_a_subclass_init_constructs_through_the_same_path():
+    from ffikit.testing import TestIntPair
+
+    class Sub(TestIntPair):
+        __slots__ = ()
+
+        def __init__(self, a, b):
+            super().__init__(a, b=b)
+
+    s = Sub(1, np.int64(2))
+    assert type(s) is Sub and (s.a, s.b) == (1, 2)
+    with pytest.raises(TypeError, match=r"^testing.TestIntPair.__init__\(\) got an unexpected keyword argument 'c\\x00'$"):
+        TestIntPair(1, **{"c\0": 2})
+
+
+def test_a_failed_method_or_construction_releases_what_it_had_converted(hooks):
+    from ffikit.testing import TestObjectBase, TestObjectDerived
+
+    o = TestObjectBase()
+    before = hooks._live_objects()
+    for _ in range(3):
+        with pytest.raises(OverflowError):
+            TestObjectDerived(v_map={"k": [1, 2]}, v_array=[ffikit.Array([1]), "s" * 40], v_i64=2**64)
+        with pytest.raises(OverflowError):
+            TestObjectDerived({"k": "v"}, [1, 2], 2**64)
+        with pytest.raises(OverflowError):
+            o.add_i64([1, 2], {"k": "v" * 40}, 2**64)
+        with pytest.raises(TypeError, match="Mismatched type"):
+            TestObjectDerived(v_map=[1], v_array=[ffikit.Array([1])])
+    assert hooks._live_objects() == before
