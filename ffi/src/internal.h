@@ -39,9 +39,9 @@
 #endif
 
 /*
- * The raw allocation path (memory_raw.c, below error.c, as is ffk_mem_free): honours the failing-allocator hook and counts,
- * but raises nothing, so the error module can fall back to its preallocated MemoryError.
- * The realloc form leaves ptr untouched when it returns NULL.
+ * The raw allocation path (memory_raw.c, below error.c, with ffk_mem_free): honours the
+ * failing-allocator hook and counts, but raises nothing, so the error module can fall back
+ * to its preallocated MemoryError. The realloc form leaves ptr untouched when it returns NULL.
  */
 void *ffk_mem__raw_alloc(size_t size);
 void *ffk_mem__raw_realloc(void *ptr, size_t size);
