@@ -238,6 +238,20 @@ FFK_NOINLINE int(ffk_error_set)(const char *kind, const char *fmt, ...) {
   return -1;
 }
 
+/* The errors of the text buffer's appends (internal.h): raised here, since error.c formats
+   its own texts with the non-raising appends of buf_core.c, below it. */
+int ffk_error__raise_buf(const ffk_buf__fail *fail) {
+  switch (fail->what) {
+    case FFK_BUF__TOO_LARGE:
+      return ffk_error_set(FFK_ERR_MEMORY, "text buffer would exceed size_t");
+    case FFK_BUF__NO_MEMORY:
+      return ffk_error_set(FFK_ERR_MEMORY, "out of memory reallocating to %zu bytes", fail->want);
+    case FFK_BUF__BAD_FORMAT:
+      return ffk_error_set(FFK_ERR_VALUE, "invalid format string \"%s\"", fail->fmt);
+  }
+  return ffk_error_set(FFK_ERR_RUNTIME, "text buffer failed in an unknown way (%d)", (int)fail->what);
+}
+
 bool ffk_error_occurred(void) { return ffk_error__slot != NULL; }
 
 ffk_error *ffk_error_peek_borrow(void) { return ffk_error__slot; }
@@ -263,34 +277,38 @@ static const char *basename_of(const char *path) {
   return slash ? slash + 1 : path;
 }
 
-static int append_native_frame(ffk_buf *b, void *ip) {
+static int append_native_frame(ffk_buf *b, ffk_buf__fail *fail, void *ip) {
   Dl_info info;
-  if (dladdr(ip, &info) == 0 || info.dli_fname == NULL) return ffk_buf__appendf(b, "  at %p\n", ip);
+  if (dladdr(ip, &info) == 0 || info.dli_fname == NULL) return ffk_buf__try_appendf(b, fail, "  at %p\n", ip);
   const char *module = basename_of(info.dli_fname);
   if (info.dli_sname != NULL)
-    return ffk_buf__appendf(b, "  at %s+0x%tx (%s)\n", info.dli_sname, (char *)ip - (char *)info.dli_saddr, module);
-  return ffk_buf__appendf(b, "  at %s+0x%tx\n", module, (char *)ip - (char *)info.dli_fbase);
+    return ffk_buf__try_appendf(b, fail, "  at %s+0x%tx (%s)\n", info.dli_sname, (char *)ip - (char *)info.dli_saddr,
+                                module);
+  return ffk_buf__try_appendf(b, fail, "  at %s+0x%tx\n", module, (char *)ip - (char *)info.dli_fbase);
 }
 
 /* Builds a new text from the native frames and the appended ones and pushes it on
  * err->texts. Called with err->lock held. Returns 0, or -1 with a MemoryError. */
 static int build_text(ffk_error *err) {
   ffk_buf b = {0};
+  ffk_buf__fail fail;
   int rc = 0;
   if (err->func != NULL)
-    rc = ffk_buf__appendf(&b, "  at %s (%s:%d)\n", err->func, err->file ? err->file : "?", err->line);
+    rc = ffk_buf__try_appendf(&b, &fail, "  at %s (%s:%d)\n", err->func, err->file ? err->file : "?", err->line);
   int i = 0;
   Dl_info info;
   /* The raiser's own native frame repeats the location line above it: drop it. */
   if (err->func != NULL && err->nframes > 0 && dladdr(err->frames[0], &info) != 0 && info.dli_sname != NULL &&
       strcmp(info.dli_sname, err->func) == 0)
     i = 1;
-  for (; rc == 0 && i < err->nframes; ++i) rc = append_native_frame(&b, err->frames[i]);
-  if (rc == 0 && err->appended.size > 0) rc = ffk_buf__append(&b, err->appended.data, err->appended.size);
+  for (; rc == 0 && i < err->nframes; ++i) rc = append_native_frame(&b, &fail, err->frames[i]);
+  if (rc == 0 && err->appended.size > 0) rc = ffk_buf__try_append(&b, err->appended.data, err->appended.size, &fail);
+  if (rc != 0) ffk_error__raise_buf(&fail);
   error_text *t = NULL;
   if (rc == 0) {
-    t = ffk_mem_alloc(sizeof *t + b.size + 1);
-    if (t == NULL) rc = -1;
+    /* The raw allocator (error.c lies below memory.c) and ffk_mem_alloc's own error. */
+    t = ffk_mem__raw_alloc(sizeof *t + b.size + 1);
+    if (t == NULL) rc = ffk_error_set(FFK_ERR_MEMORY, "out of memory allocating %zu bytes", sizeof *t + b.size + 1);
   }
   if (rc != 0) {
     ffk_buf__free(&b);
@@ -366,12 +384,13 @@ int ffk_error_append_frame(ffk_error *err, const char *frame) {
   ffk_error *pending = ffk_error_fetch();
   pthread_mutex_lock(&err->lock);
   size_t before = err->appended.size;
+  ffk_buf__fail fail;
   int rc = 0;
-  if (ffk_buf__append(&err->appended, frame, len) != 0 ||
-      ((len == 0 || frame[len - 1] != '\n') && ffk_buf__append(&err->appended, "\n", 1) != 0)) {
+  if (ffk_buf__try_append(&err->appended, frame, len, &fail) != 0 ||
+      ((len == 0 || frame[len - 1] != '\n') && ffk_buf__try_append(&err->appended, "\n", 1, &fail) != 0)) {
     err->appended.size = before;
     if (err->appended.data) err->appended.data[before] = '\0';
-    rc = -1;
+    rc = ffk_error__raise_buf(&fail);
   } else {
     err->texts_fresh = false; /* the texts already returned stay valid */
   }

@@ -39,20 +39,22 @@
 #endif
 
 /*
- * The raw allocation path (memory.c): honours the failing-allocator hook and counts,
- * but raises nothing, so the error module can fall back to its preallocated MemoryError.
- * The realloc form leaves ptr untouched when it returns NULL.
+ * The raw allocation path (memory_raw.c, below error.c, with ffk_mem_free): honours the
+ * failing-allocator hook and counts, but raises nothing, so the error module can fall back
+ * to its preallocated MemoryError. The realloc form leaves ptr untouched when it returns NULL.
  */
 void *ffk_mem__raw_alloc(size_t size);
 void *ffk_mem__raw_realloc(void *ptr, size_t size);
 
 /*
- * The test hooks' internal side (debug.c): whether this allocation must fail (counting
- * it), and the live-object counters. Only FFK_TESTING builds have them; release builds
- * compile the calls to nothing.
+ * The test hooks' internal side (debug_counters.c, below error.c: none raises): whether
+ * this allocation must fail (counting it), the countdown ffk_debug_fail_allocation arms
+ * (debug.c, after its check), and the live-object counters. Only FFK_TESTING builds have
+ * them; release builds compile the calls to nothing.
  */
 #ifdef FFK_TESTING
 bool ffk_debug__allocation_fails(void);
+void ffk_debug__set_fail_countdown(int64_t n);
 void ffk_debug__object_born(int32_t type_index);
 void ffk_debug__object_died(int32_t type_index);
 #else
@@ -62,29 +64,37 @@ static inline void ffk_debug__object_died(int32_t type_index) { (void)type_index
 #endif
 
 /*
- * ffk_object_alloc for built-in types that fill every payload byte themselves: the
- * header is initialised, the rest is left as malloc returned it. Trusted callers only
- * (no argument checks beyond the public function's allocation failure).
+ * ffk_object_alloc for built-in types that fill every payload byte themselves (object.c):
+ * the header is initialised, the rest is left as malloc returned it. Trusted callers only
+ * (no argument checks beyond the public function's allocation failure, which raises).
  */
 ffk_object *ffk_object__alloc_uninit(int32_t type_index, size_t size, ffk_deleter deleter);
 
 /*
  * Initialises the header of freshly allocated object memory (strong 1, weak 1) and
- * counts the object live. For allocators that cannot raise (the error module).
+ * counts the object live. Never raises and checks nothing: for allocators that cannot
+ * raise (the error module) and after the checks of object.c. Inline, so the allocation
+ * paths of object.c, string.c and error.c pay no call for it.
  */
-void ffk_object__init(ffk_object *obj, int32_t type_index, ffk_deleter deleter);
+static inline void ffk_object__init(ffk_object *obj, int32_t type_index, ffk_deleter deleter) {
+  obj->refcount = FFK_REFCOUNT_INIT;
+  obj->type_index = type_index;
+  obj->flags = 0;
+  obj->deleter = deleter;
+  ffk_debug__object_born(type_index);
+}
 
 /*
  * The deleter of objects that own nothing but their own block (String, Bytes, Shape).
  * ffk_object_release recognises it: such a death runs no other deleter, so it skips the
- * stack bound of deep releases (object.c, "Releasing deep data") and frees the block directly.
+ * stack bound of deep releases (object_core.c, "Releasing deep data") and frees the block directly.
  */
 void ffk_object__leaf_deleter(void *self, int which);
 /*
  * Leaf objects made together in one allocation (the Strings of ffk_any_str_many, string.c):
  * the block starts with the count of its objects not yet freed, and each object is
- * preceded by a pointer to its block. Their deleter, ffk_object__block_deleter (object.c,
- * beside the leaf deleter it is a variant of, so that object.c calls no string code),
+ * preceded by a pointer to its block. Their deleter, ffk_object__block_deleter (object_core.c,
+ * beside the leaf deleter it is a variant of, so that it calls no string code),
  * frees the block with the last of them; ffk_object_release treats it as a leaf too.
  */
 typedef struct ffk_object_block {
@@ -206,17 +216,41 @@ const ffk_signature *ffk_function__sig(const ffk_function *f);
 /* Drops (and in test builds reports) an error pending when a call of `f` begins (function.c). */
 void ffk_function__drop_stale_error(const ffk_function *f);
 
-/* A growable NUL-terminated byte buffer. Functions return 0, or -1 with a MemoryError. */
+/*
+ * A growable NUL-terminated byte buffer; zero-initialised is empty. On failure a buffer
+ * keeps its previous contents. ffk_buf__free (buf_core.c) never raises.
+ */
 typedef struct ffk_buf {
   char *data;
   size_t size;
   size_t cap;
 } ffk_buf;
 
+void ffk_buf__free(ffk_buf *b);
+
+/*
+ * The appends everyone above error.c calls (buf.c): return 0, or -1 with a MemoryError
+ * (out of memory, or a text past SIZE_MAX / 2) or a ValueError (a format vsnprintf rejects).
+ */
 int ffk_buf__append(ffk_buf *b, const char *data, size_t size);
 int ffk_buf__vappendf(ffk_buf *b, const char *fmt, va_list ap);
 int ffk_buf__appendf(ffk_buf *b, const char *fmt, ...) FFK_PRINTF(2, 3);
-void ffk_buf__free(ffk_buf *b);
+
+/*
+ * The same appends without raising (buf_core.c), for error.c, which lies below the raising
+ * ones: they return 0, or -1 with *fail saying why (nothing raised); the caller raises it
+ * with ffk_error__raise_buf (error.c), the one place its errors are worded.
+ */
+typedef struct ffk_buf__fail {
+  enum { FFK_BUF__TOO_LARGE = 1, FFK_BUF__NO_MEMORY, FFK_BUF__BAD_FORMAT } what;
+  size_t want;     /* FFK_BUF__NO_MEMORY: the capacity that could not be allocated */
+  const char *fmt; /* FFK_BUF__BAD_FORMAT: the format, borrowed from the caller */
+} ffk_buf__fail;
+int ffk_buf__try_append(ffk_buf *b, const char *data, size_t size, ffk_buf__fail *fail);
+int ffk_buf__try_vappendf(ffk_buf *b, ffk_buf__fail *fail, const char *fmt, va_list ap);
+int ffk_buf__try_appendf(ffk_buf *b, ffk_buf__fail *fail, const char *fmt, ...) FFK_PRINTF(3, 4);
+/* Raises what *fail reports (a MemoryError or a ValueError, as above); returns -1 (error.c). */
+int ffk_error__raise_buf(const ffk_buf__fail *fail);
 
 /* Parses s[0..n) as a decimal of 1 to 10 digits only, at most `max`, into *out (parse.c). */
 bool ffk_parse__u32(const char *s, size_t n, uint32_t max, uint32_t *out);

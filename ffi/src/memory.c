@@ -1,25 +1,9 @@
 /*
- * memory.c - the allocator: ffikit/memory.h and the raw path every object and buffer
- * of the core takes.
- *
- * Invariant: every ffikit object and buffer is allocated by ffk_mem__raw_alloc or
- * reallocated by ffk_mem__raw_realloc, so the failing-allocator hook (debug.c, FFK_TESTING
- * builds only) sees every allocation. The raw functions raise nothing, so the error
- * module can fall back to its preallocated MemoryError; the public ones raise.
+ * memory.c - the allocator of ffikit/memory.h: the raising forms. They take the raw path
+ * (memory_raw.c, below error.c, which also has ffk_mem_free) and raise a MemoryError
+ * when it returns NULL.
  */
 #include "internal.h"
-
-#include <stdlib.h>
-
-void *ffk_mem__raw_alloc(size_t size) {
-  if (ffk_debug__allocation_fails()) return NULL;
-  return malloc(size ? size : 1);
-}
-
-void *ffk_mem__raw_realloc(void *ptr, size_t size) {
-  if (ffk_debug__allocation_fails()) return NULL;
-  return realloc(ptr, size ? size : 1);
-}
 
 void *ffk_mem_alloc(size_t size) {
   void *p = ffk_mem__raw_alloc(size);
@@ -42,5 +26,3 @@ void *ffk_mem_realloc(void *ptr, size_t size) {
   if (FFK_UNLIKELY(p == NULL)) ffk_error_set(FFK_ERR_MEMORY, "out of memory reallocating to %zu bytes", size);
   return p;
 }
-
-void ffk_mem_free(void *ptr) { free(ptr); }

@@ -80,7 +80,7 @@ int ffk_any_str(const char *data, size_t size, ffk_any *out) {
  * A block of Strings (ffk_any_str_many): an ffk_object_block (internal.h: the count of
  * the Strings not yet freed), then for each, a pointer back to the block, the ffk_string
  * and its bytes, 8-byte aligned. Each String's deleter is ffk_object__block_deleter
- * (object.c), which frees the block with the last String, without the nesting machinery,
+ * (object_core.c), which frees the block with the last String, without the nesting machinery,
  * as a leaf.
  */
 typedef ffk_object_block str_block;

@@ -138,6 +138,17 @@ TEST_F(Error, FailedAppendLeavesTheBacktraceUnchanged) {
   release(err);
 }
 
+// error.c appends with the non-raising buffer (buf_core.c, below it) and raises what that
+// reports itself: the same MemoryError as the raising appends everyone else calls (buf.c).
+TEST_F(Error, FailedAppendRaisesTheBuffersMemoryError) {
+  ffk_error* err = ffk_error_new(FFK_ERR_RUNTIME, "m");
+  ffk_debug_fail_allocation(1);
+  EXPECT_EQ(ffk_error_append_frame(err, std::string(500, 'f').c_str()), -1);
+  ffk_debug_fail_allocation(0);
+  EXPECT_EQ(FetchError(), "MemoryError: out of memory reallocating to 512 bytes");
+  release(err);
+}
+
 TEST_F(Error, BacktraceTextStaysValidAfterLaterAppends) {
   ffk_error* err = ffk_error_new(FFK_ERR_RUNTIME, "m");
   ASSERT_EQ(ffk_error_append_frame(err, "one"), 0);
