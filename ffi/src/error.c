@@ -238,6 +238,11 @@ FFK_NOINLINE int(ffk_error_set)(const char *kind, const char *fmt, ...) {
   return -1;
 }
 
+int ffk_error__no_memory(size_t size, bool growing) {
+  return growing ? ffk_error_set(FFK_ERR_MEMORY, "out of memory reallocating to %zu bytes", size)
+                 : ffk_error_set(FFK_ERR_MEMORY, "out of memory allocating %zu bytes", size);
+}
+
 /* The errors of the text buffer's appends (internal.h): raised here, since error.c formats
    its own texts with the non-raising appends of buf_core.c, below it. */
 int ffk_error__raise_buf(const ffk_buf__fail *fail) {
@@ -245,7 +250,7 @@ int ffk_error__raise_buf(const ffk_buf__fail *fail) {
     case FFK_BUF__TOO_LARGE:
       return ffk_error_set(FFK_ERR_MEMORY, "text buffer would exceed size_t");
     case FFK_BUF__NO_MEMORY:
-      return ffk_error_set(FFK_ERR_MEMORY, "out of memory reallocating to %zu bytes", fail->want);
+      return ffk_error__no_memory(fail->want, true);
     case FFK_BUF__BAD_FORMAT:
       return ffk_error_set(FFK_ERR_VALUE, "invalid format string \"%s\"", fail->fmt);
   }
@@ -306,9 +311,9 @@ static int build_text(ffk_error *err) {
   if (rc != 0) ffk_error__raise_buf(&fail);
   error_text *t = NULL;
   if (rc == 0) {
-    /* The raw allocator (error.c lies below memory.c) and ffk_mem_alloc's own error. */
+    /* The raw allocator (error.c lies below memory.c), with ffk_mem_alloc's error. */
     t = ffk_mem__raw_alloc(sizeof *t + b.size + 1);
-    if (t == NULL) rc = ffk_error_set(FFK_ERR_MEMORY, "out of memory allocating %zu bytes", sizeof *t + b.size + 1);
+    if (t == NULL) rc = ffk_error__no_memory(sizeof *t + b.size + 1, false);
   }
   if (rc != 0) {
     ffk_buf__free(&b);

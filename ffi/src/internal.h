@@ -251,6 +251,10 @@ int ffk_buf__try_vappendf(ffk_buf *b, ffk_buf__fail *fail, const char *fmt, va_l
 int ffk_buf__try_appendf(ffk_buf *b, ffk_buf__fail *fail, const char *fmt, ...) FFK_PRINTF(3, 4);
 /* Raises what *fail reports (a MemoryError or a ValueError, as above); returns -1 (error.c). */
 int ffk_error__raise_buf(const ffk_buf__fail *fail);
+/* The MemoryError of a failed allocation of `size` bytes ("out of memory allocating N
+ * bytes", or "reallocating to N bytes" when `growing`), the one wording memory.c, the text
+ * buffer and error.c's own allocations raise. Returns -1 (error.c). */
+int ffk_error__no_memory(size_t size, bool growing);
 
 /* Parses s[0..n) as a decimal of 1 to 10 digits only, at most `max`, into *out (parse.c). */
 bool ffk_parse__u32(const char *s, size_t n, uint32_t max, uint32_t *out);

@@ -7,7 +7,7 @@
 
 void *ffk_mem_alloc(size_t size) {
   void *p = ffk_mem__raw_alloc(size);
-  if (FFK_UNLIKELY(p == NULL)) ffk_error_set(FFK_ERR_MEMORY, "out of memory allocating %zu bytes", size);
+  if (FFK_UNLIKELY(p == NULL)) ffk_error__no_memory(size, false);
   return p;
 }
 
@@ -23,6 +23,6 @@ void *ffk_mem_calloc(size_t count, size_t size) {
 
 void *ffk_mem_realloc(void *ptr, size_t size) {
   void *p = ffk_mem__raw_realloc(ptr, size);
-  if (FFK_UNLIKELY(p == NULL)) ffk_error_set(FFK_ERR_MEMORY, "out of memory reallocating to %zu bytes", size);
+  if (FFK_UNLIKELY(p == NULL)) ffk_error__no_memory(size, true);
   return p;
 }
