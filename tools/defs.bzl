@@ -41,7 +41,12 @@ C_OPTS = [
     "-D_GNU_SOURCE",
 ] + LIBRARY_CODEGEN_COPTS
 
-CC_TEST_OPTS = ["-Wall", "-Wextra", "-Werror", "-Wno-missing-field-initializers"]
+# Test code (the GoogleTest files, not the library they test, whose flags are above and in
+# .bazelrc) is compiled -O1 with line tables only (-g1): enough for a sanitizer's or a
+# debugger's backtrace, at under half the compile time of -O2 -g (tests/containers/
+# dict_test.cc: 10.6 -> 4.6 CPU-s), and the tests' C++ is most of what every configuration
+# (default, asan, tsan) compiles. These come after --copt, so they win over .bazelrc's -O2 -g.
+CC_TEST_OPTS = ["-Wall", "-Wextra", "-Werror", "-Wno-missing-field-initializers", "-O1", "-g1"]
 
 def _full_label(label):
     """//ffi -> //ffi:ffi, so that a suffix names the sibling target."""
