@@ -4,10 +4,12 @@
 # ./bindings/python` (the release build, as users get it), then the pytest suite run
 # from outside the source tree so it imports the installed package. The output of each
 # install goes to .ci-logs/python-<version>-install.log (ignored by git; shown on failure).
-# The engines of requirements-engines.txt (Ray, Dask) go into each venv too, so the engine
-# tests run on every version (measured on 2 busy cores: nothing once a venv has them (a
-# stamp), 20-50 s per version into a fresh venv, about 16 s of engine tests per version);
-# where they cannot be installed the run says so and those tests skip, the rest still runs.
+# The Ray and Dask tests (test_engines_*.py) run on the project's CPython only (./test.sh):
+# what they test is how the engines pickle ffikit values, which the pickle tests here cover
+# on every version; installing Ray and Dask into each fresh venv and starting a Ray cluster
+# and a Dask LocalCluster per version cost about a minute of CPU each and asked nothing
+# that differs between versions. FFK_VERSION_ENGINES=1 installs requirements-engines.txt
+# into each venv (stamped: nothing once a venv has them) and runs them there too.
 # Prints "passed failed skipped" per version on its last lines (for scripts/summarize.py).
 #
 # The tests marked `rebuild` (the CUDA build and the sdist, which build the whole package
@@ -81,18 +83,22 @@ for version in ${present[@]+"${present[@]}"}; do
     echo "0 1 0"
     continue
   fi
-  # Test dependencies only; stamped like bootstrap.sh's, so an installed venv costs nothing.
-  if ! cmp -s requirements-engines.txt "$venv/.requirements-engines.txt"; then
-    start=$SECONDS
-    if "$venv/bin/python" -m pip install -q --disable-pip-version-check -r requirements-engines.txt >> "$log" 2>&1; then
-      cp requirements-engines.txt "$venv/.requirements-engines.txt"
-      echo "[python $version] engines (requirements-engines.txt) installed in $((SECONDS - start)) s" >&2
-    else
-      echo "[python $version] WARNING: the engines (requirements-engines.txt) could not be installed (see $log): the Ray and Dask tests are SKIPPED" >&2
+  engines=(--ignore="$root/bindings/python/tests/test_engines_ray.py" --ignore="$root/bindings/python/tests/test_engines_dask.py")
+  if [ "${FFK_VERSION_ENGINES:-0}" = 1 ]; then
+    engines=()
+    # Test dependencies only; stamped like bootstrap.sh's, so an installed venv costs nothing.
+    if ! cmp -s requirements-engines.txt "$venv/.requirements-engines.txt"; then
+      start=$SECONDS
+      if "$venv/bin/python" -m pip install -q --disable-pip-version-check -r requirements-engines.txt >> "$log" 2>&1; then
+        cp requirements-engines.txt "$venv/.requirements-engines.txt"
+        echo "[python $version] engines (requirements-engines.txt) installed in $((SECONDS - start)) s" >&2
+      else
+        echo "[python $version] WARNING: the engines (requirements-engines.txt) could not be installed (see $log): the Ray and Dask tests are SKIPPED" >&2
+      fi
     fi
   fi
   xml=$(mktemp)
-  (cd /tmp && PYTHONDONTWRITEBYTECODE=1 "$venv/bin/python" -m pytest -q -p no:cacheprovider --junitxml="$xml" ${select[@]+"${select[@]}"} \
+  (cd /tmp && PYTHONDONTWRITEBYTECODE=1 "$venv/bin/python" -m pytest -q -p no:cacheprovider --junitxml="$xml" ${select[@]+"${select[@]}"} ${engines[@]+"${engines[@]}"} \
     "$root/bindings/python/tests") >&2
   "$venv/bin/python" scripts/summarize.py junit "$xml"
   rm -f "$xml"
