@@ -2,7 +2,8 @@
 # Installs what ffikit needs on Debian 12, idempotently, in a few seconds when all is there:
 #   - the Debian packages below (apt-get, as root or through sudo), only those missing
 #     (DLPack and xxHash are not among them: their headers are vendored in third_party/;
-#     cmake is, so the checks of the installed CMake package config run everywhere);
+#     cmake is, so the checks of the installed CMake package config run everywhere; so is
+#     ccache, through which .ci/run's pip builds share the C library's compiles);
 #   - a Python virtual environment in .venv with requirements-dev.txt, made from the
 #     python3 on PATH (the project's Python tools never go into the system).
 #   - the distributed engines of requirements-engines.txt (Ray, Dask), test and benchmark
@@ -26,7 +27,7 @@ APT_PACKAGES=(
   python3 python3-dev python3-venv
   clang libclang-rt-14-dev bindgen
   valgrind librust-proptest-dev librust-proptest+std-dev
-  cmake
+  cmake ccache
 )
 
 log() { echo "[setup] $*" >&2; }
