@@ -128,6 +128,13 @@ int ffkpy_object_traverse(PyObject *self, visitproc visit, void *arg);
 /* The wrapper class for a type index (borrowed), making one for a run-time type. */
 PyObject *ffkpy_class_for(int32_t type_index);
 
+/* _PyType_Lookup (borrowed), keeping an exception that is pending when it is called. */
+PyObject *ffkpy_type_lookup(PyTypeObject *type, PyObject *name);
+
+/* The handle of `o` when it is a constructed wrapper (borrowed), else NULL with a
+ * TypeError naming `what`, the member of type `type_index` applied to it. */
+ffk_object *ffkpy_instance_handle(PyObject *o, const char *what, int32_t type_index);
+
 /* ---- Conversions --------------------------------------------------------------------- */
 
 /* Owned values made for one call, released when it returns. Small calls never allocate. */
@@ -235,7 +242,7 @@ static inline PyObject *ffkpy_opaque_object(const ffk_object *obj) {
 /* ---- Reflected types (reflect.c) -------------------------------------------------------- */
 
 /* The reflected type index a class constructs (its __ffi_type_index__), or -1 when it has
- * none (no exception set). Cheap: CPython's attribute cache. */
+ * none (no exception set). Cheap: CPython's attribute cache (object.c). */
 int32_t ffkpy_reflect_index(PyTypeObject *type);
 
 /* Object.__new__ for a reflected class: a new wrapper of `type` around a new object made by
@@ -245,8 +252,8 @@ PyObject *ffkpy_reflect_new(PyTypeObject *type, int32_t index, PyObject *args, P
 /* Object.__init__ of a wrapper without a handle: constructs it in place. 0 or -1. */
 int ffkpy_reflect_init(PyObject *self, int32_t index, PyObject *args, PyObject *kwds);
 
-/* Whether `type` keeps Object's __new__ and __init__ (so Class(...) may construct directly),
- * and installing the class vectorcall that does so (object.c). */
+/* Whether `type` keeps Object's __new__ and __init__ (so Class(...) may construct directly;
+ * object.c), and installing the class vectorcall that does so (reflect.c). */
 int ffkpy_reflect_ready(PyTypeObject *type);
 int ffkpy_reflect_enable_vectorcall(PyTypeObject *type);
 PyObject *ffkpy_reflect_class_vectorcall(PyObject *callable, PyObject *const *args, size_t nargsf,

@@ -109,6 +109,52 @@ static PyObject *ffkpy_class_for_slow(int32_t type_index) {
   return rc == 0 ? cls : NULL;
 }
 
+/* ---- Class attributes, the reflected type index, a reflected instance's handle -------- */
+
+/*
+ * _PyType_Lookup (borrowed, cached by CPython), keeping an exception that is pending when
+ * it is called. On a miss of CPython's type attribute cache it walks the MRO and takes
+ * any exception set after a dict lookup as its own, and clears it: a wrapper freed while
+ * an error propagates (the arguments of a call that raised are released after it
+ * returned) lost that error, and the caller got "SystemError: error return without
+ * exception set" (pickle.dumps of an object whose __reduce__ raised, whenever the cache
+ * missed). Deallocs and write hooks run with such errors pending.
+ */
+PyObject *ffkpy_type_lookup(PyTypeObject *type, PyObject *name) {
+  if (FFK_LIKELY(!PyErr_Occurred())) return _PyType_Lookup(type, name);
+  PyObject *exc_type, *exc_value, *exc_tb; /* PyErr_Fetch: Python 3.10 lacks PyErr_GetRaisedException */
+  PyErr_Fetch(&exc_type, &exc_value, &exc_tb);
+  PyObject *found = _PyType_Lookup(type, name);
+  PyErr_Restore(exc_type, exc_value, exc_tb);
+  return found;
+}
+
+static PyObject *g_str_type_index; /* interned "__ffi_type_index__" */
+
+int32_t ffkpy_reflect_index(PyTypeObject *type) {
+  PyObject *v = ffkpy_type_lookup(type, g_str_type_index);
+  if (v == NULL || !PyLong_CheckExact(v)) return -1;
+  int overflow; /* no exception of its own: a pending one stays (see ffkpy_type_lookup) */
+  long index = PyLong_AsLongAndOverflow(v, &overflow);
+  if (overflow || index < 0 || index > INT32_MAX) return -1;
+  return (int32_t)index;
+}
+
+/* The handle of `o` when it is an initialized wrapper, else NULL with a TypeError naming
+ * what the descriptor `what` of type `type_index` was applied to. */
+ffk_object *ffkpy_instance_handle(PyObject *o, const char *what, int32_t type_index) {
+  if (PyObject_TypeCheck(o, &ffkpy_ObjectType)) {
+    ffk_object *h = ((ffkpy_Object *)o)->obj;
+    if (h != NULL) return h;
+    PyErr_Format(PyExc_TypeError, "`%s` of `%s`: the %s object has not been constructed (its __init__ did not "
+                 "call __ffi_init__)", what, ffk_type_key(type_index), Py_TYPE(o)->tp_name);
+    return NULL;
+  }
+  PyErr_Format(PyExc_TypeError, "`%s` of `%s` does not apply to a '%s' object", what, ffk_type_key(type_index),
+               Py_TYPE(o)->tp_name);
+  return NULL;
+}
+
 /* ---- Identity map: one wrapper per C object of a tracked (py_class) class -------------- */
 
 typedef struct {
@@ -339,11 +385,6 @@ static int object_init(PyObject *self, PyObject *args, PyObject *kwds) {
 
 int ffkpy_reflect_ready(PyTypeObject *type) { return type->tp_new == object_new && type->tp_init == object_init; }
 
-int ffkpy_reflect_enable_vectorcall(PyTypeObject *type) {
-  if (ffkpy_reflect_ready(type)) type->tp_vectorcall = ffkpy_reflect_class_vectorcall;
-  return 0;
-}
-
 /* __ffi_init__(*args, **kwargs): constructs a wrapper whose class's __init__ is its own,
    by the constructor of the class's reflected type. */
 static PyObject *object_ffi_init(PyObject *self, PyObject *args, PyObject *kwds) {
@@ -535,6 +576,7 @@ int ffkpy_object_types_init(PyObject *module) {
   ffkpy_g.dtype_cache = PyDict_New();
   ffkpy_g.str_ffikit_object = PyUnicode_InternFromString("_ffikit_object");
   ffkpy_g.str_dlpack = PyUnicode_InternFromString("__dlpack__");
+  g_str_type_index = PyUnicode_InternFromString("__ffi_type_index__");
   ffkpy_g.string_slot = -1;
   /* tvm_ffi's type key for Python objects in C: typed-call messages name it. */
   ffkpy_g.opaque_py_type = ffk_type_register("ffi.OpaquePyObject", FFK_TYPE_OPAQUE);
@@ -543,7 +585,7 @@ int ffkpy_object_types_init(PyObject *module) {
     return -1;
   }
   if (!ffkpy_g.dynamic_classes || !ffkpy_g.type_cache || !ffkpy_g.dtype_cache || !ffkpy_g.str_ffikit_object ||
-      !ffkpy_g.str_dlpack)
+      !ffkpy_g.str_dlpack || !g_str_type_index)
     return -1;
   /* The static wrapper class of this file; error_type.c and the Python modules register the rest. */
   PyObject *k = PyLong_FromLong(FFK_TYPE_OBJECT);
