@@ -101,6 +101,30 @@ typedef struct {
 
 extern ffkpy_state ffkpy_g;
 
+/*
+ * Calls up: the files at the bottom of the extension reach the files above them only
+ * through this table (object.c defines it), so that no file calls one that calls it back
+ * (tests/layering:python_cycles_test). object.c raises ffikit errors, gives a Function
+ * wrapper its vectorcall, fills and clears a reflected class's field slots and constructs
+ * reflected objects through it; convert.c makes a Function of a Python callable through
+ * it; convert.c, dlpack_exchange.c and tensor_dlpack.c find the Function and Tensor
+ * classes in it. module.c fills every entry before the first type is readied; none is
+ * NULL afterwards. Each entry is the function or type object of the file named.
+ */
+typedef struct {
+  PyObject *(*raise_from_ffk)(void);                   /* error.c: ffkpy_raise_from_ffk */
+  PyTypeObject *function_type;                         /* function.c: ffkpy_FunctionType */
+  vectorcallfunc function_vectorcall;                  /* function.c: ffkpy_function_vectorcall */
+  ffk_function *(*function_from_callable)(PyObject *callable); /* function.c */
+  PyTypeObject *tensor_type;                           /* tensor.c: ffkpy_TensorType */
+  PyObject *(*reflect_new)(PyTypeObject *type, int32_t index, PyObject *args, PyObject *kwds); /* reflect.c */
+  int (*reflect_init)(PyObject *self, int32_t index, PyObject *args, PyObject *kwds);         /* reflect.c */
+  int (*reflect_fill)(PyObject *self);                 /* reflect_cache.c: ffkpy_reflect_fill */
+  void (*reflect_clear)(PyObject *self);               /* reflect_cache.c: ffkpy_reflect_clear */
+} ffkpy_up_table;
+
+extern ffkpy_up_table ffkpy_up;
+
 /* A new wrapper for `obj` (steals the reference, also on failure) of the class that the
  * type registry maps its type index to. NULL with a Python exception. */
 PyObject *ffkpy_wrap_steal(ffk_object *obj);

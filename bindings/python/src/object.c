@@ -24,12 +24,18 @@
  * small array of counters indexed by a hash of the C address (atomic, readable without
  * the GIL) says which objects may have a wrapper, so that a field write hook on a thread
  * without the GIL takes it only when a wrapper may exist.
+ *
+ * This file is the bottom of the extension: it calls no file above it directly. What it
+ * needs from them (raising an ffikit error, a Function wrapper's vectorcall, a reflected
+ * class's construction and field slots, the Tensor class) it reaches through the table
+ * ffkpy_up (ffikit_py.h), which module.c fills before any type is readied.
  */
 #include "ffikit_py.h"
 
 #include <structmember.h>
 
 ffkpy_state ffkpy_g;
+ffkpy_up_table ffkpy_up;
 
 /* ---- Opaque objects holding Python objects ------------------------------------------ */
 
@@ -282,20 +288,20 @@ PyObject *ffkpy_wrap_steal(ffk_object *obj) {
     return NULL;
   }
   PyTypeObject *tp = (PyTypeObject *)cls;
-  if (tp == &ffkpy_TensorType) return wrap_untracked(tp, obj);
+  if (tp == ffkpy_up.tensor_type) return wrap_untracked(tp, obj);
   ffkpy_Object *self = (ffkpy_Object *)tp->tp_alloc(tp, 0);
   if (self == NULL) {
     ffk_object_release(obj);
     return NULL;
   }
   self->obj = obj;
-  if (tp == &ffkpy_FunctionType || PyType_IsSubtype(tp, &ffkpy_FunctionType)) {
-    ((ffkpy_Function *)self)->vectorcall = ffkpy_function_vectorcall;
+  if (tp == ffkpy_up.function_type || PyType_IsSubtype(tp, ffkpy_up.function_type)) {
+    ((ffkpy_Function *)self)->vectorcall = ffkpy_up.function_vectorcall;
     /* A quick Function (FFK_FUNCTION_QUICK: never waits on Python) keeps the GIL. */
     ((ffkpy_Function *)self)->release_gil = (ffk_function_flags((ffk_function *)obj) & FFK_FUNCTION_QUICK) == 0;
     ((ffkpy_Function *)self)->exchange_tensors = 1;
   } else if (obj->type_index >= FFK_TYPE_STATIC_END && (tp->tp_flags & Py_TPFLAGS_HEAPTYPE) &&
-             ffkpy_reflect_fill((PyObject *)self) != 0) { /* a reflected class's field slots */
+             ffkpy_up.reflect_fill((PyObject *)self) != 0) { /* a reflected class's field slots */
     Py_DECREF(self);
     return NULL;
   }
@@ -350,7 +356,7 @@ static void object_dealloc(PyObject *self) {
   if (o->weakreflist != NULL) PyObject_ClearWeakRefs(self);
   ffk_object *obj = o->obj;
   if ((Py_TYPE(self)->tp_flags & Py_TPFLAGS_HEAPTYPE) && (obj == NULL || obj->type_index >= FFK_TYPE_STATIC_END))
-    ffkpy_reflect_clear(self); /* the field slots and the identity map entry, before the release */
+    ffkpy_up.reflect_clear(self); /* the field slots and the identity map entry, before the release */
   o->obj = NULL;
   /* Releasing may run deleters (a Python callable's, an Opaque's) that take the GIL: we hold it. */
   ffk_object_release(obj);
@@ -367,7 +373,7 @@ static int object_init(PyObject *self, PyObject *args, PyObject *kwds);
 static PyObject *object_new(PyTypeObject *type, PyObject *args, PyObject *kwds) {
   int32_t index = ffkpy_reflect_index(type);
   if (index < 0) return PyErr_Format(PyExc_TypeError, "cannot create '%s' instances directly", type->tp_name);
-  if (type->tp_init == object_init) return ffkpy_reflect_new(type, index, args, kwds);
+  if (type->tp_init == object_init) return ffkpy_up.reflect_new(type, index, args, kwds);
   return type->tp_alloc(type, 0); /* the class's own __init__ constructs (handle NULL until then) */
 }
 
@@ -380,7 +386,7 @@ static int object_init(PyObject *self, PyObject *args, PyObject *kwds) {
     PyErr_Format(PyExc_TypeError, "cannot create '%s' instances directly", Py_TYPE(self)->tp_name);
     return -1;
   }
-  return ffkpy_reflect_init(self, index, args, kwds);
+  return ffkpy_up.reflect_init(self, index, args, kwds);
 }
 
 int ffkpy_reflect_ready(PyTypeObject *type) { return type->tp_new == object_new && type->tp_init == object_init; }
@@ -422,7 +428,7 @@ static PyObject *object_init_by_constructor(PyObject *self, PyObject *const *arg
   ffk_object_retain(h);
   ((ffkpy_Object *)self)->obj = h;
   Py_DECREF(r);
-  if (ffkpy_reflect_fill(self) != 0) return NULL;
+  if (ffkpy_up.reflect_fill(self) != 0) return NULL;
   Py_RETURN_NONE;
 }
 
@@ -440,7 +446,7 @@ static PyObject *object_repr(PyObject *self) {
   ffk_any v = ffk_any_object(((ffkpy_Object *)self)->obj); /* a new reference for the repr */
   ffk_string *r = ffk_any_repr(&v);
   ffk_any_release(&v);
-  if (r == NULL) return ffkpy_raise_from_ffk();
+  if (r == NULL) return ffkpy_up.raise_from_ffk();
   PyObject *s = PyUnicode_DecodeUTF8(ffk_string_data(r), (Py_ssize_t)ffk_string_size(r), "replace");
   ffk_object_release(&r->header);
   return s;
@@ -545,7 +551,7 @@ static PyObject *type_key_to_index(PyObject *mod, PyObject *arg) {
   if (key == NULL) return NULL;
   int32_t index;
   int rc = ffk_type_lookup(key, &index);
-  if (rc < 0) return ffkpy_raise_from_ffk();
+  if (rc < 0) return ffkpy_up.raise_from_ffk();
   if (rc == 0) Py_RETURN_NONE;
   return PyLong_FromLong(index);
 }
@@ -557,7 +563,7 @@ static PyObject *type_register(PyObject *mod, PyObject *args) {
   int parent = FFK_TYPE_OBJECT;
   if (!PyArg_ParseTuple(args, "s|i:_type_register", &key, &parent)) return NULL;
   int32_t index = ffk_type_register(key, parent);
-  if (index < 0) return ffkpy_raise_from_ffk();
+  if (index < 0) return ffkpy_up.raise_from_ffk();
   return PyLong_FromLong(index);
 }
 
@@ -581,7 +587,7 @@ int ffkpy_object_types_init(PyObject *module) {
   /* tvm_ffi's type key for Python objects in C: typed-call messages name it. */
   ffkpy_g.opaque_py_type = ffk_type_register("ffi.OpaquePyObject", FFK_TYPE_OPAQUE);
   if (ffkpy_g.opaque_py_type < 0) {
-    ffkpy_raise_from_ffk();
+    ffkpy_up.raise_from_ffk();
     return -1;
   }
   if (!ffkpy_g.dynamic_classes || !ffkpy_g.type_cache || !ffkpy_g.dtype_cache || !ffkpy_g.str_ffikit_object ||
