@@ -123,7 +123,7 @@ static int kind_of(PyObject *o) {
   if (tp == &PyBool_Type) return K_BOOL;
   if (tp == &PyUnicode_Type) return K_STR;
   if (tp == &PyBytes_Type) return K_BYTES;
-  if (tp == &ffkpy_FunctionType || tp == &ffkpy_ObjectType) return K_WRAPPER;
+  if (tp == ffkpy_up.function_type || tp == &ffkpy_ObjectType) return K_WRAPPER;
   PyObject *cached = PyDict_GetItemWithError(ffkpy_g.type_cache, (PyObject *)tp);
   if (cached != NULL) return (int)PyLong_AS_LONG(cached);
   if (PyErr_Occurred()) return K_UNKNOWN;
@@ -494,7 +494,7 @@ static inline int to_any_plain(PyObject *o, ffk_any *out) {
     *out = ffk_any_none();
   } else if (tp == &PyBool_Type) {
     *out = ffk_any_bool(o == Py_True);
-  } else if (tp == &ffkpy_FunctionType || tp == &ffkpy_ObjectType || PyType_IsSubtype(tp, &ffkpy_ObjectType)) {
+  } else if (tp == ffkpy_up.function_type || tp == &ffkpy_ObjectType || PyType_IsSubtype(tp, &ffkpy_ObjectType)) {
     const ffkpy_Object *w = (const ffkpy_Object *)o;
     if (w->obj == NULL || w->dlpack_api != NULL) return 0; /* an error, or a table to lend the call */
     *out = ffk_any_none();
@@ -631,7 +631,7 @@ int ffkpy_to_any(PyObject *o, ffk_any *out, ffkpy_temps *temps) {
       return new_object_to_any((ffk_object *)t, out, temps);
     }
     case K_CALLABLE: {
-      ffk_function *f = ffkpy_function_from_callable(o);
+      ffk_function *f = ffkpy_up.function_from_callable(o); /* function.c */
       if (f == NULL) return -1;
       return new_object_to_any((ffk_object *)f, out, temps);
     }

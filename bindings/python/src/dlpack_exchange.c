@@ -43,7 +43,7 @@ static int api_allocate(DLTensor *prototype, DLManagedTensorVersioned **out, voi
 
 static int api_from_py(void *py_object, DLManagedTensorVersioned **out) {
   PyObject *o = py_object;
-  if (!PyObject_TypeCheck(o, &ffkpy_TensorType)) {
+  if (!PyObject_TypeCheck(o, ffkpy_up.tensor_type)) {
     PyErr_Format(PyExc_TypeError, "expected an ffikit.Tensor, got %.200s", Py_TYPE(o)->tp_name);
     return -1;
   }
@@ -53,7 +53,7 @@ static int api_from_py(void *py_object, DLManagedTensorVersioned **out) {
 
 static int api_dltensor_from_py(void *py_object, DLTensor *out) {
   PyObject *o = py_object;
-  if (!PyObject_TypeCheck(o, &ffkpy_TensorType)) {
+  if (!PyObject_TypeCheck(o, ffkpy_up.tensor_type)) {
     PyErr_Format(PyExc_TypeError, "expected an ffikit.Tensor, got %.200s", Py_TYPE(o)->tp_name);
     return -1;
   }
@@ -89,9 +89,9 @@ static DLPackExchangeAPI g_api = {
 int ffkpy_dlpack_exchange_init(void) {
   PyObject *capsule = PyCapsule_New(&g_api, FFKPY_DLPACK_EXCHANGE_CAPSULE, NULL);
   if (capsule == NULL) return -1;
-  int rc = PyDict_SetItemString(ffkpy_TensorType.tp_dict, "__dlpack_c_exchange_api__", capsule);
+  int rc = PyDict_SetItemString(ffkpy_up.tensor_type->tp_dict, "__dlpack_c_exchange_api__", capsule);
   Py_DECREF(capsule);
-  PyType_Modified(&ffkpy_TensorType);
+  PyType_Modified(ffkpy_up.tensor_type);
   return rc;
 }
 

@@ -101,6 +101,30 @@ typedef struct {
 
 extern ffkpy_state ffkpy_g;
 
+/*
+ * Calls up: the files at the bottom of the extension reach the files above them only
+ * through this table (object.c defines it), so that no file calls one that calls it back
+ * (tests/layering:python_cycles_test). object.c raises ffikit errors, gives a Function
+ * wrapper its vectorcall, fills and clears a reflected class's field slots and constructs
+ * reflected objects through it; convert.c makes a Function of a Python callable through
+ * it; convert.c, dlpack_exchange.c and tensor_dlpack.c find the Function and Tensor
+ * classes in it. module.c fills every entry before the first type is readied; none is
+ * NULL afterwards. Each entry is the function or type object of the file named.
+ */
+typedef struct {
+  PyObject *(*raise_from_ffk)(void);                   /* error.c: ffkpy_raise_from_ffk */
+  PyTypeObject *function_type;                         /* function.c: ffkpy_FunctionType */
+  vectorcallfunc function_vectorcall;                  /* function.c: ffkpy_function_vectorcall */
+  ffk_function *(*function_from_callable)(PyObject *callable); /* function.c */
+  PyTypeObject *tensor_type;                           /* tensor.c: ffkpy_TensorType */
+  PyObject *(*reflect_new)(PyTypeObject *type, int32_t index, PyObject *args, PyObject *kwds); /* reflect.c */
+  int (*reflect_init)(PyObject *self, int32_t index, PyObject *args, PyObject *kwds);         /* reflect.c */
+  int (*reflect_fill)(PyObject *self);                 /* reflect_cache.c: ffkpy_reflect_fill */
+  void (*reflect_clear)(PyObject *self);               /* reflect_cache.c: ffkpy_reflect_clear */
+} ffkpy_up_table;
+
+extern ffkpy_up_table ffkpy_up;
+
 /* A new wrapper for `obj` (steals the reference, also on failure) of the class that the
  * type registry maps its type index to. NULL with a Python exception. */
 PyObject *ffkpy_wrap_steal(ffk_object *obj);
@@ -127,6 +151,13 @@ int ffkpy_object_traverse(PyObject *self, visitproc visit, void *arg);
 
 /* The wrapper class for a type index (borrowed), making one for a run-time type. */
 PyObject *ffkpy_class_for(int32_t type_index);
+
+/* _PyType_Lookup (borrowed), keeping an exception that is pending when it is called. */
+PyObject *ffkpy_type_lookup(PyTypeObject *type, PyObject *name);
+
+/* The handle of `o` when it is a constructed wrapper (borrowed), else NULL with a
+ * TypeError naming `what`, the member of type `type_index` applied to it. */
+ffk_object *ffkpy_instance_handle(PyObject *o, const char *what, int32_t type_index);
 
 /* ---- Conversions --------------------------------------------------------------------- */
 
@@ -235,7 +266,7 @@ static inline PyObject *ffkpy_opaque_object(const ffk_object *obj) {
 /* ---- Reflected types (reflect.c) -------------------------------------------------------- */
 
 /* The reflected type index a class constructs (its __ffi_type_index__), or -1 when it has
- * none (no exception set). Cheap: CPython's attribute cache. */
+ * none (no exception set). Cheap: CPython's attribute cache (object.c). */
 int32_t ffkpy_reflect_index(PyTypeObject *type);
 
 /* Object.__new__ for a reflected class: a new wrapper of `type` around a new object made by
@@ -245,8 +276,8 @@ PyObject *ffkpy_reflect_new(PyTypeObject *type, int32_t index, PyObject *args, P
 /* Object.__init__ of a wrapper without a handle: constructs it in place. 0 or -1. */
 int ffkpy_reflect_init(PyObject *self, int32_t index, PyObject *args, PyObject *kwds);
 
-/* Whether `type` keeps Object's __new__ and __init__ (so Class(...) may construct directly),
- * and installing the class vectorcall that does so (object.c). */
+/* Whether `type` keeps Object's __new__ and __init__ (so Class(...) may construct directly;
+ * object.c), and installing the class vectorcall that does so (reflect.c). */
 int ffkpy_reflect_ready(PyTypeObject *type);
 int ffkpy_reflect_enable_vectorcall(PyTypeObject *type);
 PyObject *ffkpy_reflect_class_vectorcall(PyObject *callable, PyObject *const *args, size_t nargsf,

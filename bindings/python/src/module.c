@@ -44,7 +44,23 @@ static int add_methods(PyObject *m, PyMethodDef *defs) {
   return PyModule_AddFunctions(m, defs);
 }
 
+/* The calls up (ffikit_py.h, ffkpy_up): what the bottom files reach above themselves. */
+static void fill_calls_up(void) {
+  ffkpy_up = (ffkpy_up_table){
+      .raise_from_ffk = ffkpy_raise_from_ffk,
+      .function_type = &ffkpy_FunctionType,
+      .function_vectorcall = ffkpy_function_vectorcall,
+      .function_from_callable = ffkpy_function_from_callable,
+      .tensor_type = &ffkpy_TensorType,
+      .reflect_new = ffkpy_reflect_new,
+      .reflect_init = ffkpy_reflect_init,
+      .reflect_fill = ffkpy_reflect_fill,
+      .reflect_clear = ffkpy_reflect_clear,
+  };
+}
+
 PyMODINIT_FUNC PyInit__core(void) {
+  fill_calls_up();
   PyObject *m = PyModule_Create(&core_module);
   if (m == NULL) return NULL;
   if (ffkpy_object_types_init(m) < 0 || ffkpy_error_type_init(m) < 0 || ffkpy_value_types_init(m) < 0 ||

@@ -24,12 +24,18 @@
  * small array of counters indexed by a hash of the C address (atomic, readable without
  * the GIL) says which objects may have a wrapper, so that a field write hook on a thread
  * without the GIL takes it only when a wrapper may exist.
+ *
+ * This file is the bottom of the extension: it calls no file above it directly. What it
+ * needs from them (raising an ffikit error, a Function wrapper's vectorcall, a reflected
+ * class's construction and field slots, the Tensor class) it reaches through the table
+ * ffkpy_up (ffikit_py.h), which module.c fills before any type is readied.
  */
 #include "ffikit_py.h"
 
 #include <structmember.h>
 
 ffkpy_state ffkpy_g;
+ffkpy_up_table ffkpy_up;
 
 /* ---- Opaque objects holding Python objects ------------------------------------------ */
 
@@ -107,6 +113,52 @@ static PyObject *ffkpy_class_for_slow(int32_t type_index) {
   Py_DECREF(key);
   Py_DECREF(cls); /* the table keeps it */
   return rc == 0 ? cls : NULL;
+}
+
+/* ---- Class attributes, the reflected type index, a reflected instance's handle -------- */
+
+/*
+ * _PyType_Lookup (borrowed, cached by CPython), keeping an exception that is pending when
+ * it is called. On a miss of CPython's type attribute cache it walks the MRO and takes
+ * any exception set after a dict lookup as its own, and clears it: a wrapper freed while
+ * an error propagates (the arguments of a call that raised are released after it
+ * returned) lost that error, and the caller got "SystemError: error return without
+ * exception set" (pickle.dumps of an object whose __reduce__ raised, whenever the cache
+ * missed). Deallocs and write hooks run with such errors pending.
+ */
+PyObject *ffkpy_type_lookup(PyTypeObject *type, PyObject *name) {
+  if (FFK_LIKELY(!PyErr_Occurred())) return _PyType_Lookup(type, name);
+  PyObject *exc_type, *exc_value, *exc_tb; /* PyErr_Fetch: Python 3.10 lacks PyErr_GetRaisedException */
+  PyErr_Fetch(&exc_type, &exc_value, &exc_tb);
+  PyObject *found = _PyType_Lookup(type, name);
+  PyErr_Restore(exc_type, exc_value, exc_tb);
+  return found;
+}
+
+static PyObject *g_str_type_index; /* interned "__ffi_type_index__" */
+
+int32_t ffkpy_reflect_index(PyTypeObject *type) {
+  PyObject *v = ffkpy_type_lookup(type, g_str_type_index);
+  if (v == NULL || !PyLong_CheckExact(v)) return -1;
+  int overflow; /* no exception of its own: a pending one stays (see ffkpy_type_lookup) */
+  long index = PyLong_AsLongAndOverflow(v, &overflow);
+  if (overflow || index < 0 || index > INT32_MAX) return -1;
+  return (int32_t)index;
+}
+
+/* The handle of `o` when it is an initialized wrapper, else NULL with a TypeError naming
+ * what the descriptor `what` of type `type_index` was applied to. */
+ffk_object *ffkpy_instance_handle(PyObject *o, const char *what, int32_t type_index) {
+  if (PyObject_TypeCheck(o, &ffkpy_ObjectType)) {
+    ffk_object *h = ((ffkpy_Object *)o)->obj;
+    if (h != NULL) return h;
+    PyErr_Format(PyExc_TypeError, "`%s` of `%s`: the %s object has not been constructed (its __init__ did not "
+                 "call __ffi_init__)", what, ffk_type_key(type_index), Py_TYPE(o)->tp_name);
+    return NULL;
+  }
+  PyErr_Format(PyExc_TypeError, "`%s` of `%s` does not apply to a '%s' object", what, ffk_type_key(type_index),
+               Py_TYPE(o)->tp_name);
+  return NULL;
 }
 
 /* ---- Identity map: one wrapper per C object of a tracked (py_class) class -------------- */
@@ -236,20 +288,20 @@ PyObject *ffkpy_wrap_steal(ffk_object *obj) {
     return NULL;
   }
   PyTypeObject *tp = (PyTypeObject *)cls;
-  if (tp == &ffkpy_TensorType) return wrap_untracked(tp, obj);
+  if (tp == ffkpy_up.tensor_type) return wrap_untracked(tp, obj);
   ffkpy_Object *self = (ffkpy_Object *)tp->tp_alloc(tp, 0);
   if (self == NULL) {
     ffk_object_release(obj);
     return NULL;
   }
   self->obj = obj;
-  if (tp == &ffkpy_FunctionType || PyType_IsSubtype(tp, &ffkpy_FunctionType)) {
-    ((ffkpy_Function *)self)->vectorcall = ffkpy_function_vectorcall;
+  if (tp == ffkpy_up.function_type || PyType_IsSubtype(tp, ffkpy_up.function_type)) {
+    ((ffkpy_Function *)self)->vectorcall = ffkpy_up.function_vectorcall;
     /* A quick Function (FFK_FUNCTION_QUICK: never waits on Python) keeps the GIL. */
     ((ffkpy_Function *)self)->release_gil = (ffk_function_flags((ffk_function *)obj) & FFK_FUNCTION_QUICK) == 0;
     ((ffkpy_Function *)self)->exchange_tensors = 1;
   } else if (obj->type_index >= FFK_TYPE_STATIC_END && (tp->tp_flags & Py_TPFLAGS_HEAPTYPE) &&
-             ffkpy_reflect_fill((PyObject *)self) != 0) { /* a reflected class's field slots */
+             ffkpy_up.reflect_fill((PyObject *)self) != 0) { /* a reflected class's field slots */
     Py_DECREF(self);
     return NULL;
   }
@@ -304,7 +356,7 @@ static void object_dealloc(PyObject *self) {
   if (o->weakreflist != NULL) PyObject_ClearWeakRefs(self);
   ffk_object *obj = o->obj;
   if ((Py_TYPE(self)->tp_flags & Py_TPFLAGS_HEAPTYPE) && (obj == NULL || obj->type_index >= FFK_TYPE_STATIC_END))
-    ffkpy_reflect_clear(self); /* the field slots and the identity map entry, before the release */
+    ffkpy_up.reflect_clear(self); /* the field slots and the identity map entry, before the release */
   o->obj = NULL;
   /* Releasing may run deleters (a Python callable's, an Opaque's) that take the GIL: we hold it. */
   ffk_object_release(obj);
@@ -321,7 +373,7 @@ static int object_init(PyObject *self, PyObject *args, PyObject *kwds);
 static PyObject *object_new(PyTypeObject *type, PyObject *args, PyObject *kwds) {
   int32_t index = ffkpy_reflect_index(type);
   if (index < 0) return PyErr_Format(PyExc_TypeError, "cannot create '%s' instances directly", type->tp_name);
-  if (type->tp_init == object_init) return ffkpy_reflect_new(type, index, args, kwds);
+  if (type->tp_init == object_init) return ffkpy_up.reflect_new(type, index, args, kwds);
   return type->tp_alloc(type, 0); /* the class's own __init__ constructs (handle NULL until then) */
 }
 
@@ -334,15 +386,10 @@ static int object_init(PyObject *self, PyObject *args, PyObject *kwds) {
     PyErr_Format(PyExc_TypeError, "cannot create '%s' instances directly", Py_TYPE(self)->tp_name);
     return -1;
   }
-  return ffkpy_reflect_init(self, index, args, kwds);
+  return ffkpy_up.reflect_init(self, index, args, kwds);
 }
 
 int ffkpy_reflect_ready(PyTypeObject *type) { return type->tp_new == object_new && type->tp_init == object_init; }
-
-int ffkpy_reflect_enable_vectorcall(PyTypeObject *type) {
-  if (ffkpy_reflect_ready(type)) type->tp_vectorcall = ffkpy_reflect_class_vectorcall;
-  return 0;
-}
 
 /* __ffi_init__(*args, **kwargs): constructs a wrapper whose class's __init__ is its own,
    by the constructor of the class's reflected type. */
@@ -381,7 +428,7 @@ static PyObject *object_init_by_constructor(PyObject *self, PyObject *const *arg
   ffk_object_retain(h);
   ((ffkpy_Object *)self)->obj = h;
   Py_DECREF(r);
-  if (ffkpy_reflect_fill(self) != 0) return NULL;
+  if (ffkpy_up.reflect_fill(self) != 0) return NULL;
   Py_RETURN_NONE;
 }
 
@@ -399,7 +446,7 @@ static PyObject *object_repr(PyObject *self) {
   ffk_any v = ffk_any_object(((ffkpy_Object *)self)->obj); /* a new reference for the repr */
   ffk_string *r = ffk_any_repr(&v);
   ffk_any_release(&v);
-  if (r == NULL) return ffkpy_raise_from_ffk();
+  if (r == NULL) return ffkpy_up.raise_from_ffk();
   PyObject *s = PyUnicode_DecodeUTF8(ffk_string_data(r), (Py_ssize_t)ffk_string_size(r), "replace");
   ffk_object_release(&r->header);
   return s;
@@ -504,7 +551,7 @@ static PyObject *type_key_to_index(PyObject *mod, PyObject *arg) {
   if (key == NULL) return NULL;
   int32_t index;
   int rc = ffk_type_lookup(key, &index);
-  if (rc < 0) return ffkpy_raise_from_ffk();
+  if (rc < 0) return ffkpy_up.raise_from_ffk();
   if (rc == 0) Py_RETURN_NONE;
   return PyLong_FromLong(index);
 }
@@ -516,7 +563,7 @@ static PyObject *type_register(PyObject *mod, PyObject *args) {
   int parent = FFK_TYPE_OBJECT;
   if (!PyArg_ParseTuple(args, "s|i:_type_register", &key, &parent)) return NULL;
   int32_t index = ffk_type_register(key, parent);
-  if (index < 0) return ffkpy_raise_from_ffk();
+  if (index < 0) return ffkpy_up.raise_from_ffk();
   return PyLong_FromLong(index);
 }
 
@@ -535,15 +582,16 @@ int ffkpy_object_types_init(PyObject *module) {
   ffkpy_g.dtype_cache = PyDict_New();
   ffkpy_g.str_ffikit_object = PyUnicode_InternFromString("_ffikit_object");
   ffkpy_g.str_dlpack = PyUnicode_InternFromString("__dlpack__");
+  g_str_type_index = PyUnicode_InternFromString("__ffi_type_index__");
   ffkpy_g.string_slot = -1;
   /* tvm_ffi's type key for Python objects in C: typed-call messages name it. */
   ffkpy_g.opaque_py_type = ffk_type_register("ffi.OpaquePyObject", FFK_TYPE_OPAQUE);
   if (ffkpy_g.opaque_py_type < 0) {
-    ffkpy_raise_from_ffk();
+    ffkpy_up.raise_from_ffk();
     return -1;
   }
   if (!ffkpy_g.dynamic_classes || !ffkpy_g.type_cache || !ffkpy_g.dtype_cache || !ffkpy_g.str_ffikit_object ||
-      !ffkpy_g.str_dlpack)
+      !ffkpy_g.str_dlpack || !g_str_type_index)
     return -1;
   /* The static wrapper class of this file; error_type.c and the Python modules register the rest. */
   PyObject *k = PyLong_FromLong(FFK_TYPE_OBJECT);

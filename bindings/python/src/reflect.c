@@ -65,48 +65,11 @@
 
 static PyObject *g_str_type_index; /* interned "__ffi_type_index__" */
 
-/*
- * _PyType_Lookup (borrowed, cached by CPython), keeping an exception that is pending when
- * it is called. On a miss of CPython's type attribute cache it walks the MRO and takes
- * any exception set after a dict lookup as its own, and clears it: a wrapper freed while
- * an error propagates (the arguments of a call that raised are released after it
- * returned) lost that error, and the caller got "SystemError: error return without
- * exception set" (pickle.dumps of an object whose __reduce__ raised, whenever the cache
- * missed). Deallocs and write hooks run with such errors pending.
- */
-PyObject *ffkpy_reflect__type_lookup(PyTypeObject *type, PyObject *name) {
-  if (FFK_LIKELY(!PyErr_Occurred())) return _PyType_Lookup(type, name);
-  PyObject *exc_type, *exc_value, *exc_tb; /* PyErr_Fetch: Python 3.10 lacks PyErr_GetRaisedException */
-  PyErr_Fetch(&exc_type, &exc_value, &exc_tb);
-  PyObject *found = _PyType_Lookup(type, name);
-  PyErr_Restore(exc_type, exc_value, exc_tb);
-  return found;
-}
-
-/* ---- Class -> reflected type index ------------------------------------------------- */
-
-int32_t ffkpy_reflect_index(PyTypeObject *type) {
-  PyObject *v = ffkpy_reflect__type_lookup(type, g_str_type_index);
-  if (v == NULL || !PyLong_CheckExact(v)) return -1;
-  int overflow; /* no exception of its own: a pending one stays (see type_lookup) */
-  long index = PyLong_AsLongAndOverflow(v, &overflow);
-  if (overflow || index < 0 || index > INT32_MAX) return -1;
-  return (int32_t)index;
-}
-
-/* The handle of `o` when it is an initialized wrapper, else NULL with a TypeError naming
- * what the descriptor `what` of type `type_index` was applied to. */
-ffk_object *ffkpy_reflect__instance_handle(PyObject *o, const char *what, int32_t type_index) {
-  if (PyObject_TypeCheck(o, &ffkpy_ObjectType)) {
-    ffk_object *h = ((ffkpy_Object *)o)->obj;
-    if (h != NULL) return h;
-    PyErr_Format(PyExc_TypeError, "`%s` of `%s`: the %s object has not been constructed (its __init__ did not "
-                 "call __ffi_init__)", what, ffk_type_key(type_index), Py_TYPE(o)->tp_name);
-    return NULL;
-  }
-  PyErr_Format(PyExc_TypeError, "`%s` of `%s` does not apply to a '%s' object", what, ffk_type_key(type_index),
-               Py_TYPE(o)->tp_name);
-  return NULL;
+/* Gives a class that keeps Object's __new__ and __init__ the vectorcall that constructs
+   directly (ffkpy_reflect_class_vectorcall). 0. */
+int ffkpy_reflect_enable_vectorcall(PyTypeObject *type) {
+  if (ffkpy_reflect_ready(type)) type->tp_vectorcall = ffkpy_reflect_class_vectorcall;
+  return 0;
 }
 
 /* ---- Field descriptors -------------------------------------------------------------- */
@@ -124,7 +87,7 @@ static PyObject *field_descr_get(PyObject *self, PyObject *obj, PyObject *type) 
   (void)type;
   if (obj == NULL || obj == Py_None) return Py_NewRef(self); /* Class.field: the descriptor */
   const ffk_field_info *f = ((ffkpy_FieldDescr *)self)->field;
-  ffk_object *h = ffkpy_reflect__instance_handle(obj, f->name, f->owner_index);
+  ffk_object *h = ffkpy_instance_handle(obj, f->name, f->owner_index);
   if (h == NULL) return NULL;
   /* Writable int / float / bool fields (read-only ones are cached in slots): the atomic
      word that reflect.h documents as their storage, read as ffk_field_get reads it, without
@@ -150,30 +113,6 @@ static PyObject *field_descr_get(PyObject *self, PyObject *obj, PyObject *type) 
   return ffkpy_from_any_steal(&v);
 }
 
-
-/* obj.<f> = value (or del obj.<f> when value is NULL), decided by C: 0, or -1 with C's
-   error. `quiet`: the write hook does not reload obj's slot for this write (the caller
-   does). */
-int ffkpy_reflect__set_field_as(const ffk_field_info *f, PyObject *obj, PyObject *value, int quiet) {
-  if (value == NULL) {
-    PyErr_Format(PyExc_AttributeError, "cannot delete field `%s` of `%s`", f->name, ffk_type_key(f->owner_index));
-    return -1;
-  }
-  ffk_object *h = ffkpy_reflect__instance_handle(obj, f->name, f->owner_index);
-  if (h == NULL) return -1;
-  ffkpy_temps temps;
-  ffkpy_temps_init(&temps);
-  ffk_any v;
-  int rc = ffkpy_to_any(value, &v, &temps);
-  if (rc == 0) {
-    const ffk_object *outer = ffkpy_reflect__py_writing;
-    if (quiet) ffkpy_reflect__py_writing = h;
-    if (ffk_field_set(f, h, &v) != 0) rc = ffkpy_raise_from_ffk_int();
-    ffkpy_reflect__py_writing = outer;
-  }
-  ffkpy_temps_release(&temps);
-  return rc;
-}
 
 static int set_field(const ffk_field_info *f, PyObject *obj, PyObject *value) {
   return ffkpy_reflect__set_field_as(f, obj, value, 0);

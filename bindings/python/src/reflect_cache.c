@@ -18,6 +18,30 @@ static PyObject *g_str_cache; /* interned "__ffi_field_cache__" */
 
 _Thread_local const ffk_object *ffkpy_reflect__py_writing;
 
+/* obj.<f> = value (or del obj.<f> when value is NULL), decided by C: 0, or -1 with C's
+   error. Here, beside the write hook, because of `quiet` (ffkpy_reflect__py_writing). `quiet`: the write hook does not reload obj's slot for this write (the caller
+   does). */
+int ffkpy_reflect__set_field_as(const ffk_field_info *f, PyObject *obj, PyObject *value, int quiet) {
+  if (value == NULL) {
+    PyErr_Format(PyExc_AttributeError, "cannot delete field `%s` of `%s`", f->name, ffk_type_key(f->owner_index));
+    return -1;
+  }
+  ffk_object *h = ffkpy_instance_handle(obj, f->name, f->owner_index);
+  if (h == NULL) return -1;
+  ffkpy_temps temps;
+  ffkpy_temps_init(&temps);
+  ffk_any v;
+  int rc = ffkpy_to_any(value, &v, &temps);
+  if (rc == 0) {
+    const ffk_object *outer = ffkpy_reflect__py_writing;
+    if (quiet) ffkpy_reflect__py_writing = h;
+    if (ffk_field_set(f, h, &v) != 0) rc = ffkpy_raise_from_ffk_int();
+    ffkpy_reflect__py_writing = outer;
+  }
+  ffkpy_temps_release(&temps);
+  return rc;
+}
+
 int ffkpy_reflect__cache_init(void) {
   g_str_cache = PyUnicode_InternFromString("__ffi_field_cache__");
   return g_str_cache == NULL ? -1 : 0;
@@ -30,7 +54,7 @@ static const char CACHE_CAPSULE[] = "ffikit.field_cache";
 
 
 const ffkpy_field_cache *ffkpy_reflect__cache_of(PyTypeObject *type) {
-  PyObject *cap = ffkpy_reflect__type_lookup(type, g_str_cache);
+  PyObject *cap = ffkpy_type_lookup(type, g_str_cache);
   if (cap == NULL || !PyCapsule_CheckExact(cap) || PyCapsule_GetName(cap) != CACHE_CAPSULE) return NULL;
   return PyCapsule_GetContext(cap);
 }
@@ -107,7 +131,7 @@ void ffkpy_reflect__field_written(ffk_object *obj, const ffk_field_info *field) 
    class; an untracked one caches only read-only fields); everything else is the generic
    path. */
 static int cached_setattro(PyObject *self, PyObject *name, PyObject *value) {
-  PyObject *d = ffkpy_reflect__type_lookup(Py_TYPE(self), name);
+  PyObject *d = ffkpy_type_lookup(Py_TYPE(self), name);
   if (d != NULL && Py_IS_TYPE(d, &PyMemberDescr_Type)) {
     const ffkpy_field_cache *c = ffkpy_reflect__cache_of(Py_TYPE(self));
     for (Py_ssize_t i = 0; c != NULL && i < c->n; ++i) {
@@ -150,7 +174,7 @@ static int install_setattro(PyTypeObject *cls, PyObject *dict) {
     /* Looked up, not read from tp_dict: CPython 3.12+ keeps a static type's dict elsewhere. */
     PyObject *key = PyUnicode_InternFromString(names[i]);
     if (key == NULL) return -1;
-    PyObject *base = ffkpy_reflect__type_lookup(&PyBaseObject_Type, key); /* borrowed */
+    PyObject *base = ffkpy_type_lookup(&PyBaseObject_Type, key); /* borrowed */
     Py_DECREF(key);
     if (base == NULL || !Py_IS_TYPE(base, &PyWrapperDescr_Type)) {
       PyErr_Format(PyExc_RuntimeError, "object.%s is not a slot wrapper", names[i]);

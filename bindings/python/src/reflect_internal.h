@@ -12,12 +12,6 @@
 
 #include <ffikit/reflect.h>
 
-/*
- * The handle of `o` when it is a wrapper of an instance of `type_index` (borrowed), else
- * NULL with a TypeError naming `what`.
- */
-ffk_object *ffkpy_reflect__instance_handle(PyObject *o, const char *what, int32_t type_index);
-
 /* A method descriptor (ffikit.Method / ffikit.StaticMethod). */
 typedef struct {
   PyObject_HEAD
@@ -34,11 +28,8 @@ PyObject *ffkpy_reflect__method_descr_new(const ffk_method_info *m, int32_t type
 /* Readies ffikit.Method and ffikit.StaticMethod and adds them to `module`. 0, or -1. */
 int ffkpy_reflect__method_types_init(PyObject *module);
 
-/* _PyType_Lookup (borrowed), keeping an exception pending when it is called (reflect.c). */
-PyObject *ffkpy_reflect__type_lookup(PyTypeObject *type, PyObject *name);
-
 /*
- * obj.<f> = value, decided by C (reflect.c): 0, or -1 with C's error. `quiet`: the write
+ * obj.<f> = value, decided by C (reflect_cache.c): 0, or -1 with C's error. `quiet`: the write
  * hook does not reload obj's slot for this write (the caller does).
  */
 int ffkpy_reflect__set_field_as(const ffk_field_info *f, PyObject *obj, PyObject *value, int quiet);

@@ -39,7 +39,7 @@ static PyObject *method_vectorcall(PyObject *self, PyObject *const *args, size_t
   if (n < 1)
     return PyErr_Format(PyExc_TypeError, "%U() needs a `%s` object as its first argument", d->qualname,
                         ffk_type_key(d->method->owner_index));
-  ffk_object *h = ffkpy_reflect__instance_handle(args[0], d->method->name, d->method->owner_index);
+  ffk_object *h = ffkpy_instance_handle(args[0], d->method->name, d->method->owner_index);
   if (h == NULL) return NULL;
   if (ffk_method_check_self(d->method, h) != 0) return ffkpy_raise_from_ffk();
   return call_method(d, args, n, kwnames, h);

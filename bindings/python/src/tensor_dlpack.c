@@ -194,7 +194,7 @@ static PyObject *capsule_of(PyObject *obj, PyObject *method) {
 
 /* A Tensor for any DLPack producer or capsule (new reference), or NULL with an exception. */
 ffk_tensor *ffkpy_tensor_from_dlpack(PyObject *obj, const ffk_dlpack_requirements *req) {
-  if (PyObject_TypeCheck(obj, &ffkpy_TensorType)) {
+  if (PyObject_TypeCheck(obj, ffkpy_up.tensor_type)) {
     ffk_tensor *t = ffkpy_tensor_of(obj);
     ffk_object_retain((ffk_object *)t);
     return t;
@@ -236,7 +236,7 @@ PyObject *ffkpy_from_dlpack(PyObject *mod, PyObject *const *args, Py_ssize_t nar
     return PyErr_Format(PyExc_ValueError, "from_dlpack: require_alignment %zd is negative", alignment);
   ffk_dlpack_requirements req = {.alignment = (size_t)alignment, .contiguous = contiguous != 0};
   if (ffk_dlpack_check_requirements("from_dlpack", &req) != 0) return ffkpy_raise_from_ffk(); /* before the producer works */
-  if ((alignment > 1 || contiguous) && PyObject_TypeCheck(obj, &ffkpy_TensorType)) {
+  if ((alignment > 1 || contiguous) && PyObject_TypeCheck(obj, ffkpy_up.tensor_type)) {
     /* Our own tensor: check the requirements the way an import would. */
     PyObject *capsule = PyObject_CallMethod(obj, "__dlpack__", NULL);
     if (capsule == NULL) return NULL;
