@@ -75,6 +75,7 @@ typedef struct entry {
 typedef struct entries {
   entry *items;
   int64_t size;
+  bool plain_values; /* an entry may match a value that is not an object (int, float, str, ...) */
   /* The entry the types met last match (direct-mapped by type index): whether a value
      matches depends on its type alone, and asking the type registry whether an Array is
      an instance of the callback's class at every value was most of the matching cost. */
@@ -106,6 +107,8 @@ static int read_entries(const char *api, const ffk_any *seq, int width, bool wit
     }
     entry *x = &items[out->size + i];
     x->type_index = (int32_t)tuple->data[0].v_int;
+    if (x->type_index < FFK_TYPE_OBJECT_BEGIN || x->type_index == FFK_TYPE_STRING || x->type_index == FFK_TYPE_BYTES)
+      out->plain_values = true; /* type_matches: -1, a POD type, or str / bytes (inline forms too) */
     x->fn = (ffk_function *)tuple->data[1].v_obj;
     x->with_mode = width == 3 && tuple->data[2].v_int != 0;
     x->with_region = with_region;
@@ -133,10 +136,18 @@ static bool type_matches(int32_t t, int32_t want) {
   return t >= FFK_TYPE_OBJECT_BEGIN && want >= FFK_TYPE_OBJECT_BEGIN && ffk_type_is_instance(t, want);
 }
 
-static const entry *find_entry(entries *es, const ffk_any *v) {
+static FFK_NOINLINE const entry *find_entry_slow(entries *es, int32_t t, size_t slot);
+
+/* The first entry matching v's type, or NULL: the cached answer inline, else find_entry_slow. */
+static inline const entry *find_entry(entries *es, const ffk_any *v) {
   int32_t t = v->type_index;
+  if (t < FFK_TYPE_OBJECT_BEGIN && !es->plain_values) return NULL; /* a walk's ints and strs, for object callbacks */
   size_t slot = ((uint32_t)t * UINT32_C(2654435761)) >> 26; /* 64 slots, spread: 71 (Array) and 135 differ */
   if (es->match[slot].type_plus1 == t + 1) return es->match[slot].at < 0 ? NULL : &es->items[es->match[slot].at];
+  return find_entry_slow(es, t, slot);
+}
+
+static FFK_NOINLINE const entry *find_entry_slow(entries *es, int32_t t, size_t slot) {
   int64_t i = 0;
   while (i < es->size && !type_matches(t, es->items[i].type_index)) ++i;
   if (es->size <= INT32_MAX) {
@@ -186,7 +197,7 @@ static int order_of(const char *api, const ffk_any *v, ffk_walk_order *order) {
 /* ffi.StructuralWalk(root, callbacks, callbacks_with_def_region_kind, order) -> Optional<VisitInterrupt> */
 static int structural_walk(void *self, const ffk_any *args, int32_t nargs, ffk_any *result) {
   (void)self, (void)nargs;
-  call_state st = {"ffi.StructuralWalk", {NULL, 0, {{0, 0}}}, NULL};
+  call_state st = {"ffi.StructuralWalk", {NULL, 0, false, {{0, 0}}}, NULL};
   ffk_walk_order order = FFK_WALK_POSTORDER;
   int rc = order_of(st.api, &args[3], &order);
   if (rc == 0) rc = read_entries(st.api, &args[1], 2, false, &st.callbacks);
@@ -217,7 +228,7 @@ static int visit_cb(void *ctx, ffk_visitor *v, const ffk_any *value, const ffk_w
 /* ffi.StructuralVisit(root, callbacks) -> Optional<VisitInterrupt> */
 static int structural_visit(void *self, const ffk_any *args, int32_t nargs, ffk_any *result) {
   (void)self, (void)nargs;
-  call_state st = {"ffi.StructuralVisit", {NULL, 0, {{0, 0}}}, NULL};
+  call_state st = {"ffi.StructuralVisit", {NULL, 0, false, {{0, 0}}}, NULL};
   int rc = read_entries(st.api, &args[1], 2, false, &st.callbacks);
   if (rc == 0) rc = ffk_containers__visit(&args[0], visit_cb, &st, result);
   state_end(&st);
@@ -286,7 +297,7 @@ static int map_cb(void *ctx, ffk_mutator *m, const ffk_any *value, ffk_any *out)
 /* ffi.StructuralMap(root, callbacks, callbacks_with_def_region_kind, order) -> Any */
 static int structural_map(void *self, const ffk_any *args, int32_t nargs, ffk_any *result) {
   (void)self, (void)nargs;
-  call_state st = {"ffi.StructuralMap", {NULL, 0, {{0, 0}}}, NULL};
+  call_state st = {"ffi.StructuralMap", {NULL, 0, false, {{0, 0}}}, NULL};
   ffk_walk_order order = FFK_WALK_POSTORDER;
   int rc = order_of(st.api, &args[3], &order);
   if (rc == 0) rc = read_entries(st.api, &args[1], 2, false, &st.callbacks);
@@ -310,7 +321,7 @@ static int mutate_cb(void *ctx, ffk_mutator *m, const ffk_any *value, ffk_any *o
 /* ffi.StructuralMutate(root, callbacks) -> Any */
 static int structural_mutate(void *self, const ffk_any *args, int32_t nargs, ffk_any *result) {
   (void)self, (void)nargs;
-  call_state st = {"ffi.StructuralMutate", {NULL, 0, {{0, 0}}}, NULL};
+  call_state st = {"ffi.StructuralMutate", {NULL, 0, false, {{0, 0}}}, NULL};
   int rc = read_entries(st.api, &args[1], 3, false, &st.callbacks);
   if (rc == 0) rc = ffk_structural_mutate(&args[0], mutate_cb, &st, result);
   state_end(&st);

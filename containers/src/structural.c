@@ -477,6 +477,17 @@ static inline __attribute__((always_inline)) int equal_field(walk *w, const ffk_
       const ffk_string *sa = (const ffk_string *)fa.v_obj, *sb = (const ffk_string *)fb.v_obj;
       return sa->size == sb->size && memcmp(sa->data, sb->data, sa->size) == 0;
     }
+    if (w->bound_a.size != 0 && fa.type_index == fb.type_index) { /* a bound variable or dag node: equal_node's answer */
+      const type_info *hit = w->recent[(uint32_t)fa.type_index % RECENT_TYPES];
+      if (hit != NULL && hit->type == fa.type_index && hit->vkind == KIND_OBJECT &&
+          (hit->skind == FFK_S_KIND_VAR || hit->skind == FFK_S_KIND_DAG)) {
+        const memo_slot *s = memo_find(&w->bound_a, fa.v_obj, NULL);
+        if (s != NULL) {
+          w->met_binding = true;
+          return s->value == (uint64_t)(uintptr_t)fb.v_obj;
+        }
+      }
+    }
     return equal(w, &fa, &fb);
   }
   bool owned_a, owned_b;

@@ -363,6 +363,32 @@ static int visit_mapping(ffk_visitor *v, ffk_object *o, const ffk_walk_step *whe
   return rc;
 }
 
+/*
+ * Field `f` of `o` (an instance of its owner type) as ffk_field_get gives it: an int, float
+ * or bool field is one word read directly (ffikit/unstable/reflect.h promises the atomic
+ * load that makes this what ffk_field_get reads), owning nothing; any other through
+ * ffk_field_get (a new reference). 0, or -1 with the error.
+ */
+static inline int read_field(const ffk_field_info *f, const ffk_object *o, ffk_any *out) {
+  const char *p = (const char *)o + f->offset;
+  switch (f->storage) {
+    case FFK_FIELD_STORAGE_INT:
+      *out = ffk_any_int(__atomic_load_n((const int64_t *)p, __ATOMIC_RELAXED));
+      return 0;
+    case FFK_FIELD_STORAGE_FLOAT: {
+      double d;
+      __atomic_load((const double *)p, &d, __ATOMIC_RELAXED);
+      *out = ffk_any_float(d);
+      return 0;
+    }
+    case FFK_FIELD_STORAGE_BOOL:
+      *out = ffk_any_bool(__atomic_load_n((const bool *)p, __ATOMIC_RELAXED));
+      return 0;
+    default:
+      return ffk_field_get(f, o, out);
+  }
+}
+
 static int visit_fields(ffk_visitor *v, ffk_object *o, const visit_type *vt, const ffk_walk_step *where) {
   int32_t t = o->type_index, n = vt->n;
   /* A variable defined in a simple region: the definition is the variable; its fields are uses. */
@@ -387,7 +413,7 @@ static int visit_fields(ffk_visitor *v, ffk_object *o, const visit_type *vt, con
   for (int32_t i = 0; rc == 0 && i < n; ++i) {
     const ffk_field_info *f = fields[i];
     ffk_any value;
-    if (ffk_field_get(f, o, &value) != 0) {
+    if (read_field(f, o, &value) != 0) {
       rc = -1;
       break;
     }
@@ -397,7 +423,7 @@ static int visit_fields(ffk_visitor *v, ffk_object *o, const visit_type *vt, con
     if (field_opens_region(f->flags, &kind)) region_enter(&v->region, kind);
     rc = visit_value(v, &value, &step, ffk_any_is_object(&value) ? 1 : 0); /* ffk_field_get's reference */
     v->region = previous;
-    ffk_any_release(&value);
+    if (ffk_any_is_object(&value)) ffk_any_release(&value); /* anything else owns nothing */
   }
   if (n > 8) ffk_mem_free((void *)fields);
   v->region = outer;

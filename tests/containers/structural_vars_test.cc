@@ -137,6 +137,31 @@ TEST_F(StructuralVars, FreeVariablesCompareByIdentityUnlessMapped) {
   EXPECT_EQ(Cmp(xy.v, yx.v, kMap), "equal") << "a consistent renaming";
 }
 
+// TNode(v: Var, a): a variable in a field typed as the variable's class (object storage,
+// read in place, which equality answers for a bound variable without the general step).
+int32_t TNodeType() {
+  static int32_t t = DefineTwoFields(
+      "test.sv.TNode",
+      {ffk_field_def{"v", offsetof(TwoFields, x), "test.sv.Var", 0, ffk_any_none(), nullptr}, AnyField("a", offsetof(TwoFields, y))},
+      0);
+  return t;
+}
+
+TEST_F(StructuralVars, BoundVariablesInTypedFieldsCompareByTheirBinding) {
+  OwnedAny x(Var("x")), y(Var("y")), z(Var("z"));
+  auto t = [&](const OwnedAny& v) { return Make(TNodeType(), {Ref(v.v), I(1)}); };
+  OwnedAny xx(Arr({t(x), t(x)})), yy(Arr({t(y), t(y)})), yz(Arr({t(y), t(z)})), xy(Arr({t(x), t(y)})), zz(Arr({t(z), t(z)}));
+  EXPECT_EQ(Cmp(xx.v, yy.v, kMap), "equal");
+  EXPECT_EQ(Cmp(xx.v, yz.v, kMap), "<root>[1].v | <root>[1].v") << "x is bound to y already";
+  EXPECT_EQ(Cmp(xy.v, zz.v, kMap), "<root>[1].v | <root>[1].v") << "z is bound to x already";
+  EXPECT_EQ(Cmp(xy.v, yz.v, kMap), "equal");
+  EXPECT_EQ(Cmp(xx.v, yy.v), "<root>[0].v | <root>[0].v") << "free variables unmapped: identity";
+  EXPECT_EQ(Cmp(xx.v, xx.v), "equal");
+  OwnedAny lam1(Lam(Ref(x.v), Arr({t(x), t(x)}))), lam2(Lam(Ref(y.v), Arr({t(y), t(y)}))), lam3(Lam(Ref(y.v), Arr({t(y), t(z)})));
+  EXPECT_EQ(Cmp(lam1.v, lam2.v), "equal") << "bound by the definition field";
+  EXPECT_EQ(Cmp(lam1.v, lam3.v), "<root>.body[1].v | <root>.body[1].v");
+}
+
 TEST_F(StructuralVars, VariablesBindOnceAndStayBound) {
   OwnedAny x(Var("x")), y(Var("y")), z(Var("z"));
   OwnedAny a(Arr({Lam(Ref(x.v), Ref(x.v)), Lam(Ref(x.v), Ref(x.v))}));

@@ -121,6 +121,8 @@ typedef struct {
   int (*reflect_init)(PyObject *self, int32_t index, PyObject *args, PyObject *kwds);         /* reflect.c */
   int (*reflect_fill)(PyObject *self);                 /* reflect_cache.c: ffkpy_reflect_fill */
   void (*reflect_clear)(PyObject *self);               /* reflect_cache.c: ffkpy_reflect_clear */
+  int (*reflect_fill_unwrapped)(PyObject *self);       /* reflect_cache.c: ffkpy_reflect__fill_unwrapped */
+  int (*reflect_plain_layout)(PyTypeObject *type, const void *cache); /* reflect_cache.c */
 } ffkpy_up_table;
 
 extern ffkpy_up_table ffkpy_up;
@@ -260,6 +262,9 @@ ffk_object *ffkpy_opaque_new_steal(PyObject *o);
 
 /* The Python object an ffi.OpaquePyObject holds (borrowed), or NULL when obj is not one. */
 static inline PyObject *ffkpy_opaque_object(const ffk_object *obj) {
+  /* Only ffkpy_opaque_new_steal makes them, all of type ffi.OpaquePyObject: the type index
+     first, so that a wrapped object of another type costs no type-registry walk. */
+  if (obj == NULL || obj->type_index != ffkpy_g.opaque_py_type) return NULL;
   return ffk_opaque_release_fn(obj) == ffkpy_opaque_release ? (PyObject *)ffk_opaque_handle(obj) : NULL;
 }
 
@@ -291,6 +296,36 @@ int ffkpy_reflect_fill(PyObject *self);
 
 /* Drops the values of those slots (the wrapper's dealloc). Cannot fail. */
 void ffkpy_reflect_clear(PyObject *self);
+
+/* ffkpy_reflect_fill for a wrapper whose handle the caller knows has no wrapper (no look in
+ * the identity map first) and whose field_cache, when set, is its class's (object.c's spare).
+ * 0, or -1 with a Python exception. */
+int ffkpy_reflect__fill_unwrapped(PyObject *self);
+
+/* Whether instances of `type`, whose field cache is `cache` (an ffkpy_field_cache), hold
+ * nothing beyond ffkpy_Object and the cache's slots (no slot a subclass added). */
+int ffkpy_reflect__plain_layout(PyTypeObject *type, const void *cache);
+
+/* Drops `o` (a reference the caller owns) that ffkpy_from_any made of `from`: when nothing
+ * else holds it and it is a plain wrapper of a reflected class, it is kept as the spare that
+ * the next ffkpy_wrap_steal of its class reuses (object.c); else Py_DECREF. Needs the GIL. */
+void ffkpy_wrapper_drop(PyObject *o, const ffk_any *from);
+
+/* Frees the spare wrapper, if any (after a call from Python into C). Needs the GIL. */
+void ffkpy_wrapper_spare_flush(void);
+
+/* Whether the running thread holds the GIL (its thread state is the attached one), with no
+ * PyGILState round trip: one thread-local read. Before 3.13 the attached thread state may
+ * be another thread's (the GIL holder's, a global): compared by address with this thread's,
+ * never read. */
+static inline int ffkpy_gil_held_here(void) {
+#if PY_VERSION_HEX >= 0x030D0000
+  return PyThreadState_GetUnchecked() != NULL;
+#else
+  PyThreadState *ts = _PyThreadState_UncheckedGet();
+  return ts != NULL && ts == PyGILState_GetThisThreadState();
+#endif
+}
 
 int ffkpy_reflect_types_init(PyObject *module);
 

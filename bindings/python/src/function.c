@@ -11,7 +11,9 @@
  *
  * C -> Python: a Python callable becomes a Function whose safe-call takes the GIL with
  * PyGILState_Ensure, so it may be called from any thread, including native threads that
- * Python never saw. A Python exception becomes the pending ffikit Error (error.c).
+ * Python never saw (a thread that holds it already, under a C call made with release_gil
+ * off, skips the round trip). A Python exception becomes the pending ffikit Error
+ * (error.c). An argument wrapper that the callable did not keep becomes object.c's spare.
  */
 #include "ffikit_py.h"
 #include "call.h"
@@ -25,7 +27,10 @@
  * framework of the exchange capsule `cap` when it is not NULL (convert_func's tensor_cls),
  * else as ffikit.Tensor. */
 static int call_python_with(PyObject *callable, PyObject *cap, const ffk_any *args, int32_t nargs, ffk_any *result) {
-  PyGILState_STATE g = PyGILState_Ensure();
+  /* A caller that kept the GIL (a traversal called with release_gil off calls back once per
+     value) needs no PyGILState round trip: the thread state attached now is this thread's. */
+  int ensured = !ffkpy_gil_held_here();
+  PyGILState_STATE g = ensured ? PyGILState_Ensure() : PyGILState_LOCKED;
   const DLPackExchangeAPI *api = cap != NULL ? PyCapsule_GetPointer(cap, FFKPY_DLPACK_EXCHANGE_CAPSULE) : NULL;
   PyObject *stack[9];
   PyObject **argv = nargs <= 8 ? stack : PyMem_Malloc(sizeof(PyObject *) * (size_t)(nargs + 1));
@@ -46,15 +51,24 @@ static int call_python_with(PyObject *callable, PyObject *cap, const ffk_any *ar
     if (argv[i + 1] == NULL) goto done;
   }
   PyObject *r = PyObject_Vectorcall(callable, argv + 1, (size_t)nargs | PY_VECTORCALL_ARGUMENTS_OFFSET, NULL);
-  if (r != NULL) {
+  if (r == Py_None) { /* most callbacks return nothing */
+    *result = ffk_any_none();
+    rc = 0;
+    Py_DECREF(r);
+  } else if (r != NULL) {
     rc = ffkpy_to_any(r, result, NULL);
     Py_DECREF(r);
   }
 done:
-  while (i-- > 0) Py_DECREF(argv[i + 1]);
+  /* A wrapper the callback did not keep becomes the spare that the next call's wrapper
+     reuses (object.c). The exchange path's arguments own other references: dropped plainly. */
+  while (i-- > 0) {
+    if (api == NULL) ffkpy_wrapper_drop(argv[i + 1], &args[i]);
+    else Py_DECREF(argv[i + 1]);
+  }
   if (argv != stack) PyMem_Free(argv);
   if (rc != 0) ffkpy_set_ffk_from_py();
-  PyGILState_Release(g);
+  if (ensured) PyGILState_Release(g);
   return rc;
 }
 
@@ -161,10 +175,13 @@ static FFK_NOINLINE PyObject *call_converting(PyObject *self, PyObject *const *a
    the wrapper's switches would be loaded across the scan's call and kept on the stack). */
 PyObject *ffkpy_function_vectorcall(PyObject *self, PyObject *const *args, size_t nargsf, PyObject *kwnames) {
   Py_ssize_t n = PyVectorcall_NARGS(nargsf);
-  if (kwnames != NULL && PyTuple_GET_SIZE(kwnames) > 0) return call_converting(self, args, n, kwnames);
   ffk_any argv[8];
-  if (n <= 8 && ffkpy_args_to_any_plain(args, n, argv) == n) return ffkpy_call__plain(function_call(self), argv, n);
-  return call_converting(self, args, n, NULL);
+  PyObject *r;
+  if (kwnames != NULL && PyTuple_GET_SIZE(kwnames) > 0) r = call_converting(self, args, n, kwnames);
+  else if (n <= 8 && ffkpy_args_to_any_plain(args, n, argv) == n) r = ffkpy_call__plain(function_call(self), argv, n);
+  else r = call_converting(self, args, n, NULL);
+  ffkpy_wrapper_spare_flush(); /* what callbacks left (object.c): no class kept past the call */
+  return r;
 }
 
 

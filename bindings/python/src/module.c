@@ -56,6 +56,8 @@ static void fill_calls_up(void) {
       .reflect_init = ffkpy_reflect_init,
       .reflect_fill = ffkpy_reflect_fill,
       .reflect_clear = ffkpy_reflect_clear,
+      .reflect_fill_unwrapped = ffkpy_reflect__fill_unwrapped,
+      .reflect_plain_layout = ffkpy_reflect__plain_layout,
   };
 }
 

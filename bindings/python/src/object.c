@@ -244,6 +244,15 @@ void ffkpy_identity_remove(const ffk_object *obj, PyObject *wrapper) {
     if (g_ids[i].key != obj) continue;
     if (g_ids[i].wrapper != wrapper) return; /* another wrapper's entry */
     g_ids[i] = (id_entry){ID_GONE, NULL};
+    /* An entry that ends a probe chain (an empty slot next) and the removed ones before it
+       become empty again, so that a table whose wrappers come and go (a walk handing each
+       node to a callback) keeps short chains instead of filling with removed entries. */
+    if (g_ids[(i + 1) & mask].key == NULL) {
+      for (size_t j = i; g_ids[j].key == ID_GONE; j = (j - 1) & mask) {
+        g_ids[j].key = NULL;
+        --g_ids_used;
+      }
+    }
     --g_ids_live;
     __atomic_sub_fetch(&g_id_maybe[id_hash(obj) & (ID_MAYBE - 1)], 1, __ATOMIC_SEQ_CST);
     return;
@@ -273,7 +282,80 @@ static PyObject *wrap_untracked(PyTypeObject *tp, ffk_object *obj) {
   return (PyObject *)self;
 }
 
+/* ---- A spare wrapper for callbacks ---------------------------------------------------- */
+
+/*
+ * A structural walk hands each node to a Python callback as a new wrapper, which the
+ * callback usually drops: making and freeing it was a third of a no-op callback's cost.
+ * ffkpy_wrapper_drop keeps one such wrapper, once nothing else holds it, as a spare that
+ * ffkpy_wrap_steal takes for the next object of the same class. A spare is dead to Python:
+ * no reference, no weak reference, no __dict__, no finalizer, no slot of its own beyond the
+ * field cache (all checked), untracked by the garbage collector, its handle released and
+ * its identity map entry removed when it was kept; it holds a reference to its class only.
+ * Guarded by the GIL; ffkpy_wrapper_spare_flush frees it (after each Function call from
+ * Python, so a class is not kept alive past the call that used it). Not in a free-threaded
+ * build, where a count of 1 proves nothing.
+ */
+#ifndef Py_GIL_DISABLED
+static PyObject *g_spare;
+#endif
+
+void ffkpy_wrapper_drop(PyObject *o, const ffk_any *from) {
+#ifndef Py_GIL_DISABLED
+  /* What ffkpy_from_any made of a registered type's object (not an Opaque's Python object)
+     is a wrapper, an ffkpy_Object. */
+  if (g_spare == NULL && Py_REFCNT(o) == 1 && ffk_any_is_object(from) && from->v_obj != NULL &&
+      from->v_obj->type_index >= FFK_TYPE_STATIC_END && ffkpy_opaque_object(from->v_obj) == NULL) {
+    ffkpy_Object *w = (ffkpy_Object *)o;
+    PyTypeObject *tp = Py_TYPE(o);
+    if (w->obj != NULL && w->field_cache != NULL && w->weakreflist == NULL && w->dlpack_api == NULL &&
+        (tp->tp_flags & Py_TPFLAGS_HEAPTYPE) && tp->tp_dictoffset == 0 && tp->tp_finalize == NULL &&
+        tp->tp_del == NULL && ffkpy_up.reflect_plain_layout(tp, w->field_cache)) {
+      ffk_object *obj = w->obj;
+      ffkpy_up.reflect_clear(o); /* the slots and the identity map entry, before the release */
+      w->obj = NULL; /* field_cache stays: the class's, which the reuse's fill takes as is */
+      PyObject_GC_UnTrack(o);
+      g_spare = o;
+      ffk_object_release(obj); /* deleters may run Python: the spare is already out of reach */
+      return;
+    }
+  }
+  (void)from;
+#endif
+  Py_DECREF(o);
+}
+
+void ffkpy_wrapper_spare_flush(void) {
+#ifndef Py_GIL_DISABLED
+  PyObject *o = g_spare;
+  if (o == NULL) return;
+  g_spare = NULL;
+  Py_DECREF(o); /* a handle-less wrapper: its dealloc releases nothing */
+#endif
+}
+
+/* The spare, when it is of class `tp`, with `obj` (stolen) as its handle and tracked again;
+   NULL when there is none of that class. */
+static ffkpy_Object *take_spare(PyTypeObject *tp, ffk_object *obj) {
+#ifndef Py_GIL_DISABLED
+  if (g_spare == NULL || Py_TYPE(g_spare) != tp) return NULL;
+  ffkpy_Object *self = (ffkpy_Object *)g_spare;
+  g_spare = NULL;
+  self->obj = obj;
+  PyObject_GC_Track(self);
+  return self;
+#else
+  (void)tp, (void)obj;
+  return NULL;
+#endif
+}
+
 PyObject *ffkpy_wrap_steal(ffk_object *obj) {
+  PyObject *cls = ffkpy_class_for(obj->type_index); /* first: making a class runs Python */
+  if (cls == NULL) {
+    ffk_object_release(obj);
+    return NULL;
+  }
   if (obj->type_index >= FFK_TYPE_STATIC_END && g_ids_live != 0) {
     PyObject *existing = ffkpy_identity_find(obj); /* a py_class object's one wrapper */
     if (existing != NULL) {
@@ -282,14 +364,19 @@ PyObject *ffkpy_wrap_steal(ffk_object *obj) {
       return existing;
     }
   }
-  PyObject *cls = ffkpy_class_for(obj->type_index);
-  if (cls == NULL) {
-    ffk_object_release(obj);
-    return NULL;
-  }
+  /* obj has no wrapper here; tp_alloc below may run a collection (and finalizers), so only
+     the spare's path, which allocates nothing, fills without looking again. */
   PyTypeObject *tp = (PyTypeObject *)cls;
   if (tp == ffkpy_up.tensor_type) return wrap_untracked(tp, obj);
-  ffkpy_Object *self = (ffkpy_Object *)tp->tp_alloc(tp, 0);
+  ffkpy_Object *self = obj->type_index >= FFK_TYPE_STATIC_END ? take_spare(tp, obj) : NULL;
+  if (self != NULL) { /* a reflected class's wrapper (the spare's class is one): no wrapper yet */
+    if (ffkpy_up.reflect_fill_unwrapped((PyObject *)self) != 0) {
+      Py_DECREF(self);
+      return NULL;
+    }
+    return (PyObject *)self;
+  }
+  self = (ffkpy_Object *)tp->tp_alloc(tp, 0);
   if (self == NULL) {
     ffk_object_release(obj);
     return NULL;

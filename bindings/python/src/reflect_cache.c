@@ -70,13 +70,16 @@ static int load_cached(PyObject *self, ffk_object *h, const ffkpy_cache_slot *s)
   return 0;
 }
 
-int ffkpy_reflect_fill(PyObject *self) {
-  const ffkpy_field_cache *c = ffkpy_reflect__cache_of(Py_TYPE(self));
+/* ffkpy_reflect_fill; `unwrapped`: the caller knows that the handle has no wrapper, and
+   the wrapper's field_cache, when set, is its class's (a spare's, object.c). */
+static int fill(PyObject *self, int unwrapped) {
+  const ffkpy_field_cache *c = ((ffkpy_Object *)self)->field_cache;
+  if (!unwrapped || c == NULL) c = ffkpy_reflect__cache_of(Py_TYPE(self));
   ffk_object *h = ((ffkpy_Object *)self)->obj;
   if (c != NULL) ((ffkpy_Object *)self)->field_cache = c; /* for ffkpy_reflect_clear */
   if (c == NULL || h == NULL) return 0;
   if (c->tracked) {
-    PyObject *other = ffkpy_identity_find(h);
+    PyObject *other = unwrapped ? NULL : ffkpy_identity_find(h);
     if (other != NULL && other != self) {
       PyErr_Format(PyExc_TypeError, "this `%s` object already has a Python wrapper (a %s); a py_class object "
                    "has one wrapper, so no second one can take its handle", ffk_type_key(h->type_index),
@@ -88,6 +91,14 @@ int ffkpy_reflect_fill(PyObject *self) {
   for (Py_ssize_t i = 0; i < c->n; ++i)
     if (load_cached(self, h, &c->slots[i]) != 0) return -1;
   return 0;
+}
+
+int ffkpy_reflect_fill(PyObject *self) { return fill(self, 0); }
+
+int ffkpy_reflect__fill_unwrapped(PyObject *self) { return fill(self, 1); }
+
+int ffkpy_reflect__plain_layout(PyTypeObject *type, const void *cache) {
+  return type->tp_basicsize == ((const ffkpy_field_cache *)cache)->end && type->tp_itemsize == 0;
 }
 
 void ffkpy_reflect_clear(PyObject *self) {
@@ -256,6 +267,7 @@ int ffkpy_reflect__add_cache(PyTypeObject *cls, PyObject *dict, int32_t index, i
   }
   /* From here on the class's instances are larger; no instance or subclass exists yet. */
   if (nfresh > 0) cls->tp_basicsize = at + nfresh * (Py_ssize_t)sizeof(PyObject *);
+  c->end = nfresh > 0 ? cls->tp_basicsize : base != NULL ? base->end : (Py_ssize_t)sizeof(ffkpy_Object);
   int rc = PyObject_SetAttr((PyObject *)cls, g_str_cache, cap);
   Py_DECREF(cap);
   if (rc == 0 && nfresh > 0 && (base == NULL || base->n == 0)) rc = install_setattro(cls, dict);

@@ -51,6 +51,7 @@ typedef struct {
    keep pointers into the PyMemberDefs, and a descriptor may outlive its class. */
 typedef struct {
   int tracked; /* a py_class: writable fields cached too, one wrapper per object */
+  Py_ssize_t end; /* where the last slot ends: the basic size of a class that adds no slot of its own */
   Py_ssize_t n;
   ffkpy_cache_slot slots[];
 } ffkpy_field_cache;

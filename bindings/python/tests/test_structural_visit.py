@@ -354,3 +354,90 @@ def test_type_hooks_replace_descent_and_rebuild(program):
                                         [2, 3, 1, 4, 5, 6]]
     assert cases["mutate hook map pre"] == "test_sv.Add(a=1, b=2)"
     assert cases["mutate hook default_mutate"] == "test_sv.Swap(a=2, b=1)"
+
+
+# ---- The wrappers a walk hands to callbacks (object.c's spare) ---------------------------
+
+
+def _walk_tree(key: str, extra: dict | None = None):
+    """A py_class node class (its body plus `extra`) and a 3-node tree of it."""
+    from ffikit.dataclasses import py_class
+
+    body = {"__annotations__": {"value": int, "kids": ffikit.Array}, **(extra or {})}
+    node = py_class(key)(type("WNode", (ffikit.Object,), body))
+    tree = node(1, ffikit.Array([node(2, ffikit.Array([])), node(3, ffikit.Array([]))]))
+    return node, tree
+
+
+def test_walk_wrappers_keep_identity_values_and_writes():
+    import weakref
+
+    node, tree = _walk_tree("test_sv.WNode")
+    kept: list = []
+    ffikit.structural_walk(tree, (node, kept.append))
+    assert [n.value for n in kept] == [2, 3, 1]
+    assert kept[0] is tree.kids[0] and kept[2] is tree  # one wrapper per object, kept or read later
+    del kept
+    # Wrappers the callbacks drop may be reused for the next node: each still shows its own
+    # node, is dead for weak references afterwards, and writes reach C.
+    values: list = []
+    ffikit.structural_walk(tree, (node, lambda n: values.append((n.value, id(n) == id(tree)))))
+    assert values == [(2, False), (3, False), (1, True)]
+    refs: list = []
+
+    def keep_weakly(n):
+        refs.append(weakref.ref(n))
+
+    ffikit.structural_walk(tree, (node, keep_weakly))
+    assert [r() is None for r in refs] == [True, True, False]  # the children's wrappers died; tree is held
+    first = tree.kids[0]
+
+    def bump(n):
+        n.value += 10
+
+    ffikit.structural_walk(tree, (node, bump))
+    assert (first.value, tree.kids[1].value, tree.value) == (12, 13, 11)
+    seen_ids: list = []
+    ffikit.structural_walk(tree, (node, lambda n: seen_ids.append((n.value, n is first, n is tree))))
+    assert seen_ids == [(12, True, False), (13, False, False), (11, False, True)]
+
+
+def test_walk_wrappers_of_classes_with_a_finalizer_are_not_reused_and_none_outlives_the_walk():
+    import gc
+    import sys
+
+    deleted: list = []
+    node, tree = _walk_tree("test_sv.WNodeDel", {"__del__": lambda self: deleted.append(1)})
+    gc.collect()
+    deleted.clear()  # the children's wrappers made while building
+    ffikit.structural_walk(tree, (node, lambda n: None))
+    gc.collect()
+    assert len(deleted) == 2  # the two children's wrappers (tree's own lives on)
+    # A wrapper kept for reuse (it holds its class) does not outlive the walk.
+    node2, tree2 = _walk_tree("test_sv.WNodeGone")
+    before = sys.getrefcount(node2)
+    ffikit.structural_walk(tree2, (node2, lambda n: None))
+    assert sys.getrefcount(node2) == before
+
+
+def test_walks_releasing_the_gil_on_threads_hand_out_correct_wrappers():
+    import threading
+
+    node, tree = _walk_tree("test_sv.WNodeThreads")
+    walk = ffikit.get_global_func("ffi.StructuralWalk")  # release_gil on: each callback takes the GIL
+    assert walk.release_gil
+    index = node.__tvm_ffi_type_info__.type_index
+    results: list = []
+
+    def run():
+        for _ in range(200):
+            seen: list = []
+            walk(tree, [(index, lambda n: seen.append(n.value))], [], 1)
+            results.append(seen)
+
+    threads = [threading.Thread(target=run) for _ in range(4)]
+    for t in threads:
+        t.start()
+    for t in threads:
+        t.join()
+    assert len(results) == 800 and all(r == [2, 3, 1] for r in results)
