@@ -179,35 +179,6 @@ static ffk_walk_step child_step(const ffk_walk_step *parent, int32_t kind) {
   return s;
 }
 
-ffk_object *ffk_walk_step_path(const ffk_walk_step *step) {
-  if (step == NULL) {
-    ffk_error_set(FFK_ERR_VALUE, "ffk_walk_step_path: the step is NULL");
-    return NULL;
-  }
-  int32_t n = 0;
-  for (const ffk_walk_step *s = step; s != NULL; s = s->parent) ++n;
-  const ffk_walk_step **chain = ffk_mem_alloc((size_t)n * sizeof *chain);
-  if (chain == NULL) return NULL;
-  int32_t i = n;
-  for (const ffk_walk_step *s = step; s != NULL; s = s->parent) chain[--i] = s;
-  ffk_object *path = ffk_access_path_root();
-  for (i = 0; path != NULL && i < n; ++i) {
-    const ffk_walk_step *s = chain[i];
-    ffk_any key;
-    switch (s->kind) {
-      case FFK_ACCESS_ATTR: key = ffk_any_raw_str(s->field); break;
-      case FFK_ACCESS_ARRAY_ITEM: key = ffk_any_int(s->index); break;
-      case FFK_ACCESS_MAP_ITEM: key = *s->key; break;
-      default: continue; /* the root, or a child a callback chose itself */
-    }
-    ffk_object *next = ffk_access_path_extend(path, s->kind, &key);
-    ffk_object_release(path);
-    path = next;
-  }
-  ffk_mem_free(chain);
-  return path;
-}
-
 /* ---- The visitor ------------------------------------------------------------------------ */
 
 /*
