@@ -24,6 +24,7 @@
 #include "structural_internal.h"
 
 #include <ffikit/structural_visit.h>
+#include <ffikit/unstable/reflect.h>
 
 #include <stddef.h>
 #include <string.h>
@@ -336,25 +337,15 @@ static int visit_mapping(ffk_visitor *v, ffk_object *o, const ffk_walk_step *whe
 
 /*
  * Field `f` of `o` (an instance of its owner type) as ffk_field_get gives it: an int, float
- * or bool field is one word read directly (ffikit/unstable/reflect.h promises the atomic
- * load that makes this what ffk_field_get reads), owning nothing; any other through
- * ffk_field_get (a new reference). 0, or -1 with the error.
+ * or bool field is one word read directly (ffk_field_peek_unchecked), owning nothing; any other
+ * through ffk_field_get (a new reference). 0, or -1 with the error.
  */
 static inline int read_field(const ffk_field_info *f, const ffk_object *o, ffk_any *out) {
-  const char *p = (const char *)o + f->offset;
   switch (f->storage) {
     case FFK_FIELD_STORAGE_INT:
-      *out = ffk_any_int(__atomic_load_n((const int64_t *)p, __ATOMIC_RELAXED));
-      return 0;
-    case FFK_FIELD_STORAGE_FLOAT: {
-      double d;
-      __atomic_load((const double *)p, &d, __ATOMIC_RELAXED);
-      *out = ffk_any_float(d);
-      return 0;
-    }
+    case FFK_FIELD_STORAGE_FLOAT:
     case FFK_FIELD_STORAGE_BOOL:
-      *out = ffk_any_bool(__atomic_load_n((const bool *)p, __ATOMIC_RELAXED));
-      return 0;
+      return ffk_field_peek_unchecked(f, o, out); /* a word: no read section needed */
     default:
       return ffk_field_get(f, o, out);
   }

@@ -64,7 +64,8 @@ FFK_API int ffk_field_peek(const ffk_field_info *field, const ffk_object *obj, f
  * ffk_field_peek without its checks, inline, for walks that read many fields of objects
  * whose types they have already checked (structural equality and hash): `obj` must be an
  * instance of the field's owner type (not NULL), `field` and `out` not NULL, and the
- * calling thread inside a read section. Reads as ffk_field_peek does: int/float/bool
+ * calling thread inside a read section (not needed for an int, float or bool field: "Direct
+ * reads" below). Reads as ffk_field_peek does: int/float/bool
  * fields as atomic words, object fields with the load the lock-free writers pair with
  * (0, *out borrowed, None for NULL); a writable field of ffk_any storage goes to
  * ffk_field_peek (1, *out a new reference). Breaking the preconditions is undefined.
