@@ -481,12 +481,35 @@ def call(t: Target, vals: Values):
     op = r.pick(4)
     if op == 0:
         return getattr(type(receiver) if receiver is None else receiver, t.attr)
+    if op in (1, 2) and isinstance(receiver, type):
+        return _class_attr_change(receiver, t.attr, op, args[0] if args else None)
     if op == 1:
         return setattr(receiver, t.attr, args[0] if args else None)
     if op == 2:
         return delattr(receiver, t.attr)
     descr = inspect.getattr_static(t.cls, t.attr)  # the descriptor with a receiver of any type
     return descr.__get__(receiver, t.cls) if hasattr(descr, "__get__") else descr
+
+
+def _class_attr_change(cls: type, attr: str, op: int, value) -> None:
+    """Sets (op 1) or deletes (op 2) a class's attribute, then puts the class back as it was:
+    a class outlives the input, so a change would reach every later input and keep what was
+    set alive for good (a leak the live-object check would blame on the input)."""
+    missing = object()
+    saved = cls.__dict__.get(attr, missing)
+    try:
+        if op == 1:
+            setattr(cls, attr, value)
+        else:
+            delattr(cls, attr)
+    finally:
+        try:
+            if saved is not missing:
+                setattr(cls, attr, saved)
+            elif attr in cls.__dict__:
+                delattr(cls, attr)
+        except ALLOWED:
+            pass  # a class that refused the change refuses putting back too: nothing changed
 
 
 def _receiver(cls, vals: Values):
