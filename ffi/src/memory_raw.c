@@ -10,15 +10,19 @@
  */
 #include "internal.h"
 
+#include <stdint.h>
 #include <stdlib.h>
 
+/* No block can be larger than PTRDIFF_MAX bytes (a difference of two pointers into it must
+   fit): such a size fails here, as malloc would, without asking malloc (valgrind reports a
+   size past it as a bad argument). */
 void *ffk_mem__raw_alloc(size_t size) {
-  if (ffk_debug__allocation_fails()) return NULL;
+  if (ffk_debug__allocation_fails() || size > PTRDIFF_MAX) return NULL;
   return malloc(size ? size : 1);
 }
 
 void *ffk_mem__raw_realloc(void *ptr, size_t size) {
-  if (ffk_debug__allocation_fails()) return NULL;
+  if (ffk_debug__allocation_fails() || size > PTRDIFF_MAX) return NULL;
   return realloc(ptr, size ? size : 1);
 }
 

@@ -99,6 +99,11 @@ TEST_F(Tensor, CreationErrorsNameTheValues) {
   int64_t bytes_overflow[1] = {INT64_C(1) << 61};  // 2^61 elements fit; 2^63 bytes do not
   EXPECT_EQ(ffk_tensor_zeros(1, bytes_overflow, kF32, kCpu), nullptr);
   EXPECT_EQ(FetchError(), "ValueError: zeros: shape [2305843009213693952] of float32 has more bytes than fit in 64 bits");
+  // 2^63 - 4 bytes fit in 64 bits, but no block is larger than PTRDIFF_MAX: a MemoryError,
+  // without malloc being asked for it (valgrind calls such a size a bad argument).
+  int64_t past_ptrdiff[1] = {(INT64_C(1) << 61) - 1};
+  EXPECT_EQ(ffk_tensor_zeros(1, past_ptrdiff, kF32, kCpu), nullptr);
+  EXPECT_EQ(FetchError().rfind("MemoryError: ", 0), 0u);
   EXPECT_EQ(ffk_tensor_empty(2, nullptr, kF32, kCpu), nullptr);
   EXPECT_EQ(FetchError(), "ValueError: empty: the shape of a 2-d tensor is NULL");
   int64_t negative_and_bad_dtype[1] = {-1};  // the shape is checked first
