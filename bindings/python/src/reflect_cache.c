@@ -60,11 +60,19 @@ const ffkpy_field_cache *ffkpy_reflect__cache_of(PyTypeObject *type) {
 }
 
 /* Loads slot `s` of wrapper `self` from C. 0, or -1 with a Python exception (the slot
-   keeps its old value). */
+   keeps its old value). A cached field is an int, float or bool word (cacheable): read
+   with ffk_field_peek_unchecked when h is of the field's own type, which is every fill
+   of a wrapper of that type's class; through ffk_field_get, which checks, otherwise. */
 static int load_cached(PyObject *self, ffk_object *h, const ffkpy_cache_slot *s) {
   ffk_any v;
-  if (ffk_field_get(s->field, h, &v) != 0) return ffkpy_raise_from_ffk_int();
-  PyObject *value = ffkpy_from_any_steal(&v);
+  if (h->type_index == s->field->owner_index) {
+    ffk_field_peek_unchecked(s->field, h, &v);
+  } else if (ffk_field_get(s->field, h, &v) != 0) {
+    return ffkpy_raise_from_ffk_int();
+  }
+  PyObject *value = v.type_index == FFK_TYPE_INT     ? PyLong_FromLongLong(v.v_int)
+                    : v.type_index == FFK_TYPE_FLOAT ? PyFloat_FromDouble(v.v_float)
+                                                     : ffkpy_from_any_steal(&v);
   if (value == NULL) return -1;
   Py_XSETREF(*(PyObject **)((char *)self + s->offset), value);
   return 0;
