@@ -314,6 +314,23 @@ void ffkpy_wrapper_drop(PyObject *o, const ffk_any *from);
 /* Frees the spare wrapper, if any (after a call from Python into C). Needs the GIL. */
 void ffkpy_wrapper_spare_flush(void);
 
+/* A callback argument's wrapper with a lent handle (object.c): `lent`, the caller's record
+ * (on its stack, unused before), names the one wrapper made that way. ffkpy_wrap_lent
+ * wraps obj (borrowed; the caller keeps it alive until ffkpy_wrapper_drop_lent): the spare,
+ * its handle lent and *lent filled, when the spare fits; else as ffkpy_wrap_steal does,
+ * with a reference of its own. New reference or NULL. ffkpy_wrapper_drop_lent ends the
+ * call for the wrapper o that *lent names (it releases the caller's reference to o);
+ * after a failed ffkpy_wrap_lent it is not called. ffkpy_wrapper_own, before a wrapper's
+ * handle is released or replaced: takes a reference for a lent handle. All under the GIL. */
+typedef struct ffkpy_lent {
+  PyObject *wrapper;
+  ffk_object *obj;
+  struct ffkpy_lent *outer;
+} ffkpy_lent;
+PyObject *ffkpy_wrap_lent(ffk_object *obj, ffkpy_lent *lent);
+void ffkpy_wrapper_drop_lent(PyObject *o, ffkpy_lent *lent);
+void ffkpy_wrapper_own(PyObject *self);
+
 /* Whether the running thread holds the GIL (its thread state is the attached one), with no
  * PyGILState round trip: one thread-local read. Before 3.13 the attached thread state may
  * be another thread's (the GIL holder's, a global): compared by address with this thread's,

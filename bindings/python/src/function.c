@@ -35,13 +35,19 @@ static int call_python_with(PyObject *callable, PyObject *cap, const ffk_any *ar
   PyObject *stack[9];
   PyObject **argv = nargs <= 8 ? stack : PyMem_Malloc(sizeof(PyObject *) * (size_t)(nargs + 1));
   int rc = -1;
-  int32_t i = 0;
+  int32_t i = 0, lent_at = -1;
+  ffkpy_lent lent;
   if (argv == NULL) {
     PyErr_NoMemory();
     goto done;
   }
   for (; i < nargs; ++i) {
-    if (api == NULL) {
+    if (api == NULL && lent_at < 0 && ffk_any_is_object(&args[i]) && args[i].v_obj != NULL &&
+        args[i].v_obj->type_index >= FFK_TYPE_STATIC_END && ffkpy_opaque_object(args[i].v_obj) == NULL) {
+      lent.wrapper = NULL; /* a registered type's object: maybe the spare, its handle lent (object.c) */
+      argv[i + 1] = ffkpy_wrap_lent(args[i].v_obj, &lent);
+      if (lent.wrapper != NULL && lent.wrapper == argv[i + 1]) lent_at = i;
+    } else if (api == NULL) {
       argv[i + 1] = ffkpy_from_any(&args[i]);
     } else {
       ffk_any owned;
@@ -63,7 +69,8 @@ done:
   /* A wrapper the callback did not keep becomes the spare that the next call's wrapper
      reuses (object.c). The exchange path's arguments own other references: dropped plainly. */
   while (i-- > 0) {
-    if (api == NULL) ffkpy_wrapper_drop(argv[i + 1], &args[i]);
+    if (i == lent_at) ffkpy_wrapper_drop_lent(argv[i + 1], &lent);
+    else if (api == NULL) ffkpy_wrapper_drop(argv[i + 1], &args[i]);
     else Py_DECREF(argv[i + 1]);
   }
   if (argv != stack) PyMem_Free(argv);

@@ -173,25 +173,28 @@ typedef struct {
 
 static id_entry *g_ids;
 static size_t g_ids_cap, g_ids_used, g_ids_live; /* used counts removed entries too */
-static uint32_t g_id_maybe[ID_MAYBE];           /* atomic access */
 /*
- * Orders a wrapper's registration against a field write on another thread (a Dekker
- * pair): the registering thread bumps g_id_maybe, then does a seq_cst RMW on g_id_order,
- * then reads the fields; the writing thread stores the field, does the same RMW, then
- * reads g_id_maybe. RMWs on one word are totally ordered and each reads the one before
- * it, so whichever comes second synchronizes with the first: either the registering
- * thread reads the new field value, or the writer sees the count and reloads the slot.
- * (An RMW rather than a fence, which ThreadSanitizer does not model.)
+ * Per hash bucket, how many entries of the map fall in it: atomic words that only the
+ * GIL holder changes, and that a field writer on any thread reads with a seq_cst RMW
+ * (ffkpy_identity_maybe). They also order a wrapper's registration against such a write
+ * (a Dekker pair on the bucket's word): the registering thread raises the count with a
+ * seq_cst RMW, then reads the fields; the writing thread stores the field, then does its
+ * seq_cst RMW on the same word. RMWs on one word are totally ordered and each reads the
+ * one before it, so whichever comes second synchronizes with the first: either the
+ * registering thread reads the new field value, or the writer sees the count and reloads
+ * the slot. A removal lowers the count with a plain release store (an RMW cannot lose
+ * it): a writer that still sees the old count only reloads a slot it did not need to.
+ * (RMWs rather than fences, which ThreadSanitizer does not model; one locked instruction
+ * per registration and none per removal, where a shared order word took three.)
  */
-static uint32_t g_id_order;
+static uint32_t g_id_maybe[ID_MAYBE];
 
 static inline size_t id_hash(const ffk_object *obj) {
   return (size_t)(((uintptr_t)obj >> 4) * UINT64_C(0x9E3779B97F4A7C15) >> 24);
 }
 
 int ffkpy_identity_maybe(const ffk_object *obj) {
-  __atomic_fetch_add(&g_id_order, 0, __ATOMIC_SEQ_CST); /* pairs with ffkpy_identity_add (g_id_order) */
-  return __atomic_load_n(&g_id_maybe[id_hash(obj) & (ID_MAYBE - 1)], __ATOMIC_SEQ_CST) != 0;
+  return __atomic_fetch_add(&g_id_maybe[id_hash(obj) & (ID_MAYBE - 1)], 0, __ATOMIC_SEQ_CST) != 0; /* g_id_maybe */
 }
 
 PyObject *ffkpy_identity_find(const ffk_object *obj) {
@@ -232,8 +235,7 @@ int ffkpy_identity_add(ffk_object *obj, PyObject *wrapper) {
   if (g_ids[i].key == NULL) ++g_ids_used;
   g_ids[i] = (id_entry){obj, wrapper};
   ++g_ids_live;
-  __atomic_add_fetch(&g_id_maybe[id_hash(obj) & (ID_MAYBE - 1)], 1, __ATOMIC_SEQ_CST);
-  __atomic_fetch_add(&g_id_order, 0, __ATOMIC_SEQ_CST); /* before the caller reads the fields (g_id_order) */
+  __atomic_add_fetch(&g_id_maybe[id_hash(obj) & (ID_MAYBE - 1)], 1, __ATOMIC_SEQ_CST); /* before the caller reads the fields */
   return 0;
 }
 
@@ -254,7 +256,8 @@ void ffkpy_identity_remove(const ffk_object *obj, PyObject *wrapper) {
       }
     }
     --g_ids_live;
-    __atomic_sub_fetch(&g_id_maybe[id_hash(obj) & (ID_MAYBE - 1)], 1, __ATOMIC_SEQ_CST);
+    uint32_t *count = &g_id_maybe[id_hash(obj) & (ID_MAYBE - 1)];
+    __atomic_store_n(count, __atomic_load_n(count, __ATOMIC_RELAXED) - 1, __ATOMIC_RELEASE);
     return;
   }
 }
@@ -300,6 +303,15 @@ static PyObject *wrap_untracked(PyTypeObject *tp, ffk_object *obj) {
 static PyObject *g_spare;
 #endif
 
+/* Whether wrapper `o`, which nothing else holds, can be the spare (see above). */
+static int spare_fits(PyObject *o) {
+  ffkpy_Object *w = (ffkpy_Object *)o;
+  PyTypeObject *tp = Py_TYPE(o);
+  return w->obj != NULL && w->field_cache != NULL && w->weakreflist == NULL && w->dlpack_api == NULL &&
+         (tp->tp_flags & Py_TPFLAGS_HEAPTYPE) && tp->tp_dictoffset == 0 && tp->tp_finalize == NULL &&
+         tp->tp_del == NULL && ffkpy_up.reflect_plain_layout(tp, w->field_cache);
+}
+
 void ffkpy_wrapper_drop(PyObject *o, const ffk_any *from) {
 #ifndef Py_GIL_DISABLED
   /* What ffkpy_from_any made of a registered type's object (not an Opaque's Python object)
@@ -307,10 +319,7 @@ void ffkpy_wrapper_drop(PyObject *o, const ffk_any *from) {
   if (g_spare == NULL && Py_REFCNT(o) == 1 && ffk_any_is_object(from) && from->v_obj != NULL &&
       from->v_obj->type_index >= FFK_TYPE_STATIC_END && ffkpy_opaque_object(from->v_obj) == NULL) {
     ffkpy_Object *w = (ffkpy_Object *)o;
-    PyTypeObject *tp = Py_TYPE(o);
-    if (w->obj != NULL && w->field_cache != NULL && w->weakreflist == NULL && w->dlpack_api == NULL &&
-        (tp->tp_flags & Py_TPFLAGS_HEAPTYPE) && tp->tp_dictoffset == 0 && tp->tp_finalize == NULL &&
-        tp->tp_del == NULL && ffkpy_up.reflect_plain_layout(tp, w->field_cache)) {
+    if (spare_fits(o)) {
       ffk_object *obj = w->obj;
       ffkpy_up.reflect_clear(o); /* the slots and the identity map entry, before the release */
       w->obj = NULL; /* field_cache stays: the class's, which the reuse's fill takes as is */
@@ -348,6 +357,78 @@ static ffkpy_Object *take_spare(PyTypeObject *tp, ffk_object *obj) {
   (void)tp, (void)obj;
   return NULL;
 #endif
+}
+
+/* ---- A lent handle for a callback's argument -------------------------------------------- */
+
+/*
+ * A callback's arguments are borrowed from its caller for the call (the packed-call rule),
+ * so a wrapper that the spare becomes for one of them can borrow its handle too: no
+ * reference taken before the call and none released after it, which were two of a walk's
+ * atomic count updates per node. The record `lent` (the caller's, on its stack) names the
+ * one wrapper so made, innermost call first in g_lent; after the call
+ * ffkpy_wrapper_drop_lent makes it the spare again, or, when the callback kept it, takes
+ * the reference it then needs. Code that releases or replaces a wrapper's handle before
+ * (a second __init__, a dealloc) first calls ffkpy_wrapper_own, which takes the reference
+ * and strikes the record. Guarded by the GIL, as the spare is.
+ */
+#ifndef Py_GIL_DISABLED
+static ffkpy_lent *g_lent;
+#endif
+
+void ffkpy_wrapper_own(PyObject *self) {
+#ifndef Py_GIL_DISABLED
+  for (ffkpy_lent *l = g_lent; l != NULL; l = l->outer) {
+    if (l->wrapper != self) continue;
+    ffk_object_retain(l->obj);
+    l->wrapper = NULL;
+    return;
+  }
+#endif
+  (void)self;
+}
+
+PyObject *ffkpy_wrap_lent(ffk_object *obj, ffkpy_lent *lent) {
+#ifndef Py_GIL_DISABLED
+  if (g_spare != NULL && obj->type_index >= FFK_TYPE_STATIC_END) {
+    PyObject *cls = ffkpy_class_for(obj->type_index);
+    if (cls == NULL) return NULL;
+    PyObject *existing = g_ids_live != 0 ? ffkpy_identity_find(obj) : NULL;
+    if (existing != NULL) return Py_NewRef(existing); /* holds its own reference */
+    ffkpy_Object *self = take_spare((PyTypeObject *)cls, obj);
+    if (self != NULL) {
+      *lent = (ffkpy_lent){(PyObject *)self, obj, g_lent};
+      g_lent = lent;
+      if (ffkpy_up.reflect_fill_unwrapped((PyObject *)self) != 0) {
+        ffkpy_wrapper_drop_lent((PyObject *)self, lent); /* not a spare: its count is raised */
+        return NULL;
+      }
+      return (PyObject *)self;
+    }
+  }
+#endif
+  ffk_object_retain(obj);
+  return ffkpy_wrap_steal(obj);
+}
+
+void ffkpy_wrapper_drop_lent(PyObject *o, ffkpy_lent *lent) {
+#ifndef Py_GIL_DISABLED
+  g_lent = lent->outer;
+  if (lent->wrapper == o) { /* still lent: the spare again, or owned from now on */
+    ffkpy_Object *w = (ffkpy_Object *)o;
+    if (g_spare == NULL && Py_REFCNT(o) == 1 && spare_fits(o)) {
+      ffkpy_up.reflect_clear(o);
+      w->obj = NULL;
+      PyObject_GC_UnTrack(o);
+      g_spare = o;
+      return;
+    }
+    ffk_object_retain(lent->obj);
+  }
+#else
+  (void)lent;
+#endif
+  Py_DECREF(o);
 }
 
 PyObject *ffkpy_wrap_steal(ffk_object *obj) {
@@ -444,6 +525,9 @@ static void object_dealloc(PyObject *self) {
   ffk_object *obj = o->obj;
   if ((Py_TYPE(self)->tp_flags & Py_TPFLAGS_HEAPTYPE) && (obj == NULL || obj->type_index >= FFK_TYPE_STATIC_END))
     ffkpy_up.reflect_clear(self); /* the field slots and the identity map entry, before the release */
+#ifndef Py_GIL_DISABLED
+  if (g_lent != NULL) ffkpy_wrapper_own(self); /* a lent handle (never while its call runs: its caller holds it) */
+#endif
   o->obj = NULL;
   /* Releasing may run deleters (a Python callable's, an Opaque's) that take the GIL: we hold it. */
   ffk_object_release(obj);

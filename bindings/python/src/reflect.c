@@ -44,7 +44,7 @@
  *    told, so that of two racing writers the last reload sees the last write; a reader
  *    (under the GIL) sees a whole old or new Python value. The wrapper registers itself
  *    before reading its fields and a writer stores before it checks for a wrapper, each
- *    with a seq_cst RMW on one shared word between (a Dekker pair; object.c, g_id_order):
+ *    with seq_cst operations on one shared word between (a Dekker pair; object.c, g_id_maybe):
  *    a write racing a wrapper's creation is either
  *    read by the fill or reloaded by the hook. py_class fields are laid out by ffikit and
  *    reached only through the field API, which is what makes the hook see every write;
@@ -266,6 +266,7 @@ static PyObject *finish_wrap(PyObject *owner, ffk_any *result, const struct DLPa
 static PyObject *finish_init(PyObject *self, ffk_any *result, const struct DLPackExchangeAPI *api) {
   (void)api;
   ffk_object *old = ((ffkpy_Object *)self)->obj;
+  if (old != NULL) ffkpy_wrapper_own(self); /* a callback's argument may have a lent handle */
   if (old != NULL) ffkpy_identity_remove(old, self);
   ((ffkpy_Object *)self)->obj = result->v_obj;
   ffk_object_release(old);

@@ -420,6 +420,50 @@ def test_walk_wrappers_of_classes_with_a_finalizer_are_not_reused_and_none_outli
     assert sys.getrefcount(node2) == before
 
 
+def test_walk_wrappers_with_a_lent_handle_survive_what_a_callback_does_to_them():
+    """The spare handed to a callback borrows its node's handle from the walk (object.c,
+    "A lent handle"): written, kept, weakly referenced or walked again inside the
+    callback, each wrapper shows its own node afterwards and holds it alive; the leak
+    check (conftest) catches a reference taken twice, a crash one released twice."""
+    import gc
+    import weakref
+
+    node, _ = _walk_tree("test_sv.WNodeLent")
+    tree = node(1, ffikit.Array([node(v, ffikit.Array([])) for v in (2, 3, 4, 5, 6)]))
+    kept: list = []
+    refs: list = []
+    inner: list = []
+
+    def each(n):  # 2 and 4 are dropped (the spare next), 3 and 5 and 6 get it
+        if n.value == 3:  # written through the lent wrapper, kept
+            n.value = 30
+            kept.append(n)
+        elif n.value == 5:  # walked again inside the callback, weakly referenced, kept
+            ffikit.structural_walk(n, (node, lambda m: inner.append(m.value)))
+            refs.append(weakref.ref(n))
+            kept.append(n)
+        elif n.value == 6:  # weakly referenced only
+            refs.append(weakref.ref(n))
+
+    ffikit.structural_walk(tree, (node, each))
+    assert [k.value for k in kept] == [30, 5] and inner == [5]
+    assert kept[0] is tree.kids[1] and kept[1] is tree.kids[3] and tree.kids[1].value == 30
+    assert [r() is None for r in refs] == [False, True]
+    del kept
+    gc.collect()
+    assert refs[0]() is None
+
+    def fail(n):
+        raise ValueError(f"node {n.value}")
+
+    with pytest.raises(ValueError, match="node 2"):
+        ffikit.structural_walk(tree, (node, fail))
+    # Writes through every wrapper handed to a callback and dropped, lent or not.
+    for _ in range(3):
+        ffikit.structural_walk(tree, (node, lambda n: setattr(n, "value", n.value + 1)))
+    assert [k.value for k in tree.kids] == [5, 33, 7, 8, 9] and tree.value == 4
+
+
 def test_walks_releasing_the_gil_on_threads_hand_out_correct_wrappers():
     import threading
 
