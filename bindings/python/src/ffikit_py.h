@@ -311,8 +311,17 @@ int ffkpy_reflect__plain_layout(PyTypeObject *type, const void *cache);
  * the next ffkpy_wrap_steal of its class reuses (object.c); else Py_DECREF. Needs the GIL. */
 void ffkpy_wrapper_drop(PyObject *o, const ffk_any *from);
 
-/* Frees the spare wrapper, if any (after a call from Python into C). Needs the GIL. */
-void ffkpy_wrapper_spare_flush(void);
+/* Frees the spare wrapper, if any (after a call from Python into C). Needs the GIL. Inline:
+ * every Function call from Python asks, and there is seldom a spare. */
+void ffkpy_wrapper__spare_free(void);
+#ifndef Py_GIL_DISABLED
+extern PyObject *ffkpy_spare; /* object.c's spare wrapper, or NULL */
+static inline void ffkpy_wrapper_spare_flush(void) {
+  if (ffkpy_spare != NULL) ffkpy_wrapper__spare_free();
+}
+#else
+static inline void ffkpy_wrapper_spare_flush(void) {}
+#endif
 
 /* A callback argument's wrapper with a lent handle (object.c): `lent`, the caller's record
  * (on its stack, unused before), names the one wrapper made that way. ffkpy_wrap_lent

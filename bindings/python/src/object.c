@@ -300,7 +300,7 @@ static PyObject *wrap_untracked(PyTypeObject *tp, ffk_object *obj) {
  * build, where a count of 1 proves nothing.
  */
 #ifndef Py_GIL_DISABLED
-static PyObject *g_spare;
+PyObject *ffkpy_spare; /* read inline by ffkpy_wrapper_spare_flush (ffikit_py.h) */
 #endif
 
 /* Whether wrapper `o`, which nothing else holds, can be the spare (see above). */
@@ -316,7 +316,7 @@ void ffkpy_wrapper_drop(PyObject *o, const ffk_any *from) {
 #ifndef Py_GIL_DISABLED
   /* What ffkpy_from_any made of a registered type's object (not an Opaque's Python object)
      is a wrapper, an ffkpy_Object. */
-  if (g_spare == NULL && Py_REFCNT(o) == 1 && ffk_any_is_object(from) && from->v_obj != NULL &&
+  if (ffkpy_spare == NULL && Py_REFCNT(o) == 1 && ffk_any_is_object(from) && from->v_obj != NULL &&
       from->v_obj->type_index >= FFK_TYPE_STATIC_END && ffkpy_opaque_object(from->v_obj) == NULL) {
     ffkpy_Object *w = (ffkpy_Object *)o;
     if (spare_fits(o)) {
@@ -324,7 +324,7 @@ void ffkpy_wrapper_drop(PyObject *o, const ffk_any *from) {
       ffkpy_up.reflect_clear(o); /* the slots and the identity map entry, before the release */
       w->obj = NULL; /* field_cache stays: the class's, which the reuse's fill takes as is */
       PyObject_GC_UnTrack(o);
-      g_spare = o;
+      ffkpy_spare = o;
       ffk_object_release(obj); /* deleters may run Python: the spare is already out of reach */
       return;
     }
@@ -334,11 +334,11 @@ void ffkpy_wrapper_drop(PyObject *o, const ffk_any *from) {
   Py_DECREF(o);
 }
 
-void ffkpy_wrapper_spare_flush(void) {
+void ffkpy_wrapper__spare_free(void) {
 #ifndef Py_GIL_DISABLED
-  PyObject *o = g_spare;
+  PyObject *o = ffkpy_spare;
   if (o == NULL) return;
-  g_spare = NULL;
+  ffkpy_spare = NULL;
   Py_DECREF(o); /* a handle-less wrapper: its dealloc releases nothing */
 #endif
 }
@@ -347,9 +347,9 @@ void ffkpy_wrapper_spare_flush(void) {
    NULL when there is none of that class. */
 static ffkpy_Object *take_spare(PyTypeObject *tp, ffk_object *obj) {
 #ifndef Py_GIL_DISABLED
-  if (g_spare == NULL || Py_TYPE(g_spare) != tp) return NULL;
-  ffkpy_Object *self = (ffkpy_Object *)g_spare;
-  g_spare = NULL;
+  if (ffkpy_spare == NULL || Py_TYPE(ffkpy_spare) != tp) return NULL;
+  ffkpy_Object *self = (ffkpy_Object *)ffkpy_spare;
+  ffkpy_spare = NULL;
   self->obj = obj;
   PyObject_GC_Track(self);
   return self;
@@ -390,7 +390,7 @@ void ffkpy_wrapper_own(PyObject *self) {
 
 PyObject *ffkpy_wrap_lent(ffk_object *obj, ffkpy_lent *lent) {
 #ifndef Py_GIL_DISABLED
-  if (g_spare != NULL && obj->type_index >= FFK_TYPE_STATIC_END) {
+  if (ffkpy_spare != NULL && obj->type_index >= FFK_TYPE_STATIC_END) {
     PyObject *cls = ffkpy_class_for(obj->type_index);
     if (cls == NULL) return NULL;
     PyObject *existing = g_ids_live != 0 ? ffkpy_identity_find(obj) : NULL;
@@ -416,11 +416,11 @@ void ffkpy_wrapper_drop_lent(PyObject *o, ffkpy_lent *lent) {
   g_lent = lent->outer;
   if (lent->wrapper == o) { /* still lent: the spare again, or owned from now on */
     ffkpy_Object *w = (ffkpy_Object *)o;
-    if (g_spare == NULL && Py_REFCNT(o) == 1 && spare_fits(o)) {
+    if (ffkpy_spare == NULL && Py_REFCNT(o) == 1 && spare_fits(o)) {
       ffkpy_up.reflect_clear(o);
       w->obj = NULL;
       PyObject_GC_UnTrack(o);
-      g_spare = o;
+      ffkpy_spare = o;
       return;
     }
     ffk_object_retain(lent->obj);
