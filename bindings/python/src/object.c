@@ -413,7 +413,13 @@ PyObject *ffkpy_wrap_lent(ffk_object *obj, ffkpy_lent *lent) {
 
 void ffkpy_wrapper_drop_lent(PyObject *o, ffkpy_lent *lent) {
 #ifndef Py_GIL_DISABLED
-  g_lent = lent->outer;
+  /* Innermost first as a rule, but not always (a greenlet switching inside a callback):
+     unlinked wherever it is. */
+  for (ffkpy_lent **at = &g_lent; *at != NULL; at = &(*at)->outer) {
+    if (*at != lent) continue;
+    *at = lent->outer;
+    break;
+  }
   if (lent->wrapper == o) { /* still lent: the spare again, or owned from now on */
     ffkpy_Object *w = (ffkpy_Object *)o;
     if (ffkpy_spare == NULL && Py_REFCNT(o) == 1 && spare_fits(o)) {

@@ -464,6 +464,42 @@ def test_walk_wrappers_with_a_lent_handle_survive_what_a_callback_does_to_them()
     assert [k.value for k in tree.kids] == [5, 33, 7, 8, 9] and tree.value == 4
 
 
+def test_lent_wrappers_of_callbacks_on_threads_that_switch_inside_them():
+    """Callbacks on four threads give the GIL away while they hold a wrapper with a lent
+    handle (time.sleep), so the calls end in another order than they began (object.c
+    unlinks each record wherever it is); every third node is kept past its call."""
+    import threading
+    import time
+
+    node, _ = _walk_tree("test_sv.WNodeSwitch")
+    tree = node(1, ffikit.Array([node(v, ffikit.Array([])) for v in range(2, 12)]))
+    walk = ffikit.get_global_func("ffi.StructuralWalk")  # release_gil on: each callback takes the GIL
+    index = node.__tvm_ffi_type_info__.type_index
+    results: list = []
+
+    def run():
+        for _ in range(20):
+            seen: list = []
+            kept: list = []
+
+            def each(n):
+                time.sleep(0)
+                seen.append(n.value)
+                if n.value % 3 == 0:
+                    kept.append(n)
+
+            walk(tree, [(index, each)], [], 1)
+            results.append((seen, [k.value for k in kept]))
+
+    threads = [threading.Thread(target=run) for _ in range(4)]
+    for t in threads:
+        t.start()
+    for t in threads:
+        t.join()
+    want = (list(range(2, 12)) + [1], [3, 6, 9])
+    assert len(results) == 80 and all(r == want for r in results)
+
+
 def test_walks_releasing_the_gil_on_threads_hand_out_correct_wrappers():
     import threading
 
