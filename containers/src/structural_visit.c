@@ -13,8 +13,10 @@
  *    callbacks do (a callback that visits its own value again ends at the limit).
  *  - The nodes being descended into are kept on a path stack; a node met again while on
  *    it (a cycle) gets no descent the second time, so cycles end. A node on the path is
- *    alive: the root is held by the caller and each node below by its parent's snapshot
- *    or field value, held until the descent into it returns.
+ *    alive: the root is held by the caller and each node below by its parent's snapshot,
+ *    its container, or (the visitor's field reads are borrowed) the read section that the
+ *    traversal holds open from start to end, which keeps a field value replaced meanwhile
+ *    alive; the mutator's field values are owned until the descent into them returns.
  *  - A List or Dict is read through a snapshot (seq_open / map_open), never under its
  *    lock while a callback runs. A rebuilt List or Dict is a new one: the source is never
  *    changed, nor is any reflected object (a changed object is a shallow copy).
@@ -336,19 +338,16 @@ static int visit_mapping(ffk_visitor *v, ffk_object *o, const ffk_walk_step *whe
 }
 
 /*
- * Field `f` of `o` (an instance of its owner type) as ffk_field_get gives it: an int, float
- * or bool field is one word read directly (ffk_field_peek_unchecked), owning nothing; any other
- * through ffk_field_get (a new reference). 0, or -1 with the error.
+ * Field `f` of `o` (an instance of its owner type), read inside the traversal's read
+ * section (run_visitor) with ffk_field_peek_unchecked, as structural equality reads fields
+ * (structural_walk.h's read_field): borrowed (0), so a walk over a tree makes no
+ * reference-count traffic, and a value another thread or a callback replaces meanwhile
+ * stays alive until the section ends, so it stays alive while the walk is below it. Only a
+ * writable field of ffk_any storage (two words, read whole under its lock) comes back as a
+ * new reference (1: the caller releases it). -1 with ffk_field_peek's error.
  */
 static inline int read_field(const ffk_field_info *f, const ffk_object *o, ffk_any *out) {
-  switch (f->storage) {
-    case FFK_FIELD_STORAGE_INT:
-    case FFK_FIELD_STORAGE_FLOAT:
-    case FFK_FIELD_STORAGE_BOOL:
-      return ffk_field_peek_unchecked(f, o, out); /* a word: no read section needed */
-    default:
-      return ffk_field_get(f, o, out);
-  }
+  return ffk_field_peek_unchecked(f, o, out);
 }
 
 static int visit_fields(ffk_visitor *v, ffk_object *o, const visit_type *vt, const ffk_walk_step *where) {
@@ -375,7 +374,8 @@ static int visit_fields(ffk_visitor *v, ffk_object *o, const visit_type *vt, con
   for (int32_t i = 0; rc == 0 && i < n; ++i) {
     const ffk_field_info *f = fields[i];
     ffk_any value;
-    if (read_field(f, o, &value) != 0) {
+    int owned = read_field(f, o, &value);
+    if (owned < 0) {
       rc = -1;
       break;
     }
@@ -383,9 +383,9 @@ static int visit_fields(ffk_visitor *v, ffk_object *o, const visit_type *vt, con
     step.field = f->name;
     ffk_def_region_kind kind, previous = v->region;
     if (field_opens_region(f->flags, &kind)) region_enter(&v->region, kind);
-    rc = visit_value(v, &value, &step, ffk_any_is_object(&value) ? 1 : 0); /* ffk_field_get's reference */
+    rc = visit_value(v, &value, &step, owned && ffk_any_is_object(&value) ? 1 : 0); /* the read's reference, if any */
     v->region = previous;
-    if (ffk_any_is_object(&value)) ffk_any_release(&value); /* anything else owns nothing */
+    if (owned) ffk_any_release(&value);
   }
   if (n > 8) ffk_mem_free((void *)fields);
   v->region = outer;
@@ -468,9 +468,12 @@ static int visit_value(ffk_visitor *v, const ffk_any *value, const ffk_walk_step
 /* Runs `v` from `root`; *live (when not NULL) is `v` meanwhile, *interrupt (when not NULL) what stopped it. */
 static int run_visitor(ffk_visitor *v, const ffk_any *root, ffk_visitor **live, ffk_any *interrupt) {
   ffk_walk_step root_step = child_step(NULL, -1);
+  void *section = ffk_read_section_enter(); /* the fields read meanwhile are borrowed (read_field) */
+  int rc = section == NULL ? -1 : 0;
   if (live != NULL) *live = v;
-  int rc = visit_value(v, root, &root_step, -1);
+  if (rc == 0) rc = visit_value(v, root, &root_step, -1);
   if (live != NULL) *live = NULL;
+  ffk_read_section_exit(section);
   if (interrupt != NULL && rc == 1) {
     *interrupt = v->interrupt;
     v->interrupt = ffk_any_none();
@@ -520,7 +523,11 @@ int ffk_visitor_visit(ffk_visitor *visitor, const ffk_any *value) {
   if (visitor == NULL || value == NULL)
     return ffk_error_set(FFK_ERR_VALUE, "ffk_visitor_visit: visitor and value must not be NULL");
   ffk_walk_step step = child_step(visitor->where, -1);
-  return visit_value(visitor, value, &step, -1);
+  void *section = ffk_read_section_enter(); /* nested in the traversal's: see read_field */
+  if (section == NULL) return -1;
+  int rc = visit_value(visitor, value, &step, -1);
+  ffk_read_section_exit(section);
+  return rc;
 }
 
 int ffk_visitor_default_visit(ffk_visitor *visitor, const ffk_any *value) {
@@ -529,7 +536,11 @@ int ffk_visitor_default_visit(ffk_visitor *visitor, const ffk_any *value) {
   /* The children of the value whose callback runs sit below its step; another value's below a step of its own. */
   bool current = visitor->current != NULL && same_value(visitor->current, value);
   ffk_walk_step step = child_step(visitor->where, -1);
-  return default_visit(visitor, value, current ? visitor->where : &step, -1);
+  void *section = ffk_read_section_enter(); /* nested in the traversal's: see read_field */
+  if (section == NULL) return -1;
+  int rc = default_visit(visitor, value, current ? visitor->where : &step, -1);
+  ffk_read_section_exit(section);
+  return rc;
 }
 
 ffk_def_region_kind ffk_visitor_region(const ffk_visitor *visitor) {
