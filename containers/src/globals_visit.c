@@ -186,6 +186,14 @@ static int walk_cb(void *ctx, const ffk_any *value, const ffk_walk_step *where, 
   return out;
 }
 
+/* The walk's filter (ffk_walk_filter): an object type some entry matches. */
+static bool walk_wants(void *ctx, int32_t t) {
+  call_state *st = ctx;
+  ffk_any probe = ffk_any_none();
+  probe.type_index = t; /* find_entry looks at the type alone */
+  return find_entry(&st->callbacks, &probe) != NULL;
+}
+
 static int order_of(const char *api, const ffk_any *v, ffk_walk_order *order) {
   if (v->type_index != FFK_TYPE_INT || (v->v_int != FFK_WALK_PREORDER && v->v_int != FFK_WALK_POSTORDER))
     return ffk_error_set(FFK_ERR_VALUE, "%s: unknown walk order %s (0: pre-order, 1: post-order)", api,
@@ -202,7 +210,8 @@ static int structural_walk(void *self, const ffk_any *args, int32_t nargs, ffk_a
   int rc = order_of(st.api, &args[3], &order);
   if (rc == 0) rc = read_entries(st.api, &args[1], 2, false, &st.callbacks);
   if (rc == 0) rc = read_entries(st.api, &args[2], 2, true, &st.callbacks);
-  if (rc == 0) rc = ffk_containers__walk(&args[0], order, walk_cb, &st, &st.visitor, result);
+  ffk_walk_filter filter = {st.callbacks.plain_values, walk_wants}; /* walk_cb does nothing for the rest */
+  if (rc == 0) rc = ffk_containers__walk(&args[0], order, walk_cb, &st, &filter, &st.visitor, result);
   state_end(&st);
   return rc < 0 ? -1 : 0;
 }

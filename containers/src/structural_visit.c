@@ -199,9 +199,12 @@ typedef struct visit_type {
 } visit_type;
 
 #define VISIT_TYPES 8 /* direct-mapped by type index; a collision makes the entry again */
+#define WANT_TYPES 16 /* the walk filter's answers, direct-mapped by type index */
 
 struct ffk_visitor {
   ffk_walk_fn walk_fn;   /* a walk: called before or after the default descent */
+  const ffk_walk_filter *filter; /* a walk: the values walk_fn can act on (NULL: all) */
+  bool skip_plain;               /* filter && !filter->plain_values: leaves that are not objects need no visit */
   ffk_visit_fn visit_fn; /* a visit: owns the descent */
   ffk_walk_order order;
   void *ctx;
@@ -213,6 +216,11 @@ struct ffk_visitor {
   engine_handle *handle;      /* the ffi.StructuralVisitor hooks receive, made on first need */
   ffk_any interrupt;          /* the VisitInterrupt that stopped the visit (owned), or None */
   visit_type types[VISIT_TYPES];
+  int8_t static_wants[FFK_TYPE_STATIC_END]; /* with a filter: 1 or 0 per built-in type, -1 not asked yet */
+  struct {
+    int32_t type_plus1; /* 0: an empty slot */
+    bool wanted;        /* filter->object_wanted's answer for the type */
+  } wants[WANT_TYPES];  /* and for the registered types met last, direct-mapped */
 };
 
 /* Object type `t`'s hook named `name` (a Function, retained) into *hook, or NULL. 0, or -1 (TypeError). */
@@ -310,6 +318,19 @@ static int visit_by_hook(ffk_visitor *v, ffk_function *hook, const ffk_any *valu
 /* `held`: the references the walk itself holds on `value` (an owned field read: 1), or -1 when unknown (on_path_may). */
 static int visit_value(ffk_visitor *v, const ffk_any *value, const ffk_walk_step *where, int held);
 
+/*
+ * visit_value for a child, without the call for a value that has nothing to visit: None,
+ * or a value that is not an object (no children) which the walk's filter keeps from its
+ * callback. Below the depth limit only, so that such a leaf there still fails as before.
+ */
+static inline int visit_child(ffk_visitor *v, const ffk_any *value, const ffk_walk_step *where, int held) {
+  int32_t t = value->type_index;
+  if (t == FFK_TYPE_NONE) return 0;
+  if (t < FFK_TYPE_OBJECT_BEGIN && v->skip_plain && v->depth < FFK_STRUCTURAL_MAX_DEPTH)
+    return 0;
+  return visit_value(v, value, where, held);
+}
+
 static int visit_sequence(ffk_visitor *v, ffk_object *o, const ffk_walk_step *where) {
   seq_view s;
   if (seq_open(o, &s) != 0) return -1;
@@ -317,7 +338,7 @@ static int visit_sequence(ffk_visitor *v, ffk_object *o, const ffk_walk_step *wh
   for (int64_t i = 0; rc == 0 && i < s.size; ++i) {
     ffk_walk_step step = child_step(where, FFK_ACCESS_ARRAY_ITEM);
     step.index = i;
-    rc = visit_value(v, &s.data[i], &step, 0); /* borrowed from the container */
+    rc = visit_child(v, &s.data[i], &step, 0); /* borrowed from the container */
   }
   seq_close(&s);
   return rc;
@@ -331,7 +352,7 @@ static int visit_mapping(ffk_visitor *v, ffk_object *o, const ffk_walk_step *whe
   for (ffk_table_entry *e; rc == 0 && (e = ffk_table__next(m.table, &pos)) != NULL;) {
     ffk_walk_step step = child_step(where, FFK_ACCESS_MAP_ITEM);
     step.key = &e->key;
-    rc = visit_value(v, &e->value, &step, 0);
+    rc = visit_child(v, &e->value, &step, 0);
   }
   map_close(&m);
   return rc;
@@ -383,7 +404,7 @@ static int visit_fields(ffk_visitor *v, ffk_object *o, const visit_type *vt, con
     step.field = f->name;
     ffk_def_region_kind kind, previous = v->region;
     if (field_opens_region(f->flags, &kind)) region_enter(&v->region, kind);
-    rc = visit_value(v, &value, &step, owned && ffk_any_is_object(&value) ? 1 : 0); /* the read's reference, if any */
+    rc = visit_child(v, &value, &step, owned && ffk_any_is_object(&value) ? 1 : 0); /* the read's reference, if any */
     v->region = previous;
     if (owned) ffk_any_release(&value);
   }
@@ -431,7 +452,31 @@ static int default_visit(ffk_visitor *v, const ffk_any *value, const ffk_walk_st
   return rc;
 }
 
+/* The filter's answer for object type `t`, asked now and kept (wanted's slow path). */
+static FFK_NOINLINE bool wanted_slow(ffk_visitor *v, int32_t t) {
+  bool w = v->filter->object_wanted(v->ctx, t);
+  if (t < FFK_TYPE_STATIC_END) {
+    v->static_wants[t] = w;
+  } else {
+    size_t slot = (uint32_t)t % WANT_TYPES;
+    v->wants[slot].type_plus1 = t + 1;
+    v->wants[slot].wanted = w;
+  }
+  return w;
+}
+
+/* Whether the walk's callback may act on `value` (the filter's answer, kept per type). */
+static inline bool wanted(ffk_visitor *v, const ffk_any *value) {
+  if (v->filter == NULL) return true;
+  int32_t t = value->type_index;
+  if (t < FFK_TYPE_STATIC_END) return v->static_wants[t] >= 0 ? v->static_wants[t] : wanted_slow(v, t);
+  size_t slot = (uint32_t)t % WANT_TYPES;
+  return v->wants[slot].type_plus1 == t + 1 ? v->wants[slot].wanted : wanted_slow(v, t);
+}
+
+/* The walk's callback on `value`: 0 to go on, 1 when stopped, 2 to skip the children, -1 on error. */
 static int walk_callback(ffk_visitor *v, const ffk_any *value, const ffk_walk_step *where) {
+  if (!wanted(v, value)) return 0;
   int r = v->walk_fn(v->ctx, value, where, v->region);
   if (r < 0) return -1;
   return r == FFK_WALK_STOP ? 1 : r == FFK_WALK_SKIP ? 2 : 0;
@@ -485,8 +530,8 @@ static int run_visitor(ffk_visitor *v, const ffk_any *root, ffk_visitor **live, 
   return rc;
 }
 
-int ffk_containers__walk(const ffk_any *root, ffk_walk_order order, ffk_walk_fn fn, void *ctx, ffk_visitor **live,
-                         ffk_any *interrupt) {
+int ffk_containers__walk(const ffk_any *root, ffk_walk_order order, ffk_walk_fn fn, void *ctx,
+                         const ffk_walk_filter *filter, ffk_visitor **live, ffk_any *interrupt) {
   if (interrupt != NULL) *interrupt = ffk_any_none();
   if (root == NULL || fn == NULL)
     return ffk_error_set(FFK_ERR_VALUE, "ffk_structural_walk: root and fn must not be NULL");
@@ -495,13 +540,19 @@ int ffk_containers__walk(const ffk_any *root, ffk_walk_order order, ffk_walk_fn 
   ffk_visitor v;
   memset(&v, 0, sizeof v);
   v.walk_fn = fn;
+  v.filter = filter;
+  v.skip_plain = filter != NULL && !filter->plain_values;
+  if (filter != NULL) { /* values that are not objects: plain_values; the built-in object types: asked when met */
+    memset(v.static_wants, filter->plain_values ? 1 : 0, FFK_TYPE_OBJECT_BEGIN);
+    memset(v.static_wants + FFK_TYPE_OBJECT_BEGIN, -1, FFK_TYPE_STATIC_END - FFK_TYPE_OBJECT_BEGIN);
+  }
   v.order = order;
   v.ctx = ctx;
   return run_visitor(&v, root, live, interrupt);
 }
 
 int ffk_structural_walk(const ffk_any *root, ffk_walk_order order, ffk_walk_fn fn, void *ctx) {
-  return ffk_containers__walk(root, order, fn, ctx, NULL, NULL);
+  return ffk_containers__walk(root, order, fn, ctx, NULL, NULL, NULL);
 }
 
 int ffk_containers__visit(const ffk_any *root, ffk_visit_fn fn, void *ctx, ffk_any *interrupt) {

@@ -826,6 +826,34 @@ TEST_F(StructuralVisit, GlobalWalkDispatchesByTypeAndReturnsTheInterrupt) {
   EXPECT_TRUE(PendingError("TypeError", {"must return None, a WalkResult or a VisitInterrupt, got str"}));
 }
 
+TEST_F(StructuralVisit, GlobalWalkCallsAnEntryForEveryValueItMatchesAndNoOther) {
+  // The walk spares callbacks the values no entry matches: what runs must stay what
+  // tvm_ffi's matching gives (a str entry takes inline and heap strs; -1 takes all).
+  OwnedAny t(Add(Arr({I(1), S("s"), S("a longer string")}), Add(I(2), ffk_any_float(0.5))));
+  auto walk = [&](int32_t type, ffk_walk_order order) {
+    Strings seen;
+    Body cb = [&](const ffk_any* a, int32_t, ffk_any* out) {
+      seen.push_back(Label(&a[0]));
+      *out = ffk_any_none();
+      return 0;
+    };
+    OwnedAny r(CallGlobal("ffi.StructuralWalk", {Ref(t.v), Arr({Entry(type, Fn(&cb))}), Arr({}), I(order)}));
+    EXPECT_EQ(r.v.type_index, FFK_TYPE_NONE) << FetchError();
+    return seen;
+  };
+  for (ffk_walk_order order : {FFK_WALK_PREORDER, FFK_WALK_POSTORDER}) {
+    SCOPED_TRACE(order);
+    bool pre = order == FFK_WALK_PREORDER;
+    EXPECT_EQ(walk(AddType(), order), (Strings{"test.vis.Add", "test.vis.Add"}));
+    EXPECT_EQ(walk(FFK_TYPE_ARRAY, order), (Strings{"ffikit.Array"}));
+    EXPECT_EQ(walk(FFK_TYPE_STRING, order), (Strings{"s", "a longer string"}));
+    EXPECT_EQ(walk(FFK_TYPE_INT, order), (Strings{"1", "2"}));
+    EXPECT_EQ(walk(FFK_TYPE_OBJECT, order), pre ? (Strings{"test.vis.Add", "ffikit.Array", "a longer string", "test.vis.Add"})
+                                                : (Strings{"a longer string", "ffikit.Array", "test.vis.Add", "test.vis.Add"}));
+    EXPECT_EQ(walk(-1, order).size(), 8u);
+  }
+}
+
 TEST_F(StructuralVisit, GlobalMapAndMutateRewriteThroughFunctions) {
   OwnedAny inner(Add(S("s"), S("t")));
   OwnedAny t(Add(Arr({I(1), I(2)}), Ref(inner.v)));
