@@ -176,6 +176,7 @@ static int walk_cb(void *ctx, const ffk_any *value, const ffk_walk_step *where, 
   if (e == NULL) return FFK_WALK_ADVANCE;
   ffk_any args[2] = {*value, ffk_any_int(region)}, r;
   if (ffk_function_call(e->fn, args, e->with_region ? 2 : 1, &r) != 0) return -1;
+  if (r.type_index == FFK_TYPE_NONE) return FFK_WALK_ADVANCE; /* the usual result: nothing to release */
   int out = FFK_WALK_ADVANCE;
   if (ffk_containers__is_interrupt(&r)) out = ffk_containers__visitor_stop(st->visitor, &r) ? FFK_WALK_STOP : 0;
   else if (r.type_index == FFK_TYPE_INT) out = r.v_int == FFK_WALK_SKIP ? FFK_WALK_SKIP : FFK_WALK_ADVANCE;

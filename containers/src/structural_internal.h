@@ -28,6 +28,15 @@ static inline bool is_reflected(const ffk_any *v) {
 /* A value the walks look inside (a container or a reflected object). */
 static inline bool is_node(const ffk_any *v) { return is_container(v) || is_reflected(v); }
 
+/*
+ * ffk_object_use_count(o) inline, for the walks' per-node "may it be met again" tests:
+ * the strong count is the low 32 bits of the atomic refcount word (ffikit/object.h's ABI
+ * layout). A snapshot, as ffk_object_use_count's. `o` not NULL.
+ */
+static inline uint32_t use_count_of(const ffk_object *o) {
+  return (uint32_t)(__atomic_load_n(&o->refcount, __ATOMIC_RELAXED) & UINT32_MAX);
+}
+
 /* ---- Reading a container, through a snapshot for List and Dict. ------------------- */
 
 typedef struct seq_view {

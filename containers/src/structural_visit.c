@@ -124,16 +124,19 @@ static bool on_path(const path_stack *p, const ffk_object *o) {
   return false;
 }
 
-static int path_push(path_stack *p, const ffk_object *o) {
-  if (p->size == p->cap) {
-    int32_t cap = p->cap ? 2 * p->cap : 32;
-    const ffk_object **items = ffk_mem_alloc((size_t)cap * sizeof *items);
-    if (items == NULL) return -1;
-    if (p->size > 0) memcpy(items, p->items, (size_t)p->size * sizeof *items);
-    ffk_mem_free(p->items);
-    p->items = items;
-    p->cap = cap;
-  }
+static FFK_NOINLINE int path_grow(path_stack *p) {
+  int32_t cap = p->cap ? 2 * p->cap : 32;
+  const ffk_object **items = ffk_mem_alloc((size_t)cap * sizeof *items);
+  if (items == NULL) return -1;
+  if (p->size > 0) memcpy(items, p->items, (size_t)p->size * sizeof *items);
+  ffk_mem_free(p->items);
+  p->items = items;
+  p->cap = cap;
+  return 0;
+}
+
+static inline int path_push(path_stack *p, const ffk_object *o) {
+  if (p->size == p->cap && path_grow(p) != 0) return -1;
   p->items[p->size++] = o;
   return 0;
 }
@@ -177,7 +180,7 @@ static bool same_value(const ffk_any *a, const ffk_any *b) {
   return memcmp(a, b, sizeof(ffk_any)) == 0;
 }
 
-static ffk_walk_step child_step(const ffk_walk_step *parent, int32_t kind) {
+static inline ffk_walk_step child_step(const ffk_walk_step *parent, int32_t kind) {
   ffk_walk_step s = {parent, kind, parent ? parent->depth + 1 : 0, NULL, 0, NULL};
   return s;
 }
@@ -194,6 +197,7 @@ typedef struct visit_type {
   int32_t type; /* 0 (None, never an object's type): an empty slot */
   int32_t n;    /* compared fields (those without FFK_FIELD_COMPARE_OFF) */
   bool reflected;
+  bool regions; /* a compared field opens a definition region (field_opens_region) */
   const ffk_field_info **fields; /* n entries, owned */
   ffk_function *hook;            /* its __s_visit__ hook (retained), or NULL */
 } visit_type;
@@ -239,11 +243,10 @@ static int type_hook(int32_t t, const char *name, bool inherited, ffk_function *
   return 0;
 }
 
-/* What the visitor knows about object type `t`. NULL with an error. */
-static const visit_type *visit_type_of(ffk_visitor *v, int32_t t) {
+/* What the visitor knows about object type `t`, made into its slot (visit_type_of's slow path). NULL with an error. */
+static FFK_NOINLINE const visit_type *visit_type_make(ffk_visitor *v, int32_t t) {
   visit_type *slot = &v->types[(uint32_t)t % VISIT_TYPES];
-  if (slot->type == t) return slot;
-  visit_type made = {t, 0, ffk_type_is_reflected(t), NULL, NULL};
+  visit_type made = {t, 0, ffk_type_is_reflected(t), false, NULL, NULL};
   if (type_hook(t, FFK_ATTR_S_VISIT, true, &made.hook) != 0) return NULL;
   int32_t n = made.reflected && made.hook == NULL ? ffk_type_num_fields(t) : 0; /* a hook replaces the fields */
   if (n < 0 || (n > 0 && (made.fields = ffk_mem_alloc((size_t)n * sizeof *made.fields)) == NULL)) {
@@ -256,12 +259,20 @@ static const visit_type *visit_type_of(ffk_visitor *v, int32_t t) {
       ffk_mem_free(made.fields);
       return NULL;
     }
-    if (!(f->flags & FFK_FIELD_COMPARE_OFF)) made.fields[made.n++] = f;
+    if (f->flags & FFK_FIELD_COMPARE_OFF) continue;
+    made.fields[made.n++] = f;
+    if (f->flags & (FFK_FIELD_S_DEF | FFK_FIELD_S_DEF_SIMPLE)) made.regions = true;
   }
   ffk_mem_free(slot->fields);
   if (slot->hook != NULL) ffk_object_release((ffk_object *)slot->hook);
   *slot = made;
   return slot;
+}
+
+/* What the visitor knows about object type `t`. NULL with an error. */
+static inline const visit_type *visit_type_of(ffk_visitor *v, int32_t t) {
+  visit_type *slot = &v->types[(uint32_t)t % VISIT_TYPES];
+  return slot->type == t ? slot : visit_type_make(v, t);
 }
 
 static void visit_types_free(ffk_visitor *v) {
@@ -331,12 +342,12 @@ static inline int visit_child(ffk_visitor *v, const ffk_any *value, const ffk_wa
   return visit_value(v, value, where, held);
 }
 
-static int visit_sequence(ffk_visitor *v, ffk_object *o, const ffk_walk_step *where) {
+static inline __attribute__((always_inline)) int visit_sequence(ffk_visitor *v, ffk_object *o, const ffk_walk_step *where) {
   seq_view s;
   if (seq_open(o, &s) != 0) return -1;
   int rc = 0;
+  ffk_walk_step step = child_step(where, FFK_ACCESS_ARRAY_ITEM); /* one per element in turn: a step outlives no callback */
   for (int64_t i = 0; rc == 0 && i < s.size; ++i) {
-    ffk_walk_step step = child_step(where, FFK_ACCESS_ARRAY_ITEM);
     step.index = i;
     rc = visit_child(v, &s.data[i], &step, 0); /* borrowed from the container */
   }
@@ -344,13 +355,13 @@ static int visit_sequence(ffk_visitor *v, ffk_object *o, const ffk_walk_step *wh
   return rc;
 }
 
-static int visit_mapping(ffk_visitor *v, ffk_object *o, const ffk_walk_step *where) {
+static inline int visit_mapping(ffk_visitor *v, ffk_object *o, const ffk_walk_step *where) {
   map_view m;
   if (map_open(o, &m) != 0) return -1;
   int rc = 0;
   int64_t pos = 0;
+  ffk_walk_step step = child_step(where, FFK_ACCESS_MAP_ITEM);
   for (ffk_table_entry *e; rc == 0 && (e = ffk_table__next(m.table, &pos)) != NULL;) {
-    ffk_walk_step step = child_step(where, FFK_ACCESS_MAP_ITEM);
     step.key = &e->key;
     rc = visit_child(v, &e->value, &step, 0);
   }
@@ -371,8 +382,9 @@ static inline int read_field(const ffk_field_info *f, const ffk_object *o, ffk_a
   return ffk_field_peek_unchecked(f, o, out);
 }
 
-static int visit_fields(ffk_visitor *v, ffk_object *o, const visit_type *vt, const ffk_walk_step *where) {
+static inline __attribute__((always_inline)) int visit_fields(ffk_visitor *v, ffk_object *o, const visit_type *vt, const ffk_walk_step *where) {
   int32_t t = o->type_index, n = vt->n;
+  bool regions = vt->regions;
   /* A variable defined in a simple region: the definition is the variable; its fields are uses. */
   ffk_def_region_kind outer = v->region;
   if (v->region == FFK_DEF_REGION_SIMPLE) {
@@ -392,6 +404,7 @@ static int visit_fields(ffk_visitor *v, ffk_object *o, const visit_type *vt, con
     memcpy(copy, fields, (size_t)n * sizeof *copy);
     fields = copy;
   }
+  ffk_walk_step step = child_step(where, FFK_ACCESS_ATTR);
   for (int32_t i = 0; rc == 0 && i < n; ++i) {
     const ffk_field_info *f = fields[i];
     ffk_any value;
@@ -400,12 +413,16 @@ static int visit_fields(ffk_visitor *v, ffk_object *o, const visit_type *vt, con
       rc = -1;
       break;
     }
-    ffk_walk_step step = child_step(where, FFK_ACCESS_ATTR);
     step.field = f->name;
+    int held = owned && ffk_any_is_object(&value) ? 1 : 0; /* the read's reference, if any */
     ffk_def_region_kind kind, previous = v->region;
-    if (field_opens_region(f->flags, &kind)) region_enter(&v->region, kind);
-    rc = visit_child(v, &value, &step, owned && ffk_any_is_object(&value) ? 1 : 0); /* the read's reference, if any */
-    v->region = previous;
+    if (!regions) {
+      rc = visit_child(v, &value, &step, held);
+    } else {
+      if (field_opens_region(f->flags, &kind)) region_enter(&v->region, kind);
+      rc = visit_child(v, &value, &step, held);
+      v->region = previous;
+    }
     if (owned) ffk_any_release(&value);
   }
   if (n > 8) ffk_mem_free((void *)fields);
@@ -420,13 +437,14 @@ static int visit_fields(ffk_visitor *v, ffk_object *o, const visit_type *vt, con
  * scanned for it (in a tree, most nodes; the scan was a sixth of a walk's C side). A
  * count another thread raises meanwhile only makes this conservative.
  */
-static bool on_path_may(const path_stack *p, const ffk_object *o, int held) {
-  if (p->size == 0 || (held >= 0 && ffk_object_use_count(o) <= 1 + (uint32_t)held)) return false;
+static inline bool on_path_may(const path_stack *p, const ffk_object *o, int held) {
+  if (p->size == 0 || (held >= 0 && use_count_of(o) <= 1 + (uint32_t)held)) return false;
   return on_path(p, o);
 }
 
-/* The default descent of `value` at `where`: each child through visit_value. */
-static int default_visit(ffk_visitor *v, const ffk_any *value, const ffk_walk_step *where, int held) {
+/* The default descent of `value` at `where`: each child through visit_value. Inlined into
+ * visit_value, so that a node costs the walk one call, not two. */
+static inline __attribute__((always_inline)) int default_visit(ffk_visitor *v, const ffk_any *value, const ffk_walk_step *where, int held) {
   const visit_type *vt = NULL;
   if (!is_container(value)) { /* else a node when reflected or with a hook */
     if (value->type_index < FFK_TYPE_OBJECT_BEGIN || value->v_obj == NULL) return 0;
@@ -475,7 +493,7 @@ static inline bool wanted(ffk_visitor *v, const ffk_any *value) {
 }
 
 /* The walk's callback on `value`: 0 to go on, 1 when stopped, 2 to skip the children, -1 on error. */
-static int walk_callback(ffk_visitor *v, const ffk_any *value, const ffk_walk_step *where) {
+static inline int walk_callback(ffk_visitor *v, const ffk_any *value, const ffk_walk_step *where) {
   if (!wanted(v, value)) return 0;
   int r = v->walk_fn(v->ctx, value, where, v->region);
   if (r < 0) return -1;
@@ -497,13 +515,12 @@ static int visit_value(ffk_visitor *v, const ffk_any *value, const ffk_walk_step
     rc = rc < 0 ? -1 : rc > 0;
     v->current = outer_value;
     v->where = outer_where;
-  } else if (v->order == FFK_WALK_PREORDER) {
-    rc = walk_callback(v, value, where);
-    if (rc == 0) rc = default_visit(v, value, where, held);
-    else if (rc == 2) rc = 0; /* skip the children */
   } else {
-    rc = default_visit(v, value, where, held);
-    if (rc == 0) rc = walk_callback(v, value, where);
+    bool pre = v->order == FFK_WALK_PREORDER;
+    rc = pre ? walk_callback(v, value, where) : 0;
+    if (rc == 0) rc = default_visit(v, value, where, held); /* one call site: inlined once */
+    else if (rc == 2) rc = 0; /* pre-order: skip the children */
+    if (!pre && rc == 0) rc = walk_callback(v, value, where);
     if (rc == 2) rc = 0; /* after the children, a skip has nothing left to skip */
   }
   --v->depth;
