@@ -191,18 +191,20 @@ static inline ffk_walk_step child_step(const ffk_walk_step *parent, int32_t kind
  * What the visitor knows about an object type, gathered on first meeting: whether it is
  * reflected and its compared fields. Asking the type registry for these at every object
  * (whether its type is reflected, its field count, each field by index) was a fifth of
- * the C side of a walk. Field descriptions never change once defined.
+ * the C side of a walk. Field descriptions never change once defined. An entry, once
+ * made, stays at its address until the traversal ends, so a frame iterating its fields
+ * may recurse into objects of other types.
  */
 typedef struct visit_type {
   int32_t type; /* 0 (None, never an object's type): an empty slot */
   int32_t n;    /* compared fields (those without FFK_FIELD_COMPARE_OFF) */
   bool reflected;
   bool regions; /* a compared field opens a definition region (field_opens_region) */
-  const ffk_field_info **fields; /* n entries, owned */
+  const ffk_field_info **fields; /* n entries, in this allocation */
   ffk_function *hook;            /* its __s_visit__ hook (retained), or NULL */
 } visit_type;
 
-#define VISIT_TYPES 8 /* direct-mapped by type index; a collision makes the entry again */
+#define VISIT_TYPES 8 /* direct-mapped by type index, in front of the list of every type met */
 #define WANT_TYPES 16 /* the walk filter's answers, direct-mapped by type index */
 
 struct ffk_visitor {
@@ -219,7 +221,9 @@ struct ffk_visitor {
   const ffk_walk_step *where; /* and its step */
   engine_handle *handle;      /* the ffi.StructuralVisitor hooks receive, made on first need */
   ffk_any interrupt;          /* the VisitInterrupt that stopped the visit (owned), or None */
-  visit_type types[VISIT_TYPES];
+  visit_type *recent[VISIT_TYPES];
+  visit_type **types; /* every type met, owned */
+  int32_t ntypes, captypes;
   int8_t static_wants[FFK_TYPE_STATIC_END]; /* with a filter: 1 or 0 per built-in type, -1 not asked yet */
   struct {
     int32_t type_plus1; /* 0: an empty slot */
@@ -243,43 +247,58 @@ static int type_hook(int32_t t, const char *name, bool inherited, ffk_function *
   return 0;
 }
 
-/* What the visitor knows about object type `t`, made into its slot (visit_type_of's slow path). NULL with an error. */
+static void visit_type_free(visit_type *vt) {
+  if (vt->hook != NULL) ffk_object_release((ffk_object *)vt->hook);
+  ffk_mem_free(vt);
+}
+
+/* What the visitor knows about object type `t`: found among the types met, or made (visit_type_of's slow path). NULL with an error. */
 static FFK_NOINLINE const visit_type *visit_type_make(ffk_visitor *v, int32_t t) {
-  visit_type *slot = &v->types[(uint32_t)t % VISIT_TYPES];
-  visit_type made = {t, 0, ffk_type_is_reflected(t), false, NULL, NULL};
-  if (type_hook(t, FFK_ATTR_S_VISIT, true, &made.hook) != 0) return NULL;
-  int32_t n = made.reflected && made.hook == NULL ? ffk_type_num_fields(t) : 0; /* a hook replaces the fields */
-  if (n < 0 || (n > 0 && (made.fields = ffk_mem_alloc((size_t)n * sizeof *made.fields)) == NULL)) {
-    if (made.hook != NULL) ffk_object_release((ffk_object *)made.hook);
+  visit_type **recent = &v->recent[(uint32_t)t % VISIT_TYPES];
+  for (int32_t i = 0; i < v->ntypes; ++i)
+    if (v->types[i]->type == t) return *recent = v->types[i];
+  if (v->ntypes == v->captypes) {
+    int32_t cap = v->captypes ? 2 * v->captypes : 8;
+    visit_type **types = ffk_mem_alloc((size_t)cap * sizeof *types);
+    if (types == NULL) return NULL;
+    if (v->ntypes > 0) memcpy(types, v->types, (size_t)v->ntypes * sizeof *types);
+    ffk_mem_free(v->types);
+    v->types = types;
+    v->captypes = cap;
+  }
+  bool reflected = ffk_type_is_reflected(t);
+  ffk_function *hook;
+  if (type_hook(t, FFK_ATTR_S_VISIT, true, &hook) != 0) return NULL;
+  int32_t n = reflected && hook == NULL ? ffk_type_num_fields(t) : 0; /* a hook replaces the fields */
+  visit_type *made = n < 0 ? NULL : ffk_mem_alloc(sizeof *made + (size_t)n * sizeof *made->fields);
+  if (made == NULL) {
+    if (hook != NULL) ffk_object_release((ffk_object *)hook);
     return NULL;
   }
+  *made = (visit_type){t, 0, reflected, false, (const ffk_field_info **)(made + 1), hook};
   for (int32_t i = 0; i < n; ++i) {
     const ffk_field_info *f = ffk_type_field_at(t, i);
     if (f == NULL) {
-      ffk_mem_free(made.fields);
+      visit_type_free(made);
       return NULL;
     }
     if (f->flags & FFK_FIELD_COMPARE_OFF) continue;
-    made.fields[made.n++] = f;
-    if (f->flags & (FFK_FIELD_S_DEF | FFK_FIELD_S_DEF_SIMPLE)) made.regions = true;
+    made->fields[made->n++] = f;
+    if (f->flags & (FFK_FIELD_S_DEF | FFK_FIELD_S_DEF_SIMPLE)) made->regions = true;
   }
-  ffk_mem_free(slot->fields);
-  if (slot->hook != NULL) ffk_object_release((ffk_object *)slot->hook);
-  *slot = made;
-  return slot;
+  v->types[v->ntypes++] = made;
+  return *recent = made;
 }
 
 /* What the visitor knows about object type `t`. NULL with an error. */
 static inline const visit_type *visit_type_of(ffk_visitor *v, int32_t t) {
-  visit_type *slot = &v->types[(uint32_t)t % VISIT_TYPES];
-  return slot->type == t ? slot : visit_type_make(v, t);
+  visit_type *hit = v->recent[(uint32_t)t % VISIT_TYPES];
+  return hit != NULL && hit->type == t ? hit : visit_type_make(v, t);
 }
 
 static void visit_types_free(ffk_visitor *v) {
-  for (int i = 0; i < VISIT_TYPES; ++i) {
-    ffk_mem_free(v->types[i].fields);
-    if (v->types[i].hook != NULL) ffk_object_release((ffk_object *)v->types[i].hook);
-  }
+  for (int32_t i = 0; i < v->ntypes; ++i) visit_type_free(v->types[i]);
+  ffk_mem_free(v->types);
 }
 
 int ffk_containers__visitor_handle(ffk_visitor *v, ffk_any *out) {
@@ -393,17 +412,7 @@ static inline __attribute__((always_inline)) int visit_fields(ffk_visitor *v, ff
     if (skind == FFK_S_KIND_VAR) v->region = FFK_DEF_REGION_NONE;
   }
   int rc = 0;
-  const ffk_field_info **fields = vt->fields; /* vt may be remade by a child of another type: read it first */
-  ffk_field_info const *local[8];
-  if (n > 0 && n <= 8) { /* the entry's list may be freed when a child's type takes its slot */
-    memcpy(local, fields, (size_t)n * sizeof *local);
-    fields = local;
-  } else if (n > 8) {
-    const ffk_field_info **copy = ffk_mem_alloc((size_t)n * sizeof *copy);
-    if (copy == NULL) return -1;
-    memcpy(copy, fields, (size_t)n * sizeof *copy);
-    fields = copy;
-  }
+  const ffk_field_info *const *fields = vt->fields; /* stays put while the children are visited (visit_type) */
   ffk_walk_step step = child_step(where, FFK_ACCESS_ATTR);
   for (int32_t i = 0; rc == 0 && i < n; ++i) {
     const ffk_field_info *f = fields[i];
@@ -425,7 +434,6 @@ static inline __attribute__((always_inline)) int visit_fields(ffk_visitor *v, ff
     }
     if (owned) ffk_any_release(&value);
   }
-  if (n > 8) ffk_mem_free((void *)fields);
   v->region = outer;
   return rc;
 }
@@ -459,10 +467,7 @@ static inline __attribute__((always_inline)) int default_visit(ffk_visitor *v, c
   } else if (is_mapping(value->type_index)) {
     rc = visit_mapping(v, value->v_obj, where);
   } else if (vt->hook != NULL) {
-    ffk_function *hook = vt->hook; /* the slot may be remade by what the hook visits */
-    ffk_object_retain((ffk_object *)hook);
-    rc = visit_by_hook(v, hook, value);
-    ffk_object_release((ffk_object *)hook);
+    rc = visit_by_hook(v, vt->hook, value); /* held by its visit_type until the traversal ends */
   } else {
     rc = visit_fields(v, value->v_obj, vt, where);
   }
