@@ -3,7 +3,7 @@
 the trees of ``structural.py`` for one library, calls one case once, then K more times.
 
     python structural_counts.py LIB CASE K      LIB: ffikit | tvm_ffi;  CASE: s_walk | s_walk_any |
-                                                s_equal | s_equal_fv
+                                                s_equal | s_equal_fv | s_hash
 
 Run it under ``valgrind --tool=callgrind`` with K = 0 and K = 6 (``PYTHONHASHSEED=0``); the
 difference of the two totals over 6 x 10,000 is the cost of one call per node, Python
@@ -37,6 +37,10 @@ def main() -> None:
         a, b = (S.build_tree(lambda i, kids: node(i, f"n{i}", lib.Array(kids))) for _ in range(2))
         for _ in range(k + 1):
             assert lib.structural_equal(a, b)
+    elif case == "s_hash":
+        a = S.build_tree(lambda i, kids: node(i, f"n{i}", lib.Array(kids)))
+        for _ in range(k + 1):
+            lib.structural_hash(a)
     elif case in ("s_walk", "s_walk_any"):
         tree = S.build_tree(lambda i, kids: node(i, f"n{i}", lib.Array(kids)))
 

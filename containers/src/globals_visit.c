@@ -176,6 +176,7 @@ static int walk_cb(void *ctx, const ffk_any *value, const ffk_walk_step *where, 
   if (e == NULL) return FFK_WALK_ADVANCE;
   ffk_any args[2] = {*value, ffk_any_int(region)}, r;
   if (ffk_function_call(e->fn, args, e->with_region ? 2 : 1, &r) != 0) return -1;
+  if (r.type_index == FFK_TYPE_NONE) return FFK_WALK_ADVANCE; /* the usual result: nothing to release */
   int out = FFK_WALK_ADVANCE;
   if (ffk_containers__is_interrupt(&r)) out = ffk_containers__visitor_stop(st->visitor, &r) ? FFK_WALK_STOP : 0;
   else if (r.type_index == FFK_TYPE_INT) out = r.v_int == FFK_WALK_SKIP ? FFK_WALK_SKIP : FFK_WALK_ADVANCE;
@@ -184,6 +185,14 @@ static int walk_cb(void *ctx, const ffk_any *value, const ffk_walk_step *where, 
                         ffk_any_type_name(&r));
   ffk_any_release(&r);
   return out;
+}
+
+/* The walk's filter (ffk_walk_filter): an object type some entry matches. */
+static bool walk_wants(void *ctx, int32_t t) {
+  call_state *st = ctx;
+  ffk_any probe = ffk_any_none();
+  probe.type_index = t; /* find_entry looks at the type alone */
+  return find_entry(&st->callbacks, &probe) != NULL;
 }
 
 static int order_of(const char *api, const ffk_any *v, ffk_walk_order *order) {
@@ -202,7 +211,8 @@ static int structural_walk(void *self, const ffk_any *args, int32_t nargs, ffk_a
   int rc = order_of(st.api, &args[3], &order);
   if (rc == 0) rc = read_entries(st.api, &args[1], 2, false, &st.callbacks);
   if (rc == 0) rc = read_entries(st.api, &args[2], 2, true, &st.callbacks);
-  if (rc == 0) rc = ffk_containers__walk(&args[0], order, walk_cb, &st, &st.visitor, result);
+  ffk_walk_filter filter = {st.callbacks.plain_values, walk_wants}; /* walk_cb does nothing for the rest */
+  if (rc == 0) rc = ffk_containers__walk(&args[0], order, walk_cb, &st, &filter, &st.visitor, result);
   state_end(&st);
   return rc < 0 ? -1 : 0;
 }

@@ -28,6 +28,15 @@ static inline bool is_reflected(const ffk_any *v) {
 /* A value the walks look inside (a container or a reflected object). */
 static inline bool is_node(const ffk_any *v) { return is_container(v) || is_reflected(v); }
 
+/*
+ * ffk_object_use_count(o) inline, for the walks' per-node "may it be met again" tests:
+ * the strong count is the low 32 bits of the atomic refcount word (ffikit/object.h's ABI
+ * layout). A snapshot, as ffk_object_use_count's. `o` not NULL.
+ */
+static inline uint32_t use_count_of(const ffk_object *o) {
+  return (uint32_t)(__atomic_load_n(&o->refcount, __ATOMIC_RELAXED) & UINT32_MAX);
+}
+
 /* ---- Reading a container, through a snapshot for List and Dict. ------------------- */
 
 typedef struct seq_view {
@@ -88,12 +97,26 @@ int ffk_containers__make_interrupt(const ffk_any *payload, ffk_any *out);
 bool ffk_containers__is_interrupt(const ffk_any *v);
 
 /*
+ * Which values a walk's callback can act on (ffk_containers__walk): the walk calls it for
+ * those only, as if it had returned FFK_WALK_ADVANCE for the others, so a callback that
+ * answers ADVANCE doing nothing for a value may be spared the call. `plain_values`: a value
+ * that is not an object (an int, an inline str...) may be acted on; `object_wanted(ctx,
+ * t)` (ctx the walk's): an object of type t may be. Its answers are kept per type (a
+ * type may be asked again), so they must depend on t alone; it cannot fail.
+ */
+typedef struct ffk_walk_filter {
+  bool plain_values;
+  bool (*object_wanted)(void *ctx, int32_t type);
+} ffk_walk_filter;
+
+/*
  * ffk_structural_walk / ffk_structural_visit, with *live the running visitor while the
  * walk runs (when not NULL) and *interrupt the VisitInterrupt that stopped it (a new
- * reference, when the result is 1; else None).
+ * reference, when the result is 1; else None). `filter` (borrowed for the call; NULL: every
+ * value) spares `fn` the values it cannot act on.
  */
 int ffk_containers__walk(const ffk_any *root, ffk_walk_order order, ffk_walk_fn fn, void *ctx,
-                         struct ffk_visitor **live, ffk_any *interrupt);
+                         const ffk_walk_filter *filter, struct ffk_visitor **live, ffk_any *interrupt);
 int ffk_containers__visit(const ffk_any *root, ffk_visit_fn fn, void *ctx, ffk_any *interrupt);
 
 /* Keeps `interrupt` (retained) as what stopped the visit; returns 1. */

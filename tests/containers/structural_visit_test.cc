@@ -236,6 +236,62 @@ TEST_F(StructuralVisit, WalkEndsOnCyclesThroughListsAndObjects) {
   ASSERT_EQ(ffk_object_set_field(box.v.v_obj, "v", &none), 0);
 }
 
+// An object whose one field is a writable Array: stored as an object pointer, read by
+// the walk borrowed, inside its read section.
+struct Holder {
+  ffk_object header;
+  ffk_object* items;
+};
+int32_t HolderType() {
+  static int32_t t = [] {
+    ffk_field_def f = {"items", offsetof(Holder, items), "Array", FFK_FIELD_WRITABLE, ffk_any_none(), nullptr};
+    ffk_type_def def = {};
+    def.key = "test.vis.Holder";
+    def.parent_index = FFK_TYPE_OBJECT;
+    def.instance_size = sizeof(Holder);
+    def.fields = &f;
+    def.nfields = 1;
+    int32_t t = ffk_type_define(&def);
+    EXPECT_GE(t, 0) << FetchError();
+    return t;
+  }();
+  return t;
+}
+
+TEST_F(StructuralVisit, WalkKeepsAFieldValueACallbackReplacesAliveWhileBelowIt) {
+  // The walk reads fields without a reference: a callback that drops the last one of the
+  // Array it is walking (holder.items = []) must not free it under the walk (ASan).
+  OwnedAny holder(Make(HolderType(), {Arr({S("element one"), S("element two"), S("element three")})}));
+  ASSERT_EQ(ffk_object_use_count(holder.v.v_obj), 1u);
+  for (ffk_walk_order order : {FFK_WALK_PREORDER, FFK_WALK_POSTORDER}) {
+    struct Ctx {
+      ffk_object* holder;
+      Strings seen;
+    } ctx{holder.v.v_obj, {}};
+    auto cb = [](void* p, const ffk_any* v, const ffk_walk_step*, ffk_def_region_kind) {
+      auto* c = static_cast<Ctx*>(p);
+      c->seen.push_back(Label(v));
+      if (c->seen.back() == "element one") {
+        ffk_any empty = Arr({});
+        int rc = ffk_object_set_field(c->holder, "items", &empty);  // the walked Array's last reference goes
+        ffk_any_release(&empty);
+        if (rc != 0) return -1;
+      }
+      return (int)FFK_WALK_ADVANCE;
+    };
+    ffk_any fresh = Arr({S("element one"), S("element two"), S("element three")});
+    ASSERT_EQ(ffk_object_set_field(holder.v.v_obj, "items", &fresh), 0) << FetchError();
+    ffk_any_release(&fresh);
+    ASSERT_EQ(ffk_structural_walk(&holder.v, order, cb, &ctx), 0) << FetchError();
+    Strings expected = order == FFK_WALK_PREORDER
+                           ? Strings{"test.vis.Holder", "ffikit.Array", "element one", "element two", "element three"}
+                           : Strings{"element one", "element two", "element three", "ffikit.Array", "test.vis.Holder"};
+    EXPECT_EQ(ctx.seen, expected);
+    OwnedAny now(Field(holder.v, "items"));
+    EXPECT_EQ(Repr(now.v), "()");
+  }
+}
+
 ffk_any Nested(int levels) {
   ffk_any v = I(0);
   for (int i = 0; i < levels; ++i) v = Arr({v});
@@ -768,6 +824,34 @@ TEST_F(StructuralVisit, GlobalWalkDispatchesByTypeAndReturnsTheInterrupt) {
   };
   OwnedAny e(CallGlobal("ffi.StructuralWalk", {Ref(t.v), Arr({Entry(-1, Fn(&bad))}), Arr({}), I(1)}));
   EXPECT_TRUE(PendingError("TypeError", {"must return None, a WalkResult or a VisitInterrupt, got str"}));
+}
+
+TEST_F(StructuralVisit, GlobalWalkCallsAnEntryForEveryValueItMatchesAndNoOther) {
+  // The walk spares callbacks the values no entry matches: what runs must stay what
+  // tvm_ffi's matching gives (a str entry takes inline and heap strs; -1 takes all).
+  OwnedAny t(Add(Arr({I(1), S("s"), S("a longer string")}), Add(I(2), ffk_any_float(0.5))));
+  auto walk = [&](int32_t type, ffk_walk_order order) {
+    Strings seen;
+    Body cb = [&](const ffk_any* a, int32_t, ffk_any* out) {
+      seen.push_back(Label(&a[0]));
+      *out = ffk_any_none();
+      return 0;
+    };
+    OwnedAny r(CallGlobal("ffi.StructuralWalk", {Ref(t.v), Arr({Entry(type, Fn(&cb))}), Arr({}), I(order)}));
+    EXPECT_EQ(r.v.type_index, FFK_TYPE_NONE) << FetchError();
+    return seen;
+  };
+  for (ffk_walk_order order : {FFK_WALK_PREORDER, FFK_WALK_POSTORDER}) {
+    SCOPED_TRACE(order);
+    bool pre = order == FFK_WALK_PREORDER;
+    EXPECT_EQ(walk(AddType(), order), (Strings{"test.vis.Add", "test.vis.Add"}));
+    EXPECT_EQ(walk(FFK_TYPE_ARRAY, order), (Strings{"ffikit.Array"}));
+    EXPECT_EQ(walk(FFK_TYPE_STRING, order), (Strings{"s", "a longer string"}));
+    EXPECT_EQ(walk(FFK_TYPE_INT, order), (Strings{"1", "2"}));
+    EXPECT_EQ(walk(FFK_TYPE_OBJECT, order), pre ? (Strings{"test.vis.Add", "ffikit.Array", "a longer string", "test.vis.Add"})
+                                                : (Strings{"a longer string", "ffikit.Array", "test.vis.Add", "test.vis.Add"}));
+    EXPECT_EQ(walk(-1, order).size(), 8u);
+  }
 }
 
 TEST_F(StructuralVisit, GlobalMapAndMutateRewriteThroughFunctions) {

@@ -5,8 +5,9 @@
 //      string, its children with a new Array of the same nodes or of deep copies of them
 //      (so the replaced subtree dies while other threads may be walking it), its tag (an
 //      Any field, read owned) with the same int. Readers walk structural equality, hash
-//      and first mismatch over both trees, read fields with ffk_field_get and peek them
-//      inside read sections, and deep-copy a tree and compare the copy. Every answer must
+//      and first mismatch over both trees, walk them (ffk_structural_walk, counting the
+//      nodes), read fields with ffk_field_get and peek them inside read sections, and
+//      deep-copy a tree and compare the copy. Every answer must
 //      stay "equal" and the hash constant: a walk borrows writable object fields inside
 //      its read section (reflect.h "Read sections"), and a value replaced under it must stay
 //      alive until the walk ends (ASan and TSan see a use after free or a race otherwise).
@@ -24,6 +25,7 @@
 #include <ffikit/array.h>
 #include <ffikit/ffikit.h>
 #include <ffikit/structural.h>
+#include <ffikit/structural_visit.h>
 #include <ffikit/unstable/reflect.h>
 
 #include <algorithm>
@@ -223,6 +225,17 @@ TEST_F(Stress, StructuralWalksOverFieldsRewrittenByOtherThreads) {
         r.v_obj = root;
         STRESS_CHECK(sc, ffk_structural_hash(&r, &h) == 0 && h == h0, "hash %llx, not %llx: %s",
                      (unsigned long long)h, (unsigned long long)h0, FetchError().c_str());
+        struct Count {
+          int32_t type;
+          int64_t nodes;
+        } count{nt.index, 0};
+        auto on_value = [](void* ctx, const ffk_any* v, const ffk_walk_step*, ffk_def_region_kind) {
+          auto* c = static_cast<Count*>(ctx);
+          c->nodes += v->type_index == c->type;
+          return (int)FFK_WALK_ADVANCE;
+        };
+        STRESS_CHECK(sc, ffk_structural_walk(&r, FFK_WALK_POSTORDER, on_value, &count) == 0 && count.nodes == 85,
+                     "walk met %lld nodes, not 85: %s", (long long)count.nodes, FetchError().c_str());
         ffk_object* node = RandomNode(root, rng, depth);
         STRESS_CHECK(sc, PeekNode(node), "peek: %s", FetchError().c_str());
         ffk::test::OwnedAny name;

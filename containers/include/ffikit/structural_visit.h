@@ -80,8 +80,11 @@
  * Threads: a List or Dict is read through a snapshot taken under its lock, as structural
  * equality reads it, so other threads may change it during a walk; each List or Dict is
  * seen as of some moment, and the snapshot keeps what it holds alive while the walk is
- * below it. Reflected fields are read with ffk_field_get (a concurrent write is seen
- * whole or not at all). The visitor and mutator handles belong to one call on one thread.
+ * below it. Reflected fields are seen whole or not at all under a concurrent write: the
+ * visitor reads them borrowed inside a read section (ffikit/unstable/reflect.h) that lasts
+ * the whole traversal, so a value replaced meanwhile, by another thread or a callback, stays
+ * alive while the traversal is below it; the mutator reads them with ffk_field_get. The
+ * visitor and mutator handles belong to one call on one thread.
  */
 #ifndef FFIKIT_STRUCTURAL_VISIT_H
 #define FFIKIT_STRUCTURAL_VISIT_H
