@@ -83,8 +83,11 @@
  * below it. Reflected fields are seen whole or not at all under a concurrent write: the
  * visitor reads them borrowed inside a read section (ffikit/unstable/reflect.h) that lasts
  * the whole traversal, so a value replaced meanwhile, by another thread or a callback, stays
- * alive while the traversal is below it; the mutator reads them with ffk_field_get. The
- * visitor and mutator handles belong to one call on one thread.
+ * alive while the traversal is below it. The cost of that: an object field value replaced
+ * anywhere in the process while a walk or visit runs is freed when the traversal ends, not
+ * at once (a walk whose callbacks run long while other threads rewrite fields holds that
+ * memory meanwhile; structural equality and hash do the same). The mutator reads fields
+ * with ffk_field_get. The visitor and mutator handles belong to one call on one thread.
  */
 #ifndef FFIKIT_STRUCTURAL_VISIT_H
 #define FFIKIT_STRUCTURAL_VISIT_H
