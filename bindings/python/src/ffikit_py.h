@@ -268,6 +268,13 @@ static inline PyObject *ffkpy_opaque_object(const ffk_object *obj) {
   return ffk_opaque_release_fn(obj) == ffkpy_opaque_release ? (PyObject *)ffk_opaque_handle(obj) : NULL;
 }
 
+/* Whether ffkpy_from_any makes a wrapper (an ffkpy_Object) of `v` by way of ffkpy_wrap_steal:
+ * an object of a registered type that is not an Opaque holding a Python object. */
+static inline int ffkpy_wraps_registered(const ffk_any *v) {
+  return ffk_any_is_object(v) && v->v_obj != NULL && v->v_obj->type_index >= FFK_TYPE_STATIC_END &&
+         ffkpy_opaque_object(v->v_obj) == NULL;
+}
+
 /* ---- Reflected types (reflect.c) -------------------------------------------------------- */
 
 /* The reflected type index a class constructs (its __ffi_type_index__), or -1 when it has

@@ -42,9 +42,8 @@ static int call_python_with(PyObject *callable, PyObject *cap, const ffk_any *ar
     goto done;
   }
   for (; i < nargs; ++i) {
-    if (api == NULL && lent_at < 0 && ffk_any_is_object(&args[i]) && args[i].v_obj != NULL &&
-        args[i].v_obj->type_index >= FFK_TYPE_STATIC_END && ffkpy_opaque_object(args[i].v_obj) == NULL) {
-      lent.wrapper = NULL; /* a registered type's object: maybe the spare, its handle lent (object.c) */
+    if (api == NULL && lent_at < 0 && ffkpy_wraps_registered(&args[i])) {
+      lent.wrapper = NULL; /* maybe the spare, its handle lent (object.c) */
       argv[i + 1] = ffkpy_wrap_lent(args[i].v_obj, &lent);
       if (lent.wrapper != NULL && lent.wrapper == argv[i + 1]) lent_at = i;
     } else if (api == NULL) {

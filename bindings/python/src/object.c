@@ -314,10 +314,7 @@ static int spare_fits(PyObject *o) {
 
 void ffkpy_wrapper_drop(PyObject *o, const ffk_any *from) {
 #ifndef Py_GIL_DISABLED
-  /* What ffkpy_from_any made of a registered type's object (not an Opaque's Python object)
-     is a wrapper, an ffkpy_Object. */
-  if (ffkpy_spare == NULL && Py_REFCNT(o) == 1 && ffk_any_is_object(from) && from->v_obj != NULL &&
-      from->v_obj->type_index >= FFK_TYPE_STATIC_END && ffkpy_opaque_object(from->v_obj) == NULL) {
+  if (ffkpy_spare == NULL && Py_REFCNT(o) == 1 && ffkpy_wraps_registered(from)) { /* o is an ffkpy_Object */
     ffkpy_Object *w = (ffkpy_Object *)o;
     if (spare_fits(o)) {
       ffk_object *obj = w->obj;
@@ -400,7 +397,7 @@ PyObject *ffkpy_wrap_lent(ffk_object *obj, ffkpy_lent *lent) {
       *lent = (ffkpy_lent){(PyObject *)self, obj, g_lent};
       g_lent = lent;
       if (ffkpy_up.reflect_fill_unwrapped((PyObject *)self) != 0) {
-        ffkpy_wrapper_drop_lent((PyObject *)self, lent); /* not a spare: its count is raised */
+        ffkpy_wrapper_drop_lent((PyObject *)self, lent); /* the spare again, slots and entry cleared */
         return NULL;
       }
       return (PyObject *)self;

@@ -266,8 +266,10 @@ static PyObject *finish_wrap(PyObject *owner, ffk_any *result, const struct DLPa
 static PyObject *finish_init(PyObject *self, ffk_any *result, const struct DLPackExchangeAPI *api) {
   (void)api;
   ffk_object *old = ((ffkpy_Object *)self)->obj;
-  if (old != NULL) ffkpy_wrapper_own(self); /* a callback's argument may have a lent handle */
-  if (old != NULL) ffkpy_identity_remove(old, self);
+  if (old != NULL) {
+    ffkpy_wrapper_own(self); /* a callback's argument may have a lent handle */
+    ffkpy_identity_remove(old, self);
+  }
   ((ffkpy_Object *)self)->obj = result->v_obj;
   ffk_object_release(old);
   if (ffkpy_reflect_fill(self) != 0) return NULL;
